@@ -1,0 +1,54 @@
+# Helpers shared by every ferry target, so that each library, test, benchmark
+# and sample is declared the same way.
+
+include(GNUInstallDirs)
+
+# Warnings for ferry's own code. FERRY_WERROR (on in CI presets) turns them into
+# errors. Third-party headers are included as SYSTEM by their imported targets.
+function(ferry_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  if(FERRY_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# ferry_add_library(<area> SOURCES ... [PUBLIC ...] [PRIVATE ...])
+#
+# Declares the library target ferry_<area> with the alias and export name
+# ferry::<area>, public headers in <area>/include, and installs both.
+function(ferry_add_library area)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
+  set(target ferry_${area})
+  add_library(${target} ${ARG_SOURCES})
+  add_library(ferry::${area} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${area}
+                                             POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(
+    ${target} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  target_link_libraries(${target} PUBLIC ${ARG_PUBLIC} PRIVATE ${ARG_PRIVATE})
+  ferry_set_warnings(${target})
+  install(TARGETS ${target} EXPORT ferryTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endfunction()
+
+# ferry_add_test_binary(<name> SOURCES ... LIBS ... [LABELS ...])
+#
+# One GoogleTest binary; every TEST becomes its own ctest case carrying LABELS.
+function(ferry_add_test_binary name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest
+                                        GTest::gtest_main)
+  ferry_set_warnings(${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  gtest_discover_tests(
+    ${name} DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+endfunction()

@@ -1,0 +1,54 @@
+# FindCAF
+# -------
+# Finds the C++ Actor Framework (CAF) 0.17 as shipped by Debian's libcaf-dev,
+# which installs headers and libraries but no CMake package.
+#
+# Imported targets:
+#   CAF::core  libcaf_core
+#   CAF::io    libcaf_io (depends on CAF::core and Threads::Threads)
+#
+# Result variables: CAF_FOUND, CAF_VERSION, CAF_INCLUDE_DIR,
+# CAF_CORE_LIBRARY, CAF_IO_LIBRARY.
+
+find_path(CAF_INCLUDE_DIR NAMES caf/config.hpp)
+find_library(CAF_CORE_LIBRARY NAMES caf_core)
+find_library(CAF_IO_LIBRARY NAMES caf_io)
+
+if(CAF_INCLUDE_DIR AND EXISTS "${CAF_INCLUDE_DIR}/caf/config.hpp")
+  file(STRINGS "${CAF_INCLUDE_DIR}/caf/config.hpp" _caf_version_line
+       REGEX "^#define CAF_VERSION [0-9]+")
+  string(REGEX REPLACE "^#define CAF_VERSION ([0-9]+).*" "\\1" _caf_v
+                       "${_caf_version_line}")
+  if(_caf_v)
+    math(EXPR _caf_major "${_caf_v} / 10000")
+    math(EXPR _caf_minor "(${_caf_v} / 100) % 100")
+    math(EXPR _caf_patch "${_caf_v} % 100")
+    set(CAF_VERSION "${_caf_major}.${_caf_minor}.${_caf_patch}")
+  endif()
+endif()
+
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(
+  CAF
+  REQUIRED_VARS CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY
+  VERSION_VAR CAF_VERSION)
+
+if(CAF_FOUND)
+  include(CMakeFindDependencyMacro)
+  find_dependency(Threads)
+  if(NOT TARGET CAF::core)
+    add_library(CAF::core UNKNOWN IMPORTED)
+    set_target_properties(
+      CAF::core PROPERTIES IMPORTED_LOCATION "${CAF_CORE_LIBRARY}"
+                           INTERFACE_INCLUDE_DIRECTORIES "${CAF_INCLUDE_DIR}"
+                           INTERFACE_LINK_LIBRARIES Threads::Threads)
+  endif()
+  if(NOT TARGET CAF::io)
+    add_library(CAF::io UNKNOWN IMPORTED)
+    set_target_properties(
+      CAF::io PROPERTIES IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
+                         INTERFACE_LINK_LIBRARIES "CAF::core;Threads::Threads")
+  endif()
+endif()
+
+mark_as_advanced(CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# ferry's two set-up commands (see README.md, "Quick start"):
+#   bash dev.sh bench   install what is missing, build Release, run the main job
+#   bash dev.sh test    install what is missing, build, run the whole test suite
+# Other commands used by CI: deps, build <preset>, ctest <preset> [args...].
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Debian 12 packages ferry builds and tests with.
+FERRY_PACKAGES=(
+  g++ cmake ninja-build ccache pkg-config make
+  libcaf-dev libcereal-dev libboost-dev libmsgpack-cxx-dev
+  googletest libgtest-dev libbenchmark-dev liblz4-dev libzstd-dev
+  python3 python3-msgpack gnuplot-nox iproute2 procps
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+deps() {
+  local missing=()
+  for p in "${FERRY_PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+      || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "dev.sh: installing ${missing[*]}" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends "${missing[@]}" >&2
+  fi
+}
+
+build() {
+  local preset=$1
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j "$(nproc)"
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+  deps) deps "$@" ;;
+  build) build "${1:-release}" ;;
+  bench)
+    deps
+    build release >&2
+    if [ -x build/release/bench/ferry-bench ]; then
+      exec build/release/bench/ferry-bench --quick "$@"
+    fi
+    exec build/release/samples/hello_nodes "$@"
+    ;;
+  test)
+    deps
+    build release
+    ctest --preset release "$@"
+    ;;
+  ctest)
+    preset=${1:-release}
+    shift || true
+    ctest --preset "$preset" "$@"
+    ;;
+  *)
+    echo "usage: bash dev.sh {bench|test|deps|build <preset>|ctest <preset>}" >&2
+    exit 2
+    ;;
+esac

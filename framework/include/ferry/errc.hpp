@@ -1,0 +1,56 @@
+// Error codes of ferry::framework (nodes and links).
+//
+// Errors built from `errc` carry the category atom `ferry_fw` and a context
+// string naming the link, the peer, the message type and family involved and
+// how to fix it. They travel in actor replies like any `caf::error`: a request
+// refused by a remote node fails with one of these. Errors from the
+// serializers (`ferry_ser`) and the store (`ferry_sto`) pass through unchanged.
+#pragma once
+
+#include <caf/error.hpp>
+#include <caf/make_message.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace ferry {
+
+/// Error codes of the framework (category `ferry_fw`).
+enum class errc : uint8_t {
+  /// Not an error.
+  none = 0,
+  /// Connecting to a remote node failed (address, port, or middleman error).
+  connect_failed,
+  /// The handshake with a remote node failed or timed out.
+  handshake_failed,
+  /// The sender's `serializers` and the receiver's `deserializers` share no
+  /// family.
+  no_common_family,
+  /// The receiver refused the message's family (not in its allowlist).
+  family_refused,
+  /// The message's type is not registered on this node.
+  unregistered_type,
+  /// The message exceeds the link's `max_message_size`.
+  message_too_large,
+  /// The link to the remote node is down.
+  link_down,
+  /// The remote actor is not published or no longer alive.
+  no_such_actor,
+  /// A store object could not be transferred to the receiving node.
+  transfer_failed,
+  /// The configuration holds an invalid value.
+  invalid_config,
+  /// The receiving node could not decode the message.
+  decode_failed,
+};
+
+/// Returns the name of `x`, e.g. `"no_common_family"`.
+std::string to_string(errc x);
+
+/// Returns any ferry error (`ferry_fw`, `ferry_ser`, `ferry_sto`) rendered for
+/// humans, and other errors as `caf::to_string` does.
+std::string render(const caf::error& x);
+
+} // namespace ferry
+
+CAF_ERROR_CODE_ENUM(ferry::errc, "ferry_fw")

@@ -1,0 +1,47 @@
+#include "ferry/errc.hpp"
+
+#include "ferry/serializers/errc.hpp"
+#include "ferry/store/errc.hpp"
+
+#include <caf/message.hpp>
+
+namespace ferry {
+
+std::string to_string(errc x) {
+  switch (x) {
+    case errc::none: return "none";
+    case errc::connect_failed: return "connect_failed";
+    case errc::handshake_failed: return "handshake_failed";
+    case errc::no_common_family: return "no_common_family";
+    case errc::family_refused: return "family_refused";
+    case errc::unregistered_type: return "unregistered_type";
+    case errc::message_too_large: return "message_too_large";
+    case errc::link_down: return "link_down";
+    case errc::no_such_actor: return "no_such_actor";
+    case errc::transfer_failed: return "transfer_failed";
+    case errc::invalid_config: return "invalid_config";
+    case errc::decode_failed: return "decode_failed";
+  }
+  return "errc(" + std::to_string(static_cast<int>(x)) + ")";
+}
+
+std::string render(const caf::error& x) {
+  if (x.category() == caf::atom("ferry_ser"))
+    return serializers::render(x);
+  if (x.category() == caf::atom("ferry_sto"))
+    return store::render(x);
+  if (x.category() != caf::atom("ferry_fw"))
+    return caf::to_string(x);
+  std::string result = "ferry_fw: ";
+  result += to_string(static_cast<errc>(x.code()));
+  if (!x.context().empty()) {
+    result += ": ";
+    if (x.context().match_elements<std::string>())
+      result += x.context().get_as<std::string>(0);
+    else
+      result += caf::to_string(x.context());
+  }
+  return result;
+}
+
+} // namespace ferry

@@ -1,0 +1,65 @@
+// Error codes of ferry::serializers.
+//
+// Every fallible call of the serializers library returns `caf::expected<T>` or
+// `caf::error`. Errors built from `errc` carry the category atom `ferry_ser`
+// and a context string that names what failed and where (type, family, frame,
+// offset) and how to fix it. Render them with `ferry::serializers::render()`,
+// or register the category with an actor system (ferry::framework does).
+#pragma once
+
+#include <caf/error.hpp>
+#include <caf/make_message.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace ferry::serializers {
+
+/// Error codes of the serializers library (category `ferry_ser`).
+enum class errc : uint8_t {
+  /// Not an error.
+  none = 0,
+  /// No family in the preference list can encode the value's type.
+  no_family_can_encode,
+  /// The payload's family is not in the receiver's allowlist.
+  family_not_allowed,
+  /// The payload names a family this registry does not know.
+  unknown_family,
+  /// A family with this name is registered already with other functions.
+  family_exists,
+  /// The payload names a type this registry does not know.
+  unknown_type,
+  /// The payload's type differs from the type the caller decodes into.
+  type_mismatch,
+  /// The payload's format version is not supported by this build.
+  version_mismatch,
+  /// The payload header is malformed.
+  malformed_header,
+  /// A frame ended before the value did.
+  truncated_frame,
+  /// A frame holds bytes that do not form a valid value.
+  malformed_frame,
+  /// A length or count in the input exceeds what the input can hold.
+  length_out_of_range,
+  /// Decoding would allocate more than the configured limit.
+  allocation_limit_exceeded,
+  /// The payload is larger than the configured maximum payload size.
+  payload_too_large,
+  /// The family's library failed to encode the value.
+  encode_failed,
+  /// The family's library failed to decode the value.
+  decode_failed,
+  /// A value was left unread at the end of a frame.
+  trailing_bytes,
+};
+
+/// Returns the name of `x`, e.g. `"truncated_frame"`.
+std::string to_string(errc x);
+
+/// Returns `x` rendered for humans: category, code name and context. Falls
+/// back to `caf::to_string` for errors of other categories.
+std::string render(const caf::error& x);
+
+} // namespace ferry::serializers
+
+CAF_ERROR_CODE_ENUM(ferry::serializers::errc, "ferry_ser")

@@ -1,0 +1,45 @@
+#include "ferry/serializers/errc.hpp"
+
+#include <caf/message.hpp>
+
+namespace ferry::serializers {
+
+std::string to_string(errc x) {
+  switch (x) {
+    case errc::none: return "none";
+    case errc::no_family_can_encode: return "no_family_can_encode";
+    case errc::family_not_allowed: return "family_not_allowed";
+    case errc::unknown_family: return "unknown_family";
+    case errc::family_exists: return "family_exists";
+    case errc::unknown_type: return "unknown_type";
+    case errc::type_mismatch: return "type_mismatch";
+    case errc::version_mismatch: return "version_mismatch";
+    case errc::malformed_header: return "malformed_header";
+    case errc::truncated_frame: return "truncated_frame";
+    case errc::malformed_frame: return "malformed_frame";
+    case errc::length_out_of_range: return "length_out_of_range";
+    case errc::allocation_limit_exceeded: return "allocation_limit_exceeded";
+    case errc::payload_too_large: return "payload_too_large";
+    case errc::encode_failed: return "encode_failed";
+    case errc::decode_failed: return "decode_failed";
+    case errc::trailing_bytes: return "trailing_bytes";
+  }
+  return "errc(" + std::to_string(static_cast<int>(x)) + ")";
+}
+
+std::string render(const caf::error& x) {
+  if (x.category() != caf::atom("ferry_ser"))
+    return caf::to_string(x);
+  std::string result = "ferry_ser: ";
+  result += to_string(static_cast<errc>(x.code()));
+  if (!x.context().empty()) {
+    result += ": ";
+    if (x.context().match_elements<std::string>())
+      result += x.context().get_as<std::string>(0);
+    else
+      result += caf::to_string(x.context());
+  }
+  return result;
+}
+
+} // namespace ferry::serializers

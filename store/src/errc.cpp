@@ -1,0 +1,40 @@
+#include "ferry/store/errc.hpp"
+
+#include <caf/message.hpp>
+
+namespace ferry::store {
+
+std::string to_string(errc x) {
+  switch (x) {
+    case errc::none: return "none";
+    case errc::segment_unavailable: return "segment_unavailable";
+    case errc::incompatible_segment: return "incompatible_segment";
+    case errc::segment_too_small: return "segment_too_small";
+    case errc::store_full: return "store_full";
+    case errc::object_not_found: return "object_not_found";
+    case errc::object_not_sealed: return "object_not_sealed";
+    case errc::object_already_sealed: return "object_already_sealed";
+    case errc::spill_failed: return "spill_failed";
+    case errc::out_of_band_ref: return "out_of_band_ref";
+    case errc::invalid_handle: return "invalid_handle";
+    case errc::invalid_size: return "invalid_size";
+  }
+  return "errc(" + std::to_string(static_cast<int>(x)) + ")";
+}
+
+std::string render(const caf::error& x) {
+  if (x.category() != caf::atom("ferry_sto"))
+    return caf::to_string(x);
+  std::string result = "ferry_sto: ";
+  result += to_string(static_cast<errc>(x.code()));
+  if (!x.context().empty()) {
+    result += ": ";
+    if (x.context().match_elements<std::string>())
+      result += x.context().get_as<std::string>(0);
+    else
+      result += caf::to_string(x.context());
+  }
+  return result;
+}
+
+} // namespace ferry::store
