@@ -18,6 +18,12 @@ std::string to_string(errc x) {
     case errc::out_of_band_ref: return "out_of_band_ref";
     case errc::invalid_handle: return "invalid_handle";
     case errc::invalid_size: return "invalid_size";
+    case errc::table_full: return "table_full";
+    case errc::ticket_not_found: return "ticket_not_found";
+    case errc::store_not_attached: return "store_not_attached";
+    case errc::not_pinned: return "not_pinned";
+    case errc::invalid_config: return "invalid_config";
+    case errc::lock_failed: return "lock_failed";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -43,6 +43,19 @@ enum class errc : uint8_t {
   invalid_handle,
   /// The requested size is not valid (zero where not allowed, or too large).
   invalid_size,
+  /// A fixed-size table of the segment (objects, holders, tickets or
+  /// processes) has no free entry left.
+  table_full,
+  /// No transfer ticket with this id exists (redeemed, cancelled or reaped).
+  ticket_not_found,
+  /// A serialized handle names a store that this process has not attached.
+  store_not_attached,
+  /// The object is not pinned by this process.
+  not_pinned,
+  /// The store configuration is not valid (e.g. a name with a slash).
+  invalid_config,
+  /// The segment's robust lock could not be taken or made consistent.
+  lock_failed,
 };
 
 /// Returns the name of `x`, e.g. `"store_full"`.

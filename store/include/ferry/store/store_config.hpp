@@ -1,0 +1,74 @@
+// Configuration of one attachment to a ferry store.
+//
+// The first process that attaches creates the segment with the figures given
+// here (capacity, table sizes, spill directory and bound); every later
+// process opens the existing segment and uses the figures stored in it, so
+// only the process-local fields (`prefault`, `allow_out_of_band_ref_...`,
+// `reaper_interval`, `open_only`) matter for them. A plain value type.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace ferry::store {
+
+/// Settings for `object_store::attach`.
+struct store_config {
+  /// Returns the default store name, `ferry-<uid>`.
+  static std::string default_name();
+
+  /// Returns the default spill directory, `$TMPDIR/ferry-spill-<uid>` (or
+  /// `/tmp/ferry-spill-<uid>` when `TMPDIR` is unset).
+  static std::string default_spill_directory();
+
+  /// Name of the shared-memory segment (no slash, at most 200 characters).
+  /// Default: `default_name()`.
+  std::string name = default_name();
+
+  /// Bytes available for objects (the data region; bookkeeping comes on
+  /// top). Default: 256 MiB.
+  uint64_t capacity = uint64_t{256} << 20;
+
+  /// Maximum number of objects alive at once (sealed, being created or
+  /// spilled). Default: 65536.
+  uint32_t max_objects = 65536;
+
+  /// Maximum number of transfer tickets in flight at once. Default: 16384.
+  uint32_t max_tickets = 16384;
+
+  /// Maximum number of processes attached at once. Default: 256.
+  uint32_t max_processes = 256;
+
+  /// Directory for spill files; empty means `default_spill_directory()`.
+  std::string spill_directory;
+
+  /// Maximum bytes of spill files at once. Default: 16 GiB.
+  uint64_t spill_limit = uint64_t{16} << 30;
+
+  /// Whether the store may spill objects to disk when memory runs out.
+  /// Default: true.
+  bool spilling = true;
+
+  /// Whether to fault the segment in when attaching: the creator allocates
+  /// all pages of the segment (so a full /dev/shm fails at attach instead of
+  /// with SIGBUS later), and every process populates its page tables, so that
+  /// writes into the store run at the speed of a warm memcpy. Costs about
+  /// 1 s per GiB for the creator. Default: true.
+  bool prefault = true;
+
+  /// Whether serializing an `object_ref` outside ferry's message path pins
+  /// its object (with one warning) instead of failing. Process-local.
+  /// Default: true.
+  bool allow_out_of_band_ref_serialization = true;
+
+  /// How often a background thread reaps the counts of dead processes; zero
+  /// turns the thread off (attach and `object_store::reap` still reap).
+  /// Process-local. Default: 1 s.
+  std::chrono::milliseconds reaper_interval{1000};
+
+  /// Only open an existing segment; never create one. Default: false.
+  bool open_only = false;
+};
+
+} // namespace ferry::store

@@ -1,0 +1,169 @@
+#include "ferry/store/object_ref.hpp"
+
+#include "ferry/store/errc.hpp"
+#include "ferry/store/in_band_scope.hpp"
+#include "ferry/store/log.hpp"
+
+#include "store_impl.hpp"
+
+#include <caf/make_message.hpp>
+
+namespace ferry::store {
+
+ref_serialization_error::ref_serialization_error(caf::error err)
+  : std::runtime_error(render(err)), err_(std::move(err)) {
+  // nop
+}
+
+object_ref::object_ref(std::shared_ptr<detail::store_impl> store,
+                       uint32_t slot, uint32_t holder, object_id id,
+                       const std::byte* data, uint64_t size) noexcept
+  : store_(std::move(store)),
+    slot_(slot),
+    holder_(holder),
+    id_(id),
+    data_(data),
+    size_(size) {
+  // nop
+}
+
+object_ref::object_ref(const object_ref& other)
+  : store_(other.store_),
+    slot_(other.slot_),
+    holder_(other.holder_),
+    id_(other.id_),
+    data_(other.data_),
+    size_(other.size_) {
+  if (store_)
+    store_->add_handle(slot_, holder_);
+}
+
+object_ref::object_ref(object_ref&& other) noexcept
+  : store_(std::move(other.store_)),
+    slot_(other.slot_),
+    holder_(other.holder_),
+    id_(other.id_),
+    data_(other.data_),
+    size_(other.size_) {
+  other.id_ = object_id{};
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+object_ref& object_ref::operator=(const object_ref& other) {
+  if (this != &other) {
+    object_ref tmp{other};
+    *this = std::move(tmp);
+  }
+  return *this;
+}
+
+object_ref& object_ref::operator=(object_ref&& other) noexcept {
+  if (this != &other) {
+    reset();
+    store_ = std::move(other.store_);
+    slot_ = other.slot_;
+    holder_ = other.holder_;
+    id_ = other.id_;
+    data_ = other.data_;
+    size_ = other.size_;
+    other.id_ = object_id{};
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+object_ref::~object_ref() {
+  reset();
+}
+
+void object_ref::reset() noexcept {
+  if (store_) {
+    store_->drop_handle(slot_, holder_);
+    store_.reset();
+  }
+  id_ = object_id{};
+  data_ = nullptr;
+  size_ = 0;
+}
+
+uint64_t object_ref::ref_count() const {
+  return store_ ? store_->ref_count(slot_, id_) : 0;
+}
+
+caf::expected<transfer_ticket> object_ref::export_in_band() const {
+  if (!store_)
+    return caf::make_error(errc::invalid_handle,
+                           "cannot export an empty object_ref");
+  return store_->export_ticket(slot_, id_);
+}
+
+caf::error object_ref::unpin() const {
+  if (!store_)
+    return caf::make_error(errc::invalid_handle,
+                           "cannot unpin through an empty object_ref");
+  return store_->unpin(id_);
+}
+
+std::string to_string(const object_ref& x) {
+  return "object_ref(" + to_string(x.id()) + ", " + std::to_string(x.size())
+         + " bytes)";
+}
+
+caf::expected<ref_wire> to_wire(const object_ref& x) {
+  if (!x.store_)
+    return ref_wire{};
+  auto& store = *x.store_;
+  auto* scope = in_band_scope::current();
+  if (scope != nullptr && scope->store() == x.store_.get()) {
+    auto ticket = store.export_ticket(x.slot_, x.id_);
+    if (!ticket)
+      return std::move(ticket.error());
+    scope->add(*ticket);
+    return ref_wire{store.token(), static_cast<uint64_t>(x.id_), ticket->id};
+  }
+  auto what = "object " + to_string(x.id_) + " (" + std::to_string(x.size_)
+              + " bytes) of store '" + store.name() + "'";
+  if (!store.allow_out_of_band())
+    return caf::make_error(
+      errc::out_of_band_ref,
+      "an object_ref to " + what
+        + " was serialized outside ferry's message path. The store cannot "
+          "track a handle copied that way (the anti-pattern \"out-of-band "
+          "serialization of an ObjectRef\"), so it cannot know when the "
+          "object may be freed. Fix: send the object_ref inside a ferry "
+          "message (it is then transferred in band), or copy the bytes out "
+          "(bytes() / to_vector()), or set "
+          "store_config::allow_out_of_band_ref_serialization = true to pin "
+          "the object until this process exits");
+  auto first = store.pin(x.slot_, x.id_);
+  if (!first)
+    return std::move(first.error());
+  if (*first)
+    log_warning("ferry.store warning: an object_ref to " + what
+                + " was serialized outside ferry's message path "
+                  "(out-of-band serialization); the store cannot track that "
+                  "copy, so the object is pinned until this process exits or "
+                  "calls unpin(). Send handles inside ferry messages, or copy "
+                  "the bytes.");
+  return ref_wire{store.token(), static_cast<uint64_t>(x.id_), 0};
+}
+
+caf::expected<object_ref> from_wire(const ref_wire& x) {
+  if (x.object == 0)
+    return object_ref{};
+  auto store = detail::store_impl::find_by_token(x.store);
+  if (!store)
+    return caf::make_error(
+      errc::store_not_attached,
+      "a serialized object_ref names object " + std::to_string(x.object)
+        + " of a store (token " + std::to_string(x.store)
+        + ") that this process has not attached; attach that store "
+          "(object_store::attach) before deserializing");
+  if (x.ticket != 0)
+    return store->redeem(transfer_ticket{object_id{x.object}, x.ticket});
+  return store->get(object_id{x.object});
+}
+
+} // namespace ferry::store
