@@ -1,0 +1,270 @@
+// Multi-process tests with real child processes (label `integration`):
+// counts across processes, and crash safety under kill -9 while holding
+// handles, while inside `create` (holding the store lock), with an unsealed
+// builder, and with a ticket in transit.
+#include "ferry/store/object_store.hpp"
+#include "ferry/test/child_process.hpp"
+
+#include "store_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <thread>
+
+using namespace ferry::store;
+using namespace ferry::store::test;
+using ferry::test::child_process;
+
+namespace {
+
+class multiprocess_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    cleanup.cfg = small_config("mp");
+    auto attached = object_store::attach(cleanup.cfg);
+    ASSERT_TRUE(attached) << render(attached.error());
+    sut = std::move(*attached);
+  }
+
+  std::unique_ptr<child_process> start_peer() {
+    auto peer = std::make_unique<child_process>(
+      FERRY_STORE_PEER, std::vector<std::string>{cleanup.cfg.name});
+    auto ready = peer->wait_for("ready ");
+    EXPECT_TRUE(ready) << "peer did not start";
+    return peer;
+  }
+
+  /// Sends `command` and returns the answer line.
+  static std::string ask(child_process& peer, const std::string& command) {
+    peer.write_line(command);
+    auto line = peer.read_line();
+    return line ? *line : std::string{"<no answer>"};
+  }
+
+  static void kill_and_wait(child_process& peer) {
+    peer.kill(SIGKILL);
+    auto status = peer.wait();
+    EXPECT_FALSE(status.exited);
+  }
+
+  std::vector<holder_info> holders_of(object_id id) {
+    auto summary = sut.memory_summary();
+    EXPECT_TRUE(summary);
+    if (summary)
+      for (auto& obj : summary->objects)
+        if (obj.id == id)
+          return obj.holders;
+    return {};
+  }
+
+  store_cleanup cleanup;
+  object_store sut;
+};
+
+TEST_F(multiprocess_test, CountsAddUpAcrossProcesses) {
+  auto ref = sut.put(pattern(5000, 7));
+  ASSERT_TRUE(ref);
+  auto peer = start_peer();
+  auto id = to_string(ref->id());
+  EXPECT_EQ(ask(*peer, "get " + id),
+            "got " + id + " " + std::to_string(checksum(ref->bytes())));
+  EXPECT_EQ(ask(*peer, "get " + id).substr(0, 3), "got");
+  EXPECT_EQ(ref->ref_count(), 3u);
+  EXPECT_EQ(ask(*peer, "count " + id), "count 3");
+  auto holders = holders_of(ref->id());
+  ASSERT_EQ(holders.size(), 2u);
+  // The last drop anywhere frees the object.
+  ref->reset();
+  EXPECT_EQ(ask(*peer, "count " + id), "count 2");
+  EXPECT_EQ(ask(*peer, "drop " + id), "dropped 2");
+  auto gone = sut.get(object_id{std::stoull(id)});
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(code_of(gone.error()), errc::object_not_found);
+  peer->close_stdin();
+  EXPECT_TRUE(peer->wait().ok());
+}
+
+TEST_F(multiprocess_test, ObjectPutByAChildIsReadInPlaceByTheParent) {
+  auto peer = start_peer();
+  auto answer = ask(*peer, "put 100000 3");
+  ASSERT_EQ(answer.substr(0, 4), "put ") << answer;
+  auto id = object_id{std::stoull(answer.substr(4))};
+  auto ref = sut.get(id);
+  ASSERT_TRUE(ref) << render(ref.error());
+  EXPECT_EQ(checksum(ref->bytes()), checksum(pattern(100000, 3)));
+  peer->close_stdin();
+  EXPECT_TRUE(peer->wait().ok());
+  // The child exited normally: its handle is gone, ours remains.
+  EXPECT_EQ(ref->ref_count(), 1u);
+}
+
+TEST_F(multiprocess_test, HandlesOfAKilledProcessAreReclaimed) {
+  auto ours = sut.put(pattern(1000, 1));
+  ASSERT_TRUE(ours);
+  auto peer = start_peer();
+  auto id = to_string(ours->id());
+  ASSERT_EQ(ask(*peer, "get " + id).substr(0, 3), "got");
+  auto answer = ask(*peer, "put 20000 2");
+  ASSERT_EQ(answer.substr(0, 4), "put ") << answer;
+  auto theirs = object_id{std::stoull(answer.substr(4))};
+  EXPECT_EQ(ours->ref_count(), 2u);
+  kill_and_wait(*peer);
+  auto reaped = sut.reap();
+  ASSERT_TRUE(reaped);
+  EXPECT_EQ(*reaped, 1u);
+  EXPECT_EQ(ours->ref_count(), 1u);
+  EXPECT_FALSE(sut.get(theirs));
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->objects.size(), 1u);
+  EXPECT_EQ(summary->processes.size(), 1u);
+  EXPECT_EQ(summary->bytes_used, 1088u);
+}
+
+TEST_F(multiprocess_test, AttachOfAnotherProcessReapsTheDead) {
+  auto peer = start_peer();
+  auto answer = ask(*peer, "put 20000 2");
+  ASSERT_EQ(answer.substr(0, 4), "put ") << answer;
+  kill_and_wait(*peer);
+  auto second = start_peer(); // its attach runs the reaper
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_TRUE(summary->objects.empty());
+  EXPECT_EQ(summary->processes.size(), 2u);
+  second->close_stdin();
+  EXPECT_TRUE(second->wait().ok());
+}
+
+TEST_F(multiprocess_test, KillInsideCreateDoesNotWedgeOthers) {
+  auto before = sut.put(pattern(3000, 4));
+  ASSERT_TRUE(before);
+  auto peer = start_peer();
+  peer->write_line("hang-in-create 50000");
+  ASSERT_EQ(peer->read_line(), std::optional<std::string>{"in-create"});
+  // The child now holds the store lock, inside create.
+  kill_and_wait(*peer);
+  auto after = sut.put(pattern(3000, 5)); // takes the abandoned lock
+  ASSERT_TRUE(after) << render(after.error());
+  EXPECT_EQ(checksum(before->bytes()), checksum(pattern(3000, 4)));
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->recoveries, 1u);
+  EXPECT_EQ(summary->objects.size(), 2u); // the child's object is gone
+  EXPECT_EQ(summary->processes.size(), 1u);
+  EXPECT_EQ(summary->bytes_used, 2u * 3072u);
+  // The allocator works normally after the repair.
+  std::vector<object_ref> fill;
+  for (;;) {
+    auto ref = sut.put(pattern(50000, 1));
+    if (!ref)
+      break;
+    fill.push_back(std::move(*ref));
+  }
+  EXPECT_EQ(fill.size(), (cleanup.cfg.capacity - 2 * 3072) / 50048);
+}
+
+TEST_F(multiprocess_test, UnsealedBuilderOfAKilledProcessIsFreed) {
+  auto peer = start_peer();
+  auto answer = ask(*peer, "create 70000");
+  ASSERT_EQ(answer.substr(0, 9), "creating ") << answer;
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  ASSERT_EQ(summary->objects.size(), 1u);
+  EXPECT_FALSE(summary->objects[0].sealed);
+  kill_and_wait(*peer);
+  auto reaped = sut.reap();
+  ASSERT_TRUE(reaped);
+  EXPECT_EQ(*reaped, 1u);
+  summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_TRUE(summary->objects.empty());
+  EXPECT_EQ(summary->bytes_used, 0u);
+}
+
+TEST_F(multiprocess_test, TicketCrossesProcessesAndKeepsTheCount) {
+  auto ref = sut.put(pattern(9000, 6));
+  ASSERT_TRUE(ref);
+  auto sum = checksum(ref->bytes());
+  auto ticket = ref->export_in_band();
+  ASSERT_TRUE(ticket);
+  auto id = ref->id();
+  ref->reset(); // only the ticket keeps the object now
+  auto peer = start_peer();
+  EXPECT_EQ(ask(*peer, "redeem " + to_string(ticket->object) + " "
+                         + std::to_string(ticket->id)),
+            "redeemed " + std::to_string(sum));
+  auto holders = holders_of(id);
+  ASSERT_EQ(holders.size(), 1u);
+  EXPECT_EQ(holders[0].pid, peer->pid());
+  EXPECT_EQ(holders[0].handles, 1u);
+  EXPECT_EQ(holders[0].in_transit, 0u);
+  EXPECT_EQ(ask(*peer, "drop " + to_string(id)), "dropped 1");
+  EXPECT_FALSE(sut.get(id));
+  peer->close_stdin();
+  EXPECT_TRUE(peer->wait().ok());
+}
+
+TEST_F(multiprocess_test, TicketOfAKilledExporterIsReclaimed) {
+  auto peer = start_peer();
+  auto answer = ask(*peer, "put 4000 8");
+  ASSERT_EQ(answer.substr(0, 4), "put ");
+  auto id = answer.substr(4);
+  auto ticket_line = ask(*peer, "export " + id);
+  ASSERT_EQ(ticket_line.substr(0, 7), "ticket ") << ticket_line;
+  ASSERT_EQ(ask(*peer, "drop " + id), "dropped 1");
+  std::istringstream in{ticket_line.substr(7)};
+  uint64_t object = 0;
+  uint64_t ticket_id = 0;
+  in >> object >> ticket_id;
+  auto holders = holders_of(object_id{object});
+  ASSERT_EQ(holders.size(), 1u);
+  EXPECT_EQ(holders[0].in_transit, 1u);
+  kill_and_wait(*peer);
+  auto reaped = sut.reap();
+  ASSERT_TRUE(reaped);
+  EXPECT_EQ(*reaped, 1u);
+  EXPECT_FALSE(sut.get(object_id{object}));
+  auto redeemed = sut.redeem(transfer_ticket{object_id{object}, ticket_id});
+  ASSERT_FALSE(redeemed);
+  EXPECT_EQ(code_of(redeemed.error()), errc::ticket_not_found);
+}
+
+TEST_F(multiprocess_test, PinLastsUntilTheOwningProcessExits) {
+  auto peer = start_peer();
+  auto answer = ask(*peer, "put 4000 8");
+  ASSERT_EQ(answer.substr(0, 4), "put ");
+  auto id = answer.substr(4);
+  ASSERT_EQ(ask(*peer, "pin " + id), "pinned");
+  ASSERT_EQ(ask(*peer, "drop " + id), "dropped 1");
+  auto pinned = sut.get(object_id{std::stoull(id)});
+  ASSERT_TRUE(pinned) << render(pinned.error());
+  pinned->reset();
+  peer->close_stdin();
+  EXPECT_TRUE(peer->wait().ok());
+  EXPECT_FALSE(sut.get(object_id{std::stoull(id)}));
+}
+
+TEST(multiprocess_reaper, PeriodicReaperReclaimsWithoutAnyCall) {
+  store_cleanup cleanup{small_config("periodic")};
+  cleanup.cfg.reaper_interval = std::chrono::milliseconds{20};
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  child_process peer{FERRY_STORE_PEER, {cleanup.cfg.name}};
+  ASSERT_TRUE(peer.wait_for("ready "));
+  peer.write_line("put 1000 1");
+  auto answer = peer.read_line();
+  ASSERT_TRUE(answer && answer->starts_with("put ")) << answer.value_or("");
+  peer.kill(SIGKILL);
+  peer.wait();
+  // Not timed: wait as long as it takes (ctest's timeout is the bound).
+  for (;;) {
+    auto summary = sut->memory_summary();
+    ASSERT_TRUE(summary);
+    if (summary->objects.empty() && summary->processes.size() == 1)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+}
+
+} // namespace

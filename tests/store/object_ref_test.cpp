@@ -1,0 +1,144 @@
+// Unit tests of object_ref: counting on copy, drop, move and assignment.
+#include "ferry/store/object_ref.hpp"
+
+#include "store_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <type_traits>
+
+using namespace ferry::store;
+using namespace ferry::store::test;
+
+namespace {
+
+static_assert(std::is_nothrow_move_constructible_v<object_ref>);
+static_assert(std::is_nothrow_move_assignable_v<object_ref>);
+static_assert(std::is_nothrow_move_constructible_v<object_builder>);
+static_assert(!std::is_copy_constructible_v<object_builder>);
+
+class object_ref_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    cleanup.cfg = small_config("ref");
+    auto attached = object_store::attach(cleanup.cfg);
+    ASSERT_TRUE(attached) << render(attached.error());
+    store = std::move(*attached);
+    auto ref = store.put(pattern(1000, 5));
+    ASSERT_TRUE(ref);
+    sut = std::move(*ref);
+  }
+
+  uint64_t used() {
+    auto summary = store.memory_summary();
+    return summary ? summary->bytes_used : ~uint64_t{0};
+  }
+
+  store_cleanup cleanup;
+  object_store store;
+  object_ref sut;
+};
+
+TEST_F(object_ref_test, FreshHandleHoldsOneReference) {
+  EXPECT_EQ(sut.ref_count(), 1u);
+  EXPECT_TRUE(sut);
+  EXPECT_EQ(sut.size(), 1000u);
+}
+
+TEST_F(object_ref_test, CopyingHandleIncrementsRefCount) {
+  auto copy = sut;
+  EXPECT_EQ(sut.ref_count(), 2u);
+  EXPECT_EQ(copy.id(), sut.id());
+  EXPECT_EQ(copy.bytes().data(), sut.bytes().data());
+}
+
+TEST_F(object_ref_test, DestroyingCopyDecrementsRefCount) {
+  {
+    auto copy = sut;
+    auto another = copy;
+    EXPECT_EQ(sut.ref_count(), 3u);
+  }
+  EXPECT_EQ(sut.ref_count(), 1u);
+}
+
+TEST_F(object_ref_test, MovingHandleKeepsRefCountAndEmptiesSource) {
+  auto moved = std::move(sut);
+  EXPECT_EQ(moved.ref_count(), 1u);
+  EXPECT_FALSE(sut); // NOLINT(bugprone-use-after-move): checks moved-from
+  EXPECT_EQ(sut.ref_count(), 0u);
+  EXPECT_TRUE(sut.bytes().empty());
+  EXPECT_EQ(sut.id(), object_id{});
+}
+
+TEST_F(object_ref_test, LastDropFreesTheObject) {
+  auto id = sut.id();
+  EXPECT_GT(used(), 0u);
+  sut.reset();
+  EXPECT_EQ(used(), 0u);
+  auto gone = store.get(id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(code_of(gone.error()), errc::object_not_found);
+}
+
+TEST_F(object_ref_test, CopyAssignmentReleasesTheOldObject) {
+  auto other = store.put(pattern(10, 1));
+  ASSERT_TRUE(other);
+  auto old_id = sut.id();
+  sut = *other;
+  EXPECT_EQ(sut.id(), other->id());
+  EXPECT_EQ(other->ref_count(), 2u);
+  EXPECT_FALSE(store.get(old_id));
+}
+
+TEST_F(object_ref_test, MoveAssignmentReleasesTheOldObject) {
+  auto other = store.put(pattern(10, 1));
+  ASSERT_TRUE(other);
+  auto old_id = sut.id();
+  sut = std::move(*other);
+  EXPECT_EQ(sut.ref_count(), 1u);
+  EXPECT_FALSE(store.get(old_id));
+}
+
+TEST_F(object_ref_test, SelfAssignmentKeepsTheCount) {
+  auto& alias = sut;
+  sut = alias;
+  EXPECT_EQ(sut.ref_count(), 1u);
+  sut = std::move(alias);
+  EXPECT_EQ(sut.ref_count(), 1u);
+  EXPECT_TRUE(sut);
+}
+
+TEST_F(object_ref_test, EmptyHandleHasNothing) {
+  object_ref empty;
+  EXPECT_FALSE(empty);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_EQ(empty.ref_count(), 0u);
+  auto copy = empty;
+  EXPECT_FALSE(copy);
+  auto ticket = empty.export_in_band();
+  ASSERT_FALSE(ticket);
+  EXPECT_EQ(code_of(ticket.error()), errc::invalid_handle);
+}
+
+TEST_F(object_ref_test, GetAddsOneReferencePerHandle) {
+  auto a = store.get(sut.id());
+  auto b = store.get(sut.id());
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(sut.ref_count(), 3u);
+}
+
+TEST_F(object_ref_test, HandleKeepsTheAttachmentAliveAfterDetach) {
+  auto sum = checksum(sut.bytes());
+  store.detach();
+  EXPECT_EQ(checksum(sut.bytes()), sum);
+  auto copy = sut;
+  EXPECT_EQ(copy.ref_count(), 2u);
+}
+
+TEST_F(object_ref_test, ToStringNamesIdAndSize) {
+  auto text = to_string(sut);
+  EXPECT_NE(text.find(to_string(sut.id())), std::string::npos);
+  EXPECT_NE(text.find("1000 bytes"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,343 @@
+// Unit tests of object_store: attach, create/seal/put/get, ids, capacity.
+#include "ferry/store/object_store.hpp"
+
+#include "layout.hpp"
+#include "store_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <set>
+
+using namespace ferry::store;
+using namespace ferry::store::test;
+
+namespace {
+
+class object_store_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    cleanup.cfg = small_config("os");
+    auto attached = object_store::attach(cleanup.cfg);
+    ASSERT_TRUE(attached) << render(attached.error());
+    sut = std::move(*attached);
+  }
+
+  store_cleanup cleanup;
+  object_store sut;
+};
+
+TEST_F(object_store_test, AttachCreatesSegmentWithOwnerOnlyPermissions) {
+  struct stat st {};
+  ASSERT_EQ(::stat(("/dev/shm/" + cleanup.cfg.name).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, ::getuid());
+}
+
+TEST_F(object_store_test, PutThenGetReturnsTheSameBytesInPlace) {
+  auto bytes = pattern(5000, 1);
+  auto ref = sut.put(bytes);
+  ASSERT_TRUE(ref) << render(ref.error());
+  auto again = sut.get(ref->id());
+  ASSERT_TRUE(again) << render(again.error());
+  EXPECT_EQ(again->size(), 5000u);
+  EXPECT_EQ(again->bytes().data(), ref->bytes().data()); // no copy
+  EXPECT_EQ(checksum(again->bytes()), checksum(bytes));
+}
+
+TEST_F(object_store_test, ObjectBytesAreAlignedTo64) {
+  for (uint64_t size : {1u, 63u, 64u, 65u, 1000u}) {
+    auto ref = sut.put(pattern(size, 2));
+    ASSERT_TRUE(ref);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ref->bytes().data()) % 64, 0u);
+  }
+}
+
+TEST_F(object_store_test, GetOfUnsealedObjectFailsUntilSealed) {
+  auto builder = sut.create(100);
+  ASSERT_TRUE(builder) << render(builder.error());
+  std::memset(builder->bytes().data(), 7, 100);
+  auto early = sut.get(builder->id());
+  ASSERT_FALSE(early);
+  EXPECT_EQ(code_of(early.error()), errc::object_not_sealed);
+  auto id = builder->id();
+  auto ref = builder->seal();
+  ASSERT_TRUE(ref) << render(ref.error());
+  EXPECT_FALSE(*builder);
+  auto late = sut.get(id);
+  ASSERT_TRUE(late);
+  EXPECT_EQ(static_cast<int>(late->bytes()[99]), 7);
+}
+
+TEST_F(object_store_test, SealingTwiceFailsWithInvalidHandle) {
+  auto builder = sut.create(10);
+  ASSERT_TRUE(builder);
+  auto ref = builder->seal();
+  ASSERT_TRUE(ref);
+  auto again = builder->seal();
+  ASSERT_FALSE(again);
+  EXPECT_EQ(code_of(again.error()), errc::invalid_handle);
+}
+
+TEST_F(object_store_test, DroppingAnUnsealedBuilderFreesItsMemory) {
+  object_id id{};
+  {
+    auto builder = sut.create(100000);
+    ASSERT_TRUE(builder);
+    id = builder->id();
+    auto during = sut.memory_summary();
+    ASSERT_TRUE(during);
+    EXPECT_GT(during->bytes_used, 100000u);
+  }
+  auto after = sut.memory_summary();
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->bytes_used, 0u);
+  EXPECT_TRUE(after->objects.empty());
+  auto gone = sut.get(id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(code_of(gone.error()), errc::object_not_found);
+}
+
+TEST_F(object_store_test, IdsGrowAndAreNeverReused) {
+  std::vector<object_id> ids;
+  for (int i = 0; i < 1000; ++i) {
+    auto ref = sut.put(pattern(64, static_cast<uint32_t>(i)));
+    ASSERT_TRUE(ref) << render(ref.error());
+    ids.push_back(ref->id());
+  } // each object is freed at once, so slots and blocks are reused
+  std::set<object_id> unique(ids.begin(), ids.end());
+  EXPECT_EQ(unique.size(), ids.size());
+  for (size_t i = 1; i < ids.size(); ++i)
+    EXPECT_LT(ids[i - 1], ids[i]);
+  for (auto id : ids) {
+    auto gone = sut.get(id);
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(code_of(gone.error()), errc::object_not_found);
+  }
+}
+
+TEST_F(object_store_test, GetOfUnknownIdsFailsWithObjectNotFound) {
+  for (auto id : {object_id{0}, object_id{1}, object_id{~uint64_t{0}}}) {
+    auto result = sut.get(id);
+    ASSERT_FALSE(result);
+    EXPECT_EQ(code_of(result.error()), errc::object_not_found);
+  }
+}
+
+TEST_F(object_store_test, ZeroSizedObjectsAreAllowed) {
+  auto ref = sut.put({});
+  ASSERT_TRUE(ref) << render(ref.error());
+  EXPECT_EQ(ref->size(), 0u);
+  EXPECT_TRUE(ref->bytes().empty());
+  auto again = sut.get(ref->id());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->size(), 0u);
+}
+
+TEST_F(object_store_test, ObjectLargerThanCapacityFailsWithStoreFull) {
+  auto result = sut.create(sut.capacity() + 1);
+  ASSERT_FALSE(result);
+  EXPECT_EQ(code_of(result.error()), errc::store_full);
+  EXPECT_NE(text_of(result.error()).find("larger than the store"),
+            std::string::npos);
+}
+
+TEST_F(object_store_test, OneObjectCanFillTheWholeCapacity) {
+  auto result = sut.create(sut.capacity() - detail::block_header_size);
+  ASSERT_TRUE(result) << render(result.error());
+}
+
+TEST(object_store_exhaustion, FailsWithStoreFullFiguresWhenSpillingIsOff) {
+  store_cleanup cleanup{small_config("full")};
+  cleanup.cfg.spilling = false;
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  std::vector<object_ref> held;
+  std::vector<uint64_t> sums;
+  caf::error err;
+  for (uint32_t i = 0; i < 100; ++i) {
+    auto bytes = pattern(100000, i);
+    auto ref = sut->put(bytes);
+    if (!ref) {
+      err = ref.error();
+      break;
+    }
+    sums.push_back(checksum(bytes));
+    held.push_back(std::move(*ref));
+  }
+  ASSERT_TRUE(err);
+  EXPECT_EQ(code_of(err), errc::store_full);
+  auto text = text_of(err);
+  EXPECT_NE(text.find(cleanup.cfg.name), std::string::npos) << text;
+  EXPECT_NE(text.find("100000 bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("capacity 1048576 bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("used "), std::string::npos) << text;
+  EXPECT_NE(text.find("pinned "), std::string::npos) << text;
+  EXPECT_NE(text.find("largest free block "), std::string::npos) << text;
+  EXPECT_NE(text.find("spilling is off"), std::string::npos) << text;
+  EXPECT_EQ(held.size(), 10u); // 10 x (100000 + header) fit in 1 MiB
+  // No damage to the objects already there.
+  for (size_t i = 0; i < held.size(); ++i)
+    EXPECT_EQ(checksum(held[i].bytes()), sums[i]);
+  // Freeing one makes room again.
+  held.pop_back();
+  EXPECT_TRUE(sut->put(pattern(100000, 99)));
+}
+
+TEST(object_store_exhaustion, FailsWithTableFullWhenObjectsRunOut) {
+  store_cleanup cleanup{small_config("table")};
+  cleanup.cfg.max_objects = 4;
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  std::vector<object_ref> held;
+  for (int i = 0; i < 4; ++i) {
+    auto ref = sut->put(pattern(10, 1));
+    ASSERT_TRUE(ref);
+    held.push_back(std::move(*ref));
+  }
+  auto fifth = sut->put(pattern(10, 1));
+  ASSERT_FALSE(fifth);
+  EXPECT_EQ(code_of(fifth.error()), errc::table_full);
+}
+
+TEST(object_store_attach, AttachingTwiceInOneProcessSharesTheAttachment) {
+  store_cleanup cleanup{small_config("twice")};
+  auto first = object_store::attach(cleanup.cfg);
+  auto second = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(first->impl(), second->impl());
+  auto ref = first->put(pattern(10, 3));
+  ASSERT_TRUE(ref);
+  EXPECT_TRUE(second->get(ref->id()));
+}
+
+TEST(object_store_attach, OpenOnlyFailsForAMissingStore) {
+  auto cfg = small_config("missing");
+  cfg.open_only = true;
+  auto sut = object_store::attach(cfg);
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::segment_unavailable);
+  EXPECT_NE(::access(("/dev/shm/" + cfg.name).c_str(), F_OK), 0);
+}
+
+TEST(object_store_attach, InvalidNamesAreRejected) {
+  auto cfg = small_config("bad");
+  cfg.name = "a/b";
+  auto sut = object_store::attach(cfg);
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::invalid_config);
+  cfg.name = "";
+  sut = object_store::attach(cfg);
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::invalid_config);
+}
+
+TEST(object_store_attach, TinyCapacityFailsWithSegmentTooSmall) {
+  auto cfg = small_config("tiny");
+  cfg.capacity = 64;
+  auto sut = object_store::attach(cfg);
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::segment_too_small);
+}
+
+TEST(object_store_attach, ForeignSegmentIsRejectedAsIncompatible) {
+  store_cleanup cleanup{small_config("foreign")};
+  auto fd = ::shm_open(("/" + cleanup.cfg.name).c_str(),
+                       O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 65536), 0);
+  // A segment that claims to be a store of another layout version.
+  uint64_t magic = detail::segment_magic;
+  uint32_t version = 99;
+  ASSERT_EQ(::pwrite(fd, &magic, sizeof(magic), 0), 8);
+  ASSERT_EQ(::pwrite(fd, &version, sizeof(version), 8), 4);
+  ::close(fd);
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::incompatible_segment);
+  EXPECT_NE(text_of(sut.error()).find("ferry-store remove"), std::string::npos);
+}
+
+TEST(object_store_attach, RemoveDeletesTheSegmentOnce) {
+  auto cfg = small_config("remove");
+  {
+    auto sut = object_store::attach(cfg);
+    ASSERT_TRUE(sut);
+  }
+  ASSERT_EQ(::access(("/dev/shm/" + cfg.name).c_str(), F_OK), 0);
+  EXPECT_FALSE(object_store::remove(cfg.name));
+  EXPECT_NE(::access(("/dev/shm/" + cfg.name).c_str(), F_OK), 0);
+  auto again = object_store::remove(cfg.name);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(code_of(again), errc::segment_unavailable);
+}
+
+TEST(object_store_attach, DetachedHandleFailsWithInvalidHandle) {
+  store_cleanup cleanup{small_config("detached")};
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  auto moved = std::move(*sut);
+  auto result = sut->put(pattern(1, 1));
+  ASSERT_FALSE(result);
+  EXPECT_EQ(code_of(result.error()), errc::invalid_handle);
+  moved.detach();
+  EXPECT_FALSE(moved);
+  EXPECT_EQ(code_of(moved.get(object_id{1}).error()), errc::invalid_handle);
+}
+
+TEST(object_store_attach, ReapWithoutDeadProcessesReapsNothing) {
+  store_cleanup cleanup{small_config("reap")};
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  auto reaped = sut->reap();
+  ASSERT_TRUE(reaped);
+  EXPECT_EQ(*reaped, 0u);
+}
+
+TEST(object_store_summary, ListsObjectsHoldersAndTotals) {
+  store_cleanup cleanup{small_config("summary")};
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  auto a = sut->put(pattern(1000, 1));
+  auto b = sut->put(pattern(3000, 2));
+  ASSERT_TRUE(a && b);
+  auto a2 = *a;
+  auto builder = sut->create(10);
+  ASSERT_TRUE(builder);
+  auto summary = sut->memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->name, cleanup.cfg.name);
+  EXPECT_EQ(summary->capacity, cleanup.cfg.capacity);
+  ASSERT_EQ(summary->objects.size(), 3u);
+  auto& first = summary->objects[0];
+  EXPECT_EQ(first.id, a->id());
+  EXPECT_EQ(first.size, 1000u);
+  EXPECT_EQ(first.ref_count, 2u);
+  EXPECT_TRUE(first.sealed);
+  EXPECT_FALSE(first.pinned);
+  EXPECT_FALSE(first.spilled);
+  ASSERT_EQ(first.holders.size(), 1u);
+  EXPECT_EQ(first.holders[0].pid, ::getpid());
+  EXPECT_EQ(first.holders[0].handles, 2u);
+  EXPECT_FALSE(summary->objects[2].sealed);
+  EXPECT_EQ(summary->bytes_used, summary->bytes_pinned);
+  EXPECT_EQ(summary->bytes_used, 1088u + 3072u + 128u);
+  EXPECT_EQ(summary->largest_free_block,
+            cleanup.cfg.capacity - summary->bytes_used - 64);
+  ASSERT_EQ(summary->processes.size(), 1u);
+  EXPECT_TRUE(summary->processes[0].alive);
+  auto text = to_string(*summary);
+  EXPECT_NE(text.find(to_string(a->id())), std::string::npos) << text;
+  EXPECT_NE(text.find("creating"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::to_string(::getpid()) + ": 2/0/0"),
+            std::string::npos)
+    << text;
+}
+
+} // namespace

@@ -1,0 +1,223 @@
+// Unit tests of capacity and spilling: objects referenced only by tickets or
+// pins go to disk when memory runs out and come back on get/redeem.
+#include "ferry/store/log.hpp"
+#include "ferry/store/object_store.hpp"
+
+#include "store_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace ferry::store;
+using namespace ferry::store::test;
+
+namespace {
+
+constexpr size_t big = 600 * 1024;
+
+class spill_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    cleanup.cfg = small_config("spill");
+    configure(cleanup.cfg);
+    auto attached = object_store::attach(cleanup.cfg);
+    ASSERT_TRUE(attached) << render(attached.error());
+    sut = std::move(*attached);
+  }
+
+  virtual void configure(store_config&) {
+    // defaults
+  }
+
+  /// Puts an object and returns a ticket as its only reference.
+  transfer_ticket put_in_transit(uint32_t seed) {
+    auto ref = sut.put(pattern(big, seed));
+    EXPECT_TRUE(ref) << render(ref.error());
+    if (!ref)
+      return {};
+    auto ticket = ref->export_in_band();
+    EXPECT_TRUE(ticket);
+    return ticket ? *ticket : transfer_ticket{};
+  }
+
+  size_t spill_files() {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator{
+           cleanup.cfg.spill_directory, ec};
+         !ec && it != std::filesystem::directory_iterator{};
+         it.increment(ec))
+      ++n;
+    return n;
+  }
+
+  ferry::store::memory_summary summary() {
+    auto result = sut.memory_summary();
+    EXPECT_TRUE(result);
+    return result ? *result : ferry::store::memory_summary{};
+  }
+
+  store_cleanup cleanup;
+  object_store sut;
+};
+
+TEST_F(spill_test, InTransitObjectIsSpilledWhenMemoryRunsOut) {
+  auto a = put_in_transit(1);
+  auto b = sut.put(pattern(big, 2));
+  ASSERT_TRUE(b) << render(b.error());
+  auto s = summary();
+  ASSERT_EQ(s.objects.size(), 2u);
+  EXPECT_TRUE(s.objects[0].spilled);
+  EXPECT_FALSE(s.objects[1].spilled);
+  EXPECT_EQ(s.bytes_spilled, big);
+  EXPECT_EQ(spill_files(), 1u);
+  auto file = cleanup.cfg.spill_directory + "/" + cleanup.cfg.name + "."
+              + to_string(a.object) + ".spill";
+  EXPECT_EQ(std::filesystem::file_size(file), big);
+}
+
+TEST_F(spill_test, SpilledObjectIsRestoredTransparently) {
+  auto a = put_in_transit(1);
+  auto b = put_in_transit(2); // spills a
+  ASSERT_TRUE(summary().objects[0].spilled);
+  auto restored = sut.redeem(a); // spills b, restores a
+  ASSERT_TRUE(restored) << render(restored.error());
+  EXPECT_EQ(checksum(restored->bytes()), checksum(pattern(big, 1)));
+  auto s = summary();
+  EXPECT_FALSE(s.objects[0].spilled);
+  EXPECT_TRUE(s.objects[1].spilled);
+  auto got = sut.get(b.object); // needs a's memory, but a is viewed
+  ASSERT_FALSE(got);
+  EXPECT_EQ(code_of(got.error()), errc::store_full);
+  restored->reset(); // a is freed
+  got = sut.get(b.object);
+  ASSERT_TRUE(got) << render(got.error());
+  EXPECT_EQ(checksum(got->bytes()), checksum(pattern(big, 2)));
+  EXPECT_EQ(spill_files(), 0u); // restored objects leave no file behind
+}
+
+TEST_F(spill_test, SpillFileIsDeletedWhenTheObjectIsFreed) {
+  auto a = put_in_transit(1);
+  auto b = sut.put(pattern(big, 2));
+  ASSERT_TRUE(b);
+  ASSERT_EQ(spill_files(), 1u);
+  EXPECT_FALSE(sut.cancel(a));
+  EXPECT_EQ(spill_files(), 0u);
+  EXPECT_EQ(summary().bytes_spilled, 0u);
+}
+
+TEST_F(spill_test, LiveHandlesAreNeverSpilled) {
+  auto a = sut.put(pattern(big, 1));
+  ASSERT_TRUE(a);
+  auto b = sut.put(pattern(big, 2));
+  ASSERT_FALSE(b);
+  EXPECT_EQ(code_of(b.error()), errc::store_full);
+  EXPECT_NE(text_of(b.error()).find("no object can be spilled"),
+            std::string::npos)
+    << text_of(b.error());
+  EXPECT_EQ(checksum(a->bytes()), checksum(pattern(big, 1)));
+  EXPECT_EQ(spill_files(), 0u);
+}
+
+TEST_F(spill_test, PinnedObjectsAreSpillableAndComeBackOnGet) {
+  auto a = sut.put(pattern(big, 1));
+  ASSERT_TRUE(a);
+  auto id = a->id();
+  auto previous = set_log_hook([](std::string_view) {});
+  auto wire = to_wire(*a); // out of band: pins
+  set_log_hook(std::move(previous));
+  ASSERT_TRUE(wire);
+  a->reset();
+  auto b = sut.put(pattern(big, 2));
+  ASSERT_TRUE(b) << render(b.error());
+  EXPECT_TRUE(summary().objects[0].spilled);
+  b->reset();
+  auto again = sut.get(id);
+  ASSERT_TRUE(again) << render(again.error());
+  EXPECT_EQ(checksum(again->bytes()), checksum(pattern(big, 1)));
+  EXPECT_FALSE(sut.unpin(id));
+}
+
+TEST_F(spill_test, LeastRecentlyUsedObjectIsSpilledFirst) {
+  std::vector<transfer_ticket> tickets;
+  for (uint32_t i = 0; i < 4; ++i) {
+    auto ref = sut.put(pattern(200 * 1024, i));
+    ASSERT_TRUE(ref);
+    auto ticket = ref->export_in_band();
+    ASSERT_TRUE(ticket);
+    tickets.push_back(*ticket);
+  }
+  // Touch object 0, so object 1 is now the least recently used.
+  auto touched = sut.redeem(tickets[0]);
+  ASSERT_TRUE(touched);
+  auto ticket0 = touched->export_in_band();
+  ASSERT_TRUE(ticket0);
+  touched->reset();
+  auto more = sut.put(pattern(300 * 1024, 9));
+  ASSERT_TRUE(more) << render(more.error());
+  auto s = summary();
+  ASSERT_EQ(s.objects.size(), 5u);
+  EXPECT_FALSE(s.objects[0].spilled);
+  EXPECT_TRUE(s.objects[1].spilled);
+}
+
+class spill_off_test : public spill_test {
+  void configure(store_config& cfg) override {
+    cfg.spilling = false;
+  }
+};
+
+TEST_F(spill_off_test, NothingIsSpilledWhenSpillingIsOff) {
+  auto a = put_in_transit(1);
+  auto b = sut.put(pattern(big, 2));
+  ASSERT_FALSE(b);
+  EXPECT_EQ(code_of(b.error()), errc::store_full);
+  EXPECT_NE(text_of(b.error()).find("spilling is off"), std::string::npos);
+  EXPECT_EQ(spill_files(), 0u);
+  EXPECT_FALSE(sut.cancel(a));
+}
+
+class spill_bound_test : public spill_test {
+  void configure(store_config& cfg) override {
+    cfg.spill_limit = 700 * 1024;
+  }
+};
+
+TEST_F(spill_bound_test, FullSpillDirectoryFailsWithStoreFull) {
+  auto a = put_in_transit(1);
+  auto b = put_in_transit(2); // spills a: 600 KiB of 700 KiB
+  auto c = sut.put(pattern(big, 3));
+  ASSERT_FALSE(c);
+  EXPECT_EQ(code_of(c.error()), errc::store_full);
+  auto text = text_of(c.error());
+  EXPECT_NE(text.find("bound is reached"), std::string::npos) << text;
+  EXPECT_NE(text.find("spilled 614400 of 716800 bytes"), std::string::npos)
+    << text;
+  // Nothing was damaged: both objects come back intact.
+  auto rb = sut.redeem(b);
+  ASSERT_TRUE(rb);
+  EXPECT_EQ(checksum(rb->bytes()), checksum(pattern(big, 2)));
+  rb->reset();
+  auto ra = sut.redeem(a);
+  ASSERT_TRUE(ra) << render(ra.error());
+  EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(big, 1)));
+}
+
+class spill_unwritable_test : public spill_test {
+  void configure(store_config& cfg) override {
+    cfg.spill_directory = "/proc/ferry-cannot-write-here";
+  }
+};
+
+TEST_F(spill_unwritable_test, UnwritableSpillDirectoryFailsWithSpillFailed) {
+  auto a = put_in_transit(1);
+  auto b = sut.put(pattern(big, 2));
+  ASSERT_FALSE(b);
+  EXPECT_EQ(code_of(b.error()), errc::spill_failed);
+  auto ra = sut.redeem(a);
+  ASSERT_TRUE(ra);
+  EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(big, 1)));
+}
+
+} // namespace

@@ -1,0 +1,163 @@
+// Peer process for the store's multi-process tests. Attaches to the store
+// named on the command line and answers commands read from stdin, one per
+// line, with one line on stdout. Exits when stdin closes.
+//
+//   put <size> <seed>       -> "put <id>"             (keeps the handle)
+//   get <id>                -> "got <id> <checksum>"  (keeps the handle)
+//   drop <id>               -> "dropped <n>"          (drops its handles)
+//   count <id>              -> "count <n>"
+//   export <id>             -> "ticket <object> <ticket>"
+//   redeem <object> <ticket>-> "redeemed <checksum>"  (keeps the handle)
+//   create <size>           -> "creating <id>"        (keeps the builder)
+//   hang-in-create <size>   -> "in-create", then blocks inside create
+//   pin <id>                -> "pinned"                (out-of-band wire)
+// Errors answer "error <text>".
+#include "ferry/store/errc.hpp"
+#include "ferry/store/log.hpp"
+#include "ferry/store/object_store.hpp"
+
+#include "store_impl.hpp"
+#include "store_test_support.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+
+using namespace ferry::store;
+
+namespace {
+
+void hang() {
+  std::cout << "in-create" << std::endl;
+  for (;;)
+    ::pause();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: ferry_store_peer <store name>\n";
+    return 2;
+  }
+  store_config cfg;
+  cfg.name = argv[1];
+  cfg.open_only = true;
+  cfg.prefault = false;
+  cfg.reaper_interval = std::chrono::milliseconds{0};
+  auto store = object_store::attach(cfg);
+  if (!store) {
+    std::cout << "error " << render(store.error()) << std::endl;
+    return 1;
+  }
+  std::cout << "ready " << ::getpid() << std::endl;
+  std::multimap<uint64_t, object_ref> held;
+  std::vector<object_builder> builders;
+  auto set_log = set_log_hook([](std::string_view) {});
+  static_cast<void>(set_log);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in{line};
+    std::string cmd;
+    in >> cmd;
+    auto fail = [](const caf::error& err) {
+      std::cout << "error " << render(err) << std::endl;
+    };
+    if (cmd == "put") {
+      size_t size = 0;
+      uint32_t seed = 0;
+      in >> size >> seed;
+      auto ref = store->put(test::pattern(size, seed));
+      if (!ref) {
+        fail(ref.error());
+        continue;
+      }
+      std::cout << "put " << to_string(ref->id()) << std::endl;
+      held.emplace(static_cast<uint64_t>(ref->id()), std::move(*ref));
+    } else if (cmd == "get") {
+      uint64_t id = 0;
+      in >> id;
+      auto ref = store->get(object_id{id});
+      if (!ref) {
+        fail(ref.error());
+        continue;
+      }
+      std::cout << "got " << id << " " << test::checksum(ref->bytes())
+                << std::endl;
+      held.emplace(id, std::move(*ref));
+    } else if (cmd == "drop") {
+      uint64_t id = 0;
+      in >> id;
+      auto n = held.erase(id);
+      std::cout << "dropped " << n << std::endl;
+    } else if (cmd == "count") {
+      uint64_t id = 0;
+      in >> id;
+      auto i = held.find(id);
+      std::cout << "count " << (i == held.end() ? 0 : i->second.ref_count())
+                << std::endl;
+    } else if (cmd == "export") {
+      uint64_t id = 0;
+      in >> id;
+      auto i = held.find(id);
+      if (i == held.end()) {
+        std::cout << "error no handle" << std::endl;
+        continue;
+      }
+      auto ticket = i->second.export_in_band();
+      if (!ticket) {
+        fail(ticket.error());
+        continue;
+      }
+      std::cout << "ticket " << to_string(ticket->object) << " " << ticket->id
+                << std::endl;
+    } else if (cmd == "redeem") {
+      uint64_t object = 0;
+      uint64_t ticket = 0;
+      in >> object >> ticket;
+      auto ref = store->redeem(transfer_ticket{object_id{object}, ticket});
+      if (!ref) {
+        fail(ref.error());
+        continue;
+      }
+      std::cout << "redeemed " << test::checksum(ref->bytes()) << std::endl;
+      held.emplace(object, std::move(*ref));
+    } else if (cmd == "create") {
+      size_t size = 0;
+      in >> size;
+      auto builder = store->create(size);
+      if (!builder) {
+        fail(builder.error());
+        continue;
+      }
+      std::cout << "creating " << to_string(builder->id()) << std::endl;
+      builders.push_back(std::move(*builder));
+    } else if (cmd == "hang-in-create") {
+      size_t size = 0;
+      in >> size;
+      detail::store_impl::set_create_hook(hang);
+      auto builder = store->create(size);
+      std::cout << "error create returned" << std::endl;
+    } else if (cmd == "pin") {
+      uint64_t id = 0;
+      in >> id;
+      auto i = held.find(id);
+      if (i == held.end()) {
+        std::cout << "error no handle" << std::endl;
+        continue;
+      }
+      auto wire = to_wire(i->second);
+      if (!wire) {
+        fail(wire.error());
+        continue;
+      }
+      std::cout << "pinned" << std::endl;
+    } else {
+      std::cout << "error unknown command " << cmd << std::endl;
+    }
+  }
+  return 0;
+}
