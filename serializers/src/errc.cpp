@@ -23,6 +23,11 @@ std::string to_string(errc x) {
     case errc::encode_failed: return "encode_failed";
     case errc::decode_failed: return "decode_failed";
     case errc::trailing_bytes: return "trailing_bytes";
+    case errc::misaligned_frame: return "misaligned_frame";
+    case errc::nesting_too_deep: return "nesting_too_deep";
+    case errc::frame_mismatch: return "frame_mismatch";
+    case errc::stand_in_mismatch: return "stand_in_mismatch";
+    case errc::family_unavailable: return "family_unavailable";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -51,6 +51,17 @@ enum class errc : uint8_t {
   decode_failed,
   /// A value was left unread at the end of a frame.
   trailing_bytes,
+  /// A frame's memory is not aligned for the view type decoded into.
+  misaligned_frame,
+  /// The input nests deeper than the configured maximum depth.
+  nesting_too_deep,
+  /// The frames differ from the header's frame count or frame sizes.
+  frame_mismatch,
+  /// The payload was encoded through a registered stand-in the receiver lacks
+  /// (or the receiver has one the sender did not use).
+  stand_in_mismatch,
+  /// The preference list or allowlist names a family this registry lacks.
+  family_unavailable,
 };
 
 /// Returns the name of `x`, e.g. `"truncated_frame"`.

@@ -1,0 +1,135 @@
+// Shared parts of the built-in family codecs. Not API.
+#pragma once
+
+#include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/detail/scope.hpp"
+#include "ferry/serializers/frame.hpp"
+#include "ferry/serializers/options.hpp"
+
+#include <caf/error.hpp>
+
+#include <cstring>
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <streambuf>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ferry::serializers::detail {
+
+/// What a codec reports in its errors.
+struct call_info {
+  std::string_view family;
+  std::string_view type_name;
+  bool decoding;
+};
+
+/// Returns the start of an error message about `info`.
+std::string describe(const call_info& info);
+
+/// Runs `f`, turning every exception into an error value that names the
+/// family, the type and `where()` (frame and offset), and keeps the library's
+/// own message.
+template <class F, class Where>
+caf::error guarded(const call_info& info, F&& f, Where&& where) {
+  auto failed = info.decoding ? errc::decode_failed : errc::encode_failed;
+  auto fix = info.decoding
+               ? std::string{"; the bytes are corrupt or hostile, or the "
+                             "sender's type differs from the receiver's"}
+               : std::string{"; check the type's serialization functions"};
+  try {
+    return f();
+  } catch (const decode_fault& e) {
+    return make_error(e.code, describe(info) + where() + ": " + e.what);
+  } catch (const std::bad_alloc&) {
+    return make_error(errc::allocation_limit_exceeded,
+                      describe(info) + where()
+                        + ": out of memory; the input claims more than the "
+                          "machine can hold");
+  } catch (const std::length_error& e) {
+    return make_error(errc::length_out_of_range,
+                      describe(info) + where() + ": " + e.what() + fix);
+  } catch (const std::exception& e) {
+    return make_error(failed, describe(info) + where() + ": " + e.what() + fix);
+  } catch (...) {
+    return make_error(failed,
+                      describe(info) + where() + ": unknown exception" + fix);
+  }
+}
+
+/// An output stream buffer appending to a byte vector, with a put area so that
+/// small writes stay cheap.
+class byte_sink : public std::streambuf {
+public:
+  explicit byte_sink(std::vector<std::byte>& out) : out_(out) {
+    out_.clear();
+  }
+
+  /// Shrinks the vector to the bytes written.
+  void finish() {
+    out_.resize(static_cast<size_t>(pptr() - pbase()));
+  }
+
+protected:
+  int_type overflow(int_type c) override {
+    grow(1);
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (epptr() - pptr() < n)
+      grow(static_cast<size_t>(n));
+    std::memcpy(pptr(), s, static_cast<size_t>(n));
+    // pbump takes an int: advance in steps for writes beyond 2 GiB.
+    auto left = n;
+    while (left > 0) {
+      auto step = static_cast<int>(std::min<std::streamsize>(left, 1 << 30));
+      pbump(step);
+      left -= step;
+    }
+    return n;
+  }
+
+private:
+  void grow(size_t extra) {
+    auto used = static_cast<size_t>(pptr() - pbase());
+    auto wanted = std::max<size_t>(used + extra, std::max<size_t>(256, 2 * out_.size()));
+    out_.resize(wanted);
+    auto base = reinterpret_cast<char*>(out_.data());
+    setp(base, base + out_.size());
+    auto left = used;
+    while (left > 0) {
+      auto step = static_cast<int>(std::min<size_t>(left, 1 << 30));
+      pbump(step);
+      left -= static_cast<size_t>(step);
+    }
+  }
+
+  std::vector<std::byte>& out_;
+};
+
+/// An input stream buffer over read-only bytes.
+class byte_source : public std::streambuf {
+public:
+  explicit byte_source(std::span<const std::byte> in) {
+    auto p = const_cast<char*>(reinterpret_cast<const char*>(in.data()));
+    setg(p, p, p + in.size());
+  }
+
+  /// Returns how many bytes were consumed.
+  size_t consumed() const noexcept {
+    return static_cast<size_t>(gptr() - eback());
+  }
+};
+
+/// Checks that `frames` has a main frame; returns an error otherwise.
+caf::error require_main_frame(const call_info& info,
+                              std::span<const frame> frames);
+
+} // namespace ferry::serializers::detail

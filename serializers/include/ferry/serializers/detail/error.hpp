@@ -1,0 +1,36 @@
+// Private helpers for building errors and naming types. Not API.
+#pragma once
+
+#include "ferry/serializers/errc.hpp"
+
+#include <caf/error.hpp>
+
+#include <string>
+#include <typeinfo>
+
+namespace ferry::serializers::detail {
+
+/// Returns an error of code `code` whose context is the string `what`.
+[[nodiscard]] caf::error make_error(errc code, std::string what);
+
+/// Returns the demangled name of `type`.
+[[nodiscard]] std::string demangle(const std::type_info& type);
+
+/// Returns the demangled form of the mangled name `name`.
+[[nodiscard]] std::string demangle_name(const char* name);
+
+/// Returns the demangled name of `T`.
+template <class T>
+[[nodiscard]] std::string type_label() {
+  return demangle(typeid(T));
+}
+
+/// Thrown inside decoders (cereal archives, msgpack visitors) to leave the
+/// library's call stack; caught at the family adapter and turned into an
+/// error value. Never escapes ferry.
+struct decode_fault {
+  errc code;
+  std::string what;
+};
+
+} // namespace ferry::serializers::detail

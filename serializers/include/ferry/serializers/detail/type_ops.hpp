@@ -1,0 +1,258 @@
+// Per-type, type-erased access to the built-in families. Not API.
+#pragma once
+
+#include "ferry/serializers/families/caf.hpp"
+#include "ferry/serializers/families/cereal.hpp"
+#include "ferry/serializers/families/msgpack.hpp"
+#include "ferry/serializers/families/raw.hpp"
+#include "ferry/serializers/separate.hpp"
+#include "ferry/serializers/wrap.hpp"
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <typeindex>
+
+namespace ferry::serializers::detail {
+
+/// The built-in families, in the order of `builtin_names`.
+enum class builtin : uint8_t {
+  cereal_binary,
+  cereal_portable,
+  cereal_json,
+  msgpack,
+  caf,
+  raw,
+};
+
+inline constexpr size_t builtin_count = 6;
+
+inline constexpr std::array<std::string_view, builtin_count> builtin_names{
+  "cereal.binary", "cereal.portable", "cereal.json", "msgpack", "caf", "raw"};
+
+/// Returns the built-in family called `name`, if any.
+std::optional<builtin> builtin_from_name(std::string_view name) noexcept;
+
+template <class T>
+constexpr bool builtin_can_encode(builtin f) {
+  switch (f) {
+    case builtin::cereal_binary:
+    case builtin::cereal_portable:
+    case builtin::cereal_json:
+      return deep_ok<cereal_policy, T>();
+    case builtin::msgpack:
+      return deep_ok<msgpack_policy, T>();
+    case builtin::caf:
+      return deep_ok<caf_policy, T>();
+    case builtin::raw:
+      return raw_can_encode<T>();
+  }
+  return false;
+}
+
+template <class T>
+constexpr bool builtin_can_decode(builtin f) {
+  if (f == builtin::raw)
+    return raw_can_decode<T>();
+  return builtin_can_encode<T>(f) && std::is_default_constructible_v<T>;
+}
+
+template <class T>
+std::string builtin_why_not(builtin f) {
+  switch (f) {
+    case builtin::cereal_binary:
+    case builtin::cereal_portable:
+    case builtin::cereal_json:
+      return why_not<cereal_policy, T>();
+    case builtin::msgpack:
+      return why_not<msgpack_policy, T>();
+    case builtin::caf:
+      return why_not<caf_policy, T>();
+    case builtin::raw:
+      return raw_why_not<T>();
+  }
+  return "unknown family";
+}
+
+/// Encodes `x` with `f`, appending frame 0 (and any separate frames) to
+/// `frames`.
+template <class T>
+caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
+                          const std::shared_ptr<const void>& keep_alive,
+                          const call_info& info) {
+  if (f == builtin::raw) {
+    if constexpr (raw_can_encode<T>())
+      return raw_encode(x, frames, keep_alive);
+    return make_error(errc::encode_failed, describe(info) + ": not raw");
+  }
+  frames.clear();
+  frames.emplace_back();
+  std::vector<std::byte> main;
+  caf::error err;
+  switch (f) {
+    case builtin::cereal_binary:
+    case builtin::cereal_portable:
+    case builtin::cereal_json:
+      if constexpr (deep_ok<cereal_policy, T>()) {
+        if (f == builtin::cereal_binary)
+          err = cereal_encode<cereal_format::binary>(x, main, info);
+        else if (f == builtin::cereal_portable)
+          err = cereal_encode<cereal_format::portable>(x, main, info);
+        else
+          err = cereal_encode<cereal_format::json>(x, main, info);
+      }
+      break;
+    case builtin::msgpack:
+      if constexpr (deep_ok<msgpack_policy, T>())
+        err = msgpack_encode(x, main, info);
+      break;
+    case builtin::caf:
+      if constexpr (deep_ok<caf_policy, T>())
+        err = caf_encode(x, main, info);
+      break;
+    case builtin::raw:
+      break;
+  }
+  if (err)
+    return err;
+  frames[0] = frame{std::move(main)};
+  return {};
+}
+
+/// Decodes `frames` with `f` into `out`; `adopt` is frame 0 when the caller
+/// gave up the payload (may be null).
+template <class T>
+caf::error builtin_decode(builtin f, std::span<const frame> frames,
+                          frame* adopt, T& out, const limits& lim,
+                          const call_info& info) {
+  if (f == builtin::raw) {
+    if constexpr (raw_can_decode<T>())
+      return raw_decode(frames, adopt, out, info);
+    return make_error(errc::decode_failed, describe(info) + ": not raw");
+  }
+  if (auto err = require_main_frame(info, frames))
+    return err;
+  auto in = frames[0].bytes();
+  if constexpr (std::is_default_constructible_v<T>) {
+    switch (f) {
+      case builtin::cereal_binary:
+        if constexpr (deep_ok<cereal_policy, T>())
+          return cereal_decode<cereal_format::binary>(in, out, lim, info);
+        break;
+      case builtin::cereal_portable:
+        if constexpr (deep_ok<cereal_policy, T>())
+          return cereal_decode<cereal_format::portable>(in, out, lim, info);
+        break;
+      case builtin::cereal_json:
+        if constexpr (deep_ok<cereal_policy, T>())
+          return cereal_decode<cereal_format::json>(in, out, lim, info);
+        break;
+      case builtin::msgpack:
+        if constexpr (deep_ok<msgpack_policy, T>())
+          return msgpack_decode(in, out, lim, info);
+        break;
+      case builtin::caf:
+        if constexpr (deep_ok<caf_policy, T>())
+          return caf_decode(in, out, lim, info);
+        break;
+      case builtin::raw:
+        break;
+    }
+  }
+  return make_error(errc::decode_failed,
+                    describe(info) + ": the family cannot decode this type");
+}
+
+/// Type-erased operations on one C++ type.
+struct type_ops {
+  std::type_index type;
+  std::string (*label)();
+  bool (*can_encode)(builtin);
+  bool (*can_decode)(builtin);
+  std::string (*why_not)(builtin);
+  caf::error (*encode)(builtin, const void*, std::vector<frame>&,
+                       const std::shared_ptr<const void>&, const call_info&);
+  caf::error (*decode)(builtin, std::span<const frame>, frame*, void*,
+                       const limits&, const call_info&);
+  void* (*make)();
+  void (*destroy)(void*);
+  /// Types whose payloads this type can decode too (raw array views).
+  std::array<std::type_index, 3> compatible;
+};
+
+template <class T>
+struct compatible_types {
+  static std::array<std::type_index, 3> get() {
+    return {typeid(T), typeid(T), typeid(T)};
+  }
+};
+
+template <class T>
+  requires raw_array<T>::value
+struct compatible_types<T> {
+  using E = typename raw_array<T>::element;
+  static std::array<std::type_index, 3> get() {
+    return {typeid(std::vector<E>), typeid(std::span<const E>),
+            typeid(array_view<E>)};
+  }
+};
+
+template <class T>
+const type_ops& ops_of() {
+  static const type_ops ops{
+    typeid(T),
+    [] { return type_label<T>(); },
+    [](builtin f) { return builtin_can_encode<T>(f); },
+    [](builtin f) { return builtin_can_decode<T>(f); },
+    [](builtin f) { return builtin_why_not<T>(f); },
+    [](builtin f, const void* x, std::vector<frame>& frames,
+       const std::shared_ptr<const void>& keep_alive, const call_info& info) {
+      return builtin_encode<T>(f, *static_cast<const T*>(x), frames,
+                               keep_alive, info);
+    },
+    [](builtin f, std::span<const frame> frames, frame* adopt, void* out,
+       const limits& lim, const call_info& info) {
+      return builtin_decode<T>(f, frames, adopt, *static_cast<T*>(out), lim,
+                               info);
+    },
+    []() -> void* {
+      if constexpr (std::is_default_constructible_v<T>)
+        return new T();
+      else
+        return nullptr;
+    },
+    [](void* ptr) { delete static_cast<T*>(ptr); },
+    compatible_types<T>::get(),
+  };
+  return ops;
+}
+
+/// Fails the build with a message naming a member type no family can send.
+template <class T>
+constexpr void check_members() {
+  if constexpr (!custom_only<T>::value) {
+    constexpr auto found = find_forbidden<T>();
+    static_assert(found != forbidden::lock,
+                  "ferry::serializers: this type holds a std::mutex (or "
+                  "another lock or condition variable) as a member, and no "
+                  "family can send a lock. Fix: give the type its own "
+                  "serialize/inspect that leaves the lock out, or send a "
+                  "stand-in via register_serializer<T>(to, from) and "
+                  "specialise ferry::serializers::custom_only<T>.");
+    static_assert(found != forbidden::thread,
+                  "ferry::serializers: this type holds a std::thread (or "
+                  "std::jthread) as a member, and no family can send a "
+                  "thread. Fix: give the type its own serialize/inspect that "
+                  "leaves the thread out, or send a stand-in via "
+                  "register_serializer<T>(to, from) and specialise "
+                  "ferry::serializers::custom_only<T>.");
+    static_assert(found != forbidden::raw_pointer,
+                  "ferry::serializers: this type holds a raw pointer as a "
+                  "member; its address means nothing in another process. "
+                  "Fix: hold the value itself, a std::shared_ptr or a "
+                  "std::unique_ptr, or give the type its own "
+                  "serialize/inspect.");
+  }
+}
+
+} // namespace ferry::serializers::detail

@@ -1,0 +1,186 @@
+// The cereal families: `cereal.binary`, `cereal.portable`, `cereal.json`.
+//
+// Frames hold exactly what cereal's BinaryOutputArchive,
+// PortableBinaryOutputArchive (default options) and JSONOutputArchive write
+// for `ar(value)`, so plain cereal code with no ferry in it decodes frame 0 of
+// a one-frame payload. Decoding the binary formats goes through ferry's
+// bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON uses
+// cereal's JSONInputArchive after a depth pre-scan, with allocations bounded
+// by the element counts actually present (for JSON, up to half the input size
+// times the element size; JSON is meant for debugging a link).
+//
+// Shared identity: all three express it; a value holding one
+// `std::shared_ptr<T>` N times encodes the object once and decodes to N
+// pointers to one object.
+//
+// Aggregates with no serialization of their own are serialized field by field
+// as if they had `template <class A> void serialize(A& ar) { ar(f0, f1, ...); }`.
+//
+// CAF 0.17 quirk: a *free* `template <class Archive> void serialize(Archive&, T&)`
+// is also picked up by CAF 0.17's legacy detection, which then prefers it over
+// `inspect` and fails to compile for the `caf` family. Give types that need
+// both cereal and CAF a *member* `serialize` (or member `save`/`load`).
+#pragma once
+
+#include "ferry/serializers/detail/capability.hpp"
+#include "ferry/serializers/detail/cereal_archive.hpp"
+#include "ferry/serializers/detail/codec_common.hpp"
+
+#include <istream>
+#include <ostream>
+
+namespace ferry::serializers::detail {
+
+struct cereal_policy {
+  static constexpr const char* name = "cereal";
+  static constexpr const char* how
+    = "cereal serialization: give it a member serialize(Archive&) or "
+      "save/load, make it a plain aggregate, or register_serializer<T> a "
+      "stand-in";
+  static constexpr bool enums = true;
+  static constexpr bool optionals = true;
+  static constexpr bool variants = true;
+  static constexpr bool separate_frames = true;
+
+  template <class T>
+  static constexpr bool own() {
+    return has_own_cereal<T>;
+  }
+
+  template <class T>
+  static constexpr bool scalar() {
+    return true;
+  }
+
+  template <class T>
+  static constexpr bool string() {
+    return true;
+  }
+
+  template <class T>
+  static constexpr bool sequence() {
+    return true;
+  }
+
+  template <class T>
+  static constexpr bool pointer() {
+    return !is_instance_v<T, std::weak_ptr>
+           && !std::is_array_v<typename T::element_type>
+           && !std::is_polymorphic_v<typename T::element_type>
+           && std::is_default_constructible_v<typename T::element_type>;
+  }
+
+  template <class T>
+  static constexpr bool leaf() {
+    if constexpr (is_reflectable_v<T>)
+      return false;
+    else
+      return cereal::traits::is_output_serializable<
+               T, cereal::BinaryOutputArchive>::value
+             && cereal::traits::is_input_serializable<
+               T, cereal::BinaryInputArchive>::value;
+  }
+};
+
+template <class T>
+concept cereal_reflect
+  = is_reflectable_v<T> && !has_own_cereal<T>
+    && all_ok<cereal_policy, field_types<T>>();
+
+/// The three cereal families.
+enum class cereal_format { binary, portable, json };
+
+template <cereal_format F, class T>
+caf::error cereal_encode(const T& x, std::vector<std::byte>& out,
+                         const call_info& info) {
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      byte_sink buf{out};
+      {
+        std::ostream os{&buf};
+        if constexpr (F == cereal_format::binary) {
+          cereal::BinaryOutputArchive ar{os};
+          ar(x);
+        } else if constexpr (F == cereal_format::portable) {
+          cereal::PortableBinaryOutputArchive ar{os};
+          ar(x);
+        } else {
+          cereal::JSONOutputArchive ar{os};
+          ar(x);
+        }
+      }
+      buf.finish();
+      return {};
+    },
+    [] { return std::string{}; });
+}
+
+/// Returns the deepest bracket nesting of a JSON text, ignoring strings.
+size_t json_depth(std::span<const std::byte> text);
+
+template <cereal_format F, class T>
+caf::error cereal_decode(std::span<const std::byte> in, T& out,
+                         const limits& lim, const call_info& info) {
+  size_t offset = 0;
+  auto where = [&] {
+    return " (frame 0, offset " + std::to_string(offset) + ")";
+  };
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      if constexpr (F == cereal_format::json) {
+        if (auto depth = json_depth(in); depth > lim.max_depth)
+          throw decode_fault{errc::nesting_too_deep,
+                             "the JSON text nests " + std::to_string(depth)
+                               + " levels, more than limits::max_depth ("
+                               + std::to_string(lim.max_depth) + ")"};
+        byte_source buf{in};
+        std::istream is{&buf};
+        cereal::JSONInputArchive ar{is};
+        ar(out);
+        offset = buf.consumed();
+      } else {
+        checked_input_archive<F == cereal_format::portable> ar{in,
+                                                               lim.max_depth};
+        struct position_keeper {
+          checked_input_archive<F == cereal_format::portable>& ar;
+          size_t& offset;
+          ~position_keeper() {
+            offset = ar.position();
+          }
+        } keeper{ar, offset};
+        ar(out);
+        if (ar.remaining() != 0)
+          throw decode_fault{errc::trailing_bytes,
+                             std::to_string(ar.remaining())
+                               + " bytes follow the value"};
+      }
+      return {};
+    },
+    where);
+}
+
+} // namespace ferry::serializers::detail
+
+namespace cereal {
+
+/// Serializes plain aggregates field by field (ferry's aggregate reflection).
+template <class Archive, class T>
+  requires ferry::serializers::detail::cereal_archive<Archive>
+           && ferry::serializers::detail::cereal_reflect<T>
+void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
+  size_t index = 0;
+  ferry::serializers::visit_fields(x, [&](auto&... fields) {
+    auto one = [&](auto& field) {
+      if (ferry::serializers::detail::tracing())
+        ferry::serializers::detail::trace_member(typeid(T), index,
+                                                 typeid(field));
+      ++index;
+      ar(field);
+    };
+    (one(fields), ...);
+  });
+}
+
+} // namespace cereal

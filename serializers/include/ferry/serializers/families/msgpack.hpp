@@ -1,0 +1,260 @@
+// The `msgpack` family (msgpack-cxx).
+//
+// Frame 0 holds exactly what `msgpack::pack(buffer, value)` writes, so plain
+// msgpack readers in any language decode it (Python: `msgpack.unpackb`).
+// Aggregates with no msgpack code of their own encode as an array of their
+// fields, like `MSGPACK_DEFINE`; enums as their underlying integer.
+//
+// Cannot express: std::variant (msgpack-cxx has no adaptor), pointers of any
+// kind and therefore shared identity, long double. Such types fall back to
+// the next family in the preference list.
+//
+// Hostile input: before unpacking, a parse pass with a counting visitor checks
+// structure, nesting depth and trailing bytes, and sums the memory
+// msgpack-cxx's zone would take (one msgpack::object per element); more than
+// the allocation budget is refused. Strings and binaries are referenced from
+// the frame, never copied into the zone.
+#pragma once
+
+#include "ferry/serializers/detail/capability.hpp"
+#include "ferry/serializers/detail/codec_common.hpp"
+
+#include <msgpack.hpp>
+
+namespace ferry::serializers::detail {
+
+struct msgpack_policy {
+  static constexpr const char* name = "msgpack";
+  static constexpr const char* how
+    = "msgpack serialization: add MSGPACK_DEFINE(...) to it, make it a plain "
+      "aggregate, specialise msgpack's adaptors and "
+      "ferry::serializers::msgpack_adaptor<T>, or register_serializer<T> a "
+      "stand-in";
+  static constexpr bool enums = true;
+  static constexpr bool optionals = true;
+  static constexpr bool variants = false;
+  static constexpr bool separate_frames = true;
+
+  template <class T>
+  static constexpr bool own() {
+    return has_msgpack_define<T> || msgpack_adaptor<T>::value;
+  }
+
+  template <class T>
+  static constexpr bool scalar() {
+    return !std::is_same_v<T, long double>;
+  }
+
+  template <class T>
+  static constexpr bool string() {
+    return std::is_same_v<T, std::string>;
+  }
+
+  template <class T>
+  static constexpr bool sequence() {
+    return !is_instance_v<T, std::unordered_multiset>;
+  }
+
+  template <class T>
+  static constexpr bool pointer() {
+    return false;
+  }
+
+  template <class T>
+  static constexpr bool leaf() {
+    return false;
+  }
+};
+
+template <class T>
+concept msgpack_reflect
+  = is_reflectable_v<T> && !has_msgpack_define<T> && !msgpack_adaptor<T>::value
+    && all_ok<msgpack_policy, field_types<T>>();
+
+/// Appends msgpack output to a byte vector.
+struct msgpack_writer {
+  std::vector<std::byte>& out;
+
+  void write(const char* data, size_t n) {
+    auto p = reinterpret_cast<const std::byte*>(data);
+    out.insert(out.end(), p, p + n);
+  }
+};
+
+/// Checks structure, depth and zone memory of msgpack input.
+struct msgpack_scan : msgpack::null_visitor {
+  uint32_t max_depth = 0;
+  uint32_t depth = 0;
+  uint64_t zone_bytes = sizeof(msgpack::object);
+  uint64_t budget = 0;
+  errc fault = errc::none;
+  std::string what;
+
+  bool fail(errc code, std::string msg) {
+    if (fault == errc::none) {
+      fault = code;
+      what = std::move(msg);
+    }
+    return false;
+  }
+
+  bool add(uint64_t n, uint64_t size) {
+    if (n > (budget - std::min(budget, zone_bytes)) / size)
+      return fail(errc::allocation_limit_exceeded,
+                  "unpacking would allocate more than the allocation budget "
+                  "of "
+                    + std::to_string(budget)
+                    + " bytes; raise limits::allocation_factor if the input "
+                      "is legitimate");
+    zone_bytes += n * size;
+    return true;
+  }
+
+  bool start_array(uint32_t n) {
+    if (++depth > max_depth)
+      return fail(errc::nesting_too_deep,
+                  "nests deeper than limits::max_depth ("
+                    + std::to_string(max_depth) + ")");
+    return add(n, sizeof(msgpack::object));
+  }
+
+  bool end_array() {
+    --depth;
+    return true;
+  }
+
+  bool start_map(uint32_t n) {
+    if (++depth > max_depth)
+      return fail(errc::nesting_too_deep,
+                  "nests deeper than limits::max_depth ("
+                    + std::to_string(max_depth) + ")");
+    return add(n, sizeof(msgpack::object_kv));
+  }
+
+  bool end_map() {
+    --depth;
+    return true;
+  }
+
+  void parse_error(size_t, size_t error_offset) {
+    fail(errc::malformed_frame,
+         "invalid msgpack at offset " + std::to_string(error_offset));
+  }
+
+  void insufficient_bytes(size_t, size_t error_offset) {
+    fail(errc::truncated_frame,
+         "msgpack ends inside a value at offset "
+           + std::to_string(error_offset));
+  }
+};
+
+template <class T>
+caf::error msgpack_encode(const T& x, std::vector<std::byte>& out,
+                          const call_info& info) {
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      out.clear();
+      msgpack_writer w{out};
+      msgpack::pack(w, x);
+      return {};
+    },
+    [] { return std::string{}; });
+}
+
+/// Runs the counting parse over `in`; returns an error or nothing.
+caf::error msgpack_prescan(std::span<const std::byte> in, const limits& lim,
+                           const call_info& info);
+
+template <class T>
+caf::error msgpack_decode(std::span<const std::byte> in, T& out,
+                          const limits& lim, const call_info& info) {
+  if (auto err = msgpack_prescan(in, lim, info))
+    return err;
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      size_t off = 0;
+      auto reference_all = [](msgpack::type::object_type, size_t,
+                              void*) { return true; };
+      auto handle = msgpack::unpack(reinterpret_cast<const char*>(in.data()),
+                                    in.size(), off, +reference_all, nullptr);
+      handle.get().convert(out);
+      return {};
+    },
+    [] { return std::string{" (frame 0)"}; });
+}
+
+} // namespace ferry::serializers::detail
+
+namespace msgpack {
+MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
+namespace adaptor {
+
+/// Packs plain aggregates as an array of their fields.
+template <class T>
+struct pack<T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
+  template <class Stream>
+  packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
+    ferry::serializers::visit_fields(x, [&](const auto&... fields) {
+      o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
+      size_t index = 0;
+      auto one = [&](const auto& field) {
+        if (ferry::serializers::detail::tracing())
+          ferry::serializers::detail::trace_member(typeid(T), index,
+                                                   typeid(field));
+        ++index;
+        o.pack(field);
+      };
+      (one(fields), ...);
+    });
+    return o;
+  }
+};
+
+/// Converts an array of fields back into a plain aggregate.
+template <class T>
+struct convert<T,
+               std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
+  const msgpack::object& operator()(const msgpack::object& o, T& x) const {
+    if (o.type != msgpack::type::ARRAY
+        || o.via.array.size != ferry::serializers::field_count<T>())
+      throw msgpack::type_error();
+    size_t index = 0;
+    ferry::serializers::visit_fields(x, [&](auto&... fields) {
+      auto one = [&](auto& field) {
+        if (ferry::serializers::detail::tracing())
+          ferry::serializers::detail::trace_member(typeid(T), index,
+                                                   typeid(field));
+        o.via.array.ptr[index++].convert(field);
+      };
+      (one(fields), ...);
+    });
+    return o;
+  }
+};
+
+/// Packs enums as their underlying integer.
+template <class T>
+struct pack<T, std::enable_if_t<std::is_enum_v<T>>> {
+  template <class Stream>
+  packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
+    o.pack(static_cast<std::underlying_type_t<T>>(x));
+    return o;
+  }
+};
+
+/// Converts an integer back into an enum.
+template <class T>
+struct convert<T, std::enable_if_t<std::is_enum_v<T>>> {
+  const msgpack::object& operator()(const msgpack::object& o, T& x) const {
+    std::underlying_type_t<T> tmp{};
+    o.convert(tmp);
+    x = static_cast<T>(tmp);
+    return o;
+  }
+};
+
+} // namespace adaptor
+} // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
+} // namespace msgpack

@@ -1,0 +1,196 @@
+#include "ferry/serializers/payload.hpp"
+
+#include "ferry/serializers/detail/error.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace ferry::serializers::detail {
+
+caf::error make_error(errc code, std::string what) {
+  return caf::make_error(code, std::move(what));
+}
+
+std::string demangle_name(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name{
+    abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free};
+  if (status == 0 && name)
+    return name.get();
+  return mangled;
+}
+
+std::string demangle(const std::type_info& type) {
+  return demangle_name(type.name());
+}
+
+} // namespace ferry::serializers::detail
+
+namespace ferry::serializers {
+
+namespace {
+
+void put(std::vector<std::byte>& out, uint64_t x, int bytes) {
+  for (int i = 0; i < bytes; ++i)
+    out.push_back(static_cast<std::byte>((x >> (8 * i)) & 0xff));
+}
+
+void put_string(std::vector<std::byte>& out, const std::string& x) {
+  put(out, x.size(), 2);
+  for (char c : x)
+    out.push_back(static_cast<std::byte>(c));
+}
+
+// Reads the header format. Every read checks the remaining input first.
+class header_reader {
+public:
+  header_reader(std::span<const std::byte> in, const limits& lim)
+    : in_(in), lim_(lim) {
+  }
+
+  bool read(uint64_t& x, int bytes) {
+    if (in_.size() - pos_ < static_cast<size_t>(bytes))
+      return fail(errc::truncated_frame, "header ends inside an integer");
+    x = 0;
+    for (int i = 0; i < bytes; ++i)
+      x |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
+    pos_ += bytes;
+    return true;
+  }
+
+  bool read_string(std::string& x, const char* what, bool printable_only) {
+    uint64_t n = 0;
+    if (!read(n, 2))
+      return false;
+    if (n > lim_.max_name_bytes)
+      return fail(errc::length_out_of_range,
+                  std::string{what} + " is " + std::to_string(n)
+                    + " bytes, more than limits::max_name_bytes ("
+                    + std::to_string(lim_.max_name_bytes) + ")");
+    if (in_.size() - pos_ < n)
+      return fail(errc::truncated_frame,
+                  std::string{what} + " claims " + std::to_string(n)
+                    + " bytes but only " + std::to_string(in_.size() - pos_)
+                    + " remain");
+    x.resize(n);
+    std::memcpy(x.data(), in_.data() + pos_, n);
+    for (char c : x) {
+      auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u > 0x7e || (printable_only && u == ' '))
+        return fail(errc::malformed_header,
+                    std::string{what} + " holds a byte that is not printable "
+                                        "ASCII");
+    }
+    pos_ += n;
+    return true;
+  }
+
+  bool fail(errc code, std::string what) {
+    err_ = detail::make_error(code, "payload header, offset "
+                                      + std::to_string(pos_) + ": "
+                                      + std::move(what)
+                                      + "; the sender is not a compatible "
+                                        "ferry node or the bytes are "
+                                        "corrupt");
+    return false;
+  }
+
+  size_t pos() const noexcept {
+    return pos_;
+  }
+
+  caf::error& err() noexcept {
+    return err_;
+  }
+
+private:
+  std::span<const std::byte> in_;
+  const limits& lim_;
+  size_t pos_ = 0;
+  caf::error err_;
+};
+
+} // namespace
+
+std::vector<std::byte> encode_header(const payload_header& x) {
+  std::vector<std::byte> out;
+  out.reserve(32 + x.family.size() + x.type_name.size() + x.stand_in.size()
+              + 8 * x.frame_sizes.size());
+  out.push_back(std::byte{'F'});
+  out.push_back(std::byte{'S'});
+  out.push_back(std::byte{header_format_version});
+  put_string(out, x.family);
+  put_string(out, x.type_name);
+  put_string(out, x.stand_in);
+  put(out, x.version, 4);
+  put(out, x.frame_sizes.size(), 4);
+  for (auto n : x.frame_sizes)
+    put(out, n, 8);
+  return out;
+}
+
+caf::expected<payload_header> decode_header(std::span<const std::byte> bytes,
+                                            const limits& lim) {
+  header_reader rd{bytes, lim};
+  payload_header result;
+  uint64_t magic = 0;
+  if (!rd.read(magic, 3))
+    return std::move(rd.err());
+  if (magic != (uint64_t{'F'} | (uint64_t{'S'} << 8)
+                | (uint64_t{header_format_version} << 16))) {
+    rd.fail(errc::malformed_header,
+            "bad magic or header version (expected 'F','S',1)");
+    return std::move(rd.err());
+  }
+  if (!rd.read_string(result.family, "family name", true)
+      || !rd.read_string(result.type_name, "type name", false)
+      || !rd.read_string(result.stand_in, "stand-in name", false))
+    return std::move(rd.err());
+  if (result.family.empty()) {
+    rd.fail(errc::malformed_header, "empty family name");
+    return std::move(rd.err());
+  }
+  uint64_t version = 0;
+  uint64_t count = 0;
+  if (!rd.read(version, 4) || !rd.read(count, 4))
+    return std::move(rd.err());
+  result.version = static_cast<uint32_t>(version);
+  if (count > lim.max_frames) {
+    rd.fail(errc::length_out_of_range,
+            "claims " + std::to_string(count)
+              + " frames, more than limits::max_frames ("
+              + std::to_string(lim.max_frames) + ")");
+    return std::move(rd.err());
+  }
+  if ((bytes.size() - rd.pos()) / 8 < count) {
+    rd.fail(errc::truncated_frame, "claims " + std::to_string(count)
+                                     + " frames but the sizes are missing");
+    return std::move(rd.err());
+  }
+  result.frame_sizes.resize(count);
+  uint64_t total = 0;
+  for (auto& n : result.frame_sizes) {
+    if (!rd.read(n, 8))
+      return std::move(rd.err());
+    if (n > lim.max_payload_bytes || total + n > lim.max_payload_bytes) {
+      rd.fail(errc::payload_too_large,
+              "frames sum to more than limits::max_payload_bytes ("
+                + std::to_string(lim.max_payload_bytes)
+                + "); raise the limit or send large values through the "
+                  "store");
+      return std::move(rd.err());
+    }
+    total += n;
+  }
+  if (rd.pos() != bytes.size()) {
+    rd.fail(errc::trailing_bytes, std::to_string(bytes.size() - rd.pos())
+                                    + " bytes follow the header");
+    return std::move(rd.err());
+  }
+  return result;
+}
+
+} // namespace ferry::serializers
