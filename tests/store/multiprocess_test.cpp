@@ -2,6 +2,7 @@
 // counts across processes, and crash safety under kill -9 while holding
 // handles, while inside `create` (holding the store lock), with an unsealed
 // builder, and with a ticket in transit.
+#include "ferry/store/log.hpp"
 #include "ferry/store/object_store.hpp"
 #include "ferry/test/child_process.hpp"
 
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <sstream>
 #include <thread>
 
 using namespace ferry::store;
@@ -243,6 +245,46 @@ TEST_F(multiprocess_test, PinLastsUntilTheOwningProcessExits) {
   peer->close_stdin();
   EXPECT_TRUE(peer->wait().ok());
   EXPECT_FALSE(sut.get(object_id{std::stoull(id)}));
+}
+
+TEST_F(multiprocess_test, FerryStoreToolListsObjectsAndHolders) {
+  auto ref = sut.put(pattern(12345, 1));
+  ASSERT_TRUE(ref);
+  auto pinned = sut.put(pattern(10, 2));
+  ASSERT_TRUE(pinned);
+  auto previous = set_log_hook([](std::string_view) {});
+  ASSERT_TRUE(to_wire(*pinned));
+  set_log_hook(std::move(previous));
+  child_process tool{FERRY_STORE_TOOL, {"--name", cleanup.cfg.name, "list"}};
+  std::string output;
+  while (auto line = tool.read_line())
+    output += *line + "\n";
+  EXPECT_TRUE(tool.wait().ok()) << output;
+  auto row = output.find(to_string(ref->id()));
+  ASSERT_NE(row, std::string::npos) << output;
+  auto row_end = output.find('\n', row);
+  auto line = output.substr(row, row_end - row);
+  EXPECT_NE(line.find("12345"), std::string::npos) << line;
+  EXPECT_NE(line.find("sealed"), std::string::npos) << line;
+  EXPECT_NE(line.find(std::to_string(::getpid()) + ": 1/0/0"),
+            std::string::npos)
+    << line;
+  auto pin_row = output.find(to_string(pinned->id()) + " ");
+  ASSERT_NE(pin_row, std::string::npos) << output;
+  EXPECT_NE(output.find("yes", pin_row), std::string::npos) << output;
+  EXPECT_NE(output.find("capacity 1.0 MiB"), std::string::npos) << output;
+  EXPECT_NE(output.find("2 objects"), std::string::npos) << output;
+}
+
+TEST(multiprocess_tool, FerryStoreToolFailsForAMissingStore) {
+  child_process tool{FERRY_STORE_TOOL,
+                     {"--name", unique_name("none"), "list"}};
+  while (tool.read_line()) {
+    // drain
+  }
+  auto status = tool.wait();
+  EXPECT_TRUE(status.exited);
+  EXPECT_EQ(status.code, 1);
 }
 
 TEST(multiprocess_reaper, PeriodicReaperReclaimsWithoutAnyCall) {
