@@ -2,6 +2,8 @@
 
 #include "ferry/serializers/detail/type_ops.hpp"
 
+#include <cmath>
+
 namespace ferry::serializers::detail {
 
 std::string describe(const call_info& info) {
@@ -254,6 +256,96 @@ caf::error checked_caf_source::apply_impl(std::u32string& x) {
     c = static_cast<char32_t>(tmp);
   }
   return end_sequence();
+}
+
+checked_caf_sink::checked_caf_sink(std::vector<std::byte>& out)
+  : caf::serializer(static_cast<caf::execution_unit*>(nullptr)),
+    inner_(static_cast<caf::execution_unit*>(nullptr), out) {
+}
+
+caf::error checked_caf_sink::begin_object(uint16_t& typenr,
+                                          std::string& name) {
+  return inner_.begin_object(typenr, name);
+}
+caf::error checked_caf_sink::end_object() {
+  return inner_.end_object();
+}
+caf::error checked_caf_sink::begin_sequence(size_t& num) {
+  if (num > UINT32_MAX)
+    return make_error(errc::length_out_of_range,
+                      "a sequence of " + std::to_string(num)
+                        + " elements exceeds CAF 0.17's 32-bit lengths; use "
+                          "another family or split the value");
+  return inner_.begin_sequence(num);
+}
+caf::error checked_caf_sink::end_sequence() {
+  return inner_.end_sequence();
+}
+caf::error checked_caf_sink::apply_raw(size_t num_bytes, void* data) {
+  return inner_.apply_raw(num_bytes, data);
+}
+caf::error checked_caf_sink::apply_impl(int8_t& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(uint8_t& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(int16_t& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(uint16_t& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(int32_t& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(uint32_t& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(int64_t& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(uint64_t& x) {
+  return inner_(x);
+}
+
+namespace {
+
+template <class Float>
+caf::error refuse_subnormal(Float x) {
+  if (std::fpclassify(x) == FP_SUBNORMAL)
+    return make_error(errc::encode_failed,
+                      "a subnormal floating-point value ("
+                        + std::to_string(static_cast<double>(x))
+                        + ") would arrive corrupted: CAF 0.17's IEEE 754 "
+                          "packing mishandles subnormals; use cereal.binary "
+                          "or msgpack for such values");
+  return {};
+}
+
+} // namespace
+
+caf::error checked_caf_sink::apply_impl(float& x) {
+  if (auto err = refuse_subnormal(x))
+    return err;
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(double& x) {
+  if (auto err = refuse_subnormal(x))
+    return err;
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(long double& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(std::string& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(std::u16string& x) {
+  return inner_(x);
+}
+caf::error checked_caf_sink::apply_impl(std::u32string& x) {
+  return inner_(x);
 }
 
 caf::error from_caf_error(const caf::error& err, const call_info& info,

@@ -183,11 +183,21 @@ constexpr decltype(auto) visit_fields(T& x, F&& f) {
   }
 }
 
+namespace detail {
+
+struct field_typer {
+  template <class... Fs>
+  constexpr std::type_identity<std::tuple<std::remove_cvref_t<Fs>...>>
+  operator()(Fs&...) const noexcept {
+    return {};
+  }
+};
+
+} // namespace detail
+
 /// The field types of an aggregate, as `std::tuple<F0, F1, ...>` (cv-ref removed).
 template <class T>
 using field_types = typename decltype(visit_fields(
-  std::declval<T&>(), [](auto&... fs) {
-    return std::type_identity<std::tuple<std::remove_cvref_t<decltype(fs)>...>>{};
-  }))::type;
+  std::declval<T&>(), detail::field_typer{}))::type;
 
 } // namespace ferry::serializers

@@ -13,7 +13,8 @@
 // identity), std::forward_list; sequences longer than 2^32 - 1 elements (CAF
 // 0.17 writes 32-bit lengths). Element-wise sequences are slow in CAF 0.17
 // (a virtual call per element); bulk bytes belong in std::string or
-// std::vector<char>.
+// std::vector<char>. Subnormal floating-point values are refused on encode:
+// CAF 0.17's IEEE 754 packing corrupts them.
 #pragma once
 
 #include "ferry/serializers/detail/capability.hpp"
@@ -137,6 +138,40 @@ private:
   uint32_t max_depth_;
 };
 
+/// A caf::serializer writing CAF's binary format through
+/// caf::serializer_impl, refusing subnormal floating-point values: CAF
+/// 0.17's IEEE 754 packing turns them into unrelated numbers (4.9e-324
+/// arrives as -1.6e+293), so they must not leave silently corrupted.
+class checked_caf_sink final : public caf::serializer {
+public:
+  explicit checked_caf_sink(std::vector<std::byte>& out);
+
+  caf::error begin_object(uint16_t& typenr, std::string& name) override;
+  caf::error end_object() override;
+  caf::error begin_sequence(size_t& num) override;
+  caf::error end_sequence() override;
+  caf::error apply_raw(size_t num_bytes, void* data) override;
+
+protected:
+  caf::error apply_impl(int8_t&) override;
+  caf::error apply_impl(uint8_t&) override;
+  caf::error apply_impl(int16_t&) override;
+  caf::error apply_impl(uint16_t&) override;
+  caf::error apply_impl(int32_t&) override;
+  caf::error apply_impl(uint32_t&) override;
+  caf::error apply_impl(int64_t&) override;
+  caf::error apply_impl(uint64_t&) override;
+  caf::error apply_impl(float&) override;
+  caf::error apply_impl(double&) override;
+  caf::error apply_impl(long double&) override;
+  caf::error apply_impl(std::string&) override;
+  caf::error apply_impl(std::u16string&) override;
+  caf::error apply_impl(std::u32string&) override;
+
+private:
+  caf::serializer_impl<std::vector<std::byte>> inner_;
+};
+
 /// Returns CAF's error as a ferry error naming the family and type.
 caf::error from_caf_error(const caf::error& err, const call_info& info,
                           size_t offset);
@@ -148,7 +183,7 @@ caf::error caf_encode(const T& x, std::vector<std::byte>& out,
     info,
     [&]() -> caf::error {
       out.clear();
-      caf::serializer_impl<std::vector<std::byte>> sink{nullptr, out};
+      checked_caf_sink sink{out};
       if (auto err = sink(const_cast<T&>(x)))
         return from_caf_error(err, info, out.size());
       return {};

@@ -9,6 +9,9 @@
 // by the element counts actually present (for JSON, up to half the input size
 // times the element size; JSON is meant for debugging a link).
 //
+// cereal.json refuses strings holding a NUL character: cereal's JSON reader
+// would cut them there.
+//
 // Shared identity: all three express it; a value holding one
 // `std::shared_ptr<T>` N times encodes the object once and decodes to N
 // pointers to one object.
@@ -181,6 +184,19 @@ void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
     };
     (one(fields), ...);
   });
+}
+
+/// cereal's JSON reader reads strings as C strings and would cut them at the
+/// first NUL character; refuse such strings on encode instead of corrupting
+/// them silently.
+inline void CEREAL_SAVE_FUNCTION_NAME(JSONOutputArchive& ar,
+                                      const std::string& str) {
+  if (str.find('\0') != std::string::npos)
+    throw cereal::Exception(
+      "cereal.json cannot carry a NUL character inside a string (cereal's "
+      "JSON reader cuts strings there); use cereal.binary, cereal.portable "
+      "or msgpack");
+  ar.saveValue(str);
 }
 
 } // namespace cereal
