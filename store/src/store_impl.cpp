@@ -172,9 +172,7 @@ public:
     if (rc == EOWNERDEAD) {
       self.recover_locked();
       rc = ::pthread_mutex_consistent(&self.hdr_->mutex);
-      log_warning("ferry.store: store '" + self.name_
-                  + "': a process died holding the store lock; the segment "
-                    "was repaired and the dead process reaped");
+      recovered_ = true;
     }
     rc_ = rc;
   }
@@ -182,6 +180,11 @@ public:
   ~guard() {
     if (rc_ == 0)
       ::pthread_mutex_unlock(&self_.hdr_->mutex);
+    // Logged after unlocking: the hook may call into the store.
+    if (recovered_)
+      log_warning("ferry.store: store '" + self_.name_
+                  + "': a process died holding the store lock; the segment "
+                    "was repaired and the dead process reaped");
   }
 
   guard(const guard&) = delete;
@@ -201,6 +204,7 @@ public:
 private:
   store_impl& self_;
   int rc_ = 0;
+  bool recovered_ = false;
 };
 
 // -- attach / detach ----------------------------------------------------------
@@ -230,7 +234,9 @@ store_impl::attach(const store_config& cfg) {
   std::lock_guard lock{registry_mtx};
   auto& reg = registry();
   if (auto i = reg.find(cfg.name); i != reg.end()) {
-    if (auto existing = i->second.lock())
+    // Share the attachment, unless its segment was removed since (then
+    // this attach creates or opens the segment now under that name).
+    if (auto existing = i->second.lock(); existing && existing->current())
       return existing;
   }
   auto impl = std::make_shared<store_impl>(attach_tag{}, cfg);
@@ -245,9 +251,18 @@ store_impl::attach(const store_config& cfg) {
   return impl;
 }
 
+bool store_impl::current() const noexcept {
+  struct stat mine {};
+  struct stat named {};
+  auto path = "/dev/shm/" + name_;
+  return ::fstat(shm_.get_mapping_handle().handle, &mine) == 0
+         && ::stat(path.c_str(), &named) == 0 && mine.st_ino == named.st_ino
+         && mine.st_dev == named.st_dev;
+}
+
 std::shared_ptr<store_impl> store_impl::find_by_token(uint64_t token) {
   std::lock_guard lock{registry_mtx};
-  for (auto& [name, weak] : registry())
+  for (auto& [key, weak] : registry())
     if (auto impl = weak.lock(); impl && impl->token() == token)
       return impl;
   return nullptr;

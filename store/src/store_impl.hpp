@@ -63,6 +63,10 @@ public:
     return name_;
   }
 
+  /// Returns true if the segment this process mapped is still the one named
+  /// `name()` (not removed or replaced since).
+  bool current() const noexcept;
+
   uint64_t token() const noexcept {
     return hdr_->token;
   }

@@ -278,6 +278,22 @@ TEST(object_store_attach, RemoveDeletesTheSegmentOnce) {
   EXPECT_EQ(code_of(again), errc::segment_unavailable);
 }
 
+TEST(object_store_attach, AttachAfterRemoveCreatesANewStore) {
+  store_cleanup cleanup{small_config("recreate")};
+  auto old_store = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(old_store);
+  auto old_ref = old_store->put(pattern(100, 1));
+  ASSERT_TRUE(old_ref);
+  ASSERT_FALSE(object_store::remove(cleanup.cfg.name));
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut) << render(sut.error());
+  EXPECT_NE(sut->token(), old_store->token());
+  EXPECT_FALSE(sut->get(old_ref->id()));
+  // The old mapping stays valid for the handles that use it.
+  EXPECT_EQ(checksum(old_ref->bytes()), checksum(pattern(100, 1)));
+  EXPECT_EQ(::access(("/dev/shm/" + cleanup.cfg.name).c_str(), F_OK), 0);
+}
+
 TEST(object_store_attach, DetachedHandleFailsWithInvalidHandle) {
   store_cleanup cleanup{small_config("detached")};
   auto sut = object_store::attach(cleanup.cfg);

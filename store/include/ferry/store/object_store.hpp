@@ -69,8 +69,8 @@ class object_store {
 public:
   /// Creates the segment named `cfg.name` (mode 0600) or opens it if it
   /// exists, registers this process, and reaps dead processes. Attaching the
-  /// same name twice in one process shares one attachment (the first
-  /// configuration's process-local settings apply).
+  /// same name twice in one process shares one attachment while its segment
+  /// exists (the first configuration's process-local settings apply).
   [[nodiscard]] static caf::expected<object_store>
   attach(const store_config& cfg);
 
