@@ -1,0 +1,388 @@
+// Hostile input: lengths are never trusted, every fault is a typed error.
+
+#include "test_types.hpp"
+
+#include <cstring>
+#include <random>
+
+namespace ferry::serializers::test {
+namespace {
+
+/// A recursive type with its own serialization in every family.
+struct tree {
+  std::vector<tree> kids;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(kids);
+  }
+
+  MSGPACK_DEFINE(kids)
+
+  template <class Inspector>
+  friend typename Inspector::result_type inspect(Inspector& f, tree& x) {
+    return f(x.kids);
+  }
+};
+
+/// Shared pointers of two types.
+struct two_kinds {
+  std::shared_ptr<node> a;
+  std::shared_ptr<point> b;
+};
+
+void append_u64(std::vector<std::byte>& out, uint64_t x) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<std::byte>((x >> (8 * i)) & 0xff));
+}
+
+void append_u32(std::vector<std::byte>& out, uint32_t x) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<std::byte>((x >> (8 * i)) & 0xff));
+}
+
+/// Returns the registered name ferry uses for `T` in `sut`.
+template <class T>
+std::string name_in(const registry& sut) {
+  auto p = sut.encode(T{}, encode_with("cereal.binary"));
+  return p ? p->header.type_name : std::string{};
+}
+
+bool is_typed_decode_error(const caf::error& err) {
+  if (err.category() != caf::atom("ferry_ser"))
+    return false;
+  auto code = static_cast<errc>(err.code());
+  return code == errc::truncated_frame || code == errc::malformed_frame
+         || code == errc::length_out_of_range
+         || code == errc::allocation_limit_exceeded
+         || code == errc::decode_failed || code == errc::trailing_bytes
+         || code == errc::nesting_too_deep || code == errc::frame_mismatch;
+}
+
+class hostile : public ::testing::Test {
+protected:
+  registry sut;
+
+  template <class T>
+  caf::expected<T> decode_bytes(const std::string& family,
+                                std::vector<std::byte> bytes,
+                                const limits& lim = {}) {
+    auto p = make_payload(family, name_in<T>(sut), std::move(bytes));
+    auto opts = decode_with(family);
+    opts.limits = lim;
+    return sut.decode<T>(p, opts);
+  }
+};
+
+TEST_F(hostile, CerealBinaryClaimOf2To60ElementsIsRefusedWithoutAllocating) {
+  std::vector<std::byte> bytes;
+  append_u64(bytes, uint64_t{1} << 60);
+  auto x = decode_bytes<std::vector<double>>("cereal.binary", bytes);
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::length_out_of_range);
+  EXPECT_NE(render(x.error()).find("cereal.binary"), std::string::npos);
+  EXPECT_NE(render(x.error()).find("offset"), std::string::npos);
+}
+
+TEST_F(hostile, CerealPortableClaimOf2To60ElementsIsRefused) {
+  std::vector<std::byte> bytes{std::byte{1}};
+  append_u64(bytes, uint64_t{1} << 60);
+  auto x = decode_bytes<std::string>("cereal.portable", bytes);
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::length_out_of_range);
+}
+
+TEST_F(hostile, MsgpackClaimOf4GElementsIsRefused) {
+  auto bytes = bytes_of({0xdd, 0xff, 0xff, 0xff, 0xff, 0x01});
+  auto x = decode_bytes<std::vector<int32_t>>("msgpack", bytes);
+  ASSERT_FALSE(x);
+  EXPECT_TRUE(is_typed_decode_error(x.error())) << render(x.error());
+}
+
+TEST_F(hostile, CafClaimOf4GElementsIsRefused) {
+  auto bytes = bytes_of({0xff, 0xff, 0xff, 0xff, 0x0f, 0x41});
+  auto strings = decode_bytes<std::string>("caf", bytes);
+  auto doubles = decode_bytes<std::vector<double>>("caf", bytes);
+  ASSERT_FALSE(strings);
+  ASSERT_FALSE(doubles);
+  EXPECT_EQ(strings.error(), errc::length_out_of_range);
+  EXPECT_EQ(doubles.error(), errc::length_out_of_range);
+}
+
+TEST_F(hostile, PreallocationBeyondTheBudgetIsRefused) {
+  // 1000 empty optionals of 8 KB each: 1 KB of input asks for 8 MB up front.
+  using big = std::optional<std::array<double, 1000>>;
+  std::vector<big> xs(1000);
+  auto p = sut.encode(xs, encode_with("cereal.binary"));
+  ASSERT_TRUE(p);
+  // Act
+  auto refused = sut.decode<std::vector<big>>(*p, decode_with("cereal.binary"));
+  auto opts = decode_with("cereal.binary");
+  opts.limits.allocation_factor = 10000;
+  auto allowed = sut.decode<std::vector<big>>(*p, opts);
+  // Assert
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), errc::allocation_limit_exceeded);
+  EXPECT_NE(render(refused.error()).find("allocation_factor"),
+            std::string::npos);
+  ASSERT_TRUE(allowed) << render(allowed.error());
+  EXPECT_EQ(allowed->size(), 1000u);
+}
+
+TEST_F(hostile, MsgpackZoneBeyondTheBudgetIsRefused) {
+  // 4096 nils: each costs one 24-byte msgpack object for one input byte.
+  std::vector<std::byte> bytes = bytes_of({0xdd, 0x00, 0x00, 0x10, 0x00});
+  bytes.resize(bytes.size() + 4096, std::byte{0xc0});
+  limits lim;
+  lim.allocation_factor = 2;
+  lim.allocation_slack = 0;
+  auto x = decode_bytes<std::vector<std::optional<int32_t>>>("msgpack", bytes,
+                                                             lim);
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::allocation_limit_exceeded);
+}
+
+template <class T>
+void expect_every_prefix_fails(registry& sut, const T& value,
+                               const std::string& family) {
+  auto p = sut.encode(value, encode_with(family));
+  ASSERT_TRUE(p) << render(p.error());
+  auto full = p->frames[0].bytes();
+  for (size_t n = 0; n < full.size(); ++n) {
+    auto cut = make_payload(family, p->header.type_name,
+                            {full.begin(), full.begin() + n});
+    auto x = sut.decode<T>(cut, decode_with(family));
+    ASSERT_FALSE(x) << family << " accepted a prefix of " << n << " bytes";
+    EXPECT_TRUE(is_typed_decode_error(x.error())) << render(x.error());
+  }
+}
+
+TEST_F(hostile, EveryTruncationIsATypedError) {
+  shape s{"tri", {{0, 0, "a"}, {1, 0, "b"}}, {{"color", 3}}};
+  for (auto family : {"cereal.binary", "cereal.portable", "cereal.json",
+                      "msgpack", "caf"})
+    expect_every_prefix_fails(sut, s, family);
+  expect_every_prefix_fails(sut, sample{1, 2, {3, 4, 5, 6}}, "raw");
+}
+
+TEST_F(hostile, EmptyFramesAreTypedErrors) {
+  for (auto family : {"cereal.binary", "cereal.portable", "cereal.json",
+                      "msgpack", "caf"}) {
+    auto x = decode_bytes<shape>(family, {});
+    ASSERT_FALSE(x) << family;
+    EXPECT_TRUE(is_typed_decode_error(x.error())) << render(x.error());
+  }
+  auto r = decode_bytes<int64_t>("raw", {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), errc::malformed_frame);
+}
+
+TEST_F(hostile, PayloadWithoutFramesIsRefused) {
+  payload p;
+  p.header.family = "cereal.binary";
+  p.header.type_name = name_in<shape>(sut);
+  auto x = sut.decode<shape>(p, decode_with("cereal.binary"));
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::frame_mismatch);
+}
+
+TEST_F(hostile, TrailingBytesAreRefused) {
+  for (auto family : {"cereal.binary", "cereal.portable", "msgpack", "caf"}) {
+    auto p = sut.encode(point{1, 2, "x"}, encode_with(family));
+    ASSERT_TRUE(p);
+    auto bytes = p->frames[0].release();
+    bytes.push_back(std::byte{0});
+    auto x = decode_bytes<point>(family, bytes);
+    ASSERT_FALSE(x) << family;
+    EXPECT_EQ(x.error(), errc::trailing_bytes) << render(x.error());
+  }
+}
+
+TEST_F(hostile, WrongFamilyTypeVersionAndFramesAreTypedErrors) {
+  auto good = sut.encode(point{1, 2, "x"}, encode_with("cereal.binary"));
+  ASSERT_TRUE(good);
+  auto opts = decode_with("cereal.binary");
+  opts.deserializers.push_back("made.up");
+  auto unknown = *good;
+  unknown.header.family = "made.up";
+  auto wrong_type = *good;
+  wrong_type.header.type_name = "something_else";
+  auto wrong_version = *good;
+  wrong_version.header.version = 2;
+  auto wrong_size = *good;
+  wrong_size.header.frame_sizes[0] += 1;
+  auto extra_frame = *good;
+  extra_frame.frames.emplace_back(std::vector<std::byte>(3));
+  EXPECT_EQ(sut.decode<point>(unknown, opts).error(), errc::unknown_family);
+  EXPECT_EQ(sut.decode<point>(wrong_type, opts).error(), errc::type_mismatch);
+  EXPECT_EQ(sut.decode<point>(wrong_version, opts).error(),
+            errc::version_mismatch);
+  EXPECT_EQ(sut.decode<point>(wrong_size, opts).error(), errc::frame_mismatch);
+  EXPECT_EQ(sut.decode<point>(extra_frame, opts).error(),
+            errc::frame_mismatch);
+  EXPECT_EQ(sut.decode<shape>(*good, opts).error(), errc::type_mismatch);
+}
+
+TEST_F(hostile, OversizedPayloadIsRefusedBothWays) {
+  std::vector<double> xs(100);
+  auto eopts = encode_with("cereal.binary");
+  eopts.limits.max_payload_bytes = 100;
+  auto refused = sut.encode(xs, eopts);
+  auto p = sut.encode(xs, encode_with("cereal.binary"));
+  ASSERT_TRUE(p);
+  auto dopts = decode_with("cereal.binary");
+  dopts.limits.max_payload_bytes = 100;
+  auto x = sut.decode<std::vector<double>>(*p, dopts);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), errc::payload_too_large);
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::payload_too_large);
+}
+
+TEST_F(hostile, InvalidBoolByteIsRefused) {
+  auto x = decode_bytes<bool>("cereal.binary", bytes_of({2}));
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::malformed_frame);
+}
+
+TEST_F(hostile, SharedPointerIdOfAnotherTypeIsRefused) {
+  // Arrange: b refers to the object a defined (a node, not a point).
+  two_kinds v{std::make_shared<node>(node{1, {2}}), nullptr};
+  for (auto family : {"cereal.binary", "cereal.portable"}) {
+    auto p = sut.encode(v, encode_with(family));
+    ASSERT_TRUE(p);
+    auto bytes = p->frames[0].release();
+    ASSERT_GE(bytes.size(), 4u);
+    bytes.resize(bytes.size() - 4);
+    append_u32(bytes, 1);
+    // Act
+    auto x = decode_bytes<two_kinds>(family, bytes);
+    // Assert
+    ASSERT_FALSE(x) << family;
+    EXPECT_EQ(x.error(), errc::malformed_frame) << render(x.error());
+  }
+  auto p = sut.encode(v, encode_with("cereal.json"));
+  ASSERT_TRUE(p);
+  auto bytes = p->frames[0].release();
+  std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  auto at = text.rfind("\"id\": 0");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 7, "\"id\": 1");
+  std::vector<std::byte> patched(text.size());
+  std::memcpy(patched.data(), text.data(), text.size());
+  auto x = decode_bytes<two_kinds>("cereal.json", patched);
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::malformed_frame) << render(x.error());
+}
+
+TEST_F(hostile, DeepNestingIsRefusedInEveryFamily) {
+  constexpr size_t levels = 20000;
+  std::vector<std::byte> binary;
+  for (size_t i = 0; i < levels; ++i)
+    append_u64(binary, 1);
+  std::vector<std::byte> msgpack(levels, std::byte{0x91});
+  msgpack.push_back(std::byte{0x90});
+  std::vector<std::byte> json;
+  for (char c : std::string{"{\"value0\": "})
+    json.push_back(static_cast<std::byte>(c));
+  json.resize(json.size() + levels, std::byte{'['});
+  std::vector<std::byte> caf(levels, std::byte{0x01});
+  caf.push_back(std::byte{0x00});
+  EXPECT_EQ(decode_bytes<tree>("cereal.binary", binary).error(),
+            errc::nesting_too_deep);
+  EXPECT_EQ(decode_bytes<tree>("msgpack", msgpack).error(),
+            errc::nesting_too_deep);
+  EXPECT_EQ(decode_bytes<tree>("cereal.json", json).error(),
+            errc::nesting_too_deep);
+  EXPECT_EQ(decode_bytes<tree>("caf", caf).error(), errc::nesting_too_deep);
+}
+
+TEST_F(hostile, RandomBytesNeverCrashAnyDecoder) {
+  std::mt19937_64 rng{42};
+  for (auto family : {"cereal.binary", "cereal.portable", "cereal.json",
+                      "msgpack", "caf", "raw"}) {
+    for (int i = 0; i < 300; ++i) {
+      std::vector<std::byte> bytes(rng() % 200);
+      for (auto& b : bytes)
+        b = static_cast<std::byte>(rng());
+      auto x = decode_bytes<shape>(family, bytes);
+      if (!x) {
+        EXPECT_EQ(x.error().category(), caf::atom("ferry_ser"));
+      }
+      auto y = decode_bytes<std::vector<sample>>(family, bytes);
+      if (!y) {
+        EXPECT_EQ(y.error().category(), caf::atom("ferry_ser"));
+      }
+    }
+  }
+}
+
+TEST_F(hostile, BitFlipsInValidFramesNeverCrashAnyDecoder) {
+  std::mt19937_64 rng{7};
+  auto a = std::make_shared<node>(node{1, {1, 2, 3}});
+  graph g{{a, nullptr, a}};
+  record r{5, "rec", {1.5f, 2.5f}, {{"a", 1}}};
+  for (auto family : {"cereal.binary", "cereal.portable", "cereal.json",
+                      "msgpack", "caf"}) {
+    auto p = sut.encode(r, encode_with(family));
+    ASSERT_TRUE(p);
+    auto base = p->frames[0].release();
+    for (int i = 0; i < 400; ++i) {
+      auto bytes = base;
+      for (int k = 0; k < 3; ++k)
+        bytes[rng() % bytes.size()] ^= static_cast<std::byte>(1 << (rng() % 8));
+      auto x = decode_bytes<record>(family, bytes);
+      if (!x) {
+        EXPECT_EQ(x.error().category(), caf::atom("ferry_ser"));
+      }
+    }
+  }
+  for (auto family : {"cereal.binary", "cereal.portable", "cereal.json"}) {
+    auto p = sut.encode(g, encode_with(family));
+    ASSERT_TRUE(p);
+    auto base = p->frames[0].release();
+    for (int i = 0; i < 400; ++i) {
+      auto bytes = base;
+      bytes[rng() % bytes.size()] ^= static_cast<std::byte>(1 << (rng() % 8));
+      auto x = decode_bytes<graph>(family, bytes);
+      if (!x) {
+        EXPECT_EQ(x.error().category(), caf::atom("ferry_ser"));
+      }
+    }
+  }
+}
+
+TEST_F(hostile, RawRefusesFramesOfTheWrongSize) {
+  auto x = decode_bytes<std::vector<double>>("raw", std::vector<std::byte>(7));
+  auto y = decode_bytes<sample>("raw", std::vector<std::byte>(sizeof(sample) + 1));
+  ASSERT_FALSE(x);
+  ASSERT_FALSE(y);
+  EXPECT_EQ(x.error(), errc::malformed_frame);
+  EXPECT_EQ(y.error(), errc::malformed_frame);
+}
+
+TEST_F(hostile, RawViewOfMisalignedMemoryIsRefusedButCopyWorks) {
+  // Arrange: doubles starting one byte into a buffer.
+  std::vector<double> xs{1.5, 2.5, 3.5};
+  auto storage = std::make_shared<std::vector<std::byte>>(
+    xs.size() * sizeof(double) + 1);
+  std::memcpy(storage->data() + 1, xs.data(), xs.size() * sizeof(double));
+  payload p;
+  p.header.family = "raw";
+  p.header.type_name = name_in<std::vector<double>>(sut);
+  p.header.frame_sizes = {xs.size() * sizeof(double)};
+  p.frames.push_back(frame::view(
+    std::span<const std::byte>{storage->data() + 1, xs.size() * sizeof(double)},
+    storage));
+  // Act
+  auto view = sut.decode<std::span<const double>>(p, decode_with("raw"));
+  auto copy = sut.decode<std::vector<double>>(p, decode_with("raw"));
+  // Assert
+  ASSERT_FALSE(view);
+  EXPECT_EQ(view.error(), errc::misaligned_frame);
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(*copy, xs);
+}
+
+} // namespace
+} // namespace ferry::serializers::test
