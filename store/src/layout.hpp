@@ -89,9 +89,18 @@ enum class slot_state : uint32_t {
   sealed = 2,
   /// Sealed and in a spill file.
   spilled = 3,
+  /// Sealed and in memory; process `io_process` writes its spill file
+  /// without holding the lock (it holds a handle meanwhile).
+  spilling = 4,
+  /// Sealed; process `io_process` reads its spill file into `block` without
+  /// holding the lock (it holds a handle meanwhile). The file still exists.
+  restoring = 5,
 };
 
-/// One object.
+/// One object. States and transitions: free -> creating (create) ->
+/// sealed (seal) -> spilling -> spilled (spill I/O) -> restoring -> sealed
+/// (restore I/O); spilling falls back to sealed if a handle appears while
+/// the file is written; any state -> free when the last reference drops.
 struct slot_entry {
   /// Object id; marker: 0 means the slot is free. Primary.
   uint64_t id;
@@ -115,6 +124,9 @@ struct slot_entry {
   uint32_t holders;
   /// Derived: next free slot, or npos32.
   uint32_t next_free;
+  /// Process doing spill I/O while `spilling` or `restoring`. Primary.
+  uint32_t io_process;
+  uint32_t reserved;
 };
 
 /// One process's references to one object.

@@ -67,6 +67,13 @@ uint32_t bits_for(uint32_t n) noexcept {
 
 std::atomic<void (*)()> create_hook{nullptr};
 
+std::atomic<void (*)()> io_hook{nullptr};
+
+void run_io_hook() {
+  if (auto hook = io_hook.load())
+    hook();
+}
+
 std::mutex registry_mtx;
 
 std::map<std::string, std::weak_ptr<store_impl>>& registry() {
@@ -88,10 +95,15 @@ std::string errno_text(int err) {
 bool process_alive(int32_t pid, uint64_t start_time) noexcept {
   if (pid <= 0)
     return false;
-  auto now = process_start_time(pid);
-  if (now != 0)
-    return now == start_time;
-  // No /proc entry: fall back to kill(0).
+  char state = 0;
+  uint64_t now = 0;
+  if (read_process_stat(pid, state, now)) {
+    // A zombie (killed, not yet waited for) holds nothing any more.
+    return now == start_time && state != 'Z' && state != 'X';
+  }
+  if (errno == ENOENT)
+    return false;
+  // /proc not readable: fall back to kill(0).
   return ::kill(pid, 0) == 0 || errno == EPERM;
 }
 
@@ -129,36 +141,40 @@ bool read_all(int fd, std::byte* data, uint64_t size) {
 
 } // namespace
 
-uint64_t process_start_time(int32_t pid) noexcept {
+bool read_process_stat(int32_t pid, char& state,
+                       uint64_t& start_time) noexcept {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
   auto fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return 0;
+    return false;
   char buf[1024];
   auto n = ::read(fd, buf, sizeof(buf) - 1);
   ::close(fd);
   if (n <= 0)
-    return 0;
+    return false;
   buf[n] = '\0';
   // The command name (field 2) may contain spaces and parentheses: fields
-  // are counted from the last ')'.
+  // are counted from the last ')'. Field 3 is the state, 22 the start time.
   auto* p = std::strrchr(buf, ')');
-  if (p == nullptr)
-    return 0;
-  ++p;
-  // Field 3 (state) follows; start time is field 22.
-  int field = 2;
-  while (*p != '\0' && field < 21) {
-    if (*p == ' ') {
+  if (p == nullptr || p[1] != ' ')
+    return false;
+  p += 2;
+  state = *p;
+  int field = 3;
+  while (*p != '\0' && field < 22) {
+    if (*p == ' ')
       ++field;
-      while (*p == ' ')
-        ++p;
-      continue;
-    }
     ++p;
   }
-  return std::strtoull(p, nullptr, 10);
+  start_time = std::strtoull(p, nullptr, 10);
+  return true;
+}
+
+uint64_t process_start_time(int32_t pid) noexcept {
+  char state = 0;
+  uint64_t start_time = 0;
+  return read_process_stat(pid, state, start_time) ? start_time : 0;
 }
 
 // -- guard --------------------------------------------------------------------
@@ -168,18 +184,11 @@ uint64_t process_start_time(int32_t pid) noexcept {
 class store_impl::guard {
 public:
   explicit guard(store_impl& self) : self_(self) {
-    auto rc = ::pthread_mutex_lock(&self.hdr_->mutex);
-    if (rc == EOWNERDEAD) {
-      self.recover_locked();
-      rc = ::pthread_mutex_consistent(&self.hdr_->mutex);
-      recovered_ = true;
-    }
-    rc_ = rc;
+    lock();
   }
 
   ~guard() {
-    if (rc_ == 0)
-      ::pthread_mutex_unlock(&self_.hdr_->mutex);
+    unlock();
     // Logged after unlocking: the hook may call into the store.
     if (recovered_)
       log_warning("ferry.store: store '" + self_.name_
@@ -190,13 +199,34 @@ public:
   guard(const guard&) = delete;
   guard& operator=(const guard&) = delete;
 
+  /// Takes the lock (again). Returns `ok()`.
+  bool lock() {
+    auto rc = ::pthread_mutex_lock(&self_.hdr_->mutex);
+    if (rc == EOWNERDEAD) {
+      self_.recover_locked();
+      rc = ::pthread_mutex_consistent(&self_.hdr_->mutex);
+      recovered_ = true;
+    }
+    rc_ = rc;
+    return rc_ == 0;
+  }
+
+  /// Releases the lock early (e.g. around spill I/O).
+  void unlock() {
+    if (rc_ == 0) {
+      ::pthread_mutex_unlock(&self_.hdr_->mutex);
+      rc_ = -1;
+    }
+  }
+
   bool ok() const noexcept {
     return rc_ == 0;
   }
 
   caf::error error() const {
     return fail(errc::lock_failed, "store '", self_.name_,
-                "': cannot take the store lock: ", errno_text(rc_),
+                "': cannot take the store lock: ",
+                errno_text(rc_ < 0 ? EINVAL : rc_),
                 "; remove the store with `ferry-store remove ", self_.name_,
                 "` once no process uses it");
   }
@@ -395,6 +425,7 @@ caf::error store_impl::open_segment() {
       slots_[i] = slot_entry{};
       slots_[i].block = npos64;
       slots_[i].holders = npos32;
+      slots_[i].io_process = npos32;
       slots_[i].next_free = i + 1 < h->max_objects ? i + 1 : npos32;
     }
     for (uint32_t i = 0; i < max_holders; ++i) {
@@ -562,6 +593,10 @@ void store_impl::set_create_hook(void (*hook)()) noexcept {
   create_hook.store(hook);
 }
 
+void store_impl::set_io_hook(void (*hook)()) noexcept {
+  io_hook.store(hook);
+}
+
 // -- lookups ------------------------------------------------------------------
 
 std::string store_impl::describe(object_id id) const {
@@ -639,6 +674,7 @@ void store_impl::free_object_locked(uint32_t slot) noexcept {
   }
   s.block = npos64;
   s.state = slot_state::free;
+  s.io_process = npos32;
   s.holders = npos32;
   s.ref_count = 0;
   s.handles = 0;
@@ -668,7 +704,7 @@ uint64_t store_impl::bytes_pinned_locked() const noexcept {
   uint64_t result = 0;
   for (uint32_t i = 0; i < hdr_->max_objects; ++i) {
     auto& s = slots_[i];
-    if (s.id != 0 && s.state != slot_state::spilled
+    if (s.id != 0 && s.state != slot_state::spilled && s.block != npos64
         && (s.state == slot_state::creating || s.handles > 0))
       result += s.block_size;
   }
@@ -690,12 +726,11 @@ caf::error store_impl::store_full_locked(uint64_t payload,
 }
 
 caf::expected<std::pair<uint64_t, uint64_t>>
-store_impl::allocate_locked(uint64_t payload, uint32_t keep) {
-  allocator alloc{hdr_->alloc, data_};
+store_impl::allocate_locked(guard& g, uint64_t payload, uint32_t keep) {
   if (allocator::block_size_for(payload) > hdr_->alloc.capacity)
     return store_full_locked(payload, "the object is larger than the store");
   for (;;) {
-    auto [offset, size] = alloc.allocate(payload);
+    auto [offset, size] = allocator{hdr_->alloc, data_}.allocate(payload);
     if (offset != npos64)
       return std::pair{offset, size};
     if (hdr_->spilling == 0)
@@ -721,7 +756,7 @@ store_impl::allocate_locked(uint64_t payload, uint32_t keep) {
                             : "no object can be spilled (all resident "
                               "objects are being created or held by live "
                               "handles)");
-    if (auto err = spill_locked(victim))
+    if (auto err = spill_locked(g, victim))
       return err;
   }
 }
@@ -731,77 +766,196 @@ std::string store_impl::spill_path(uint64_t id) const {
          + std::to_string(id) + ".spill";
 }
 
-caf::error store_impl::spill_locked(uint32_t slot) {
-  auto& s = slots_[slot];
+namespace {
+
+/// Writes `size` bytes to `path` (through `path.tmp` and a rename, so a
+/// crash never leaves a partial file under the final name).
+caf::error write_spill_file(const std::string& store, const std::string& dir,
+                            const std::string& path, const std::byte* data,
+                            uint64_t size) {
   std::error_code ec;
-  std::filesystem::path dir{hdr_->spill_directory};
   if (!std::filesystem::exists(dir, ec)) {
     std::filesystem::create_directories(dir, ec);
     if (ec)
-      return fail(errc::spill_failed, "store '", name_,
-                  "': cannot create spill directory ", dir.string(), ": ",
+      return fail(errc::spill_failed, "store '", store,
+                  "': cannot create spill directory ", dir, ": ",
                   ec.message());
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   }
-  auto path = spill_path(s.id);
   auto tmp = path + ".tmp";
   auto fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
-    return fail(errc::spill_failed, "store '", name_, "': cannot spill ",
-                describe(object_id{s.id}), " to ", tmp, ": ",
-                errno_text(errno));
-  auto ok = write_all(fd, data_ + s.block + block_header_size, s.size);
+    return fail(errc::spill_failed, "store '", store, "': cannot create ", tmp,
+                ": ", errno_text(errno));
+  auto ok = write_all(fd, data, size);
   auto err = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
     err = errno;
   }
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    if (ok)
-      err = errno;
-    ::unlink(tmp.c_str());
-    return fail(errc::spill_failed, "store '", name_, "': cannot spill ",
-                describe(object_id{s.id}), " (", s.size, " bytes) to ", path,
-                ": ", errno_text(err), "; free disk space or lower spill_limit");
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
   }
-  auto block = s.block;
-  s.state = slot_state::spilled;
-  commit();
-  s.block = npos64;
-  hdr_->bytes_spilled += s.size;
-  allocator{hdr_->alloc, data_}.deallocate(block);
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return fail(errc::spill_failed, "store '", store, "': cannot write ",
+                size, " bytes to ", path, ": ", errno_text(err),
+                "; free disk space or lower spill_limit");
+  }
   return caf::none;
 }
 
-caf::error store_impl::restore_locked(uint32_t slot) {
+} // namespace
+
+caf::error store_impl::spill_locked(guard& g, uint32_t slot) {
+  // Take a handle for the duration of the I/O, so the object can neither be
+  // freed nor spilled twice while the lock is released.
+  auto holder = find_or_add_holder_locked(slot, self_);
+  if (!holder)
+    return std::move(holder.error());
   auto& s = slots_[slot];
-  auto block = allocate_locked(s.size, slot);
-  if (!block)
-    return std::move(block.error());
-  auto [offset, size] = *block;
-  auto path = spill_path(s.id);
-  auto fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  auto ok = fd >= 0 && read_all(fd, data_ + offset + block_header_size, s.size);
-  auto err = errno;
-  if (fd >= 0)
-    ::close(fd);
-  if (!ok) {
-    allocator{hdr_->alloc, data_}.deallocate(offset);
-    return fail(errc::spill_failed, "store '", name_, "': cannot restore ",
-                describe(object_id{s.id}), " from ", path, ": ",
-                errno_text(err));
-  }
-  s.block = offset;
-  s.block_size = size;
+  holders_[*holder].handles += 1;
+  s.handles += 1;
+  s.ref_count += 1;
+  s.io_process = self_;
   commit();
-  s.state = slot_state::sealed;
-  hdr_->bytes_spilled -= s.size;
-  s.last_use = ++hdr_->tick;
-  ::unlink(path.c_str());
-  return caf::none;
+  s.state = slot_state::spilling;
+  auto id = s.id;
+  auto size = s.size;
+  auto block = s.block;
+  auto path = spill_path(id);
+  g.unlock();
+  run_io_hook();
+  auto err = write_spill_file(name_, hdr_->spill_directory, path,
+                              data_ + block + block_header_size, size);
+  if (!g.lock())
+    return g.error();
+  bool spilled = false;
+  if (s.state == slot_state::spilling) {
+    if (!err && s.handles == 1
+        && hdr_->bytes_spilled + size <= hdr_->spill_limit) {
+      s.state = slot_state::spilled;
+      commit();
+      s.block = npos64;
+      hdr_->bytes_spilled += size;
+      allocator{hdr_->alloc, data_}.deallocate(block);
+      spilled = true;
+    } else {
+      // Someone got a handle meanwhile (or the bound filled up): the object
+      // stays in memory and the file goes.
+      s.state = slot_state::sealed;
+    }
+  }
+  s.io_process = npos32;
+  if (!spilled)
+    ::unlink(path.c_str());
+  drop_handle_locked(slot, *holder);
+  return err;
+}
+
+caf::expected<std::pair<uint32_t, uint32_t>>
+store_impl::acquire_locked(guard& g, object_id id) {
+  for (;;) {
+    auto* s = lookup_locked(id);
+    if (s == nullptr)
+      return fail(errc::object_not_found, "store '", name_,
+                  "' has no object ", to_string(id),
+                  " (never created, or freed when its last reference "
+                  "dropped)");
+    auto slot = static_cast<uint32_t>(s - slots_);
+    switch (s->state) {
+      case slot_state::creating:
+        return fail(errc::object_not_sealed, describe(id),
+                    " is still being written; get it after its builder "
+                    "seals it");
+      case slot_state::sealed:
+      case slot_state::spilling: {
+        auto holder = find_or_add_holder_locked(slot, self_);
+        if (!holder)
+          return std::move(holder.error());
+        holders_[*holder].handles += 1;
+        s->handles += 1;
+        s->ref_count += 1;
+        s->last_use = ++hdr_->tick;
+        return std::pair{slot, *holder};
+      }
+      case slot_state::restoring: {
+        // Another process (or thread) reads the file: wait for it, unless
+        // it died doing so.
+        auto io = s->io_process;
+        if (io < hdr_->max_processes && io != self_
+            && !process_alive(procs_[io].pid, procs_[io].start_time)) {
+          reap_process_locked(io);
+          continue;
+        }
+        g.unlock();
+        std::this_thread::sleep_for(std::chrono::microseconds{100});
+        if (!g.lock())
+          return g.error();
+        continue;
+      }
+      default:
+        break;
+    }
+    // Spilled: allocate (perhaps spilling others, which releases the lock),
+    // then read the file without the lock.
+    auto size = s->size;
+    auto block = allocate_locked(g, size, slot);
+    if (!block)
+      return std::move(block.error());
+    auto [offset, block_size] = *block;
+    s = &slots_[slot];
+    if (s->id != static_cast<uint64_t>(id)
+        || s->state != slot_state::spilled) {
+      allocator{hdr_->alloc, data_}.deallocate(offset);
+      continue; // changed while the lock was released: look again
+    }
+    auto holder = find_or_add_holder_locked(slot, self_);
+    if (!holder) {
+      allocator{hdr_->alloc, data_}.deallocate(offset);
+      return std::move(holder.error());
+    }
+    holders_[*holder].handles += 1;
+    s->handles += 1;
+    s->ref_count += 1;
+    s->block = offset;
+    s->block_size = block_size;
+    s->io_process = self_;
+    commit();
+    s->state = slot_state::restoring;
+    auto path = spill_path(s->id);
+    g.unlock();
+    run_io_hook();
+    auto fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    auto ok = fd >= 0
+              && read_all(fd, data_ + offset + block_header_size, size);
+    auto err = errno;
+    if (fd >= 0)
+      ::close(fd);
+    if (!g.lock())
+      return g.error();
+    s->io_process = npos32;
+    if (ok) {
+      s->state = slot_state::sealed;
+      hdr_->bytes_spilled -= size;
+      s->last_use = ++hdr_->tick;
+      ::unlink(path.c_str());
+      return std::pair{slot, *holder};
+    }
+    s->state = slot_state::spilled;
+    commit();
+    s->block = npos64;
+    allocator{hdr_->alloc, data_}.deallocate(offset);
+    drop_handle_locked(slot, *holder);
+    return fail(errc::spill_failed, "store '", name_, "': cannot restore ",
+                describe(id), " from ", path, ": ", errno_text(err));
+  }
 }
 
 void store_impl::clean_spill_directory_locked() noexcept {
+  // Keeps the files of spilled objects and those that live processes are
+  // writing or reading right now; removes everything else of this store.
   std::error_code ec;
   auto prefix = name_ + ".";
   for (auto it = std::filesystem::directory_iterator{
@@ -810,14 +964,15 @@ void store_impl::clean_spill_directory_locked() noexcept {
     auto file = it->path().filename().string();
     if (!file.starts_with(prefix))
       continue;
+    auto id = std::strtoull(file.c_str() + prefix.size(), nullptr, 10);
+    auto* s = lookup_locked(object_id{id});
     bool keep = false;
-    if (file.ends_with(".spill")) {
-      auto digits = file.substr(prefix.size(),
-                                file.size() - prefix.size() - 6);
-      auto id = std::strtoull(digits.c_str(), nullptr, 10);
-      auto* s = lookup_locked(object_id{id});
-      keep = s != nullptr && s->state == slot_state::spilled;
-    }
+    if (s != nullptr && file.ends_with(".spill"))
+      keep = s->state == slot_state::spilled
+             || s->state == slot_state::restoring
+             || s->state == slot_state::spilling;
+    else if (s != nullptr && file.ends_with(".spill.tmp"))
+      keep = s->state == slot_state::spilling;
     if (!keep) {
       std::error_code ignored;
       std::filesystem::remove(it->path(), ignored);
@@ -836,10 +991,17 @@ caf::expected<object_builder> store_impl::create(uint64_t size) {
                 hdr_->max_objects,
                 " objects, its maximum; drop handles or create the store "
                 "with a larger max_objects");
-  auto block = allocate_locked(size, npos32);
+  auto block = allocate_locked(g, size, npos32);
   if (!block)
     return std::move(block.error());
   auto index = hdr_->free_slot;
+  if (index == npos32) { // taken while a spill released the lock
+    allocator{hdr_->alloc, data_}.deallocate(block->first);
+    return fail(errc::table_full, "store '", name_, "' holds ",
+                hdr_->max_objects,
+                " objects, its maximum; drop handles or create the store "
+                "with a larger max_objects");
+  }
   auto& s = slots_[index];
   hdr_->free_slot = s.next_free;
   s.size = size;
@@ -852,6 +1014,7 @@ caf::expected<object_builder> store_impl::create(uint64_t size) {
   s.pins = 0;
   s.holders = npos32;
   s.next_free = npos32;
+  s.io_process = npos32;
   auto id = (hdr_->next_sequence++ << hdr_->slot_bits) | index;
   commit();
   s.id = id;
@@ -897,26 +1060,10 @@ caf::expected<object_ref> store_impl::get(object_id id) {
   guard g{*this};
   if (!g.ok())
     return g.error();
-  auto* s = lookup_locked(id);
-  if (s == nullptr)
-    return fail(errc::object_not_found, "store '", name_, "' has no object ",
-                to_string(id),
-                " (never created, or freed when its last reference dropped)");
-  if (s->state == slot_state::creating)
-    return fail(errc::object_not_sealed, describe(id),
-                " is still being written; get it after its builder seals it");
-  auto slot = static_cast<uint32_t>(s - slots_);
-  if (s->state == slot_state::spilled)
-    if (auto err = restore_locked(slot))
-      return err;
-  auto holder = find_or_add_holder_locked(slot, self_);
-  if (!holder)
-    return std::move(holder.error());
-  holders_[*holder].handles += 1;
-  s->handles += 1;
-  s->ref_count += 1;
-  s->last_use = ++hdr_->tick;
-  return make_ref(slot, *holder);
+  auto acquired = acquire_locked(g, id);
+  if (!acquired)
+    return std::move(acquired.error());
+  return make_ref(acquired->first, acquired->second);
 }
 
 void store_impl::add_handle(uint32_t slot, uint32_t holder) noexcept {
@@ -936,6 +1083,10 @@ void store_impl::drop_handle(uint32_t slot, uint32_t holder) noexcept {
     log_warning("ferry.store: " + caf::to_string(g.error()));
     return;
   }
+  drop_handle_locked(slot, holder);
+}
+
+void store_impl::drop_handle_locked(uint32_t slot, uint32_t holder) noexcept {
   auto& h = holders_[holder];
   auto& s = slots_[slot];
   if (h.slot != slot || h.handles == 0)
@@ -1002,34 +1153,39 @@ caf::expected<object_ref> store_impl::redeem(const transfer_ticket& ticket) {
   guard g{*this};
   if (!g.ok())
     return g.error();
-  auto index = ticket.id & ((uint64_t{1} << hdr_->ticket_bits) - 1);
-  if (ticket.id == 0 || index >= hdr_->max_tickets
-      || tickets_[index].id != ticket.id
-      || tickets_[index].object != static_cast<uint64_t>(ticket.object))
+  auto valid = [&] {
+    auto index = ticket.id & ((uint64_t{1} << hdr_->ticket_bits) - 1);
+    return ticket.id != 0 && index < hdr_->max_tickets
+           && tickets_[index].id == ticket.id
+           && tickets_[index].object == static_cast<uint64_t>(ticket.object);
+  };
+  if (!valid())
     return no_ticket(name_, ticket);
+  // Take a handle first (restoring the object if needed, which may release
+  // the lock), then check the ticket again and let the handle replace it.
+  auto acquired = acquire_locked(g, ticket.object);
+  if (!acquired)
+    return std::move(acquired.error());
+  auto [slot, importer] = *acquired;
+  if (!valid()) { // cancelled while the lock was released
+    drop_handle_locked(slot, importer);
+    return no_ticket(name_, ticket);
+  }
+  auto index = static_cast<uint32_t>(ticket.id
+                                     & ((uint64_t{1} << hdr_->ticket_bits) - 1));
   auto& t = tickets_[index];
-  auto slot = t.slot;
   auto exporter = t.process;
-  auto& s = slots_[slot];
-  if (s.state == slot_state::spilled)
-    if (auto err = restore_locked(slot))
-      return err;
-  auto importer = find_or_add_holder_locked(slot, self_);
-  if (!importer)
-    return std::move(importer.error());
   t.id = 0;
   commit();
   t.next_free = hdr_->free_ticket;
-  hdr_->free_ticket = static_cast<uint32_t>(index);
-  holders_[*importer].handles += 1;
-  s.handles += 1;
-  s.last_use = ++hdr_->tick;
+  hdr_->free_ticket = index;
+  slots_[slot].ref_count -= 1;
   if (auto from = find_holder_locked(slot, exporter); from != npos32) {
     if (holders_[from].tickets > 0)
       holders_[from].tickets -= 1;
     release_holder_if_empty_locked(from);
   }
-  return make_ref(slot, *importer);
+  return make_ref(slot, importer);
 }
 
 caf::error store_impl::cancel(const transfer_ticket& ticket) {
@@ -1101,6 +1257,26 @@ caf::error store_impl::unpin(object_id id) {
 // -- reaping and recovery -----------------------------------------------------
 
 void store_impl::reap_process_locked(uint32_t process) noexcept {
+  // Spill I/O the process left half done: a spill keeps the object in
+  // memory, a restore leaves it in its file.
+  for (uint32_t i = 0; i < hdr_->max_objects; ++i) {
+    auto& s = slots_[i];
+    if (s.id == 0 || s.io_process != process)
+      continue;
+    if (s.state == slot_state::spilling) {
+      ::unlink((spill_path(s.id) + ".tmp").c_str());
+      ::unlink(spill_path(s.id).c_str());
+      s.state = slot_state::sealed;
+    } else if (s.state == slot_state::restoring) {
+      auto block = s.block;
+      s.state = slot_state::spilled;
+      commit();
+      s.block = npos64;
+      if (block != npos64)
+        allocator{hdr_->alloc, data_}.deallocate(block);
+    }
+    s.io_process = npos32;
+  }
   std::set<uint32_t> touched;
   for (uint32_t i = 0; i < hdr_->max_tickets; ++i) {
     auto& t = tickets_[i];
@@ -1207,7 +1383,7 @@ void store_impl::recover_locked() noexcept {
     s.handles = 0;
     s.pins = 0;
     if (s.state == slot_state::spilled)
-      s.block = npos64; // a restore that died half-way
+      s.block = npos64; // a restore that died before its state change
   }
   for (uint32_t i = 0; i < h.max_holders; ++i) {
     auto& x = holders_[i];
@@ -1252,9 +1428,11 @@ void store_impl::recover_locked() noexcept {
       s.block = npos64;
       continue;
     }
-    if (s.state == slot_state::spilled)
+    // A restoring object has both its file and its new block (I/O of a
+    // live process, or of a dead one that step 6 reverts).
+    if (s.state == slot_state::spilled || s.state == slot_state::restoring)
       h.bytes_spilled += s.size;
-    else if (s.block != npos64)
+    if (s.state != slot_state::spilled && s.block != npos64)
       used.emplace_back(s.block, s.block_size);
   }
   // 4. Free lists of slots and tickets.
@@ -1311,7 +1489,8 @@ caf::expected<ferry::store::memory_summary> store_impl::summary() {
       info.ref_count = s.ref_count;
       info.sealed = s.state != slot_state::creating;
       info.pinned = s.pins > 0;
-      info.spilled = s.state == slot_state::spilled;
+      info.spilled = s.state == slot_state::spilled
+                     || s.state == slot_state::restoring;
       for (auto j = s.holders; j != npos32; j = holders_[j].next) {
         auto& x = holders_[j];
         info.holders.push_back(

@@ -41,6 +41,10 @@ namespace ferry::store::detail {
 /// process does not exist.
 uint64_t process_start_time(int32_t pid) noexcept;
 
+/// Reads the state (field 3) and start time (field 22) of `pid` from
+/// /proc/<pid>/stat; returns false (with errno set) if that fails.
+bool read_process_stat(int32_t pid, char& state, uint64_t& start_time) noexcept;
+
 class store_impl : public std::enable_shared_from_this<store_impl> {
 public:
   /// Returns the attachment of this process to `cfg.name`, creating it (and
@@ -121,6 +125,9 @@ public:
   /// object was allocated.
   static void set_create_hook(void (*hook)()) noexcept;
 
+  /// Test hook: called when spill or restore I/O starts (lock released).
+  static void set_io_hook(void (*hook)()) noexcept;
+
 private:
   struct attach_tag {};
 
@@ -149,15 +156,24 @@ private:
   caf::expected<uint32_t> find_or_add_holder_locked(uint32_t slot,
                                                     uint32_t process);
   void release_holder_if_empty_locked(uint32_t holder) noexcept;
+  void drop_handle_locked(uint32_t slot, uint32_t holder) noexcept;
   void free_object_locked(uint32_t slot) noexcept;
   void free_object_if_unreferenced_locked(uint32_t slot) noexcept;
 
-  /// Allocates a block for `payload` bytes, spilling LRU objects if needed.
-  /// Never spills `keep`.
+  /// Allocates a block for `payload` bytes, spilling LRU objects if needed
+  /// (which releases the lock during file I/O). Never spills `keep`.
   caf::expected<std::pair<uint64_t, uint64_t>>
-  allocate_locked(uint64_t payload, uint32_t keep);
-  caf::error spill_locked(uint32_t slot);
-  caf::error restore_locked(uint32_t slot);
+  allocate_locked(guard& g, uint64_t payload, uint32_t keep);
+
+  /// Writes the object in `slot` to its spill file without the lock and
+  /// frees its memory, unless a handle appeared meanwhile.
+  caf::error spill_locked(guard& g, uint32_t slot);
+
+  /// Adds a handle of this process to object `id`, restoring it from its
+  /// spill file if needed (without the lock during I/O); returns {slot,
+  /// holder}.
+  caf::expected<std::pair<uint32_t, uint32_t>> acquire_locked(guard& g,
+                                                              object_id id);
   std::string spill_path(uint64_t id) const;
   void clean_spill_directory_locked() noexcept;
 

@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -133,6 +136,87 @@ TEST(store_concurrency, ManyThreadsCreateCopyAndDropHandles) {
   EXPECT_TRUE(summary->objects.empty());
   EXPECT_EQ(summary->bytes_used, 0u);
   EXPECT_EQ(summary->largest_free_block, summary->capacity - 64);
+}
+
+TEST(store_concurrency, SpillAndRestoreRunConcurrently) {
+  // Objects referenced only by tickets get spilled by one thread's put and
+  // restored by another thread's redeem, with the I/O outside the lock.
+  store_cleanup cleanup{small_config("spillconc")};
+  cleanup.cfg.max_tickets = 1024;
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  std::mutex mtx;
+  std::vector<transfer_ticket> tickets;
+  std::atomic<int> failures{0};
+  std::atomic<int> restored{0};
+  auto work = [&](int index) {
+    std::mt19937 gen{static_cast<unsigned>(index + 100)};
+    for (int i = 0; i < 300; ++i) {
+      if (gen() % 2 == 0) {
+        auto size = 50000 + gen() % 150000;
+        auto seed = static_cast<uint32_t>(gen());
+        auto bytes = pattern(size, seed);
+        std::memcpy(bytes.data(), &seed, 4);
+        auto ref = sut->put(bytes);
+        if (!ref) {
+          if (code_of(ref.error()) != errc::store_full)
+            ++failures;
+          continue;
+        }
+        auto ticket = ref->export_in_band();
+        if (!ticket) {
+          ++failures;
+          continue;
+        }
+        std::lock_guard guard{mtx};
+        tickets.push_back(*ticket);
+      } else {
+        std::optional<transfer_ticket> ticket;
+        {
+          std::lock_guard guard{mtx};
+          if (!tickets.empty()) {
+            auto pos = gen() % tickets.size();
+            ticket = tickets[pos];
+            tickets.erase(tickets.begin() + static_cast<ptrdiff_t>(pos));
+          }
+        }
+        if (!ticket)
+          continue;
+        auto ref = sut->redeem(*ticket);
+        if (!ref) {
+          if (code_of(ref.error()) != errc::store_full)
+            ++failures;
+          else if (sut->cancel(*ticket))
+            ++failures;
+          continue;
+        }
+        uint32_t seed = 0;
+        std::memcpy(&seed, ref->bytes().data(), 4);
+        auto expected = pattern(ref->size(), seed);
+        std::memcpy(expected.data(), &seed, 4);
+        if (checksum(ref->bytes()) != checksum(expected))
+          ++failures;
+        ++restored;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < num_threads; ++i)
+    threads.emplace_back(work, i);
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(restored.load(), 0);
+  for (auto& ticket : tickets)
+    EXPECT_FALSE(sut->cancel(ticket));
+  auto summary = sut->memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_TRUE(summary->objects.empty());
+  EXPECT_EQ(summary->bytes_used, 0u);
+  EXPECT_EQ(summary->bytes_spilled, 0u);
+  std::error_code ec;
+  EXPECT_TRUE(std::filesystem::is_empty(cleanup.cfg.spill_directory, ec)
+              || ec);
 }
 
 TEST(store_concurrency, CopiesOfOneHandleCountExactly) {

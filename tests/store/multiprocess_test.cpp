@@ -6,11 +6,13 @@
 #include "ferry/store/object_store.hpp"
 #include "ferry/test/child_process.hpp"
 
+#include "store_impl.hpp"
 #include "store_test_support.hpp"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -124,6 +126,30 @@ TEST_F(multiprocess_test, HandlesOfAKilledProcessAreReclaimed) {
   EXPECT_EQ(summary->bytes_used, 1088u);
 }
 
+TEST_F(multiprocess_test, KilledProcessIsReapedBeforeItsParentWaits) {
+  auto peer = start_peer();
+  auto answer = ask(*peer, "put 20000 2");
+  ASSERT_EQ(answer.substr(0, 4), "put ") << answer;
+  peer->kill(SIGKILL);
+  // Wait (no timing) until the child is a zombie: dead but not yet waited.
+  for (;;) {
+    char state = 0;
+    uint64_t start = 0;
+    ASSERT_TRUE(ferry::store::detail::read_process_stat(peer->pid(), state,
+                                                        start));
+    if (state == 'Z')
+      break;
+    std::this_thread::yield();
+  }
+  auto reaped = sut.reap();
+  ASSERT_TRUE(reaped);
+  EXPECT_EQ(*reaped, 1u);
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_TRUE(summary->objects.empty());
+  peer->wait();
+}
+
 TEST_F(multiprocess_test, AttachOfAnotherProcessReapsTheDead) {
   auto peer = start_peer();
   auto answer = ask(*peer, "put 20000 2");
@@ -164,6 +190,73 @@ TEST_F(multiprocess_test, KillInsideCreateDoesNotWedgeOthers) {
     fill.push_back(std::move(*ref));
   }
   EXPECT_EQ(fill.size(), (cleanup.cfg.capacity - 2 * 3072) / 50048);
+}
+
+TEST_F(multiprocess_test, SpillIoRunsWithoutTheLockAndSurvivesAKill) {
+  // Object a is referenced only by a ticket: it is what the child spills.
+  auto a = sut.put(pattern(600 * 1024, 1));
+  ASSERT_TRUE(a);
+  auto ticket = a->export_in_band();
+  ASSERT_TRUE(ticket);
+  a->reset();
+  auto small = sut.put(pattern(1000, 2));
+  ASSERT_TRUE(small);
+  auto peer = start_peer();
+  ASSERT_EQ(ask(*peer, "hang-in-io"), "armed");
+  peer->write_line("put 500000 3"); // needs a's memory: spills a
+  ASSERT_EQ(peer->read_line(), std::optional<std::string>{"in-io"});
+  // The child is inside the spill I/O; the store is not locked meanwhile.
+  auto during = sut.get(small->id());
+  ASSERT_TRUE(during) << render(during.error());
+  auto other = sut.put(pattern(1000, 4));
+  ASSERT_TRUE(other) << render(other.error());
+  kill_and_wait(*peer);
+  ASSERT_TRUE(sut.reap());
+  // a stays in memory, intact; no spill file is left behind.
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_FALSE(summary->objects[0].spilled);
+  EXPECT_EQ(summary->bytes_spilled, 0u);
+  auto redeemed = sut.redeem(*ticket);
+  ASSERT_TRUE(redeemed) << render(redeemed.error());
+  EXPECT_EQ(checksum(redeemed->bytes()), checksum(pattern(600 * 1024, 1)));
+  std::error_code ec;
+  EXPECT_TRUE(std::filesystem::is_empty(cleanup.cfg.spill_directory, ec)
+              || ec);
+}
+
+TEST_F(multiprocess_test, RestoreIoOfAKilledProcessIsRolledBack) {
+  // a is referenced only by a ticket; b's put spills it; then b goes.
+  auto a_ref = sut.put(pattern(600 * 1024, 1));
+  ASSERT_TRUE(a_ref);
+  auto a = a_ref->export_in_band();
+  ASSERT_TRUE(a);
+  a_ref->reset();
+  {
+    auto b = sut.put(pattern(600 * 1024, 2));
+    ASSERT_TRUE(b) << render(b.error());
+  }
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  ASSERT_EQ(summary->objects.size(), 1u);
+  ASSERT_TRUE(summary->objects[0].spilled);
+  // The child restores a and hangs in the read, holding no lock.
+  auto peer = start_peer();
+  ASSERT_EQ(ask(*peer, "hang-in-io"), "armed");
+  peer->write_line("get " + to_string(a->object));
+  ASSERT_EQ(peer->read_line(), std::optional<std::string>{"in-io"});
+  auto other = sut.put(pattern(1000, 4));
+  ASSERT_TRUE(other) << render(other.error());
+  kill_and_wait(*peer);
+  ASSERT_TRUE(sut.reap());
+  summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  ASSERT_EQ(summary->objects.size(), 2u);
+  EXPECT_TRUE(summary->objects[0].spilled);
+  EXPECT_EQ(summary->bytes_used, 1088u); // the half-restored block is free
+  auto ra = sut.redeem(*a);
+  ASSERT_TRUE(ra) << render(ra.error());
+  EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(600 * 1024, 1)));
 }
 
 TEST_F(multiprocess_test, UnsealedBuilderOfAKilledProcessIsFreed) {

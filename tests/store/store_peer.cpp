@@ -10,6 +10,8 @@
 //   redeem <object> <ticket>-> "redeemed <checksum>"  (keeps the handle)
 //   create <size>           -> "creating <id>"        (keeps the builder)
 //   hang-in-create <size>   -> "in-create", then blocks inside create
+//   hang-in-io              -> "armed"; the next spill or restore I/O
+//                              prints "in-io" and blocks (lock released)
 //   pin <id>                -> "pinned"                (out-of-band wire)
 // Errors answer "error <text>".
 #include "ferry/store/errc.hpp"
@@ -32,6 +34,12 @@ namespace {
 
 void hang() {
   std::cout << "in-create" << std::endl;
+  for (;;)
+    ::pause();
+}
+
+void hang_io() {
+  std::cout << "in-io" << std::endl;
   for (;;)
     ::pause();
 }
@@ -141,6 +149,9 @@ int main(int argc, char** argv) {
       detail::store_impl::set_create_hook(hang);
       auto builder = store->create(size);
       std::cout << "error create returned" << std::endl;
+    } else if (cmd == "hang-in-io") {
+      detail::store_impl::set_io_hook(hang_io);
+      std::cout << "armed" << std::endl;
     } else if (cmd == "pin") {
       uint64_t id = 0;
       in >> id;

@@ -35,10 +35,12 @@
 // at warm-memcpy speed. When an allocation does not fit, the store spills the
 // least recently used sealed objects that no live handle views (objects
 // referenced only by tickets in transit or by pins) to files in the spill
-// directory and restores them on the next `get`/`redeem`. Spilling and
-// restoring hold the lock while they copy. With spilling off, nothing to
-// spill, or the spill bound reached, `create` fails with `errc::store_full`
-// naming capacity, bytes used, bytes pinned and the largest free block.
+// directory and restores them on the next `get`/`redeem`. The file I/O runs
+// without the lock (the object is marked `spilling`/`restoring` and held by
+// the process doing the I/O); a process killed during the I/O is rolled back
+// by the reaper. With spilling off, nothing to spill, or the spill bound
+// reached, `create` fails with `errc::store_full` naming capacity, bytes
+// used, bytes pinned and the largest free block.
 //
 // Thread-safety: all member functions may be called from any thread at
 // once; `object_store` itself is a movable handle (moving is not
