@@ -451,6 +451,11 @@ registry::decode_message(const payload& p, const decode_options& opts) const {
                           "add_type<T>(\""
                         + p.header.type_name + "\") on this node");
   auto& entry = st->types.at(i->second);
+  if (entry.decode_message == nullptr)
+    return make_error(errc::unknown_type,
+                      "'" + p.header.type_name
+                        + "' cannot travel in a caf::message: give it an "
+                          "inspect function or CAF_ALLOW_UNSAFE_MESSAGE_TYPE");
   return entry.decode_message(*this, p, opts);
 }
 

@@ -85,8 +85,10 @@ public:
   template <class T>
   [[nodiscard]] caf::error try_add_type(std::string name) {
     detail::check_members<T>();
-    return add_type_impl(detail::ops_of<T>(), std::move(name),
-                         &decode_message_of<T>);
+    decode_message_fn fn = nullptr;
+    if constexpr (caf::is_serializable_or_whitelisted<T>::value)
+      fn = &decode_message_of<T>;
+    return add_type_impl(detail::ops_of<T>(), std::move(name), fn);
   }
 
   /// Returns the registered name of `type`, if any.
@@ -137,7 +139,8 @@ public:
 
   /// Decodes `p` into a `caf::message` holding a value of the type registered
   /// under `p.header.type_name`; returns `errc::unknown_type` for names not
-  /// added with `add_type`.
+  /// added with `add_type`, and for types CAF cannot hold in a message (no
+  /// `inspect` and not `CAF_ALLOW_UNSAFE_MESSAGE_TYPE`).
   [[nodiscard]] caf::expected<caf::message>
   decode_message(const payload& p, const decode_options& opts) const;
 

@@ -26,6 +26,8 @@
 
 #include <cstring>
 #include <span>
+#include <msgpack.hpp>
+
 #include <type_traits>
 #include <utility>
 
@@ -128,9 +130,8 @@ public:
       pk.pack_nil();
   }
 
-  template <class Object>
-  void msgpack_unpack(const Object& o) {
-    if (o.type != decltype(o.type)::ARRAY || o.via.array.size != 2)
+  void msgpack_unpack(const msgpack::object& o) {
+    if (o.type != msgpack::type::ARRAY || o.via.array.size != 2)
       throw detail::decode_fault{errc::malformed_frame,
                                  "a separate member is not a 2-element array"};
     uint64_t index = 0;

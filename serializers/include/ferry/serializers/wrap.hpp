@@ -20,6 +20,8 @@
 // threads.
 #pragma once
 
+#include <msgpack.hpp>
+
 #include <type_traits>
 #include <utility>
 
@@ -69,8 +71,7 @@ public:
     pk.pack(Codec::to(value_));
   }
 
-  template <class Object>
-  void msgpack_unpack(const Object& o) {
+  void msgpack_unpack(const msgpack::object& o) {
     stand_in_type tmp{};
     o.convert(tmp);
     value_ = Codec::from(std::move(tmp));

@@ -225,7 +225,7 @@ template <class Inspector, class T>
 typename Inspector::result_type inspect(Inspector& f, T& x) {
   return ferry::serializers::visit_fields(x, [&](auto&... fields) {
     if (ferry::serializers::detail::tracing()) {
-      size_t index = 0;
+      [[maybe_unused]] size_t index = 0;
       (ferry::serializers::detail::trace_member(typeid(T), index++,
                                                 typeid(fields)),
        ...);

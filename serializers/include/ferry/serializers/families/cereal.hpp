@@ -173,9 +173,9 @@ template <class Archive, class T>
   requires ferry::serializers::detail::cereal_archive<Archive>
            && ferry::serializers::detail::cereal_reflect<T>
 void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
-  size_t index = 0;
+  [[maybe_unused]] size_t index = 0;
   ferry::serializers::visit_fields(x, [&](auto&... fields) {
-    auto one = [&](auto& field) {
+    [[maybe_unused]] auto one = [&](auto& field) {
       if (ferry::serializers::detail::tracing())
         ferry::serializers::detail::trace_member(typeid(T), index,
                                                  typeid(field));

@@ -198,8 +198,8 @@ struct pack<T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>>
   packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
     ferry::serializers::visit_fields(x, [&](const auto&... fields) {
       o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
-      size_t index = 0;
-      auto one = [&](const auto& field) {
+      [[maybe_unused]] size_t index = 0;
+      [[maybe_unused]] auto one = [&](const auto& field) {
         if (ferry::serializers::detail::tracing())
           ferry::serializers::detail::trace_member(typeid(T), index,
                                                    typeid(field));
@@ -220,9 +220,9 @@ struct convert<T,
     if (o.type != msgpack::type::ARRAY
         || o.via.array.size != ferry::serializers::field_count<T>())
       throw msgpack::type_error();
-    size_t index = 0;
+    [[maybe_unused]] size_t index = 0;
     ferry::serializers::visit_fields(x, [&](auto&... fields) {
-      auto one = [&](auto& field) {
+      [[maybe_unused]] auto one = [&](auto& field) {
         if (ferry::serializers::detail::tracing())
           ferry::serializers::detail::trace_member(typeid(T), index,
                                                    typeid(field));
