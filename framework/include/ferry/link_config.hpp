@@ -1,0 +1,98 @@
+// Per-link settings of a ferry node.
+//
+// A link is the connection between two nodes (CAF's BASP over TCP). Each link
+// has a `link_config`: which families the node sends with (`serializers`, a
+// preference list), which it accepts (`deserializers`, an allowlist), when
+// frames leave the message for the store (`spill_threshold`), compression,
+// size limits and the credit window that keeps a fast sender from queueing
+// unbounded bytes. A node holds one config per named peer plus a default for
+// every peer not named; see `node_config`.
+//
+// Config file (CAF's INI syntax) and flags:
+//
+//     [ferry.links.default]            # --ferry.link.serializers=[...] etc.
+//     serializers = ["raw", "cereal.binary", "caf"]
+//     [ferry.links.node-b]             # the link to the node named "node-b"
+//     serializers = ["cereal.portable"]
+//     deserializers = ["cereal.portable", "msgpack"]
+//
+// Plain value type; not synchronized.
+#pragma once
+
+#include <caf/expected.hpp>
+#include <caf/settings.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ferry {
+
+/// Compression of inline frames on a link.
+enum class compression : uint8_t {
+  /// Frames travel as they are.
+  none,
+  /// LZ4 (fast; from liblz4).
+  lz4,
+  /// Zstandard (smaller; from libzstd).
+  zstd,
+};
+
+/// Returns "none", "lz4" or "zstd".
+std::string to_string(compression x);
+
+/// Parses "none", "lz4" or "zstd".
+[[nodiscard]] caf::expected<compression> parse_compression(const std::string& x);
+
+/// Settings of one link. Defaults work with no configuration at all.
+struct link_config {
+  /// Families to send with, first match wins (Dask's `serializers=`). A
+  /// message uses the first family here that the peer accepts and that can
+  /// encode its type.
+  std::vector<std::string> serializers = default_families();
+
+  /// Families accepted on receipt (Dask's `deserializers=`); anything else is
+  /// refused with `errc::family_refused`.
+  std::vector<std::string> deserializers = default_families();
+
+  /// Frames of at least this many bytes leave the message: into the shared
+  /// store when both nodes share one, else pulled by the receiver in chunks.
+  /// Default 100 KiB (Ray's inline limit).
+  uint64_t spill_threshold = 100 * 1024;
+
+  /// Codec for inline frames of at least `compression_threshold` bytes.
+  ferry::compression compression = ferry::compression::none;
+
+  /// Smallest inline frame that gets compressed.
+  uint64_t compression_threshold = 64 * 1024;
+
+  /// Largest message (all frames of all elements) the link carries in either
+  /// direction; larger ones are refused with `errc::message_too_large`.
+  uint64_t max_message_size = uint64_t{16} << 30;
+
+  /// Credit window: bytes sent but not yet processed by the receiving actors.
+  uint64_t window_bytes = uint64_t{256} << 20;
+
+  /// Credit window: messages sent but not yet processed.
+  uint64_t window_messages = 4096;
+
+  /// How long a sender waits for credit before the message is refused.
+  std::chrono::milliseconds send_timeout{30000};
+
+  /// Size of one chunk when a receiver pulls a large frame from its owner.
+  uint64_t chunk_size = uint64_t{4} << 20;
+
+  /// Chunks a receiver keeps requested at once per transfer.
+  uint32_t chunks_in_flight = 4;
+
+  /// Returns the built-in families in ferry's default order.
+  static std::vector<std::string> default_families();
+
+  /// Returns `base` with every key present in `section` overridden. Keys use
+  /// dashes (`spill-threshold`). Unknown keys are an error naming the key.
+  [[nodiscard]] static caf::expected<link_config>
+  from_settings(const caf::settings& section, link_config base);
+};
+
+} // namespace ferry

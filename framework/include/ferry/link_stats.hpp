@@ -1,0 +1,59 @@
+// Counters and negotiated settings of one link, as read from a node.
+//
+// A snapshot: the counters keep moving while the link carries traffic.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ferry {
+
+/// What a node knows about one of its links.
+struct link_stats {
+  /// Name of the peer node.
+  std::string peer;
+  /// Whether the two nodes share a host store (large frames go by handle).
+  bool same_host = false;
+  /// Families this node may send with on this link, in preference order: its
+  /// `serializers` that the peer accepts.
+  std::vector<std::string> send_families;
+  /// Messages this node sent on the link.
+  uint64_t messages_sent = 0;
+  /// Messages this node received and delivered.
+  uint64_t messages_received = 0;
+  /// Frame bytes sent inline (inside CAF messages).
+  uint64_t bytes_inline_sent = 0;
+  /// Frame bytes received inline.
+  uint64_t bytes_inline_received = 0;
+  /// Frame bytes sent as store handles (same host).
+  uint64_t bytes_spilled_sent = 0;
+  /// Frame bytes received as store handles.
+  uint64_t bytes_spilled_received = 0;
+  /// Frame bytes the peer pulled from this node in chunks (cross host).
+  uint64_t bytes_pulled_by_peer = 0;
+  /// Frame bytes this node pulled from the peer in chunks.
+  uint64_t bytes_pulled = 0;
+  /// Incoming messages this node refused (family not allowed, undecodable,
+  /// too large, unknown target).
+  uint64_t refusals = 0;
+  /// Outgoing messages the peer refused (reported back by the peer).
+  uint64_t refused_by_peer = 0;
+  /// Outgoing messages that failed before sending (no family, too large,
+  /// no credit in time).
+  uint64_t send_errors = 0;
+  /// Times a sender waited for credit (the window was full).
+  uint64_t credit_waits = 0;
+  /// Most bytes ever in flight on the link (sent, not yet processed by the
+  /// receiving actors); stays within `window_bytes` plus one message.
+  uint64_t peak_in_flight_bytes = 0;
+  /// Requests sent on the link still waiting for their response.
+  uint64_t pending_requests = 0;
+  /// Messages sent per family.
+  std::map<std::string, uint64_t> sent_by_family;
+  /// Messages received per family.
+  std::map<std::string, uint64_t> received_by_family;
+};
+
+} // namespace ferry

@@ -1,0 +1,114 @@
+// A ferry node: one per process.
+//
+// A node owns a `caf::actor_system` with the middleman loaded, the serializer
+// registry, a client of the host's shared object store (on by default), and a
+// table of links to other nodes. User actors stay plain CAF actors; a node
+// hands out *proxies* for actors on other nodes, and any message sent to a
+// proxy is encoded with the link's family, spilled to the store where large,
+// and delivered on the other node as an ordinary typed message. Requests,
+// responses, `monitor` and down messages behave as in CAF.
+//
+// Usage:
+//
+//     ferry::node_config cfg;
+//     cfg.add_message_type<order>("order");
+//     auto n = ferry::node::start(cfg);               // expected<unique_ptr>
+//     auto port = (*n)->publish(my_actor);            // serve my_actor
+//     auto peer = (*n)->remote_actor("10.0.0.2", 4242); // a proxy
+//     self->request(*peer, 5s, order{...}).receive(...);
+//
+// Thread-safety: all member functions may be called from any thread.
+// `connect`, `remote_actor` and `remote_spawn` block the calling thread for
+// the handshake; don't call them from inside an actor's message handler.
+#pragma once
+
+#include "ferry/fwd.hpp"
+#include "ferry/link_stats.hpp"
+#include "ferry/node_config.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/expected.hpp>
+#include <caf/message.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ferry::store {
+class object_store;
+} // namespace ferry::store
+
+namespace ferry {
+
+namespace detail {
+class node_impl;
+} // namespace detail
+
+class node {
+public:
+  /// Builds the actor system from `cfg` (after `cfg.parse()`), attaches to
+  /// the host store when enabled, and starts the node's gateway. Fails with
+  /// `errc::invalid_config` on a bad setting.
+  [[nodiscard]] static caf::expected<std::unique_ptr<node>>
+  start(node_config& cfg);
+
+  node(const node&) = delete;
+  node& operator=(const node&) = delete;
+
+  /// Closes every link (their proxies terminate with
+  /// `caf::exit_reason::remote_link_unreachable` on the peers) and shuts the
+  /// actor system down.
+  ~node();
+
+  /// Returns the actor system.
+  caf::actor_system& system();
+
+  /// Returns this node's name.
+  const std::string& name() const;
+
+  /// Returns the host store, or null when disabled or unavailable.
+  store::object_store* store();
+
+  /// Returns the serializer registry.
+  serializers::registry& registry();
+
+  /// Makes `whom` this node's default actor and listens on `port` (0: any
+  /// free port) at `address`. Returns the port.
+  [[nodiscard]] caf::expected<uint16_t>
+  publish(const caf::actor& whom, uint16_t port = 0,
+          const std::string& address = "127.0.0.1");
+
+  /// Lets peers look `whom` up under `name` (see `remote_actor`).
+  void expose(const std::string& name, const caf::actor& whom);
+
+  /// Connects to the node listening at `host`:`port` (handshake once per
+  /// peer) and returns a proxy for its default actor, or for the actor it
+  /// exposes under `name`. Fails with `errc::no_common_family` when the two
+  /// nodes' families do not meet, naming both lists.
+  [[nodiscard]] caf::expected<caf::actor>
+  remote_actor(const std::string& host, uint16_t port,
+               const std::string& name = "");
+
+  /// Spawns the actor type registered as `type_name` (with
+  /// `cfg.add_actor_type`) on the node at `host`:`port` with `args` and
+  /// returns a proxy for it.
+  [[nodiscard]] caf::expected<caf::actor>
+  remote_spawn(const std::string& host, uint16_t port,
+               const std::string& type_name, caf::message args,
+               std::chrono::milliseconds timeout = std::chrono::seconds{10});
+
+  /// Returns a snapshot of every link's counters.
+  std::vector<link_stats> stats() const;
+
+  /// Returns the counters of the link to the node named `peer`.
+  [[nodiscard]] caf::expected<link_stats> stats(const std::string& peer) const;
+
+private:
+  explicit node(std::unique_ptr<detail::node_impl> impl);
+
+  std::unique_ptr<detail::node_impl> impl_;
+};
+
+} // namespace ferry

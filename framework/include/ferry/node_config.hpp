@@ -1,0 +1,135 @@
+// Configuration of a ferry node: CAF's actor_system_config plus ferry's own
+// options, message types and per-link settings.
+//
+// A `node_config` is a `caf::actor_system_config`: it reads
+// `caf-application.ini` (or `--config-file=`) and command-line flags. ferry's
+// options live under `ferry.` (see the table in README.md, "Configuration"):
+//
+//     [ferry]
+//     node-name = "node-a"          # --ferry.node-name=node-a
+//     [ferry.store]
+//     enabled = true                # --ferry.store.enabled=false
+//     [ferry.link]                  # the default for every link
+//     serializers = ["cereal.binary", "caf"]
+//     [ferry.links.node-b]          # the link to the node named node-b
+//     serializers = ["cereal.portable"]
+//
+// Usage:
+//
+//     ferry::node_config cfg;
+//     cfg.add_message_type<order>("order");      // in every process, same name
+//     if (auto err = cfg.parse(argc, argv)) ...
+//     ferry::node n{cfg};
+//
+// Message types are registered before the node is built, in every process that
+// sends or receives them, under the same name. The config is not thread-safe;
+// it is read once when the node starts.
+#pragma once
+
+#include "ferry/fwd.hpp"
+#include "ferry/link_config.hpp"
+
+#include "ferry/serializers/registry.hpp"
+
+#include <caf/actor_system_config.hpp>
+#include <caf/message.hpp>
+#include <caf/type_nr.hpp>
+
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <memory>
+#include <string>
+#include <typeindex>
+
+namespace ferry {
+
+class node_config : public caf::actor_system_config {
+public:
+  node_config();
+
+  ~node_config() override;
+
+  /// Registers `T` as a message type under `name`, for every family that can
+  /// encode it. Call in every process that sends or receives `T`, with the
+  /// same name. Registering the same type twice under one name is harmless.
+  template <class T>
+  node_config& add_message_type(std::string name) {
+    registry_->add_type<T>(name);
+    add_type_name(std::type_index{typeid(T)}, caf::type_nr<T>::value,
+                  std::move(name));
+    return *this;
+  }
+
+  /// Sets the config of the link to the node named `peer`, replacing what the
+  /// config file said about it.
+  node_config& link(std::string peer, link_config cfg);
+
+  /// Returns the registry shared by this config and the node built from it.
+  serializers::registry& registry() { return *registry_; }
+
+  // -- options (filled by parse(); defaults work without configuration) ------
+
+  /// Name of this node in its peers' link tables (default: hostname:pid).
+  std::string node_name;
+
+  /// Identity of this host; nodes with equal host ids and store names share
+  /// the store (default: /etc/machine-id and the boot id).
+  std::string host_id;
+
+  /// Attach to (or create) the host's shared object store.
+  bool store_enabled = true;
+
+  /// Name of the host store (default "ferry-<uid>").
+  std::string store_name;
+
+  /// Capacity of the host store when this node creates it (default 2 GiB).
+  uint64_t store_capacity = uint64_t{2} << 30;
+
+  /// Directory for spilled store objects ("" disables spilling).
+  std::string store_spill_directory;
+
+  /// Whether a store handle may be serialized outside ferry's message path
+  /// (then it is pinned until its process exits, with a warning).
+  bool allow_out_of_band_ref_serialization = true;
+
+  /// Link settings for peers not named in `links` (section `ferry.link`).
+  link_config default_link;
+
+  /// Link settings per peer node name (sections `ferry.links.<name>`).
+  std::map<std::string, link_config> links;
+
+  // -- used by ferry::node ---------------------------------------------------
+
+  /// @private Returns whether a message type is registered under `name`.
+  bool has_type(const std::string& name) const;
+
+  /// @private Returns the name registered for `type`, or null.
+  const std::string* find_name(std::type_index type) const;
+
+  /// @private Returns the type of a CAF built-in type number (CAF reports
+  /// built-in element types by number, without `std::type_info`), or null.
+  const std::type_index* find_builtin(uint16_t type_nr) const;
+
+  /// @private Returns the registry as a shared pointer for the node.
+  std::shared_ptr<serializers::registry> shared_registry() const {
+    return registry_;
+  }
+
+  /// @private Reads `ferry.links.*` sections from the parsed content and
+  /// fills in derived defaults. Called by the node.
+  [[nodiscard]] caf::error finalize();
+
+  /// Returns the config for the link to `peer` (named config or default).
+  const link_config& link_for(const std::string& peer) const;
+
+private:
+  void add_type_name(std::type_index type, uint16_t type_nr, std::string name);
+
+  std::shared_ptr<serializers::registry> registry_;
+  std::set<std::string> type_names_;
+  std::unordered_map<std::type_index, std::string> names_by_type_;
+  std::map<uint16_t, std::type_index> builtins_;
+};
+
+} // namespace ferry

@@ -1,0 +1,174 @@
+// remote_proxy and gateway: ferry's two custom CAF actors.
+//
+// Both override `enqueue` and do their work on the calling thread, like CAF's
+// forwarding_actor_proxy. The proxy runs on the sender's thread (encode and
+// send); the gateway runs on CAF's BASP worker threads (decode and deliver)
+// and never blocks.
+#include "detail/node_impl.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/system_messages.hpp>
+
+namespace ferry::detail {
+
+// -- remote_proxy -------------------------------------------------------------
+
+remote_proxy::remote_proxy(caf::actor_config& cfg,
+                           std::weak_ptr<link_state> link, uint64_t remote_id)
+  : caf::monitorable_actor(cfg), link_(std::move(link)), remote_id_(remote_id) {
+  // nop
+}
+
+namespace {
+
+/// Answers a request with `err` (CAF's `bounce` always answers
+/// `request_receiver_down`, losing the reason).
+void fail_request(caf::abstract_actor* self, caf::mailbox_element& what,
+                  caf::error err, caf::execution_unit* host) {
+  if (what.sender && what.mid.is_request())
+    what.sender->enqueue(caf::make_mailbox_element(self->ctrl(),
+                                                   what.mid.response_id(), {},
+                                                   std::move(err)),
+                         host);
+}
+
+} // namespace
+
+void remote_proxy::enqueue(caf::mailbox_element_ptr what,
+                           caf::execution_unit* host) {
+  auto link = link_.lock();
+  if (!link || link->is_down() || getf(is_terminated_flag)) {
+    fail_request(this, *what,
+                 caf::make_error(errc::link_down,
+                                 "the actor's node is no longer connected"),
+                 host);
+    return;
+  }
+  if (what->content().match_elements<caf::exit_msg>()) {
+    // send_exit to a proxy terminates the remote actor.
+    auto& msg = what->content().get_as<caf::exit_msg>(0);
+    link->send_control(caf::make_message(exit_request{remote_id_, msg.reason}),
+                       host);
+    return;
+  }
+  auto sender = what->sender;
+  auto err = link->send(remote_id_, sender, what->mid,
+                        what->move_content_to_message(), host);
+  if (!err)
+    return;
+  if (what->mid.is_request()) {
+    fail_request(this, *what, std::move(err), host);
+  } else {
+    link->node().log("could not send a message to node " + link->peer_name()
+                     + ": " + render(err));
+  }
+}
+
+void remote_proxy::kill(caf::error reason, caf::execution_unit* host) {
+  cleanup(std::move(reason), host);
+}
+
+// -- gateway ------------------------------------------------------------------
+
+namespace {
+
+void respond(caf::abstract_actor* self, caf::mailbox_element& what,
+             caf::message msg, caf::execution_unit* host) {
+  if (what.sender && what.mid.is_request())
+    what.sender->enqueue(caf::make_mailbox_element(
+                           self->ctrl(), what.mid.response_id(), {},
+                           std::move(msg)),
+                         host);
+}
+
+} // namespace
+
+gateway::gateway(caf::actor_config& cfg, node_impl* node)
+  : caf::monitorable_actor(cfg), node_(node) {
+  // nop
+}
+
+void gateway::detach_node() {
+  node_.store(nullptr);
+}
+
+void gateway::enqueue(caf::mailbox_element_ptr what,
+                      caf::execution_unit* host) {
+  auto node = node_.load();
+  if (node == nullptr) {
+    fail_request(this, *what, caf::make_error(errc::link_down,
+                                              "the node shut down"),
+                 host);
+    return;
+  }
+  auto& content = what->content();
+  auto link = [&]() -> std::shared_ptr<link_state> {
+    if (!what->sender)
+      return nullptr;
+    return node->find_link(what->sender->node());
+  };
+  if (content.match_elements<wire_message>()) {
+    auto& msg = content.get_mutable_as<wire_message>(0);
+    if (auto l = link()) {
+      l->deliver(msg, wire_size(msg), host);
+    } else {
+      node->log("dropped a message from a node without a link");
+    }
+  } else if (content.match_elements<credit>()) {
+    if (auto l = link())
+      l->on_credit(content.get_as<credit>(0));
+  } else if (content.match_elements<down_notice>()) {
+    if (auto l = link()) {
+      auto& notice = content.get_as<down_notice>(0);
+      l->on_down(notice.actor, notice.reason, host);
+    }
+  } else if (content.match_elements<exit_request>()) {
+    if (auto l = link()) {
+      auto& req = content.get_as<exit_request>(0);
+      if (auto target = l->exported(req.actor))
+        target->enqueue(nullptr, caf::make_message_id(),
+                        caf::make_message(caf::exit_msg{
+                          caf::actor_cast<caf::actor_addr>(what->sender),
+                          req.reason}),
+                        host);
+    }
+  } else if (content.match_elements<refusal>()) {
+    if (auto l = link()) {
+      ++l->counters().refused_by_peer;
+      node->log("node " + l->peer_name() + " refused a message: "
+                + render(content.get_as<refusal>(0).reason));
+    }
+  } else if (content.match_elements<identify>()) {
+    respond(this, *what, caf::make_message(node->config().node_name), host);
+  } else if (content.match_elements<hello>()) {
+    auto reply = node->accept(content.get_as<hello>(0), host);
+    respond(this, *what,
+            reply ? caf::make_message(std::move(*reply))
+                  : caf::make_message(std::move(reply.error())),
+            host);
+  } else if (content.match_elements<lookup>()) {
+    auto id = node->lookup(content.get_as<lookup>(0).name);
+    respond(this, *what,
+            id ? caf::make_message(*id)
+               : caf::make_message(std::move(id.error())),
+            host);
+  } else if (content.match_elements<spawn_request>()) {
+    auto reply = node->spawn(content.get_mutable_as<spawn_request>(0),
+                             what->sender, host);
+    respond(this, *what,
+            reply ? caf::make_message(*reply)
+                  : caf::make_message(std::move(reply.error())),
+            host);
+  } else {
+    fail_request(this, *what,
+                 caf::make_error(errc::decode_failed,
+                                 "the gateway accepts ferry's wire types only"),
+                 host);
+  }
+}
+
+} // namespace ferry::detail

@@ -1,0 +1,384 @@
+// Internals of a ferry node: links, proxies and the gateway.
+//
+// Message flow (see docs/architecture.md, "A message's way"):
+//
+//   sender actor --enqueue--> remote_proxy (this node, sender's thread)
+//     encode with the link's family, spill large frames, take credit
+//   --wire_message--> peer's gateway proxy (CAF) --BASP--> peer's gateway
+//     (peer node, BASP worker thread): allowlist check, decode, deliver
+//   --credited_element--> target actor; when the target has processed the
+//     message, the element's destructor returns the credit to the sender.
+//
+// Both custom actors (`remote_proxy`, `gateway`) do their work inside
+// `enqueue`, on the caller's thread, the way CAF's own forwarding proxies do:
+// no extra scheduling hop on either side, and credit returns never wait for a
+// scheduler thread (so a sender blocked on credit cannot starve them).
+#pragma once
+
+#include "ferry/link_config.hpp"
+#include "ferry/link_stats.hpp"
+#include "ferry/node_config.hpp"
+
+#include "detail/wire.hpp"
+
+#include "ferry/serializers/registry.hpp"
+#include "ferry/store/object_store.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/monitorable_actor.hpp>
+#include <caf/node_id.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <typeindex>
+#include <unordered_map>
+#include <vector>
+
+namespace ferry::detail {
+
+class node_impl;
+class link_state;
+
+/// Returns the bytes `msg` counts against a credit window (both nodes compute
+/// the same figure).
+uint64_t wire_size(const wire_message& msg);
+
+/// Returns the part of a request or response id that both share.
+uint64_t request_key(caf::message_id mid);
+
+/// Atomic counters behind `link_stats`.
+struct link_counters {
+  std::atomic<uint64_t> messages_sent{0};
+  std::atomic<uint64_t> messages_received{0};
+  std::atomic<uint64_t> bytes_inline_sent{0};
+  std::atomic<uint64_t> bytes_inline_received{0};
+  std::atomic<uint64_t> bytes_spilled_sent{0};
+  std::atomic<uint64_t> bytes_spilled_received{0};
+  std::atomic<uint64_t> bytes_pulled_by_peer{0};
+  std::atomic<uint64_t> bytes_pulled{0};
+  std::atomic<uint64_t> refusals{0};
+  std::atomic<uint64_t> refused_by_peer{0};
+  std::atomic<uint64_t> send_errors{0};
+  std::atomic<uint64_t> credit_waits{0};
+  std::atomic<uint64_t> peak_in_flight_bytes{0};
+};
+
+/// Returns `bytes` messages' worth of credit to the sending node when the
+/// receiving actor is done with the message (held by `credited_element`).
+class credit_token {
+public:
+  credit_token() = default;
+  credit_token(std::weak_ptr<link_state> link, uint64_t bytes)
+    : link_(std::move(link)), bytes_(bytes) {
+    // nop
+  }
+  credit_token(credit_token&& other) noexcept
+    : link_(std::move(other.link_)), bytes_(std::exchange(other.bytes_, 0)) {
+    // nop
+  }
+  credit_token& operator=(credit_token&&) = delete;
+  ~credit_token();
+
+private:
+  std::weak_ptr<link_state> link_;
+  uint64_t bytes_ = 0;
+};
+
+/// A mailbox element that returns link credit when destroyed, i.e. after the
+/// receiving actor processed (or dropped) it.
+class credited_element final : public caf::mailbox_element {
+public:
+  credited_element(caf::strong_actor_ptr sender, caf::message_id mid,
+                   caf::message content, credit_token token);
+
+  caf::type_erased_tuple& content() override;
+  const caf::type_erased_tuple& content() const override;
+  caf::message move_content_to_message() override;
+  caf::message copy_content_to_message() const override;
+
+private:
+  caf::message msg_;
+  caf::empty_type_erased_tuple empty_;
+  credit_token token_;
+};
+
+/// Stands for one actor of a peer node. Anything enqueued here is encoded and
+/// sent over the link; the proxy terminates when the remote actor does or the
+/// link goes down, so `monitor` works as in CAF.
+class remote_proxy final : public caf::monitorable_actor {
+public:
+  remote_proxy(caf::actor_config& cfg, std::weak_ptr<link_state> link,
+               uint64_t remote_id);
+
+  void enqueue(caf::mailbox_element_ptr what,
+               caf::execution_unit* host) override;
+
+  const char* name() const override { return "ferry.remote_proxy"; }
+
+  /// Terminates the proxy: monitors get a down message with `reason`.
+  void kill(caf::error reason, caf::execution_unit* host);
+
+  /// Returns the actor id on the peer node.
+  uint64_t remote_id() const { return remote_id_; }
+
+private:
+  std::weak_ptr<link_state> link_;
+  uint64_t remote_id_;
+};
+
+/// Receives everything peers send to this node: handshakes, user messages,
+/// credit, down notices, chunk requests. Published on the node's port.
+class gateway final : public caf::monitorable_actor {
+public:
+  gateway(caf::actor_config& cfg, node_impl* node);
+
+  void enqueue(caf::mailbox_element_ptr what,
+               caf::execution_unit* host) override;
+
+  const char* name() const override { return "ferry.gateway"; }
+
+  /// Detaches from the node (called while the node shuts down).
+  void detach_node();
+
+private:
+  std::atomic<node_impl*> node_;
+};
+
+/// The state of one link, shared by its proxies, the gateway and the node.
+/// Thread-safe.
+class link_state : public std::enable_shared_from_this<link_state> {
+public:
+  link_state(node_impl& node, const hello& peer, link_config cfg,
+             std::vector<std::string> send_families, bool same_host);
+
+  ~link_state();
+
+  // -- identity ---------------------------------------------------------------
+
+  const std::string& peer_name() const { return peer_name_; }
+  const caf::node_id& peer_node() const { return peer_node_; }
+  const caf::actor& peer_gateway() const { return peer_gateway_; }
+  const link_config& config() const { return cfg_; }
+  bool same_host() const { return same_host_; }
+  bool is_down() const { return down_.load(); }
+
+  /// Returns the id of the peer's published default actor (0: none).
+  uint64_t default_actor() const { return default_actor_.load(); }
+  void set_default_actor(uint64_t id) { default_actor_ = id; }
+  node_impl& node() { return node_; }
+
+  // -- sending ----------------------------------------------------------------
+
+  /// Encodes `msg` and sends it to actor `target` on the peer. `sender` and
+  /// `mid` keep CAF's request/response semantics. Returns an error (and
+  /// sends nothing) when encoding fails, the message is too large, the link
+  /// is down, or no credit came within `send_timeout`.
+  caf::error send(uint64_t target, const caf::strong_actor_ptr& sender,
+                  caf::message_id mid, caf::message msg,
+                  caf::execution_unit* host);
+
+  /// Encodes `msg` for actor `target` of the peer; exports `sender`. Adds the
+  /// store tickets it exported to `tickets` and the family of each element to
+  /// `families`.
+  caf::expected<wire_message>
+  encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
+                 caf::message_id mid, const caf::message& msg,
+                 std::vector<store::transfer_ticket>& tickets,
+                 std::vector<std::string>& families);
+
+  /// Sends a control message to the peer's gateway.
+  void send_control(caf::message msg, caf::execution_unit* host);
+
+  /// Adds credit returned by the peer and wakes waiting senders.
+  void on_credit(const credit& x);
+
+  /// Called by `credit_token`: the local target processed `bytes`.
+  void return_credit(uint64_t bytes);
+
+  // -- receiving --------------------------------------------------------------
+
+  /// Decodes `msg` and delivers it to its target. Refuses (and answers the
+  /// sender with a typed error) what it cannot deliver.
+  void deliver(wire_message& msg, uint64_t wire_size,
+               caf::execution_unit* host);
+
+  /// Decodes every element of `msg` (allowlist, limits, store frames).
+  caf::expected<caf::message> decode_message(wire_message& msg);
+
+  // -- actors -----------------------------------------------------------------
+
+  /// Returns the proxy for actor `id` of the peer, creating it if needed.
+  caf::strong_actor_ptr proxy(uint64_t id);
+
+  /// Makes a local actor reachable by the peer under its id (for responses
+  /// and replies); the peer learns when it terminates.
+  uint64_t export_actor(const caf::strong_actor_ptr& whom);
+
+  /// Records an actor spawned for the peer: it is terminated when the link
+  /// goes down (the spawning node owns it).
+  void adopt_spawned(caf::actor whom);
+
+  /// Returns a local actor the peer may address, or null.
+  caf::strong_actor_ptr exported(uint64_t id);
+
+  /// The peer reports that its actor `id` terminated.
+  void on_down(uint64_t id, const caf::error& reason,
+               caf::execution_unit* host);
+
+  /// Marks the link down: proxies terminate with `reason`, waiting senders
+  /// fail, tickets in transit are cancelled.
+  void shut_down(const caf::error& reason, caf::execution_unit* host);
+
+  // -- stats ------------------------------------------------------------------
+
+  link_counters& counters() { return counters_; }
+
+  void count_sent_family(const std::string& family);
+  void count_received_family(const std::string& family);
+
+  link_stats snapshot() const;
+
+private:
+  caf::expected<wire_element>
+  encode_element(std::type_index type, const void* value,
+                 const std::shared_ptr<const void>& keep_alive,
+                 std::string& family_used,
+                 std::vector<store::transfer_ticket>& tickets);
+
+  caf::expected<caf::message> decode_element(wire_element& element);
+
+  caf::error acquire_credit(uint64_t bytes, bool may_wait);
+
+  node_impl& node_;
+  std::string peer_name_;
+  caf::node_id peer_node_;
+  caf::actor peer_gateway_;
+  link_config cfg_;
+  std::vector<std::string> send_families_;
+  bool same_host_;
+  uint64_t peer_window_bytes_;
+  uint64_t peer_window_messages_;
+  std::atomic<bool> down_{false};
+  std::atomic<uint64_t> default_actor_;
+
+  // Requests sent to the peer and not answered yet: (local sender, request
+  // id). When the link dies, each gets an error response, so no requester
+  // waits for its timeout.
+  mutable std::mutex requests_mtx_;
+  std::map<std::pair<uint64_t, uint64_t>,
+           std::pair<caf::weak_actor_ptr, caf::message_id>>
+    pending_;
+
+  // Store tickets of messages not yet acknowledged through credit.
+  std::mutex tickets_mtx_;
+  std::vector<store::transfer_ticket> in_transit_;
+
+  // Credit window (sender side).
+  std::mutex credit_mtx_;
+  std::condition_variable credit_cv_;
+  uint64_t in_flight_bytes_ = 0;
+  uint64_t in_flight_messages_ = 0;
+
+  // Credit to return (receiver side), flushed in batches.
+  std::mutex return_mtx_;
+  uint64_t unreturned_bytes_ = 0;
+  uint64_t unreturned_messages_ = 0;
+
+  // Actors.
+  std::mutex actors_mtx_;
+  std::unordered_map<uint64_t, caf::weak_actor_ptr> proxies_;
+  std::unordered_map<uint64_t, caf::strong_actor_ptr> exported_;
+  std::vector<caf::actor> spawned_;
+
+  link_counters counters_;
+  mutable std::mutex family_mtx_;
+  std::map<std::string, uint64_t> sent_by_family_;
+  std::map<std::string, uint64_t> received_by_family_;
+};
+
+/// Everything a node owns. Thread-safe.
+class node_impl {
+public:
+  explicit node_impl(node_config& cfg);
+
+  ~node_impl();
+
+  caf::error init();
+
+  caf::actor_system& system() { return sys_; }
+  node_config& config() { return cfg_; }
+  serializers::registry& registry() { return *registry_; }
+  store::object_store* store() { return store_ ? &*store_ : nullptr; }
+  const caf::actor& gateway_handle() const { return gateway_; }
+
+  /// Returns this node's handshake for a link with the config `cfg`.
+  hello make_hello(const link_config& cfg) const;
+
+  /// Answers a peer's handshake: creates the link (or fails naming both
+  /// family lists).
+  caf::expected<hello> accept(const hello& peer, caf::execution_unit* host);
+
+  /// Connects to `host`:`port` (or returns the existing link).
+  caf::expected<std::shared_ptr<link_state>>
+  connect(const std::string& host, uint16_t port);
+
+  /// Returns the link to the CAF node `id`, or null.
+  std::shared_ptr<link_state> find_link(const caf::node_id& id);
+
+  /// Returns the link to the node named `name`, or null.
+  std::shared_ptr<link_state> find_link(const std::string& name);
+
+  /// Removes the link (after it went down).
+  void drop_link(const caf::node_id& id);
+
+  std::vector<std::shared_ptr<link_state>> links();
+
+  // -- exposed actors ---------------------------------------------------------
+
+  uint16_t publish_default(const caf::actor& whom);
+  void expose(const std::string& name, const caf::actor& whom);
+  caf::expected<uint64_t> lookup(const std::string& name);
+  caf::strong_actor_ptr exposed(uint64_t id);
+  uint64_t default_actor_id() const;
+
+  // -- message types ----------------------------------------------------------
+
+  /// Returns the registered name of the element at `pos` of `msg`, or null.
+  const std::string* element_type(const caf::message& msg, size_t pos,
+                                  std::type_index& type) const;
+
+  /// Spawns the actor type a peer asked for and exports it on the peer's
+  /// link; returns its id.
+  caf::expected<uint64_t> spawn(spawn_request& req,
+                                const caf::strong_actor_ptr& requester,
+                                caf::execution_unit* host);
+
+  /// Returns true if the host store is shared with the peer of `peer`.
+  bool shares_store_with(const hello& peer) const;
+
+  /// Logs one line on stderr, prefixed with the node name.
+  void log(const std::string& line) const;
+
+private:
+  node_config& cfg_;
+  caf::actor_system sys_;
+  std::shared_ptr<serializers::registry> registry_;
+  std::optional<store::object_store> store_;
+  caf::actor gateway_;
+
+  mutable std::mutex mtx_;
+  std::map<caf::node_id, std::shared_ptr<link_state>> links_;
+  std::map<std::string, caf::node_id> links_by_address_;
+  std::map<std::string, caf::actor> exposed_by_name_;
+  std::unordered_map<uint64_t, caf::strong_actor_ptr> exposed_by_id_;
+  uint64_t default_actor_ = 0;
+};
+
+} // namespace ferry::detail

@@ -1,0 +1,311 @@
+// ferry's wire types: what one node sends another through CAF's middleman.
+//
+// These are ferry's fixed control format (DESIGN.md: "small control traffic
+// uses one fixed format, never a user-selectable family"): plain structs with
+// CAF 0.17 `inspect`, registered with CAF under "ferry.*" names by
+// `register_wire_types`. User values never reach CAF's serializer: they are
+// encoded by a family into payload frames, which travel here as `wire_bytes`.
+//
+// `wire_bytes` is the one type with hand-written serialization: on the sending
+// side it is a view of memory owned elsewhere (the user's value, kept alive by
+// `keep_alive`), written with one `apply_raw`; on the receiving side it reads
+// into an owned buffer after checking the claimed length against the bytes
+// the deserializer actually holds, so a hostile length never allocates.
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/binary_deserializer.hpp>
+#include <caf/deserializer.hpp>
+#include <caf/error.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/serializer.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ferry::detail {
+
+/// Protocol version of ferry's wire types; peers with another version are
+/// refused at the handshake.
+inline constexpr uint32_t wire_protocol_version = 1;
+
+/// Bytes on the wire: a view when sending, an owned buffer when received.
+class wire_bytes {
+public:
+  wire_bytes() = default;
+
+  /// A view of `bytes`, kept valid by `keep_alive`.
+  wire_bytes(std::span<const std::byte> bytes,
+             std::shared_ptr<const void> keep_alive)
+    : view_(bytes), keep_alive_(std::move(keep_alive)) {
+    // nop
+  }
+
+  /// Owns `bytes`.
+  explicit wire_bytes(std::vector<std::byte> bytes)
+    : owned_(std::make_shared<std::vector<std::byte>>(std::move(bytes))) {
+    view_ = {owned_->data(), owned_->size()};
+    keep_alive_ = owned_;
+  }
+
+  /// Returns the bytes.
+  std::span<const std::byte> bytes() const { return view_; }
+
+  /// Returns the number of bytes.
+  size_t size() const { return view_.size(); }
+
+  /// Returns what keeps the bytes alive (shared with frames made from them).
+  const std::shared_ptr<const void>& keep_alive() const { return keep_alive_; }
+
+  /// Returns the owned buffer, or null for a view.
+  const std::shared_ptr<std::vector<std::byte>>& owned() const {
+    return owned_;
+  }
+
+  /// Saves: length, then the bytes in one block.
+  caf::error save(caf::serializer& sink) const {
+    uint64_t n = view_.size();
+    if (auto err = sink(n))
+      return err;
+    if (n == 0)
+      return caf::none;
+    return sink.apply_raw(n, const_cast<std::byte*>(view_.data()));
+  }
+
+  /// Loads: length, checked against the bytes left, then the bytes.
+  caf::error load(caf::deserializer& source) {
+    uint64_t n = 0;
+    if (auto err = source(n))
+      return err;
+    if (auto bin = dynamic_cast<caf::binary_deserializer*>(&source);
+        bin != nullptr && n > bin->remaining())
+      return caf::make_error(caf::sec::end_of_stream,
+                             "ferry wire_bytes claims " + std::to_string(n)
+                               + " bytes but the message holds only "
+                               + std::to_string(bin->remaining()));
+    std::vector<std::byte> buf(n);
+    if (n > 0)
+      if (auto err = source.apply_raw(n, buf.data()))
+        return err;
+    *this = wire_bytes{std::move(buf)};
+    return caf::none;
+  }
+
+private:
+  std::span<const std::byte> view_;
+  std::shared_ptr<const void> keep_alive_;
+  std::shared_ptr<std::vector<std::byte>> owned_;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, wire_bytes& x) {
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    return x.save(f);
+  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
+    return x.load(f);
+  } else {
+    auto n = static_cast<uint64_t>(x.size());
+    return f(caf::meta::type_name("ferry.bytes"), n);
+  }
+}
+
+/// How a frame travels.
+enum class frame_kind : uint8_t {
+  /// The bytes are in `data`.
+  inline_plain = 0,
+  /// `data` holds the bytes compressed with LZ4.
+  inline_lz4 = 1,
+  /// `data` holds the bytes compressed with Zstandard.
+  inline_zstd = 2,
+  /// The bytes are a sealed object in the shared store; `ticket` is the
+  /// in-band transfer ticket the receiver redeems.
+  store_object = 3,
+  /// The bytes stay with the sender; the receiver pulls them in chunks
+  /// (transfer id in `ticket`) and acknowledges.
+  remote_object = 4,
+};
+
+/// One frame of an encoded element.
+struct wire_frame {
+  uint8_t kind = 0;
+  uint64_t size = 0;
+  uint64_t object_id = 0;
+  uint64_t ticket = 0;
+  wire_bytes data;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, wire_frame& x) {
+  return f(caf::meta::type_name("ferry.frame"), x.kind, x.size, x.object_id,
+           x.ticket, x.data);
+}
+
+/// One message element: the payload header (ferry's fixed header codec) and
+/// its frames.
+struct wire_element {
+  wire_bytes header;
+  std::vector<wire_frame> frames;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, wire_element& x) {
+  return f(caf::meta::type_name("ferry.element"), x.header, x.frames);
+}
+
+/// A user message on its way to an actor on the receiving node.
+struct wire_message {
+  /// Actor id on the receiving node.
+  uint64_t target = 0;
+  /// Actor id of the sender on the sending node (0: anonymous).
+  uint64_t sender = 0;
+  /// `caf::message_id` value: requests and responses keep CAF's semantics.
+  uint64_t mid = 0;
+  /// Set for error responses (the content is then this error alone).
+  caf::error error;
+  /// The encoded elements.
+  std::vector<wire_element> elements;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, wire_message& x) {
+  return f(caf::meta::type_name("ferry.message"), x.target, x.sender, x.mid,
+           x.error, x.elements);
+}
+
+/// Handshake, both directions: who I am and what I accept.
+struct hello {
+  uint32_t protocol = wire_protocol_version;
+  std::string node_name;
+  std::string host_id;
+  std::string store_name;
+  bool has_store = false;
+  /// My preference list for this link.
+  std::vector<std::string> serializers;
+  /// My allowlist for this link.
+  std::vector<std::string> deserializers;
+  /// Families my registry can decode at all.
+  std::vector<std::string> decodable;
+  /// My node's gateway (CAF turns it into a proxy on the other side).
+  caf::actor gateway;
+  /// Id of my published default actor (0: none).
+  uint64_t default_actor = 0;
+  /// My credit window for this link (the receiver batches credit by it).
+  uint64_t window_bytes = 0;
+  uint64_t window_messages = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, hello& x) {
+  return f(caf::meta::type_name("ferry.hello"), x.protocol, x.node_name,
+           x.host_id, x.store_name, x.has_store, x.serializers,
+           x.deserializers, x.decodable, x.gateway, x.default_actor,
+           x.window_bytes, x.window_messages);
+}
+
+/// Ask the peer for its node name (first step of a handshake: the name
+/// selects the link config).
+struct identify {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, identify&) {
+  return f(caf::meta::type_name("ferry.identify"));
+}
+
+/// Ask the peer for the id of an actor it exposes under a name.
+struct lookup {
+  std::string name;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lookup& x) {
+  return f(caf::meta::type_name("ferry.lookup"), x.name);
+}
+
+/// Credit returned by a receiver: messages and bytes its actors processed.
+struct credit {
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, credit& x) {
+  return f(caf::meta::type_name("ferry.credit"), x.messages, x.bytes);
+}
+
+/// An actor the peer knew about has terminated.
+struct down_notice {
+  uint64_t actor = 0;
+  caf::error reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, down_notice& x) {
+  return f(caf::meta::type_name("ferry.down"), x.actor, x.reason);
+}
+
+/// Terminate one of the receiver's actors (an exit message sent to a proxy).
+struct exit_request {
+  uint64_t actor = 0;
+  caf::error reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, exit_request& x) {
+  return f(caf::meta::type_name("ferry.exit"), x.actor, x.reason);
+}
+
+/// A one-way message was refused by the receiver (the sender logs and counts).
+struct refusal {
+  uint64_t target = 0;
+  caf::error reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, refusal& x) {
+  return f(caf::meta::type_name("ferry.refusal"), x.target, x.reason);
+}
+
+/// Request for bytes of a frame the sender holds for a cross-host transfer.
+struct chunk_request {
+  uint64_t transfer = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, chunk_request& x) {
+  return f(caf::meta::type_name("ferry.chunk_req"), x.transfer, x.offset,
+           x.length);
+}
+
+/// The receiver has all bytes of a transfer (or gave up): release it.
+struct transfer_done {
+  uint64_t transfer = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, transfer_done& x) {
+  return f(caf::meta::type_name("ferry.xfer_done"), x.transfer);
+}
+
+/// Spawn an actor type registered on the receiving node.
+struct spawn_request {
+  std::string type_name;
+  wire_message args;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, spawn_request& x) {
+  return f(caf::meta::type_name("ferry.spawn"), x.type_name, x.args);
+}
+
+/// Registers every wire type with CAF under its "ferry.*" name.
+void register_wire_types(caf::actor_system_config& cfg);
+
+} // namespace ferry::detail

@@ -1,0 +1,751 @@
+// link_state: encoding, spilling, credit and delivery for one link.
+//
+// Invariants:
+// - Every wire_message a node sends takes credit for `wire_size(msg)` bytes
+//   and one message; the receiving node returns exactly that credit once the
+//   target actor has processed (or the node refused) the message. Senders of
+//   requests and one-way messages wait for credit; responses never wait (they
+//   are bounded by the requests outstanding), so two saturated nodes cannot
+//   deadlock on each other's windows.
+// - View frames point into the sender's message; the wire message holds a
+//   reference to that message until CAF has serialized it.
+// - A ticket exported for a store frame or an in-band handle is either
+//   redeemed by the receiver or cancelled (receiver refusal, send failure).
+#include "detail/node_impl.hpp"
+
+#include "ferry/errc.hpp"
+
+#include "ferry/serializers/errc.hpp"
+#include "ferry/serializers/payload.hpp"
+#include "ferry/store/in_band_scope.hpp"
+#include "ferry/store/object_ref.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_config.hpp>
+#include <caf/make_actor.hpp>
+#include <caf/message_builder.hpp>
+#include <caf/send.hpp>
+
+#include <lz4.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cxxabi.h>
+#include <limits>
+
+namespace ferry::detail {
+
+namespace {
+
+/// CAF's BASP keeps payload lengths in 32 bits without a check; stay well
+/// below that so the header and framing always fit.
+constexpr uint64_t basp_payload_limit = (uint64_t{1} << 32) - (uint64_t{1} << 20);
+
+/// Fixed per-message overhead counted against the credit window.
+constexpr uint64_t wire_overhead = 64;
+
+std::string demangle(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> result{
+    abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free};
+  return status == 0 && result ? std::string{result.get()} : std::string{name};
+}
+
+std::string describe_element(const caf::message& msg, size_t pos) {
+  auto rtti = msg.type(pos);
+  if (rtti.second != nullptr)
+    return demangle(rtti.second->name());
+  return "CAF built-in type #" + std::to_string(rtti.first);
+}
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string result = "[";
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0)
+      result += ", ";
+    result += xs[i];
+  }
+  return result + "]";
+}
+
+caf::expected<std::vector<std::byte>> compress(compression codec,
+                                                std::span<const std::byte> in) {
+  std::vector<std::byte> out;
+  if (codec == compression::lz4) {
+    if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
+      return caf::make_error(errc::message_too_large,
+                             "frame too large for lz4 compression");
+    out.resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(in.size()))));
+    auto n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
+                                  reinterpret_cast<char*>(out.data()),
+                                  static_cast<int>(in.size()),
+                                  static_cast<int>(out.size()));
+    if (n <= 0)
+      return caf::make_error(errc::message_too_large, "lz4 compression failed");
+    out.resize(static_cast<size_t>(n));
+  } else {
+    out.resize(ZSTD_compressBound(in.size()));
+    auto n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 1);
+    if (ZSTD_isError(n))
+      return caf::make_error(errc::message_too_large,
+                             std::string{"zstd compression failed: "}
+                               + ZSTD_getErrorName(n));
+    out.resize(n);
+  }
+  return out;
+}
+
+caf::expected<std::vector<std::byte>>
+decompress(frame_kind kind, std::span<const std::byte> in, uint64_t size,
+           uint64_t limit) {
+  if (size > limit)
+    return caf::make_error(errc::message_too_large,
+                           "compressed frame claims " + std::to_string(size)
+                             + " bytes, above the link's max-message-size of "
+                             + std::to_string(limit));
+  std::vector<std::byte> out(size);
+  if (kind == frame_kind::inline_lz4) {
+    if (size > static_cast<uint64_t>(std::numeric_limits<int>::max())
+        || in.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+      return caf::make_error(errc::decode_failed, "lz4 frame too large");
+    auto n = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()),
+                                 reinterpret_cast<char*>(out.data()),
+                                 static_cast<int>(in.size()),
+                                 static_cast<int>(size));
+    if (n < 0 || static_cast<uint64_t>(n) != size)
+      return caf::make_error(errc::decode_failed,
+                             "lz4 frame does not decompress to its declared "
+                             "size of " + std::to_string(size) + " bytes");
+  } else {
+    auto n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
+    if (ZSTD_isError(n) || n != size)
+      return caf::make_error(errc::decode_failed,
+                             "zstd frame does not decompress to its declared "
+                             "size of " + std::to_string(size) + " bytes");
+  }
+  return out;
+}
+
+} // namespace
+
+uint64_t request_key(caf::message_id mid) {
+  return mid.integer_value() & caf::message_id::request_id_mask;
+}
+
+uint64_t wire_size(const wire_message& msg) {
+  uint64_t result = wire_overhead;
+  for (auto& element : msg.elements) {
+    result += element.header.size();
+    for (auto& frame : element.frames)
+      result += frame.data.size() + 32;
+  }
+  return result;
+}
+
+// -- credit_token and credited_element ----------------------------------------
+
+credit_token::~credit_token() {
+  if (bytes_ > 0)
+    if (auto link = link_.lock())
+      link->return_credit(bytes_);
+}
+
+credited_element::credited_element(caf::strong_actor_ptr sender,
+                                   caf::message_id mid, caf::message content,
+                                   credit_token token)
+  : caf::mailbox_element(std::move(sender), mid, {}),
+    msg_(std::move(content)),
+    token_(std::move(token)) {
+  // nop
+}
+
+caf::type_erased_tuple& credited_element::content() {
+  if (msg_.empty())
+    return empty_;
+  return msg_.content();
+}
+
+const caf::type_erased_tuple& credited_element::content() const {
+  if (msg_.empty())
+    return empty_;
+  return msg_.content();
+}
+
+caf::message credited_element::move_content_to_message() {
+  return std::move(msg_);
+}
+
+caf::message credited_element::copy_content_to_message() const {
+  return msg_;
+}
+
+// -- link_state: construction -------------------------------------------------
+
+link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
+                       std::vector<std::string> send_families, bool same_host)
+  : node_(node),
+    peer_name_(peer.node_name),
+    peer_node_(peer.gateway.node()),
+    peer_gateway_(peer.gateway),
+    cfg_(std::move(cfg)),
+    send_families_(std::move(send_families)),
+    same_host_(same_host),
+    peer_window_bytes_(peer.window_bytes),
+    peer_window_messages_(peer.window_messages),
+    default_actor_(peer.default_actor) {
+  // nop
+}
+
+link_state::~link_state() = default;
+
+// -- link_state: sending ------------------------------------------------------
+
+caf::expected<wire_element>
+link_state::encode_element(std::type_index type, const void* value,
+                           const std::shared_ptr<const void>& keep_alive,
+                           std::string& family_used,
+                           std::vector<store::transfer_ticket>& tickets) {
+  serializers::encode_options opts;
+  opts.serializers = send_families_;
+  opts.context = serializers::context{node_.config().node_name, peer_name_,
+                                      peer_name_, same_host_};
+  opts.keep_alive = keep_alive;
+  auto encoded = [&]() -> caf::expected<serializers::payload> {
+    if (auto* store = node_.store()) {
+      store::in_band_scope scope{*store};
+      auto result = node_.registry().encode(type, value, opts);
+      auto taken = scope.take_tickets();
+      tickets.insert(tickets.end(), taken.begin(), taken.end());
+      return result;
+    }
+    return node_.registry().encode(type, value, opts);
+  }();
+  if (!encoded)
+    return std::move(encoded.error());
+  family_used = encoded->header.family;
+  wire_element result;
+  result.header = wire_bytes{serializers::encode_header(encoded->header)};
+  result.frames.reserve(encoded->frames.size());
+  for (auto& frame : encoded->frames) {
+    wire_frame out;
+    out.size = frame.size();
+    auto* store = node_.store();
+    if (same_host_ && store != nullptr && out.size > 0
+        && out.size >= cfg_.spill_threshold) {
+      auto ref = store->put(frame.bytes());
+      if (!ref)
+        return std::move(ref.error());
+      auto ticket = ref->export_in_band();
+      if (!ticket)
+        return std::move(ticket.error());
+      tickets.push_back(*ticket);
+      out.kind = static_cast<uint8_t>(frame_kind::store_object);
+      out.object_id = static_cast<uint64_t>(ticket->object);
+      out.ticket = ticket->id;
+      counters_.bytes_spilled_sent += out.size;
+    } else if (cfg_.compression != compression::none && out.size > 0
+               && out.size >= cfg_.compression_threshold) {
+      auto packed = compress(cfg_.compression, frame.bytes());
+      if (!packed)
+        return std::move(packed.error());
+      out.kind = static_cast<uint8_t>(cfg_.compression == compression::lz4
+                                        ? frame_kind::inline_lz4
+                                        : frame_kind::inline_zstd);
+      out.data = wire_bytes{std::move(*packed)};
+      counters_.bytes_inline_sent += out.data.size();
+    } else {
+      out.kind = static_cast<uint8_t>(frame_kind::inline_plain);
+      auto holder = std::make_shared<serializers::frame>(std::move(frame));
+      auto bytes = holder->bytes();
+      out.data = wire_bytes{bytes, std::move(holder)};
+      counters_.bytes_inline_sent += out.size;
+    }
+    result.frames.emplace_back(std::move(out));
+  }
+  return result;
+}
+
+caf::expected<wire_message>
+link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
+                           caf::message_id mid, const caf::message& msg,
+                           std::vector<store::transfer_ticket>& tickets,
+                           std::vector<std::string>& families) {
+  wire_message out;
+  out.target = target;
+  out.mid = mid.integer_value();
+  if (sender)
+    out.sender = export_actor(sender);
+  auto keep_alive = std::make_shared<caf::message>(msg);
+  for (size_t pos = 0; pos < msg.size(); ++pos) {
+    if (msg.match_element<caf::error>(pos)) {
+      out.error = msg.get_as<caf::error>(pos);
+      continue;
+    }
+    std::type_index type{typeid(void)};
+    auto name = node_.element_type(msg, pos, type);
+    if (name == nullptr)
+      return caf::make_error(
+        errc::unregistered_type,
+        "cannot send element " + std::to_string(pos) + " of type "
+          + describe_element(msg, pos) + " to node " + peer_name_
+          + ": the type is not registered; call "
+            "cfg.add_message_type<T>(\"name\") in both processes");
+    std::string family;
+    auto element = encode_element(type, msg.at(pos), keep_alive, family,
+                                  tickets);
+    if (!element)
+      return std::move(element.error());
+    out.elements.emplace_back(std::move(*element));
+    families.emplace_back(std::move(family));
+  }
+  auto size = wire_size(out);
+  if (size > cfg_.max_message_size)
+    return caf::make_error(
+      errc::message_too_large,
+      "message to node " + peer_name_ + " needs " + std::to_string(size)
+        + " bytes inline, above the link's max-message-size of "
+        + std::to_string(cfg_.max_message_size)
+        + "; raise max-message-size or lower spill-threshold");
+  if (size > basp_payload_limit)
+    return caf::make_error(
+      errc::message_too_large,
+      "message to node " + peer_name_ + " needs " + std::to_string(size)
+        + " bytes inline, above CAF's 32-bit BASP limit; lower "
+          "spill-threshold so large frames leave the message");
+  return out;
+}
+
+caf::error link_state::send(uint64_t target,
+                            const caf::strong_actor_ptr& sender,
+                            caf::message_id mid, caf::message msg,
+                            caf::execution_unit* host) {
+  if (down_)
+    return caf::make_error(errc::link_down,
+                           "the link to node " + peer_name_ + " is down");
+  std::vector<store::transfer_ticket> tickets;
+  std::vector<std::string> families;
+  auto fail = [&](caf::error err) {
+    if (auto* store = node_.store())
+      for (auto& ticket : tickets)
+        static_cast<void>(store->cancel(ticket));
+    ++counters_.send_errors;
+    return err;
+  };
+  auto out = encode_message(target, sender, mid, msg, tickets, families);
+  if (!out)
+    return fail(std::move(out.error()));
+  if (auto err = acquire_credit(wire_size(*out), !mid.is_response()))
+    return fail(std::move(err));
+  ++counters_.messages_sent;
+  for (auto& family : families)
+    count_sent_family(family);
+  if (mid.is_request() && sender) {
+    std::lock_guard<std::mutex> guard{requests_mtx_};
+    pending_.emplace(std::make_pair(sender->id(), request_key(mid)),
+                     std::make_pair(caf::actor_cast<caf::weak_actor_ptr>(sender),
+                                    mid));
+  }
+  if (!tickets.empty()) {
+    std::lock_guard<std::mutex> guard{tickets_mtx_};
+    // Kept until the peer's credit says it processed the message; cancelled
+    // when the link dies before that (cancelling a redeemed ticket is a
+    // no-op).
+    in_transit_.insert(in_transit_.end(), tickets.begin(), tickets.end());
+  }
+  send_control(caf::make_message(std::move(*out)), host);
+  return caf::none;
+}
+
+void link_state::send_control(caf::message msg, caf::execution_unit* host) {
+  if (down_)
+    return;
+  peer_gateway_->enqueue(caf::make_mailbox_element(
+                           caf::actor_cast<caf::strong_actor_ptr>(
+                             node_.gateway_handle()),
+                           caf::make_message_id(), {}, std::move(msg)),
+                         host);
+}
+
+caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
+  std::unique_lock<std::mutex> guard{credit_mtx_};
+  auto fits = [&] {
+    return down_
+           || ((in_flight_bytes_ == 0
+                || in_flight_bytes_ + bytes <= cfg_.window_bytes)
+               && in_flight_messages_ < cfg_.window_messages);
+  };
+  if (may_wait && !fits()) {
+    ++counters_.credit_waits;
+    if (!credit_cv_.wait_for(guard, cfg_.send_timeout, fits))
+      return caf::make_error(
+        errc::link_down,
+        "no credit from node " + peer_name_ + " within "
+          + std::to_string(cfg_.send_timeout.count())
+          + " ms: its actors process messages slower than they arrive ("
+          + std::to_string(in_flight_messages_) + " messages, "
+          + std::to_string(in_flight_bytes_)
+          + " bytes in flight); raise send-timeout or window-bytes, or slow "
+            "the sender down");
+  }
+  if (down_)
+    return caf::make_error(errc::link_down,
+                           "the link to node " + peer_name_ + " is down");
+  in_flight_bytes_ += bytes;
+  in_flight_messages_ += 1;
+  if (in_flight_bytes_ > counters_.peak_in_flight_bytes)
+    counters_.peak_in_flight_bytes = in_flight_bytes_;
+  return caf::none;
+}
+
+void link_state::on_credit(const credit& x) {
+  {
+    std::lock_guard<std::mutex> guard{credit_mtx_};
+    in_flight_bytes_ -= std::min(in_flight_bytes_, x.bytes);
+    in_flight_messages_ -= std::min(in_flight_messages_, x.messages);
+  }
+  credit_cv_.notify_all();
+  // Every message sent before this credit has been processed by the peer, so
+  // its tickets are redeemed (or the peer cancelled them).
+  std::lock_guard<std::mutex> guard{tickets_mtx_};
+  if (in_flight_messages_ == 0)
+    in_transit_.clear();
+}
+
+void link_state::return_credit(uint64_t bytes) {
+  credit batch;
+  {
+    std::lock_guard<std::mutex> guard{return_mtx_};
+    unreturned_bytes_ += bytes;
+    unreturned_messages_ += 1;
+    auto byte_batch = std::max<uint64_t>(
+      1, std::min(cfg_.window_bytes, peer_window_bytes_) / 4);
+    auto message_batch = std::max<uint64_t>(
+      1, std::min(cfg_.window_messages, peer_window_messages_) / 4);
+    if (unreturned_bytes_ < byte_batch && unreturned_messages_ < message_batch)
+      return;
+    batch.bytes = std::exchange(unreturned_bytes_, 0);
+    batch.messages = std::exchange(unreturned_messages_, 0);
+  }
+  send_control(caf::make_message(batch), nullptr);
+}
+
+// -- link_state: receiving ----------------------------------------------------
+
+caf::expected<caf::message>
+link_state::decode_element(wire_element& element) {
+  serializers::limits lim;
+  lim.max_payload_bytes = cfg_.max_message_size;
+  auto header = serializers::decode_header(element.header.bytes(), lim);
+  if (!header)
+    return std::move(header.error());
+  if (!node_.config().has_type(header->type_name))
+    return caf::make_error(
+      errc::unregistered_type,
+      "node " + node_.config().node_name + " received type \""
+        + header->type_name + "\" from node " + peer_name_
+        + " but has not registered it; call cfg.add_message_type<T>(\""
+        + header->type_name + "\") in this process too");
+  if (std::find(cfg_.deserializers.begin(), cfg_.deserializers.end(),
+                header->family)
+      == cfg_.deserializers.end())
+    return caf::make_error(
+      errc::family_refused,
+      "node " + node_.config().node_name + " refuses family \""
+        + header->family + "\" for type \"" + header->type_name
+        + "\" on the link from node " + peer_name_ + ": its deserializers are "
+        + join(cfg_.deserializers) + "; add the family to deserializers in "
+        "[ferry.links." + peer_name_ + "] or remove it from the sender's "
+        "serializers");
+  serializers::payload input;
+  input.header = std::move(*header);
+  input.frames.reserve(element.frames.size());
+  for (auto& in : element.frames) {
+    switch (static_cast<frame_kind>(in.kind)) {
+      case frame_kind::inline_plain:
+        if (in.data.size() != in.size)
+          return caf::make_error(errc::decode_failed,
+                                 "inline frame size does not match its data");
+        if (auto& owned = in.data.owned(); owned && owned.use_count() == 1)
+          input.frames.emplace_back(
+            serializers::frame{std::move(*owned)});
+        else
+          input.frames.emplace_back(
+            serializers::frame::view(in.data.bytes(), in.data.keep_alive()));
+        counters_.bytes_inline_received += in.size;
+        break;
+      case frame_kind::inline_lz4:
+      case frame_kind::inline_zstd: {
+        auto bytes = decompress(static_cast<frame_kind>(in.kind),
+                                in.data.bytes(), in.size,
+                                cfg_.max_message_size);
+        if (!bytes)
+          return std::move(bytes.error());
+        counters_.bytes_inline_received += in.data.size();
+        input.frames.emplace_back(serializers::frame{std::move(*bytes)});
+        break;
+      }
+      case frame_kind::store_object: {
+        auto* store = node_.store();
+        if (store == nullptr)
+          return caf::make_error(
+            errc::transfer_failed,
+            "node " + peer_name_ + " sent a store handle but this node has "
+            "no store; enable ferry.store on both nodes of a host");
+        store::transfer_ticket ticket;
+        ticket.object = store::object_id{in.object_id};
+        ticket.id = in.ticket;
+        auto ref = store->redeem(ticket);
+        if (!ref)
+          return std::move(ref.error());
+        if (ref->size() != in.size)
+          return caf::make_error(errc::transfer_failed,
+                                 "store object size does not match the frame");
+        auto holder = std::make_shared<store::object_ref>(std::move(*ref));
+        auto bytes = holder->bytes();
+        input.frames.emplace_back(
+          serializers::frame::view(bytes, std::move(holder)));
+        counters_.bytes_spilled_received += in.size;
+        break;
+      }
+      default:
+        return caf::make_error(errc::decode_failed,
+                               "unknown frame kind "
+                                 + std::to_string(static_cast<int>(in.kind)));
+    }
+  }
+  serializers::decode_options opts;
+  opts.deserializers = cfg_.deserializers;
+  opts.context = serializers::context{peer_name_, node_.config().node_name,
+                                      peer_name_, same_host_};
+  opts.limits = lim;
+  auto family = input.header.family;
+  auto result = node_.registry().decode_message(input, opts);
+  if (result)
+    count_received_family(family);
+  return result;
+}
+
+caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
+  if (msg.error)
+    return caf::make_message(std::move(msg.error));
+  caf::message content;
+  for (auto& element : msg.elements) {
+    auto decoded = decode_element(element);
+    if (!decoded)
+      return std::move(decoded.error());
+    content = content.empty() ? std::move(*decoded)
+                              : caf::message::concat(content, *decoded);
+  }
+  return content;
+}
+
+void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
+                         caf::execution_unit* host) {
+  ++counters_.messages_received;
+  credit_token token{weak_from_this(), wire_bytes_count};
+  caf::message_id mid{msg.mid};
+  auto target = exported(msg.target);
+  if (!target)
+    target = node_.exposed(msg.target);
+  auto refuse = [&](caf::error reason) {
+    ++counters_.refusals;
+    // Cancel tickets of store frames not redeemed yet.
+    if (auto* store = node_.store())
+      for (auto& element : msg.elements)
+        for (auto& frame : element.frames)
+          if (static_cast<frame_kind>(frame.kind) == frame_kind::store_object) {
+            store::transfer_ticket ticket;
+            ticket.object = store::object_id{frame.object_id};
+            ticket.id = frame.ticket;
+            static_cast<void>(store->cancel(ticket));
+          }
+    if (mid.is_request()) {
+      wire_message answer;
+      answer.target = msg.sender;
+      answer.sender = msg.target;
+      answer.mid = mid.response_id().integer_value();
+      answer.error = reason;
+      if (acquire_credit(wire_size(answer), false) == caf::none)
+        send_control(caf::make_message(std::move(answer)), host);
+    } else {
+      node_.log("refused a message from node " + peer_name_ + ": "
+                + render(reason));
+      send_control(caf::make_message(refusal{msg.target, reason}), host);
+    }
+  };
+  if (!target) {
+    refuse(caf::make_error(errc::no_such_actor,
+                           "node " + node_.config().node_name
+                             + " has no actor " + std::to_string(msg.target)
+                             + " for node " + peer_name_
+                             + " (terminated or never exposed)"));
+    return;
+  }
+  auto content = decode_message(msg);
+  if (!content) {
+    refuse(std::move(content.error()));
+    return;
+  }
+  if (mid.is_response()) {
+    std::lock_guard<std::mutex> guard{requests_mtx_};
+    pending_.erase(std::make_pair(msg.target, request_key(mid)));
+  }
+  auto sender = msg.sender != 0 ? proxy(msg.sender) : nullptr;
+  target->enqueue(caf::mailbox_element_ptr{new credited_element(
+                    std::move(sender), mid, std::move(*content),
+                    std::move(token))},
+                  host);
+}
+
+// -- link_state: actors -------------------------------------------------------
+
+caf::strong_actor_ptr link_state::proxy(uint64_t id) {
+  std::lock_guard<std::mutex> guard{actors_mtx_};
+  auto& slot = proxies_[id];
+  if (auto existing = slot.lock())
+    return existing;
+  auto& sys = node_.system();
+  caf::actor_config cfg;
+  auto result = caf::make_actor<remote_proxy, caf::strong_actor_ptr>(
+    sys.next_actor_id(), sys.node(), &sys, cfg, weak_from_this(), id);
+  slot = caf::actor_cast<caf::weak_actor_ptr>(result);
+  if (down_)
+    static_cast<remote_proxy*>(caf::actor_cast<caf::abstract_actor*>(result))
+      ->kill(caf::exit_reason::remote_link_unreachable, nullptr);
+  return result;
+}
+
+uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
+  auto id = whom->id();
+  {
+    std::lock_guard<std::mutex> guard{actors_mtx_};
+    if (!exported_.emplace(id, whom).second)
+      return id;
+  }
+  std::weak_ptr<link_state> weak = weak_from_this();
+  whom->get()->attach_functor([weak, id](const caf::error& reason) {
+    if (auto link = weak.lock()) {
+      {
+        std::lock_guard<std::mutex> guard{link->actors_mtx_};
+        link->exported_.erase(id);
+      }
+      link->send_control(caf::make_message(down_notice{id, reason}), nullptr);
+    }
+  });
+  return id;
+}
+
+void link_state::adopt_spawned(caf::actor whom) {
+  std::lock_guard<std::mutex> guard{actors_mtx_};
+  spawned_.emplace_back(std::move(whom));
+}
+
+caf::strong_actor_ptr link_state::exported(uint64_t id) {
+  std::lock_guard<std::mutex> guard{actors_mtx_};
+  auto i = exported_.find(id);
+  return i != exported_.end() ? i->second : nullptr;
+}
+
+void link_state::on_down(uint64_t id, const caf::error& reason,
+                         caf::execution_unit* host) {
+  caf::strong_actor_ptr victim;
+  {
+    std::lock_guard<std::mutex> guard{actors_mtx_};
+    if (auto i = proxies_.find(id); i != proxies_.end()) {
+      victim = i->second.lock();
+      proxies_.erase(i);
+    }
+  }
+  if (victim)
+    static_cast<remote_proxy*>(caf::actor_cast<caf::abstract_actor*>(victim))
+      ->kill(reason, host);
+}
+
+void link_state::shut_down(const caf::error& reason,
+                           caf::execution_unit* host) {
+  if (down_.exchange(true))
+    return;
+  credit_cv_.notify_all();
+  std::vector<caf::strong_actor_ptr> victims;
+  std::vector<caf::actor> spawned;
+  {
+    std::lock_guard<std::mutex> guard{actors_mtx_};
+    for (auto& [id, weak] : proxies_)
+      if (auto ptr = weak.lock())
+        victims.emplace_back(std::move(ptr));
+    proxies_.clear();
+    exported_.clear();
+    spawned.swap(spawned_);
+  }
+  for (auto& child : spawned)
+    caf::anon_send_exit(child, caf::exit_reason::remote_link_unreachable);
+  for (auto& victim : victims)
+    static_cast<remote_proxy*>(caf::actor_cast<caf::abstract_actor*>(victim))
+      ->kill(reason, host);
+  // Fail every request still waiting for an answer from the peer.
+  decltype(pending_) pending;
+  {
+    std::lock_guard<std::mutex> guard{requests_mtx_};
+    pending.swap(pending_);
+  }
+  for (auto& [key, entry] : pending)
+    if (auto requester = caf::actor_cast<caf::strong_actor_ptr>(entry.first))
+      requester->enqueue(
+        caf::make_mailbox_element(
+          nullptr, entry.second.response_id(), {},
+          caf::make_error(errc::link_down,
+                          "the link to node " + peer_name_
+                            + " went down before the response arrived: "
+                            + render(reason))),
+        host);
+  std::vector<store::transfer_ticket> tickets;
+  {
+    std::lock_guard<std::mutex> guard{tickets_mtx_};
+    tickets.swap(in_transit_);
+  }
+  if (auto* store = node_.store())
+    for (auto& ticket : tickets)
+      static_cast<void>(store->cancel(ticket));
+}
+
+// -- link_state: stats --------------------------------------------------------
+
+void link_state::count_sent_family(const std::string& family) {
+  std::lock_guard<std::mutex> guard{family_mtx_};
+  ++sent_by_family_[family];
+}
+
+void link_state::count_received_family(const std::string& family) {
+  std::lock_guard<std::mutex> guard{family_mtx_};
+  ++received_by_family_[family];
+}
+
+link_stats link_state::snapshot() const {
+  link_stats result;
+  result.peer = peer_name_;
+  result.same_host = same_host_;
+  result.send_families = send_families_;
+  result.messages_sent = counters_.messages_sent;
+  result.messages_received = counters_.messages_received;
+  result.bytes_inline_sent = counters_.bytes_inline_sent;
+  result.bytes_inline_received = counters_.bytes_inline_received;
+  result.bytes_spilled_sent = counters_.bytes_spilled_sent;
+  result.bytes_spilled_received = counters_.bytes_spilled_received;
+  result.bytes_pulled_by_peer = counters_.bytes_pulled_by_peer;
+  result.bytes_pulled = counters_.bytes_pulled;
+  result.refusals = counters_.refusals;
+  result.refused_by_peer = counters_.refused_by_peer;
+  result.send_errors = counters_.send_errors;
+  result.credit_waits = counters_.credit_waits;
+  result.peak_in_flight_bytes = counters_.peak_in_flight_bytes;
+  {
+    std::lock_guard<std::mutex> guard{requests_mtx_};
+    result.pending_requests = pending_.size();
+  }
+  std::lock_guard<std::mutex> guard{family_mtx_};
+  result.sent_by_family = sent_by_family_;
+  result.received_by_family = received_by_family_;
+  return result;
+}
+
+} // namespace ferry::detail

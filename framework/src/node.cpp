@@ -1,0 +1,480 @@
+// node and node_impl: the actor system, the store client, links, handshakes.
+#include "ferry/node.hpp"
+
+#include "detail/node_impl.hpp"
+
+#include "ferry/errc.hpp"
+
+#include "ferry/store/object_store.hpp"
+#include "ferry/store/store_config.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/make_actor.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+namespace ferry {
+
+namespace detail {
+
+namespace {
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string result = "[";
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0)
+      result += ", ";
+    result += xs[i];
+  }
+  return result + "]";
+}
+
+/// Families of `prefs` (in order) that the peer accepts and can decode.
+std::vector<std::string> meet(const std::vector<std::string>& prefs,
+                              const std::vector<std::string>& accepted,
+                              const std::vector<std::string>& decodable) {
+  std::vector<std::string> result;
+  for (auto& family : prefs)
+    if (std::find(accepted.begin(), accepted.end(), family) != accepted.end()
+        && std::find(decodable.begin(), decodable.end(), family)
+             != decodable.end())
+      result.push_back(family);
+  return result;
+}
+
+constexpr auto handshake_timeout = std::chrono::seconds{30};
+
+} // namespace
+
+node_impl::node_impl(node_config& cfg)
+  : cfg_(cfg), sys_(cfg), registry_(cfg.shared_registry()) {
+  // nop
+}
+
+node_impl::~node_impl() {
+  if (gateway_) {
+    static_cast<gateway*>(caf::actor_cast<caf::abstract_actor*>(gateway_))
+      ->detach_node();
+  }
+  for (auto& link : links())
+    link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
+  std::lock_guard<std::mutex> guard{mtx_};
+  links_.clear();
+}
+
+caf::error node_impl::init() {
+  for (auto* cfg : {&cfg_.default_link}) {
+    auto known = registry_->families();
+    for (auto& family : cfg->serializers)
+      if (std::find(known.begin(), known.end(), family) == known.end())
+        return caf::make_error(errc::invalid_config,
+                               "unknown family \"" + family
+                                 + "\" in serializers; known families are "
+                                 + join(known));
+  }
+  if (cfg_.store_enabled) {
+    store::store_config sc;
+    sc.name = cfg_.store_name;
+    sc.capacity = cfg_.store_capacity;
+    if (!cfg_.store_spill_directory.empty())
+      sc.spill_directory = cfg_.store_spill_directory;
+    sc.allow_out_of_band_ref_serialization
+      = cfg_.allow_out_of_band_ref_serialization;
+    auto attached = store::object_store::attach(sc);
+    if (attached) {
+      store_.emplace(std::move(*attached));
+    } else {
+      log("runs without a store (large frames travel inline or in chunks): "
+          + render(attached.error()));
+    }
+  }
+  caf::actor_config acfg;
+  gateway_ = caf::make_actor<gateway, caf::actor>(sys_.next_actor_id(),
+                                                  sys_.node(), &sys_, acfg,
+                                                  this);
+  return caf::none;
+}
+
+void node_impl::log(const std::string& line) const {
+  std::cerr << "ferry[" + cfg_.node_name + "]: " + line + "\n";
+}
+
+bool node_impl::shares_store_with(const hello& peer) const {
+  return store_.has_value() && peer.has_store && peer.host_id == cfg_.host_id
+         && peer.store_name == cfg_.store_name;
+}
+
+hello node_impl::make_hello(const link_config& cfg) const {
+  hello result;
+  result.node_name = cfg_.node_name;
+  result.host_id = cfg_.host_id;
+  result.store_name = cfg_.store_name;
+  result.has_store = store_.has_value();
+  result.serializers = cfg.serializers;
+  result.deserializers = cfg.deserializers;
+  result.decodable = registry_->families();
+  result.gateway = gateway_;
+  result.default_actor = default_actor_id();
+  result.window_bytes = cfg.window_bytes;
+  result.window_messages = cfg.window_messages;
+  return result;
+}
+
+caf::expected<hello> node_impl::accept(const hello& peer,
+                                       caf::execution_unit* host) {
+  if (peer.protocol != wire_protocol_version)
+    return caf::make_error(errc::handshake_failed,
+                           "node " + peer.node_name + " speaks ferry wire "
+                             "protocol "
+                             + std::to_string(peer.protocol) + ", node "
+                             + cfg_.node_name + " speaks "
+                             + std::to_string(wire_protocol_version)
+                             + "; run the same ferry version on both");
+  if (!peer.gateway)
+    return caf::make_error(errc::handshake_failed,
+                           "handshake without a gateway");
+  auto& cfg = cfg_.link_for(peer.node_name);
+  auto mine = make_hello(cfg);
+  auto send_families = meet(cfg.serializers, peer.deserializers,
+                            peer.decodable);
+  auto receive_families = meet(peer.serializers, cfg.deserializers,
+                               mine.decodable);
+  if (send_families.empty() || receive_families.empty()) {
+    bool outbound = send_families.empty();
+    auto& sender = outbound ? cfg_.node_name : peer.node_name;
+    auto& receiver = outbound ? peer.node_name : cfg_.node_name;
+    auto& prefs = outbound ? cfg.serializers : peer.serializers;
+    auto& allowed = outbound ? peer.deserializers : cfg.deserializers;
+    return caf::make_error(
+      errc::no_common_family,
+      "node " + sender + " sends with serializers " + join(prefs)
+        + " but node " + receiver + " accepts only deserializers "
+        + join(allowed)
+        + "; add a common family to one of the lists (ferry.links."
+        + receiver + ".serializers on " + sender + " or ferry.links." + sender
+        + ".deserializers on " + receiver + ")");
+  }
+  std::shared_ptr<link_state> link;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto& slot = links_[peer.gateway.node()];
+    if (slot && !slot->is_down())
+      return mine;
+    slot = std::make_shared<link_state>(*this, peer, cfg, send_families,
+                                        shares_store_with(peer));
+    link = slot;
+  }
+  // The link goes down when CAF loses the connection (the peer gateway's
+  // proxy terminates) or the peer node shuts down.
+  std::weak_ptr<link_state> weak = link;
+  auto* self = this;
+  auto peer_node = peer.gateway.node();
+  caf::actor_cast<caf::abstract_actor*>(peer.gateway)
+    ->attach_functor([weak, self, peer_node](const caf::error& reason) {
+      if (auto l = weak.lock()) {
+        l->shut_down(reason ? reason
+                            : caf::error{caf::exit_reason::remote_link_unreachable},
+                     nullptr);
+        self->drop_link(peer_node);
+      }
+    });
+  static_cast<void>(host);
+  return mine;
+}
+
+caf::expected<std::shared_ptr<link_state>>
+node_impl::connect(const std::string& host, uint16_t port) {
+  auto address = host + ":" + std::to_string(port);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (auto i = links_by_address_.find(address); i != links_by_address_.end())
+      if (auto j = links_.find(i->second);
+          j != links_.end() && !j->second->is_down())
+        return j->second;
+  }
+  auto peer_gateway = sys_.middleman().remote_actor(host, port);
+  if (!peer_gateway)
+    return caf::make_error(errc::connect_failed,
+                           "cannot connect to " + address + ": "
+                             + render(peer_gateway.error()));
+  if (auto existing = find_link(peer_gateway->node())) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    links_by_address_[address] = peer_gateway->node();
+    return existing;
+  }
+  caf::scoped_actor self{sys_};
+  caf::error failure;
+  std::string peer_name;
+  self->request(*peer_gateway, handshake_timeout, identify{})
+    .receive([&](std::string& name) { peer_name = std::move(name); },
+             [&](caf::error& err) { failure = std::move(err); });
+  if (failure)
+    return caf::make_error(errc::handshake_failed,
+                           "node at " + address + " did not identify itself: "
+                             + render(failure));
+  auto& cfg = cfg_.links.count(peer_name) != 0
+                ? cfg_.links.at(peer_name)
+                : cfg_.link_for(address);
+  hello reply;
+  self->request(*peer_gateway, handshake_timeout, make_hello(cfg))
+    .receive([&](hello& x) { reply = std::move(x); },
+             [&](caf::error& err) { failure = std::move(err); });
+  if (failure) {
+    if (failure.category() == caf::atom("ferry_fw"))
+      return failure;
+    return caf::make_error(errc::handshake_failed,
+                           "handshake with node " + peer_name + " at "
+                             + address + " failed: " + render(failure));
+  }
+  // The peer accepted; build our side from its answer.
+  if (peer_name != reply.node_name)
+    reply.node_name = peer_name;
+  auto link = accept(reply, nullptr);
+  if (!link)
+    return std::move(link.error());
+  std::lock_guard<std::mutex> guard{mtx_};
+  links_by_address_[address] = peer_gateway->node();
+  auto i = links_.find(peer_gateway->node());
+  if (i == links_.end())
+    return caf::make_error(errc::link_down,
+                           "the link to " + address + " went down at once");
+  i->second->set_default_actor(reply.default_actor);
+  return i->second;
+}
+
+std::shared_ptr<link_state> node_impl::find_link(const caf::node_id& id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = links_.find(id);
+  return i != links_.end() ? i->second : nullptr;
+}
+
+std::shared_ptr<link_state> node_impl::find_link(const std::string& name) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  for (auto& [id, link] : links_)
+    if (link->peer_name() == name)
+      return link;
+  return nullptr;
+}
+
+void node_impl::drop_link(const caf::node_id& id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = links_.find(id);
+  if (i != links_.end() && i->second->is_down())
+    links_.erase(i);
+}
+
+std::vector<std::shared_ptr<link_state>> node_impl::links() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<std::shared_ptr<link_state>> result;
+  for (auto& [id, link] : links_)
+    result.push_back(link);
+  return result;
+}
+
+uint16_t node_impl::publish_default(const caf::actor& whom) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  default_actor_ = whom.id();
+  exposed_by_id_[whom.id()] = caf::actor_cast<caf::strong_actor_ptr>(whom);
+  return 0;
+}
+
+void node_impl::expose(const std::string& name, const caf::actor& whom) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  exposed_by_name_[name] = whom;
+  exposed_by_id_[whom.id()] = caf::actor_cast<caf::strong_actor_ptr>(whom);
+}
+
+caf::expected<uint64_t> node_impl::lookup(const std::string& name) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (name.empty() && default_actor_ != 0)
+    return default_actor_;
+  auto i = exposed_by_name_.find(name);
+  if (i == exposed_by_name_.end()) {
+    std::string known;
+    for (auto& [key, value] : exposed_by_name_)
+      known += (known.empty() ? "" : ", ") + key;
+    return caf::make_error(errc::no_such_actor,
+                           "node " + cfg_.node_name
+                             + " exposes no actor named \"" + name
+                             + "\" (exposed: [" + known
+                             + "]); call node.expose(name, actor) there");
+  }
+  return i->second.id();
+}
+
+caf::strong_actor_ptr node_impl::exposed(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = exposed_by_id_.find(id);
+  return i != exposed_by_id_.end() ? i->second : nullptr;
+}
+
+uint64_t node_impl::default_actor_id() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return default_actor_;
+}
+
+const std::string* node_impl::element_type(const caf::message& msg,
+                                           size_t pos,
+                                           std::type_index& type) const {
+  auto rtti = msg.type(pos);
+  if (rtti.second != nullptr) {
+    type = std::type_index{*rtti.second};
+  } else {
+    auto builtin = cfg_.find_builtin(rtti.first);
+    if (builtin == nullptr)
+      return nullptr;
+    type = *builtin;
+  }
+  return cfg_.find_name(type);
+}
+
+caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
+                                         const caf::strong_actor_ptr& requester,
+                                         caf::execution_unit* host) {
+  static_cast<void>(host);
+  if (!requester)
+    return caf::make_error(errc::no_such_actor, "anonymous spawn request");
+  auto link = find_link(requester->node());
+  if (!link)
+    return caf::make_error(errc::link_down, "spawn request without a link");
+  auto args = link->decode_message(req.args);
+  if (!args)
+    return std::move(args.error());
+  auto spawned = sys_.spawn<caf::actor>(req.type_name, std::move(*args));
+  if (!spawned)
+    return caf::make_error(errc::no_such_actor,
+                           "node " + cfg_.node_name + " cannot spawn \""
+                             + req.type_name + "\": " + render(spawned.error())
+                             + "; register it there with "
+                               "cfg.add_actor_type<T>(\""
+                             + req.type_name + "\")");
+  link->adopt_spawned(*spawned);
+  return link->export_actor(caf::actor_cast<caf::strong_actor_ptr>(*spawned));
+}
+
+} // namespace detail
+
+// -- node ---------------------------------------------------------------------
+
+caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
+  if (auto err = cfg.finalize())
+    return err;
+  auto impl = std::make_unique<detail::node_impl>(cfg);
+  if (auto err = impl->init())
+    return err;
+  return std::unique_ptr<node>{new node(std::move(impl))};
+}
+
+node::node(std::unique_ptr<detail::node_impl> impl) : impl_(std::move(impl)) {
+  // nop
+}
+
+node::~node() = default;
+
+caf::actor_system& node::system() {
+  return impl_->system();
+}
+
+const std::string& node::name() const {
+  return impl_->config().node_name;
+}
+
+store::object_store* node::store() {
+  return impl_->store();
+}
+
+serializers::registry& node::registry() {
+  return impl_->registry();
+}
+
+caf::expected<uint16_t> node::publish(const caf::actor& whom, uint16_t port,
+                                      const std::string& address) {
+  impl_->publish_default(whom);
+  auto result = impl_->system().middleman().publish(impl_->gateway_handle(),
+                                                    port, address.c_str(),
+                                                    true);
+  if (!result)
+    return caf::make_error(errc::connect_failed,
+                           "cannot listen on " + address + ":"
+                             + std::to_string(port) + ": "
+                             + render(result.error()));
+  return *result;
+}
+
+void node::expose(const std::string& name, const caf::actor& whom) {
+  impl_->expose(name, whom);
+}
+
+caf::expected<caf::actor> node::remote_actor(const std::string& host,
+                                             uint16_t port,
+                                             const std::string& name) {
+  auto link = impl_->connect(host, port);
+  if (!link)
+    return std::move(link.error());
+  uint64_t id = 0;
+  if (name.empty()) {
+    id = (*link)->default_actor();
+    if (id == 0)
+      return caf::make_error(errc::no_such_actor,
+                             "node " + (*link)->peer_name()
+                               + " has no published default actor; pass "
+                                 "the name of an exposed actor");
+  } else {
+    caf::scoped_actor self{impl_->system()};
+    caf::error failure;
+    self->request((*link)->peer_gateway(), detail::handshake_timeout,
+                  detail::lookup{name})
+      .receive([&](uint64_t x) { id = x; },
+               [&](caf::error& err) { failure = std::move(err); });
+    if (failure)
+      return failure;
+  }
+  return caf::actor_cast<caf::actor>((*link)->proxy(id));
+}
+
+caf::expected<caf::actor> node::remote_spawn(const std::string& host,
+                                             uint16_t port,
+                                             const std::string& type_name,
+                                             caf::message args,
+                                             std::chrono::milliseconds timeout) {
+  auto link = impl_->connect(host, port);
+  if (!link)
+    return std::move(link.error());
+  caf::scoped_actor self{impl_->system()};
+  std::vector<store::transfer_ticket> tickets;
+  std::vector<std::string> families;
+  auto wire = (*link)->encode_message(0, nullptr, caf::make_message_id(), args,
+                                      tickets, families);
+  if (!wire)
+    return std::move(wire.error());
+  uint64_t id = 0;
+  caf::error failure;
+  self->request((*link)->peer_gateway(), timeout,
+                detail::spawn_request{type_name, std::move(*wire)})
+    .receive([&](uint64_t x) { id = x; },
+             [&](caf::error& err) { failure = std::move(err); });
+  if (failure)
+    return failure;
+  return caf::actor_cast<caf::actor>((*link)->proxy(id));
+}
+
+std::vector<link_stats> node::stats() const {
+  std::vector<link_stats> result;
+  for (auto& link : impl_->links())
+    result.push_back(link->snapshot());
+  return result;
+}
+
+caf::expected<link_stats> node::stats(const std::string& peer) const {
+  if (auto link = impl_->find_link(peer))
+    return link->snapshot();
+  return caf::make_error(errc::link_down,
+                         "no link to a node named \"" + peer + "\"");
+}
+
+} // namespace ferry

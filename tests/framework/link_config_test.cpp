@@ -1,0 +1,89 @@
+// link_config: defaults and reading per-link settings.
+#include "ferry/errc.hpp"
+#include "ferry/link_config.hpp"
+
+#include <caf/config_value.hpp>
+#include <caf/settings.hpp>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+caf::config_value strings(std::vector<std::string> xs) {
+  caf::config_value::list result;
+  for (auto& x : xs)
+    result.emplace_back(std::move(x));
+  return caf::config_value{std::move(result)};
+}
+
+} // namespace
+
+TEST(link_config, DefaultsNeedNoConfiguration) {
+  // Arrange & Act
+  ferry::link_config sut;
+  // Assert
+  EXPECT_EQ(sut.spill_threshold, 100u * 1024u);
+  EXPECT_EQ(sut.serializers, ferry::link_config::default_families());
+  EXPECT_EQ(sut.deserializers, ferry::link_config::default_families());
+  EXPECT_EQ(sut.compression, ferry::compression::none);
+  EXPECT_GT(sut.window_bytes, 0u);
+}
+
+TEST(link_config, SectionOverridesOnlyTheKeysItNames) {
+  // Arrange
+  caf::settings section;
+  section["serializers"] = strings({"cereal.portable", "msgpack"});
+  section["spill-threshold"] = caf::config_value{int64_t{4096}};
+  section["compression"] = caf::config_value{std::string{"zstd"}};
+  ferry::link_config base;
+  base.window_messages = 7;
+  // Act
+  auto sut = ferry::link_config::from_settings(section, base);
+  // Assert
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  EXPECT_EQ(sut->serializers,
+            (std::vector<std::string>{"cereal.portable", "msgpack"}));
+  EXPECT_EQ(sut->spill_threshold, 4096u);
+  EXPECT_EQ(sut->compression, ferry::compression::zstd);
+  EXPECT_EQ(sut->window_messages, 7u);
+  EXPECT_EQ(sut->deserializers, base.deserializers);
+}
+
+TEST(link_config, UnknownKeyIsAnErrorNamingTheKnownOnes) {
+  // Arrange
+  caf::settings section;
+  section["serialisers"] = strings({"msgpack"});
+  // Act
+  auto sut = ferry::link_config::from_settings(section, {});
+  // Assert
+  ASSERT_FALSE(sut);
+  auto text = ferry::render(sut.error());
+  EXPECT_NE(text.find("serialisers"), std::string::npos) << text;
+  EXPECT_NE(text.find("deserializers"), std::string::npos) << text;
+}
+
+TEST(link_config, WrongValueTypesAreErrors) {
+  // Arrange
+  caf::settings not_a_list;
+  not_a_list["serializers"] = caf::config_value{std::string{"msgpack"}};
+  caf::settings negative;
+  negative["spill-threshold"] = caf::config_value{int64_t{-1}};
+  caf::settings bad_codec;
+  bad_codec["compression"] = caf::config_value{std::string{"gzip"}};
+  // Act & Assert
+  EXPECT_FALSE(ferry::link_config::from_settings(not_a_list, {}));
+  EXPECT_FALSE(ferry::link_config::from_settings(negative, {}));
+  auto codec = ferry::link_config::from_settings(bad_codec, {});
+  ASSERT_FALSE(codec);
+  EXPECT_NE(ferry::render(codec.error()).find("gzip"), std::string::npos);
+}
+
+TEST(link_config, ZeroWindowIsRejected) {
+  // Arrange
+  caf::settings section;
+  section["window-messages"] = caf::config_value{int64_t{0}};
+  // Act
+  auto sut = ferry::link_config::from_settings(section, {});
+  // Assert
+  EXPECT_FALSE(sut);
+}

@@ -1,0 +1,118 @@
+// node_config: options from a config file and flags, per-link sections,
+// and starting a node with no configuration at all.
+#include "ferry/errc.hpp"
+#include "ferry/node.hpp"
+#include "ferry/node_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace {
+
+caf::error parse(ferry::node_config& cfg, const std::string& ini,
+                 std::vector<std::string> args = {}) {
+  std::istringstream in{ini};
+  return cfg.parse(std::move(args), in);
+}
+
+} // namespace
+
+TEST(node_config, ConfigFileSetsNodeAndPerLinkSettings) {
+  // Arrange
+  ferry::node_config sut;
+  auto ini = R"([ferry]
+node-name = "node-a"
+[ferry.link]
+serializers = ["cereal.binary", "caf"]
+[ferry.links.node-b]
+serializers = ["cereal.portable"]
+deserializers = ["cereal.portable", "msgpack"]
+spill-threshold = 1024
+)";
+  // Act
+  ASSERT_FALSE(parse(sut, ini));
+  auto err = sut.finalize();
+  // Assert
+  ASSERT_FALSE(err) << ferry::render(err);
+  EXPECT_EQ(sut.node_name, "node-a");
+  EXPECT_EQ(sut.default_link.serializers,
+            (std::vector<std::string>{"cereal.binary", "caf"}));
+  auto& b = sut.link_for("node-b");
+  EXPECT_EQ(b.serializers, std::vector<std::string>{"cereal.portable"});
+  EXPECT_EQ(b.spill_threshold, 1024u);
+  EXPECT_EQ(&sut.link_for("node-z"), &sut.default_link);
+}
+
+TEST(node_config, FlagsOverrideTheConfigFile) {
+  // Arrange
+  ferry::node_config sut;
+  // Act
+  ASSERT_FALSE(parse(sut, "[ferry]\nnode-name = \"from-file\"\n",
+                     {"--ferry.node-name=from-flag"}));
+  ASSERT_FALSE(sut.finalize());
+  // Assert
+  EXPECT_EQ(sut.node_name, "from-flag");
+}
+
+TEST(node_config, BadLinkSectionFailsNamingTheSection) {
+  // Arrange
+  ferry::node_config sut;
+  ASSERT_FALSE(parse(sut, "[ferry.links.node-b]\nspill-treshold = 5\n"));
+  // Act
+  auto err = sut.finalize();
+  // Assert
+  ASSERT_TRUE(err);
+  auto text = ferry::render(err);
+  EXPECT_NE(text.find("ferry.links.node-b"), std::string::npos) << text;
+  EXPECT_NE(text.find("spill-treshold"), std::string::npos) << text;
+}
+
+TEST(node_config, DefaultsFillNameHostAndStore) {
+  // Arrange
+  ferry::node_config sut;
+  // Act
+  ASSERT_FALSE(sut.finalize());
+  // Assert
+  EXPECT_FALSE(sut.node_name.empty());
+  EXPECT_FALSE(sut.host_id.empty());
+  EXPECT_EQ(sut.store_name.rfind("ferry-", 0), 0u);
+}
+
+TEST(node, StartsWithoutConfigurationAndWithoutStore) {
+  // Arrange
+  ferry::node_config cfg;
+  cfg.store_enabled = false;
+  // Act
+  auto sut = ferry::node::start(cfg);
+  // Assert
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  EXPECT_EQ((*sut)->store(), nullptr);
+  EXPECT_TRUE((*sut)->stats().empty());
+}
+
+TEST(node, UnknownFamilyInSerializersIsAConfigError) {
+  // Arrange
+  ferry::node_config cfg;
+  cfg.store_enabled = false;
+  cfg.default_link.serializers = {"protobuf"};
+  // Act
+  auto sut = ferry::node::start(cfg);
+  // Assert
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(sut.error().category(), caf::atom("ferry_fw"));
+  EXPECT_NE(ferry::render(sut.error()).find("protobuf"), std::string::npos);
+}
+
+TEST(node, RemoteActorOnClosedPortFailsWithConnectError) {
+  // Arrange
+  ferry::node_config cfg;
+  cfg.store_enabled = false;
+  auto sut = ferry::node::start(cfg);
+  ASSERT_TRUE(sut);
+  // Act: port 1 on loopback has no listener for an unprivileged test.
+  auto proxy = (*sut)->remote_actor("127.0.0.1", 1);
+  // Assert
+  ASSERT_FALSE(proxy);
+  EXPECT_EQ(proxy.error().category(), caf::atom("ferry_fw"));
+}

@@ -1,0 +1,413 @@
+// Nodes and links across real processes on loopback: families per link,
+// refusals, spilling, down messages, killed peers, flow control, spawning.
+//
+// Each test runs a local node in the test process and starts peers
+// (ferry_test_node) as child processes; all nodes of one test share a store
+// name of their own, removed at the end.
+#include "test_types.hpp"
+
+#include "ferry/errc.hpp"
+#include "ferry/node.hpp"
+#include "ferry/test/child_process.hpp"
+
+#include "ferry/serializers/errc.hpp"
+#include "ferry/store/object_store.hpp"
+
+#include <caf/all.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <deque>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace std::chrono_literals;
+using ferry::test::child_process;
+
+namespace {
+
+std::atomic<int> store_counter{0};
+
+uint64_t fnv1a(const std::vector<std::byte>& bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (auto b : bytes) {
+    hash ^= static_cast<uint64_t>(b);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+std::vector<std::byte> make_bytes(size_t n) {
+  std::vector<std::byte> result(n);
+  for (size_t i = 0; i < n; ++i)
+    result[i] = static_cast<std::byte>((i * 131u) >> 3);
+  return result;
+}
+
+/// One peer process and the port it listens on.
+struct peer {
+  std::unique_ptr<child_process> process;
+  uint16_t port = 0;
+
+  /// Returns the peer's "link" lines (see test_node.cpp), keyed by peer name.
+  std::map<std::string, std::string> stats() {
+    std::map<std::string, std::string> result;
+    process->write_line("stats");
+    for (;;) {
+      auto line = process->read_line(10s);
+      if (!line || *line == "end")
+        break;
+      std::istringstream in{*line};
+      std::string word;
+      std::string name;
+      in >> word >> name;
+      if (word == "link")
+        result[name] = *line;
+    }
+    return result;
+  }
+};
+
+class node_fixture : public testing::Test {
+protected:
+  node_fixture()
+    : store_name_("ferry-it-" + std::to_string(getpid()) + "-"
+                  + std::to_string(store_counter++)) {
+    // nop
+  }
+
+  ~node_fixture() override {
+    for (auto& p : peers_)
+      p.process->close_stdin();
+    for (auto& p : peers_)
+      p.process->wait(10s);
+    local_.reset();
+    static_cast<void>(ferry::store::object_store::remove(store_name_));
+    static_cast<void>(ferry::store::object_store::remove(store_name_ + "-b"));
+  }
+
+  /// Starts a peer named `name` with extra flags.
+  peer& start_peer(const std::string& name, std::vector<std::string> flags = {},
+                   bool own_store = false) {
+    flags.push_back("--ferry.node-name=" + name);
+    flags.push_back("--ferry.store.name="
+                    + (own_store ? store_name_ + "-b" : store_name_));
+    flags.push_back("--ferry.store.capacity=" + std::to_string(store_bytes_));
+    auto proc = std::make_unique<child_process>(FERRY_TEST_NODE, flags);
+    auto port = proc->wait_for("port ");
+    EXPECT_TRUE(port) << "peer " << name << " did not start";
+    peers_.push_back({std::move(proc),
+                      static_cast<uint16_t>(port ? std::stoi(*port) : 0)});
+    return peers_.back();
+  }
+
+  /// Starts the local node (after configuring `cfg`).
+  ferry::node& local() {
+    if (!local_) {
+      cfg.node_name = "local";
+      cfg.store_name = store_name_;
+      cfg.store_capacity = store_bytes_;
+      ferry::test::register_test_types(cfg);
+      auto n = ferry::node::start(cfg);
+      EXPECT_TRUE(n) << ferry::render(n.error());
+      local_ = std::move(*n);
+    }
+    return *local_;
+  }
+
+  /// Sends a request from a fresh scoped actor and returns the reply.
+  template <class Result, class... Ts>
+  caf::expected<Result> ask(const caf::actor& whom, Ts&&... xs) {
+    caf::scoped_actor self{local().system()};
+    caf::expected<Result> result{caf::error{}};
+    self->request(whom, 30s, std::forward<Ts>(xs)...)
+      .receive([&](Result& x) { result = std::move(x); },
+               [&](caf::error& err) { result = std::move(err); });
+    return result;
+  }
+
+  ferry::node_config cfg;
+  uint64_t store_bytes_ = uint64_t{256} << 20;
+  std::string store_name_;
+  std::deque<peer> peers_; // deque: references stay valid as peers start
+  std::unique_ptr<ferry::node> local_;
+};
+
+} // namespace
+
+TEST_F(node_fixture, RequestsAcrossProcessesGetTypedResponses) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  // Act
+  auto text = ask<std::string>(*sut, std::string{"ferry"});
+  auto number = ask<int32_t>(*sut, int32_t{41});
+  auto rec = ask<ferry::test::record>(*sut, ferry::test::make_record(7, 256));
+  // Assert
+  ASSERT_TRUE(text) << ferry::render(text.error());
+  EXPECT_EQ(*text, "yrref");
+  ASSERT_TRUE(number) << ferry::render(number.error());
+  EXPECT_EQ(*number, 42);
+  ASSERT_TRUE(rec) << ferry::render(rec.error());
+  auto expected = ferry::test::make_record(7, 256);
+  expected.id = 8;
+  EXPECT_EQ(*rec, expected);
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->messages_sent, 3u);
+  EXPECT_EQ(stats->messages_received, 3u);
+  EXPECT_EQ(stats->pending_requests, 0u);
+}
+
+TEST_F(node_fixture, LinksOfOneNodeUseDifferentFamiliesAtOnce) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto& c = start_peer("C");
+  ferry::link_config to_b;
+  to_b.serializers = {"cereal.portable"};
+  ferry::link_config to_c;
+  to_c.serializers = {"msgpack"};
+  cfg.link("B", to_b).link("C", to_c);
+  auto proxy_b = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(proxy_b) << ferry::render(proxy_b.error());
+  auto proxy_c = local().remote_actor("127.0.0.1", c.port);
+  ASSERT_TRUE(proxy_c) << ferry::render(proxy_c.error());
+  // Act
+  auto from_b = ask<ferry::test::record>(*proxy_b, ferry::test::make_record(1, 8));
+  auto from_c = ask<ferry::test::record>(*proxy_c, ferry::test::make_record(2, 8));
+  // Assert
+  ASSERT_TRUE(from_b) << ferry::render(from_b.error());
+  ASSERT_TRUE(from_c) << ferry::render(from_c.error());
+  EXPECT_EQ(from_b->id, 2);
+  EXPECT_EQ(from_c->id, 3);
+  auto stats_b = local().stats("B");
+  auto stats_c = local().stats("C");
+  ASSERT_TRUE(stats_b && stats_c);
+  EXPECT_EQ(stats_b->sent_by_family["cereal.portable"], 1u);
+  EXPECT_EQ(stats_c->sent_by_family["msgpack"], 1u);
+  EXPECT_NE(b.stats()["local"].find("in:cereal.portable=1"), std::string::npos);
+  EXPECT_NE(c.stats()["local"].find("in:msgpack=1"), std::string::npos);
+}
+
+TEST_F(node_fixture, PeerThatRefusesAFamilyGetsTheNextOne) {
+  // Arrange: C refuses cereal.binary; local prefers it.
+  auto& c = start_peer("C", {"--ferry.link.deserializers=[\"msgpack\", \"caf\"]"});
+  cfg.default_link.serializers = {"cereal.binary", "msgpack"};
+  auto sut = local().remote_actor("127.0.0.1", c.port);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  // Act
+  auto rec = ask<ferry::test::record>(*sut, ferry::test::make_record(5, 4));
+  auto only_cereal = ask<int32_t>(*sut, ferry::test::cereal_only{21});
+  // Assert
+  ASSERT_TRUE(rec) << ferry::render(rec.error());
+  auto stats = local().stats("C");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->send_families, std::vector<std::string>{"msgpack"});
+  EXPECT_EQ(stats->sent_by_family["msgpack"], 1u);
+  ASSERT_FALSE(only_cereal);
+  EXPECT_EQ(only_cereal.error().category(), caf::atom("ferry_ser"));
+  EXPECT_NE(ferry::render(only_cereal.error()).find("test.cereal_only"),
+            std::string::npos)
+    << ferry::render(only_cereal.error());
+}
+
+TEST_F(node_fixture, HandshakeWithoutCommonFamilyFailsNamingBothLists) {
+  // Arrange
+  auto& c = start_peer("C", {"--ferry.link.deserializers=[\"msgpack\"]"});
+  cfg.default_link.serializers = {"cereal.binary"};
+  // Act
+  auto sut = local().remote_actor("127.0.0.1", c.port);
+  // Assert
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(sut.error(), caf::make_error(ferry::errc::no_common_family,
+                                         sut.error().context()));
+  auto text = ferry::render(sut.error());
+  EXPECT_NE(text.find("[cereal.binary]"), std::string::npos) << text;
+  EXPECT_NE(text.find("[msgpack]"), std::string::npos) << text;
+}
+
+TEST_F(node_fixture, LargeFrameOnSameHostTravelsThroughStore) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  auto payload = make_bytes(4 << 20);
+  // Act
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  EXPECT_EQ(*hash, fnv1a(payload));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_TRUE(stats->same_host);
+  EXPECT_GE(stats->bytes_spilled_sent, uint64_t{4} << 20);
+  EXPECT_LT(stats->bytes_inline_sent, uint64_t{64} << 10);
+}
+
+TEST_F(node_fixture, LargeFrameWithoutSharedStoreTravelsInline) {
+  // Arrange: B uses a store of its own, as a node on another host would.
+  auto& b = start_peer("B", {}, true);
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  auto payload = make_bytes(4 << 20);
+  // Act
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  EXPECT_EQ(*hash, fnv1a(payload));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_FALSE(stats->same_host);
+  EXPECT_EQ(stats->bytes_spilled_sent, 0u);
+  EXPECT_GE(stats->bytes_inline_sent, uint64_t{4} << 20);
+}
+
+TEST_F(node_fixture, MonitoringAProxyDeliversDownWhenRemoteActorQuits) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "mortal");
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  caf::scoped_actor self{local().system()};
+  self->monitor(*sut);
+  // Act
+  self->send(*sut, std::string{"die"});
+  // Assert
+  caf::error reason;
+  bool got_down = false;
+  self->receive_while([&] { return !got_down; })(
+    [&](const std::string&) {},
+    [&](caf::down_msg& down) {
+      got_down = true;
+      reason = down.reason;
+    },
+    caf::after(30s) >> [&] { got_down = true; });
+  EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(node_fixture, KilledPeerFailsPendingRequestAndFreesStoreMemory) {
+  // Arrange: "hole" keeps every request pending; the payload is spilled.
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "hole");
+  ASSERT_TRUE(sut);
+  caf::scoped_actor self{local().system()};
+  caf::error failure;
+  // Kill the peer as soon as the request is in flight (a condition, not a
+  // timer: the link counts the pending request).
+  std::thread killer{[&] {
+    for (int i = 0; i < 3000; ++i) {
+      auto stats = local().stats("B");
+      if (stats && stats->pending_requests == 1)
+        break;
+      std::this_thread::sleep_for(10ms);
+    }
+    b.process->kill(SIGKILL);
+  }};
+  auto start = std::chrono::steady_clock::now();
+  // Act
+  self->request(*sut, 60s, make_bytes(1 << 20))
+    .receive([&](uint64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  killer.join();
+  // Assert
+  ASSERT_TRUE(failure) << "the request did not fail";
+  EXPECT_EQ(failure.category(), caf::atom("ferry_fw")) << ferry::render(failure);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  EXPECT_FALSE(b.process->wait(10s).exited);
+  auto* store = local().store();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->reap());
+  auto summary = store->memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_EQ(summary->objects.size(), 0u);
+}
+
+TEST_F(node_fixture, RemoteSpawnStartsARegisteredActorTypeByName) {
+  // Arrange
+  auto& b = start_peer("B");
+  // Act
+  auto sut = local().remote_spawn("127.0.0.1", b.port, "adder",
+                                  caf::make_message(int32_t{10}));
+  // Assert
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  auto sum = ask<int32_t>(*sut, int32_t{5});
+  ASSERT_TRUE(sum) << ferry::render(sum.error());
+  EXPECT_EQ(*sum, 15);
+  caf::anon_send_exit(*sut, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(node_fixture, RemoteSpawnOfUnknownTypeFailsWithHowToFix) {
+  // Arrange
+  auto& b = start_peer("B");
+  // Act
+  auto sut = local().remote_spawn("127.0.0.1", b.port, "no-such-type",
+                                  caf::make_message());
+  // Assert
+  ASSERT_FALSE(sut);
+  auto text = ferry::render(sut.error());
+  EXPECT_NE(text.find("add_actor_type"), std::string::npos) << text;
+}
+
+TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
+  // Arrange: "slow" takes 2 ms per message; the window holds 16 messages.
+  auto& b = start_peer("B");
+  cfg.default_link.window_messages = 16;
+  cfg.default_link.window_bytes = uint64_t{4} << 20;
+  auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
+  ASSERT_TRUE(sut);
+  auto chunk = make_bytes(32 << 10);
+  caf::scoped_actor self{local().system()};
+  // Act
+  for (int i = 0; i < 300; ++i)
+    self->send(*sut, chunk);
+  auto count = ask<uint64_t>(*sut, std::string{"count"});
+  // Assert
+  ASSERT_TRUE(count) << ferry::render(count.error());
+  EXPECT_EQ(*count, 300u);
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_GT(stats->credit_waits, 0u);
+  EXPECT_LE(stats->peak_in_flight_bytes, (uint64_t{4} << 20) + (64 << 10));
+  EXPECT_EQ(stats->send_errors, 0u);
+}
+
+TEST_F(node_fixture, UnregisteredTypeFailsWithHowToFix) {
+  // Arrange
+  struct not_registered {
+    int x;
+  };
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  // Act
+  auto reply = ask<int32_t>(*sut, not_registered{1});
+  // Assert
+  ASSERT_FALSE(reply);
+  auto text = ferry::render(reply.error());
+  EXPECT_NE(text.find("add_message_type"), std::string::npos) << text;
+}
+
+TEST_F(node_fixture, ThreeNodesExchangeThroughTheirOwnLinks) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto& c = start_peer("C");
+  auto proxy_b = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(proxy_b) << ferry::render(proxy_b.error());
+  auto proxy_c = local().remote_actor("127.0.0.1", c.port);
+  ASSERT_TRUE(proxy_c) << ferry::render(proxy_c.error());
+  // Act
+  auto reply_b = ask<std::string>(*proxy_b, std::string{"abc"});
+  auto reply_c = ask<std::string>(*proxy_c, std::string{"xyz"});
+  // Assert
+  ASSERT_TRUE(reply_b && reply_c);
+  EXPECT_EQ(*reply_b, "cba");
+  EXPECT_EQ(*reply_c, "zyx");
+  EXPECT_EQ(local().stats().size(), 2u);
+}

@@ -1,0 +1,156 @@
+// Peer process for the integration tests: a ferry node that publishes an echo
+// actor, exposes a few named actors, prints "port <N>", then serves commands
+// on stdin until stdin closes:
+//   stats   one line per link: "link <peer> <key>=<value>...", then "end"
+//   rss     "rss <VmRSS KiB> <VmHWM KiB>"
+// Command-line flags are ferry's and CAF's (--ferry.node-name=..., ...).
+#include "test_types.hpp"
+
+#include "ferry/errc.hpp"
+#include "ferry/node.hpp"
+
+#include <caf/all.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+namespace {
+
+using namespace std::chrono_literals;
+
+uint64_t fnv1a(const std::vector<std::byte>& bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (auto b : bytes) {
+    hash ^= static_cast<uint64_t>(b);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+caf::behavior echo() {
+  return {
+    [](const std::string& text) {
+      return std::string{text.rbegin(), text.rend()};
+    },
+    [](const std::vector<std::byte>& bytes) { return fnv1a(bytes); },
+    [](const ferry::test::record& x) {
+      auto result = x;
+      result.id += 1;
+      return result;
+    },
+    [](const ferry::test::cereal_only& x) { return x.value() * 2; },
+    [](int32_t x) { return x + 1; },
+  };
+}
+
+std::atomic<uint64_t> slow_count{0};
+
+caf::behavior slow() {
+  return {
+    [](const std::vector<std::byte>&) {
+      std::this_thread::sleep_for(2ms);
+      ++slow_count;
+    },
+    [](const std::string&) { return slow_count.load(); },
+  };
+}
+
+/// Never answers byte vectors: keeps the promises, so requests stay pending.
+struct hole_state {
+  std::vector<caf::response_promise> promises;
+};
+
+caf::behavior hole(caf::stateful_actor<hole_state>* self) {
+  return {
+    [self](const std::vector<std::byte>&) {
+      self->state.promises.emplace_back(self->make_response_promise());
+      return caf::delegated<uint64_t>{};
+    },
+  };
+}
+
+/// Spawned by name through remote_spawn: adds `base` to every int.
+caf::behavior adder(caf::event_based_actor*, int32_t base) {
+  return {
+    [base](int32_t x) { return base + x; },
+  };
+}
+
+caf::behavior mortal(caf::event_based_actor* self) {
+  return {
+    [self](const std::string& text) {
+      if (text == "die")
+        self->quit(caf::exit_reason::user_shutdown);
+      return text;
+    },
+  };
+}
+
+std::string status_field(const char* key) {
+  std::ifstream in{"/proc/self/status"};
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      auto value = line.substr(std::string{key}.size());
+      return std::to_string(std::stoull(value));
+    }
+  return "0";
+}
+
+void print_stats(ferry::node& n) {
+  for (auto& s : n.stats()) {
+    std::cout << "link " << s.peer << " same_host=" << s.same_host
+              << " received=" << s.messages_received
+              << " sent=" << s.messages_sent << " refusals=" << s.refusals
+              << " spilled_in=" << s.bytes_spilled_received
+              << " inline_in=" << s.bytes_inline_received;
+    for (auto& [family, count] : s.received_by_family)
+      std::cout << " in:" << family << "=" << count;
+    std::cout << '\n';
+  }
+  std::cout << "end" << std::endl;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  ferry::node_config cfg;
+  ferry::test::register_test_types(cfg);
+  cfg.add_actor_type("adder", adder);
+  if (auto err = cfg.parse(argc, argv)) {
+    std::cerr << "test_node: " << ferry::render(err) << '\n';
+    return 2;
+  }
+  auto n = ferry::node::start(cfg);
+  if (!n) {
+    std::cerr << "test_node: " << ferry::render(n.error()) << '\n';
+    return 2;
+  }
+  auto& sys = (*n)->system();
+  std::vector<caf::actor> actors{sys.spawn(echo), sys.spawn(slow),
+                                 sys.spawn(mortal), sys.spawn(hole)};
+  (*n)->expose("slow", actors[1]);
+  (*n)->expose("mortal", actors[2]);
+  (*n)->expose("hole", actors[3]);
+  auto port = (*n)->publish(actors[0]);
+  if (!port) {
+    std::cerr << "test_node: " << ferry::render(port.error()) << '\n';
+    return 1;
+  }
+  std::cout << "port " << *port << std::endl;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line == "stats")
+      print_stats(**n);
+    else if (line == "rss")
+      std::cout << "rss " << status_field("VmRSS:") << ' '
+                << status_field("VmHWM:") << std::endl;
+  }
+  for (auto& actor : actors)
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  return 0;
+}

@@ -1,0 +1,88 @@
+// Message types shared by the integration tests and their peer processes.
+// Both sides register them under the same names (register_test_types).
+#pragma once
+
+#include "ferry/node_config.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <msgpack.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ferry::test {
+
+/// A record like the benchmark's: encodable by every structured family.
+struct record {
+  int64_t id = 0;
+  std::string name;
+  std::vector<float> values;
+  std::map<std::string, int32_t> tags;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, name, values, tags);
+  }
+
+  MSGPACK_DEFINE(id, name, values, tags)
+
+  friend bool operator==(const record&, const record&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, record& x) {
+  return f(caf::meta::type_name("record"), x.id, x.name, x.values, x.tags);
+}
+
+/// A type only cereal can encode: its own cereal `serialize`, no msgpack
+/// adaptor, no inspect, and not an aggregate (so no reflection either).
+class cereal_only {
+public:
+  cereal_only() = default;
+  explicit cereal_only(int32_t value) : value_(value) {
+    // nop
+  }
+
+  int32_t value() const { return value_; }
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(value_);
+  }
+
+private:
+  int32_t value_ = 0;
+};
+
+} // namespace ferry::test
+
+// CAF 0.17 accepts only inspectable types in messages unless a type is
+// allowed explicitly; ferry encodes it, CAF never serializes it.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::test::cereal_only)
+
+namespace ferry::test {
+
+/// Registers the test types on `cfg` (call in every test process).
+inline void register_test_types(node_config& cfg) {
+  cfg.add_message_type<record>("test.record");
+  cfg.add_message_type<cereal_only>("test.cereal_only");
+}
+
+/// Returns a record with `n` values, deterministic in `id`.
+inline record make_record(int64_t id, size_t n) {
+  record result;
+  result.id = id;
+  result.name = "record-" + std::to_string(id);
+  result.values.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    result.values[i] = static_cast<float>(id) + static_cast<float>(i) * 0.5f;
+  for (int i = 0; i < 8; ++i)
+    result.tags["tag" + std::to_string(i)] = i * static_cast<int32_t>(id);
+  return result;
+}
+
+} // namespace ferry::test
