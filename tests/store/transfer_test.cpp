@@ -394,6 +394,24 @@ TEST_F(ticket_test, ScopeOfAnotherStoreDoesNotMakeTransferInBand) {
   EXPECT_FALSE(sut.unpin());
 }
 
+TEST_F(ticket_test, TicketsAndWiresRoundTripThroughCaf) {
+  auto ticket = sut.export_in_band();
+  ASSERT_TRUE(ticket);
+  auto bytes = caf_binary::save(*ticket);
+  transfer_ticket loaded;
+  caf_binary::load(bytes, loaded);
+  EXPECT_EQ(loaded, *ticket);
+  EXPECT_NE(caf::deep_to_string(loaded).find(std::to_string(ticket->id)),
+            std::string::npos);
+  ref_wire wire{1, 2, 3};
+  ref_wire wire_loaded;
+  caf_binary::load(caf_binary::save(wire), wire_loaded);
+  EXPECT_EQ(wire_loaded.store, 1u);
+  EXPECT_EQ(wire_loaded.object, 2u);
+  EXPECT_EQ(wire_loaded.ticket, 3u);
+  EXPECT_FALSE(store.cancel(loaded));
+}
+
 TEST_F(ticket_test, RenderingWithCafHasNoSideEffects) {
   auto text = caf::deep_to_string(sut);
   EXPECT_NE(text.find(to_string(sut.id())), std::string::npos) << text;

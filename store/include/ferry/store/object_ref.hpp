@@ -60,6 +60,13 @@ struct ref_wire {
   uint64_t ticket = 0;
 };
 
+/// Describes `x` for CAF 0.17 inspectors.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ref_wire& x) {
+  return f(caf::meta::type_name("ferry.store.ref_wire"), x.store, x.object,
+           x.ticket);
+}
+
 /// Thrown by the cereal `save`/`load` members of `object_ref` and
 /// `shared_array` (cereal archives cannot return errors). ferry's
 /// serializers adapter catches it and returns `error()`. Code that wants no
