@@ -182,8 +182,12 @@ struct segment_header {
   /// Random token naming this store incarnation.
   uint64_t token;
   uint64_t segment_size;
+  /// Written by the creator right after sizing the segment, before the
+  /// slow part (allocating pages), so openers can tell a slow creator from a
+  /// dead one.
   int32_t creator_pid;
   uint32_t reserved0;
+  uint64_t creator_start_time;
   // table geometry
   uint64_t process_offset;
   uint64_t slot_offset;

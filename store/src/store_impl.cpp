@@ -349,6 +349,17 @@ caf::error store_impl::open_segment() {
       return fail(errc::segment_unavailable, "store '", name_, "': cannot size "
                   "the segment to ", segment_size, " bytes: ", ex.what());
     }
+    if (auto err = map_segment()) {
+      bip::shared_memory_object::remove(name_.c_str());
+      return err;
+    }
+    // Say who creates the segment before the slow part, then allocate and
+    // map all pages, fill in the header, and publish it by writing the magic
+    // last.
+    auto* h = new (base_) segment_header{};
+    h->creator_start_time = start_time_;
+    commit();
+    h->creator_pid = pid_;
     if (cfg_.prefault) {
       auto rc = ::posix_fallocate(shm_.get_mapping_handle().handle, 0,
                                   static_cast<off_t>(segment_size));
@@ -360,12 +371,7 @@ caf::error store_impl::open_segment() {
                     "); free space in /dev/shm or lower the capacity");
       }
     }
-    if (auto err = map_segment()) {
-      bip::shared_memory_object::remove(name_.c_str());
-      return err;
-    }
-    // Fill in the header, then publish it by writing the magic last.
-    auto* h = new (base_) segment_header{};
+    populate();
     h->version = layout_version;
     h->header_size = sizeof(segment_header);
     std::random_device rd;
@@ -375,7 +381,6 @@ caf::error store_impl::open_segment() {
     if (h->token == 0)
       h->token = 1;
     h->segment_size = segment_size;
-    h->creator_pid = pid_;
     h->process_offset = process_offset;
     h->slot_offset = slot_offset;
     h->holder_offset = holder_offset;
@@ -454,9 +459,12 @@ caf::error store_impl::open_segment() {
                 ex.what(),
                 cfg_.open_only ? "; is a store with this name running?" : "");
   }
+  // Wait for the creator to publish the header: as long as it lives (it
+  // may be allocating gigabytes), or 5 s if it has not even said who it is.
   auto deadline = std::chrono::steady_clock::now() + 5s;
   for (;;) {
     bip::offset_t size = 0;
+    int32_t creator = 0;
     if (shm_.get_size(size)
         && static_cast<uint64_t>(size) >= sizeof(segment_header)) {
       if (auto err = map_segment())
@@ -464,10 +472,17 @@ caf::error store_impl::open_segment() {
       auto* h = reinterpret_cast<segment_header*>(base_);
       if (h->magic.load(std::memory_order_acquire) == segment_magic)
         break;
+      creator = *static_cast<volatile int32_t*>(&h->creator_pid);
+      auto start = *static_cast<volatile uint64_t*>(&h->creator_start_time);
+      if (creator != 0 && !process_alive(creator, start))
+        return fail(errc::segment_unavailable, "store '", name_,
+                    "': the process that created the segment (pid ", creator,
+                    ") died before initializing it; remove it with "
+                    "`ferry-store remove ", name_, "`");
       region_ = bip::mapped_region{};
       base_ = nullptr;
     }
-    if (std::chrono::steady_clock::now() > deadline)
+    if (creator == 0 && std::chrono::steady_clock::now() > deadline)
       return fail(errc::segment_unavailable, "store '", name_,
                   "': the segment exists but was never initialized (did its "
                   "creator die?); remove it with `ferry-store remove ",
@@ -489,6 +504,7 @@ caf::error store_impl::open_segment() {
   holders_ = reinterpret_cast<holder_entry*>(base_ + h->holder_offset);
   tickets_ = reinterpret_cast<ticket_entry*>(base_ + h->ticket_offset);
   data_ = base_ + h->data_offset;
+  populate();
   return caf::none;
 }
 
@@ -500,12 +516,15 @@ caf::error store_impl::map_segment() {
                 "': cannot map the segment: ", ex.what());
   }
   base_ = static_cast<std::byte*>(region_.get_address());
+  return caf::none;
+}
+
+void store_impl::populate() noexcept {
   if (cfg_.prefault) {
     // Populate this process's page tables, so that the first write to a
     // block costs no page fault. Best effort (needs Linux 5.14).
     ::madvise(region_.get_address(), region_.get_size(), MADV_POPULATE_WRITE);
   }
-  return caf::none;
 }
 
 caf::error store_impl::register_process() {

@@ -141,6 +141,7 @@ private:
   caf::error open_segment();
   caf::error init_segment(uint64_t segment_size, const store_config& cfg);
   caf::error map_segment();
+  void populate() noexcept;
   caf::error register_process();
   void start_reaper();
 

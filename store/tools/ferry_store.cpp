@@ -9,6 +9,8 @@
 #include "ferry/store/errc.hpp"
 #include "ferry/store/object_store.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -69,6 +71,10 @@ int main(int argc, char** argv) {
               << '\n';
     return 1;
   }
+  // This tool attached only to look: leave itself out of the list.
+  std::erase_if(summary->processes, [](const ferry::store::process_info& x) {
+    return x.pid == static_cast<int32_t>(::getpid());
+  });
   std::cout << to_string(*summary);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -262,6 +263,36 @@ TEST(object_store_attach, ForeignSegmentIsRejectedAsIncompatible) {
   ASSERT_FALSE(sut);
   EXPECT_EQ(code_of(sut.error()), errc::incompatible_segment);
   EXPECT_NE(text_of(sut.error()).find("ferry-store remove"), std::string::npos);
+}
+
+TEST(object_store_attach, SegmentOfADeadCreatorIsReportedWithTheFix) {
+  store_cleanup cleanup{small_config("deadcreator")};
+  auto child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0)
+    ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  // A segment whose creator died after sizing it, before publishing it.
+  auto fd = ::shm_open(("/" + cleanup.cfg.name).c_str(),
+                       O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  auto size = sizeof(detail::segment_header) + 4096;
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+  auto* mem = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ::close(fd);
+  auto* hdr = static_cast<detail::segment_header*>(mem);
+  hdr->creator_pid = child;
+  hdr->creator_start_time = 1;
+  ::munmap(mem, size);
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::segment_unavailable);
+  auto text = text_of(sut.error());
+  EXPECT_NE(text.find("died before initializing"), std::string::npos) << text;
+  EXPECT_NE(text.find("ferry-store remove " + cleanup.cfg.name),
+            std::string::npos)
+    << text;
 }
 
 TEST(object_store_attach, RemoveDeletesTheSegmentOnce) {

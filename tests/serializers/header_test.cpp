@@ -1,0 +1,107 @@
+// The fixed payload header codec.
+
+#include "test_types.hpp"
+
+#include <random>
+
+namespace ferry::serializers::test {
+namespace {
+
+payload_header example() {
+  payload_header h;
+  h.family = "cereal.binary";
+  h.type_name = "ns::thing<int>";
+  h.version = 3;
+  h.frame_sizes = {10, 0, uint64_t{1} << 20};
+  h.stand_in = "ns::proxy";
+  return h;
+}
+
+TEST(header, RoundTripKeepsEveryField) {
+  auto bytes = encode_header(example());
+  auto sut = decode_header(bytes, limits{});
+  ASSERT_TRUE(sut) << render(sut.error());
+  EXPECT_EQ(*sut, example());
+}
+
+TEST(header, EveryTruncationIsATypedError) {
+  auto bytes = encode_header(example());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto sut = decode_header(std::span{bytes}.first(n), limits{});
+    ASSERT_FALSE(sut) << n;
+    EXPECT_EQ(sut.error().category(), caf::atom("ferry_ser"));
+  }
+}
+
+TEST(header, TrailingByteIsRefused) {
+  auto bytes = encode_header(example());
+  bytes.push_back(std::byte{0});
+  EXPECT_EQ(decode_header(bytes, limits{}).error(), errc::trailing_bytes);
+}
+
+TEST(header, BadMagicIsRefused) {
+  auto bytes = encode_header(example());
+  bytes[0] = std::byte{'X'};
+  EXPECT_EQ(decode_header(bytes, limits{}).error(), errc::malformed_header);
+}
+
+TEST(header, LimitsBoundNamesFramesAndTotalSize) {
+  limits lim;
+  lim.max_name_bytes = 8;
+  EXPECT_EQ(decode_header(encode_header(example()), lim).error(),
+            errc::length_out_of_range);
+  lim = limits{};
+  lim.max_frames = 2;
+  EXPECT_EQ(decode_header(encode_header(example()), lim).error(),
+            errc::length_out_of_range);
+  lim = limits{};
+  lim.max_payload_bytes = 1000;
+  EXPECT_EQ(decode_header(encode_header(example()), lim).error(),
+            errc::payload_too_large);
+}
+
+TEST(header, FrameSizesCannotOverflowTheTotal) {
+  auto h = example();
+  h.frame_sizes = {UINT64_MAX, 2};
+  EXPECT_EQ(decode_header(encode_header(h), limits{}).error(),
+            errc::payload_too_large);
+}
+
+TEST(header, NonPrintableOrEmptyFamilyIsRefused) {
+  auto h = example();
+  h.family = "bad\nname";
+  EXPECT_EQ(decode_header(encode_header(h), limits{}).error(),
+            errc::malformed_header);
+  h.family = "";
+  EXPECT_EQ(decode_header(encode_header(h), limits{}).error(),
+            errc::malformed_header);
+}
+
+TEST(header, HugeFrameCountWithoutSizesIsRefusedWithoutAllocating) {
+  auto h = example();
+  h.frame_sizes.clear();
+  auto bytes = encode_header(h);
+  // Patch the frame count (last four bytes) to 2^32 - 1.
+  for (size_t i = bytes.size() - 4; i < bytes.size(); ++i)
+    bytes[i] = std::byte{0xff};
+  limits lim;
+  lim.max_frames = UINT32_MAX;
+  EXPECT_EQ(decode_header(bytes, lim).error(), errc::truncated_frame);
+}
+
+TEST(header, RandomBytesNeverCrash) {
+  std::mt19937_64 rng{3};
+  auto base = encode_header(example());
+  for (int i = 0; i < 5000; ++i) {
+    auto bytes = base;
+    bytes[rng() % bytes.size()] = static_cast<std::byte>(rng());
+    bytes.resize(rng() % (bytes.size() + 4), std::byte{0x41});
+    auto sut = decode_header(bytes, limits{});
+    if (!sut) {
+      EXPECT_EQ(sut.error().category(), caf::atom("ferry_ser"));
+    }
+  }
+}
+
+} // namespace
+} // namespace ferry::serializers::test

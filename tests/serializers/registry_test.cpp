@@ -1,0 +1,252 @@
+// The registry: choosing a family, the allowlist, type-erased calls,
+// families added at run time, concurrency.
+
+#include "test_types.hpp"
+
+#include <atomic>
+#include <thread>
+
+namespace ferry::serializers::test {
+namespace {
+
+TEST(registry, FirstFamilyThatCanEncodeIsUsed) {
+  registry sut;
+  encode_options opts;
+  opts.serializers = {"raw", "msgpack", "cereal.binary"};
+  auto structured = sut.encode(point{1, 2, "p"}, opts);
+  auto plain = sut.encode(sample{1, 2, {}}, opts);
+  auto variant = sut.encode(std::variant<int32_t, std::string>{"v"}, opts);
+  ASSERT_TRUE(structured && plain && variant);
+  EXPECT_EQ(structured->header.family, "msgpack");
+  EXPECT_EQ(plain->header.family, "raw");
+  EXPECT_EQ(variant->header.family, "cereal.binary");
+}
+
+TEST(registry, NoFamilyErrorNamesTypeEachFamilyAndFixes) {
+  registry sut;
+  sut.add_type<std::variant<int32_t, std::string>>("choice");
+  encode_options opts;
+  opts.serializers = {"msgpack", "caf", "made.up"};
+  auto p = sut.encode(std::variant<int32_t, std::string>{1}, opts);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error(), errc::no_family_can_encode);
+  auto text = render(p.error());
+  for (auto word : {"choice", "msgpack: ", "caf: ", "made.up: unknown family",
+                    "std::variant", "Fixes", "inspect_serializability"})
+    EXPECT_NE(text.find(word), std::string::npos) << word << " in " << text;
+}
+
+TEST(registry, EmptyPreferenceListIsAnError) {
+  registry sut;
+  encode_options opts;
+  opts.serializers.clear();
+  auto p = sut.encode(1, opts);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error(), errc::no_family_can_encode);
+}
+
+TEST(registry, FamilyOutsideTheAllowlistIsRefusedWithTheFix) {
+  registry sut;
+  sut.add_type<point>("point");
+  auto p = sut.encode(point{}, encode_with("cereal.json"));
+  ASSERT_TRUE(p);
+  decode_options opts;
+  opts.deserializers = {"msgpack", "cereal.binary"};
+  auto x = sut.decode<point>(*p, opts);
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::family_not_allowed);
+  auto text = render(x.error());
+  for (auto word : {"cereal.json", "[msgpack, cereal.binary]", "point",
+                    "deserializers"})
+    EXPECT_NE(text.find(word), std::string::npos) << word << " in " << text;
+}
+
+TEST(registry, TypeErasedEncodeMatchesTypedEncode) {
+  registry sut;
+  sut.add_type<shape>("shape");
+  shape s{"sq", {{1, 1, "a"}}, {{"k", 1}}};
+  auto typed = sut.encode(s, encode_with("cereal.binary"));
+  auto erased = sut.encode(std::type_index{typeid(shape)}, &s,
+                           encode_with("cereal.binary"));
+  ASSERT_TRUE(typed && erased);
+  EXPECT_EQ(typed->header, erased->header);
+  auto a = typed->frames[0].bytes();
+  auto b = erased->frames[0].bytes();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+  EXPECT_EQ(erased->header.type_name, "shape");
+}
+
+TEST(registry, TypeErasedEncodeOfAnUnaddedTypeIsUnknownType) {
+  registry sut;
+  point p;
+  auto x = sut.encode(std::type_index{typeid(point)}, &p,
+                      encode_with("cereal.binary"));
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::unknown_type);
+  EXPECT_NE(render(x.error()).find("add_type"), std::string::npos);
+}
+
+TEST(registry, DecodeMessageBuildsTheRegisteredType) {
+  registry sut;
+  sut.add_type<account>("account");
+  auto p = sut.encode(account{"m", 3}, encode_with("caf"));
+  ASSERT_TRUE(p);
+  auto msg = sut.decode_message(*p, decode_with("caf"));
+  ASSERT_TRUE(msg) << render(msg.error());
+  ASSERT_TRUE(msg->match_elements<account>());
+  EXPECT_EQ(msg->get_as<account>(0), (account{"m", 3}));
+  auto unknown = make_payload("caf", "nobody", {});
+  auto y = sut.decode_message(unknown, decode_with("caf"));
+  ASSERT_FALSE(y);
+  EXPECT_EQ(y.error(), errc::unknown_type);
+}
+
+TEST(registry, AddTypeKeepsTheFirstNameAndReportsConflicts) {
+  registry sut;
+  EXPECT_FALSE(sut.try_add_type<point>("point"));
+  EXPECT_FALSE(sut.try_add_type<point>("point"));
+  EXPECT_EQ(sut.try_add_type<point>("other"), errc::unknown_type);
+  EXPECT_EQ(sut.try_add_type<shape>("point"), errc::unknown_type);
+  EXPECT_EQ(sut.type_name(typeid(point)), std::optional<std::string>{"point"});
+  EXPECT_EQ(sut.type_name(typeid(shape)), std::nullopt);
+}
+
+TEST(registry, CanEncodeAnswersPerFamilyAndType) {
+  registry sut;
+  sut.add_type<point>("point");
+  sut.add_type<sample>("sample");
+  EXPECT_TRUE(sut.can_encode("msgpack", typeid(point)));
+  EXPECT_FALSE(sut.can_encode("raw", typeid(point)));
+  EXPECT_TRUE(sut.can_encode("raw", typeid(sample)));
+  EXPECT_FALSE(sut.can_encode("made.up", typeid(point)));
+  EXPECT_FALSE(sut.can_encode("msgpack", typeid(shape)));
+}
+
+TEST(registry, FamiliesListsBuiltinsThenRegistered) {
+  registry sut;
+  auto before = sut.families();
+  ASSERT_FALSE(sut.register_family("custom.v1",
+                                   std::make_shared<function_family>()));
+  auto after = sut.families();
+  EXPECT_EQ(before, (std::vector<std::string>{"cereal.binary",
+                                              "cereal.portable", "cereal.json",
+                                              "msgpack", "caf", "raw"}));
+  ASSERT_EQ(after.size(), 7u);
+  EXPECT_EQ(after.back(), "custom.v1");
+}
+
+/// A family that writes a point as text and records the context it saw.
+std::shared_ptr<function_family> make_text_family(std::shared_ptr<context> seen) {
+  auto f = std::make_shared<function_family>();
+  f->add<point>(
+    [seen](const point& p, const context& ctx)
+      -> caf::expected<std::vector<frame>> {
+      *seen = ctx;
+      auto text = std::to_string(p.x) + ";" + p.label;
+      std::vector<std::byte> bytes(text.size());
+      std::memcpy(bytes.data(), text.data(), text.size());
+      std::vector<frame> frames;
+      frames.emplace_back(std::move(bytes));
+      return frames;
+    },
+    [seen](std::span<const frame> frames, const context& ctx,
+           const limits&) -> caf::expected<point> {
+      *seen = ctx;
+      if (frames.size() != 1)
+        return caf::make_error(errc::malformed_frame, "one frame expected");
+      auto b = frames[0].bytes();
+      std::string text(reinterpret_cast<const char*>(b.data()), b.size());
+      auto semi = text.find(';');
+      if (semi == std::string::npos)
+        return caf::make_error(errc::malformed_frame, "no ';'");
+      return point{std::stoi(text.substr(0, semi)), 0, text.substr(semi + 1)};
+    });
+  return f;
+}
+
+TEST(registry, RegisteredFamilyEncodesAndDecodesWithContext) {
+  // Arrange
+  registry sut;
+  auto seen = std::make_shared<context>();
+  ASSERT_FALSE(sut.register_family("text.v1", make_text_family(seen)));
+  auto eopts = encode_with("text.v1");
+  eopts.context = {"alice", "bob", "main", true};
+  auto dopts = decode_with("text.v1");
+  dopts.context = {"alice", "bob", "back", false};
+  // Act
+  auto p = sut.encode(point{5, 0, "five"}, eopts);
+  ASSERT_TRUE(p) << render(p.error());
+  auto sent = *seen;
+  auto x = sut.decode<point>(*p, dopts);
+  // Assert
+  ASSERT_TRUE(x) << render(x.error());
+  EXPECT_EQ(*x, (point{5, 0, "five"}));
+  EXPECT_EQ(p->header.family, "text.v1");
+  EXPECT_EQ(sent.link, "main");
+  EXPECT_TRUE(sent.same_host);
+  EXPECT_EQ(seen->link, "back");
+  EXPECT_EQ(seen->recipient, "bob");
+  EXPECT_TRUE(sut.can_encode("text.v1", typeid(point)) == false);
+  sut.add_type<point>("point");
+  EXPECT_TRUE(sut.can_encode("text.v1", typeid(point)));
+}
+
+TEST(registry, RegisterFamilyRulesAreIdempotentAndExclusive) {
+  registry sut;
+  auto f = std::make_shared<function_family>();
+  auto g = std::make_shared<function_family>();
+  EXPECT_FALSE(sut.register_family("f", f));
+  EXPECT_FALSE(sut.register_family("f", f));
+  EXPECT_EQ(sut.register_family("f", g), errc::family_exists);
+  EXPECT_EQ(sut.register_family("msgpack", g), errc::family_exists);
+  EXPECT_EQ(sut.register_family("has space", g), errc::family_exists);
+  EXPECT_TRUE(sut.deregister_family("f"));
+  EXPECT_FALSE(sut.deregister_family("f"));
+  EXPECT_FALSE(sut.register_family("f", g));
+}
+
+TEST(registry, ConcurrentEncodeDecodeDuringRegistrations) {
+  // Arrange
+  registry sut;
+  sut.add_type<point>("point");
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::atomic<int> rounds{0};
+  auto worker = [&] {
+    while (!stop) {
+      auto p = sut.encode(point{1, 2, "c"}, encode_with("cereal.binary"));
+      if (!p) {
+        ++failures;
+        continue;
+      }
+      auto x = sut.decode<point>(*p, decode_with("cereal.binary"));
+      if (!x || *x != point{1, 2, "c"})
+        ++failures;
+      ++rounds;
+    }
+  };
+  // Act
+  std::thread a{worker};
+  std::thread b{worker};
+  for (int i = 0; i < 200; ++i) {
+    std::string name = "f";
+    name += std::to_string(i);
+    (void) sut.register_family(name, std::make_shared<function_family>());
+    sut.register_serializer<legacy_id>(
+      [](const legacy_id& x) { return x.ns(); },
+      [](std::string s) { return legacy_id{s, 0}; });
+    sut.deregister_serializer<legacy_id>();
+    sut.deregister_family(name);
+  }
+  while (rounds < 100)
+    std::this_thread::yield();
+  stop = true;
+  a.join();
+  b.join();
+  // Assert
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(sut.families().size(), 6u);
+}
+
+} // namespace
+} // namespace ferry::serializers::test
