@@ -801,8 +801,20 @@ caf::error write_spill_file(const std::string& store, const std::string& dir,
                   ec.message());
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   }
+  // The directory may live in a shared place like /tmp: only write into a
+  // real directory of our own that nobody else can write to.
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)
+      || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
+    return fail(errc::spill_failed, "store '", store, "': spill directory ",
+                dir,
+                " is not a directory owned by this user and closed to "
+                "others (mode 0700 expected); fix its owner and mode or "
+                "choose another spill_directory");
   auto tmp = path + ".tmp";
-  auto fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  auto fd = ::open(tmp.c_str(),
+                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                   0600);
   if (fd < 0)
     return fail(errc::spill_failed, "store '", store, "': cannot create ", tmp,
                 ": ", errno_text(errno));
@@ -946,7 +958,7 @@ store_impl::acquire_locked(guard& g, object_id id) {
     auto path = spill_path(s->id);
     g.unlock();
     run_io_hook();
-    auto fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    auto fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     auto ok = fd >= 0
               && read_all(fd, data_ + offset + block_header_size, size);
     auto err = errno;

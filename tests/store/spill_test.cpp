@@ -220,4 +220,25 @@ TEST_F(spill_unwritable_test, UnwritableSpillDirectoryFailsWithSpillFailed) {
   EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(big, 1)));
 }
 
+class spill_open_directory_test : public spill_test {
+  void configure(store_config& cfg) override {
+    std::filesystem::create_directories(cfg.spill_directory);
+    std::filesystem::permissions(cfg.spill_directory,
+                                 std::filesystem::perms::all);
+  }
+};
+
+TEST_F(spill_open_directory_test, DirectoryWritableByOthersIsRefused) {
+  auto a = put_in_transit(1);
+  auto b = sut.put(pattern(big, 2));
+  ASSERT_FALSE(b);
+  EXPECT_EQ(code_of(b.error()), errc::spill_failed);
+  EXPECT_NE(text_of(b.error()).find("closed to others"), std::string::npos)
+    << text_of(b.error());
+  EXPECT_EQ(spill_files(), 0u);
+  auto ra = sut.redeem(a);
+  ASSERT_TRUE(ra);
+  EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(big, 1)));
+}
+
 } // namespace
