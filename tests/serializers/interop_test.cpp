@@ -1,0 +1,165 @@
+// Frames decode with the libraries alone: plain cereal, plain CAF, and
+// Python's msgpack module from Debian's python3-msgpack.
+
+#include "test_types.hpp"
+
+#include <caf/binary_deserializer.hpp>
+
+#include <cereal/archives/binary.hpp>
+#include <cereal/archives/json.hpp>
+#include <cereal/archives/portable_binary.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace ferry::serializers::test {
+namespace {
+
+std::string as_string(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+/// A type written the way a cereal user writes it, with no ferry in it.
+struct plain_cereal_record {
+  int64_t id = 0;
+  std::string name;
+  std::vector<double> values;
+  std::map<std::string, int32_t> tags;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(id, name, values, tags);
+  }
+};
+
+TEST(interop, PortableFrameDecodesWithPlainCereal) {
+  // Arrange
+  registry sut;
+  plain_cereal_record in{42, "answer", {1.5, -2.25}, {{"a", 1}, {"b", -2}}};
+  auto p = sut.encode(in, encode_with("cereal.portable"));
+  ASSERT_TRUE(p);
+  // Act: plain cereal, no ferry.
+  std::istringstream is{as_string(p->frames[0].bytes())};
+  cereal::PortableBinaryInputArchive ar{is};
+  plain_cereal_record out;
+  ar(out);
+  // Assert
+  EXPECT_EQ(out.id, 42);
+  EXPECT_EQ(out.name, "answer");
+  EXPECT_EQ(out.values, in.values);
+  EXPECT_EQ(out.tags, in.tags);
+}
+
+TEST(interop, BinaryAndJsonFramesDecodeWithPlainCereal) {
+  registry sut;
+  std::map<std::string, std::vector<int32_t>> in{{"x", {1, 2}}, {"y", {}}};
+  auto pb = sut.encode(in, encode_with("cereal.binary"));
+  auto pj = sut.encode(in, encode_with("cereal.json"));
+  ASSERT_TRUE(pb && pj);
+  std::map<std::string, std::vector<int32_t>> from_binary;
+  std::map<std::string, std::vector<int32_t>> from_json;
+  {
+    std::istringstream is{as_string(pb->frames[0].bytes())};
+    cereal::BinaryInputArchive ar{is};
+    ar(from_binary);
+  }
+  {
+    std::istringstream is{as_string(pj->frames[0].bytes())};
+    cereal::JSONInputArchive ar{is};
+    ar(from_json);
+  }
+  EXPECT_EQ(from_binary, in);
+  EXPECT_EQ(from_json, in);
+}
+
+TEST(interop, PlainCerealOutputDecodesWithFerry) {
+  plain_cereal_record in{7, "seven", {7.0}, {{"k", 7}}};
+  std::ostringstream os;
+  {
+    cereal::PortableBinaryOutputArchive ar{os};
+    ar(in);
+  }
+  registry sut;
+  auto text = os.str();
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  auto name = sut.encode(in, encode_with("cereal.portable"))->header.type_name;
+  auto out = sut.decode<plain_cereal_record>(
+    make_payload("cereal.portable", name, bytes),
+    decode_with("cereal.portable"));
+  ASSERT_TRUE(out) << render(out.error());
+  EXPECT_EQ(out->name, "seven");
+  EXPECT_EQ(out->values, in.values);
+}
+
+TEST(interop, CafFrameDecodesWithPlainCaf) {
+  registry sut;
+  std::vector<std::string> in{"a", "bc", ""};
+  auto p = sut.encode(in, encode_with("caf"));
+  ASSERT_TRUE(p);
+  auto bytes = p->frames[0].bytes();
+  caf::binary_deserializer source{nullptr,
+                                  reinterpret_cast<const char*>(bytes.data()),
+                                  bytes.size()};
+  std::vector<std::string> out;
+  auto err = source(out);
+  EXPECT_FALSE(err);
+  EXPECT_EQ(out, in);
+}
+
+/// Runs Debian's Python on a msgpack frame; returns what the script printed.
+std::string run_python_msgpack(std::span<const std::byte> frame) {
+  char path[] = "/tmp/ferry_msgpack_XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0)
+    return "mkstemp failed";
+  auto written = ::write(fd, frame.data(), frame.size());
+  ::close(fd);
+  if (written != static_cast<ssize_t>(frame.size()))
+    return "write failed";
+  std::string cmd = std::string{FERRY_SYSTEM_PYTHON}
+                    + " -c 'import msgpack,sys; "
+                      "v = msgpack.unpackb(open(sys.argv[1], \"rb\").read(), "
+                      "raw=False, strict_map_key=False); "
+                      "print(repr(v))' "
+                    + path + " 2>&1";
+  std::string out;
+  if (auto pipe = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0)
+      out.append(buf, n);
+    ::pclose(pipe);
+  }
+  ::unlink(path);
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  return out;
+}
+
+TEST(interop, MsgpackFrameDecodesWithPythonMsgpack) {
+  // Arrange
+  registry sut;
+  record r{5, "five", {0.5f, 1.5f}, {{"a", 1}, {"b", 2}}};
+  auto p = sut.encode(r, encode_with("msgpack"));
+  ASSERT_TRUE(p);
+  // Act
+  auto out = run_python_msgpack(p->frames[0].bytes());
+  // Assert: an aggregate is the array of its fields.
+  EXPECT_EQ(out, "[5, 'five', [0.5, 1.5], {'a': 1, 'b': 2}]");
+}
+
+TEST(interop, MsgpackScalarsAndNestingDecodeWithPythonMsgpack) {
+  registry sut;
+  std::map<std::string, std::vector<std::optional<int64_t>>> v{
+    {"k", {1, std::nullopt, -3}}};
+  auto p = sut.encode(v, encode_with("msgpack"));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(run_python_msgpack(p->frames[0].bytes()),
+            "{'k': [1, None, -3]}");
+}
+
+} // namespace
+} // namespace ferry::serializers::test
