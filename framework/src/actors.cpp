@@ -114,7 +114,7 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   if (content.match_elements<wire_message>()) {
     auto& msg = content.get_mutable_as<wire_message>(0);
     if (auto l = link()) {
-      l->deliver(msg, wire_size(msg), host);
+      l->receive(msg, wire_size(msg), host);
     } else {
       node->log("dropped a message from a node without a link");
     }
@@ -142,6 +142,18 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
       node->log("node " + l->peer_name() + " refused a message: "
                 + render(content.get_as<refusal>(0).reason));
     }
+  } else if (content.match_elements<chunk_request>()) {
+    auto l = link();
+    auto chunk = l ? l->serve_chunk(content.get_as<chunk_request>(0))
+                   : caf::expected<wire_bytes>{caf::make_error(
+                     errc::link_down, "chunk request without a link")};
+    respond(this, *what,
+            chunk ? caf::make_message(std::move(*chunk))
+                  : caf::make_message(std::move(chunk.error())),
+            host);
+  } else if (content.match_elements<transfer_done>()) {
+    if (auto l = link())
+      l->finish_transfer(content.get_as<transfer_done>(0).transfer);
   } else if (content.match_elements<identify>()) {
     respond(this, *what, caf::make_message(node->config().node_name), host);
   } else if (content.match_elements<hello>()) {

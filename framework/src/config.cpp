@@ -120,6 +120,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       } else if (!(err = read_uint(value, key, tmp))) {
         base.send_timeout = std::chrono::milliseconds{tmp};
       }
+    } else if (key == "pull-threshold") {
+      err = read_uint(value, key, base.pull_threshold);
     } else if (key == "chunk-size") {
       err = read_uint(value, key, base.chunk_size);
     } else if (key == "chunks-in-flight") {
@@ -131,8 +133,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
         "unknown link setting \"" + key
           + "\": known are serializers, deserializers, spill-threshold, "
             "compression, compression-threshold, max-message-size, "
-            "window-bytes, window-messages, send-timeout, chunk-size, "
-            "chunks-in-flight");
+            "window-bytes, window-messages, send-timeout, pull-threshold, "
+            "chunk-size, chunks-in-flight");
     }
     if (err)
       return err;
@@ -240,6 +242,8 @@ node_config::node_config()
          "credit window: bytes in flight per link")
     .add(default_link.window_messages, "window-messages",
          "credit window: messages in flight per link")
+    .add(default_link.pull_threshold, "pull-threshold",
+         "frames at least this large are pulled in chunks across hosts")
     .add(default_link.chunk_size, "chunk-size",
          "chunk size for cross-host transfers of large frames");
   add_message_type<std::string>("string")

@@ -137,7 +137,10 @@ uint64_t wire_size(const wire_message& msg) {
   for (auto& element : msg.elements) {
     result += element.header.size();
     for (auto& frame : element.frames)
-      result += frame.data.size() + 32;
+      result += (static_cast<frame_kind>(frame.kind) == frame_kind::remote_object
+                   ? frame.size
+                   : frame.data.size())
+                + 32;
   }
   return result;
 }
@@ -204,7 +207,8 @@ caf::expected<wire_element>
 link_state::encode_element(std::type_index type, const void* value,
                            const std::shared_ptr<const void>& keep_alive,
                            std::string& family_used,
-                           std::vector<store::transfer_ticket>& tickets) {
+                           std::vector<store::transfer_ticket>& tickets,
+                           std::vector<uint64_t>& transfers) {
   serializers::encode_options opts;
   opts.serializers = send_families_;
   opts.context = serializers::context{node_.config().node_name, peer_name_,
@@ -243,6 +247,15 @@ link_state::encode_element(std::type_index type, const void* value,
       out.object_id = static_cast<uint64_t>(ticket->object);
       out.ticket = ticket->id;
       counters_.bytes_spilled_sent += out.size;
+    } else if (!same_host_ && out.size > 0 && out.size >= cfg_.pull_threshold) {
+      // Stays here until the peer pulled it (or the link dies).
+      auto holder = std::make_shared<serializers::frame>(std::move(frame));
+      std::lock_guard<std::mutex> guard{transfers_mtx_};
+      auto id = next_transfer_++;
+      transfers_.emplace(id, std::move(holder));
+      transfers.push_back(id);
+      out.kind = static_cast<uint8_t>(frame_kind::remote_object);
+      out.ticket = id;
     } else if (cfg_.compression != compression::none && out.size > 0
                && out.size >= cfg_.compression_threshold) {
       auto packed = compress(cfg_.compression, frame.bytes());
@@ -269,6 +282,7 @@ caf::expected<wire_message>
 link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
                            caf::message_id mid, const caf::message& msg,
                            std::vector<store::transfer_ticket>& tickets,
+                           std::vector<uint64_t>& transfers,
                            std::vector<std::string>& families) {
   wire_message out;
   out.target = target;
@@ -292,7 +306,7 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
             "cfg.add_message_type<T>(\"name\") in both processes");
     std::string family;
     auto element = encode_element(type, msg.at(pos), keep_alive, family,
-                                  tickets);
+                                  tickets, transfers);
     if (!element)
       return std::move(element.error());
     out.elements.emplace_back(std::move(*element));
@@ -323,15 +337,19 @@ caf::error link_state::send(uint64_t target,
     return caf::make_error(errc::link_down,
                            "the link to node " + peer_name_ + " is down");
   std::vector<store::transfer_ticket> tickets;
+  std::vector<uint64_t> transfers;
   std::vector<std::string> families;
   auto fail = [&](caf::error err) {
     if (auto* store = node_.store())
       for (auto& ticket : tickets)
         static_cast<void>(store->cancel(ticket));
+    for (auto id : transfers)
+      finish_transfer(id);
     ++counters_.send_errors;
     return err;
   };
-  auto out = encode_message(target, sender, mid, msg, tickets, families);
+  auto out = encode_message(target, sender, mid, msg, tickets, transfers,
+                            families);
   if (!out)
     return fail(std::move(out.error()));
   if (auto err = acquire_credit(wire_size(*out), !mid.is_response()))
@@ -539,6 +557,116 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
   return content;
 }
 
+void link_state::refuse(wire_message& msg, caf::error reason,
+                        caf::execution_unit* host) {
+  ++counters_.refusals;
+  caf::message_id mid{msg.mid};
+  // Cancel tickets of store frames not redeemed yet, release pulled frames.
+  auto* store = node_.store();
+  for (auto& element : msg.elements)
+    for (auto& frame : element.frames) {
+      auto kind = static_cast<frame_kind>(frame.kind);
+      if (kind == frame_kind::store_object && store != nullptr) {
+        store::transfer_ticket ticket;
+        ticket.object = store::object_id{frame.object_id};
+        ticket.id = frame.ticket;
+        static_cast<void>(store->cancel(ticket));
+      } else if (kind == frame_kind::remote_object) {
+        send_control(caf::make_message(transfer_done{frame.ticket}), host);
+      }
+    }
+  if (mid.is_request()) {
+    wire_message answer;
+    answer.target = msg.sender;
+    answer.sender = msg.target;
+    answer.mid = mid.response_id().integer_value();
+    answer.error = reason;
+    if (acquire_credit(wire_size(answer), false) == caf::none)
+      send_control(caf::make_message(std::move(answer)), host);
+  } else {
+    node_.log("refused a message from node " + peer_name_ + ": "
+              + render(reason));
+    send_control(caf::make_message(refusal{msg.target, reason}), host);
+  }
+}
+
+namespace {
+
+bool has_remote_frames(const wire_message& msg) {
+  for (auto& element : msg.elements)
+    for (auto& frame : element.frames)
+      if (static_cast<frame_kind>(frame.kind) == frame_kind::remote_object)
+        return true;
+  return false;
+}
+
+} // namespace
+
+void link_state::receive(wire_message& msg, uint64_t wire_bytes_count,
+                         caf::execution_unit* host) {
+  auto remote = has_remote_frames(msg);
+  {
+    std::unique_lock<std::mutex> guard{inbox_mtx_};
+    if (!draining_ && !remote) {
+      guard.unlock();
+      deliver(msg, wire_bytes_count, host);
+      return;
+    }
+    inbox_.emplace_back(std::move(msg), wire_bytes_count);
+    if (draining_)
+      return;
+    draining_ = true;
+    if (!puller_)
+      puller_ = spawn_puller(node_.system(), weak_from_this());
+  }
+  caf::anon_send(puller_, pull_atom::value);
+}
+
+std::optional<std::pair<wire_message, uint64_t>> link_state::take_queued() {
+  std::lock_guard<std::mutex> guard{inbox_mtx_};
+  if (inbox_.empty()) {
+    draining_ = false;
+    return std::nullopt;
+  }
+  auto result = std::move(inbox_.front());
+  inbox_.pop_front();
+  return result;
+}
+
+caf::expected<wire_bytes> link_state::serve_chunk(const chunk_request& req) {
+  std::shared_ptr<serializers::frame> frame;
+  {
+    std::lock_guard<std::mutex> guard{transfers_mtx_};
+    auto i = transfers_.find(req.transfer);
+    if (i != transfers_.end())
+      frame = i->second;
+  }
+  if (!frame)
+    return caf::make_error(errc::transfer_failed,
+                           "node " + node_.config().node_name
+                             + " holds no transfer "
+                             + std::to_string(req.transfer) + " for node "
+                             + peer_name_ + " (finished or link restarted)");
+  auto bytes = frame->bytes();
+  if (req.offset > bytes.size() || req.length > bytes.size() - req.offset
+      || req.length > cfg_.chunk_size * 4)
+    return caf::make_error(errc::transfer_failed,
+                           "chunk request outside transfer "
+                             + std::to_string(req.transfer));
+  counters_.bytes_pulled_by_peer += req.length;
+  return wire_bytes{bytes.subspan(req.offset, req.length), frame};
+}
+
+void link_state::finish_transfer(uint64_t id) {
+  std::shared_ptr<serializers::frame> released;
+  std::lock_guard<std::mutex> guard{transfers_mtx_};
+  auto i = transfers_.find(id);
+  if (i != transfers_.end()) {
+    released = std::move(i->second);
+    transfers_.erase(i);
+  }
+}
+
 void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
   ++counters_.messages_received;
@@ -547,43 +675,18 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
   auto target = exported(msg.target);
   if (!target)
     target = node_.exposed(msg.target);
-  auto refuse = [&](caf::error reason) {
-    ++counters_.refusals;
-    // Cancel tickets of store frames not redeemed yet.
-    if (auto* store = node_.store())
-      for (auto& element : msg.elements)
-        for (auto& frame : element.frames)
-          if (static_cast<frame_kind>(frame.kind) == frame_kind::store_object) {
-            store::transfer_ticket ticket;
-            ticket.object = store::object_id{frame.object_id};
-            ticket.id = frame.ticket;
-            static_cast<void>(store->cancel(ticket));
-          }
-    if (mid.is_request()) {
-      wire_message answer;
-      answer.target = msg.sender;
-      answer.sender = msg.target;
-      answer.mid = mid.response_id().integer_value();
-      answer.error = reason;
-      if (acquire_credit(wire_size(answer), false) == caf::none)
-        send_control(caf::make_message(std::move(answer)), host);
-    } else {
-      node_.log("refused a message from node " + peer_name_ + ": "
-                + render(reason));
-      send_control(caf::make_message(refusal{msg.target, reason}), host);
-    }
-  };
   if (!target) {
-    refuse(caf::make_error(errc::no_such_actor,
+    refuse(msg, caf::make_error(errc::no_such_actor,
                            "node " + node_.config().node_name
                              + " has no actor " + std::to_string(msg.target)
                              + " for node " + peer_name_
-                             + " (terminated or never exposed)"));
+                             + " (terminated or never exposed)"),
+           host);
     return;
   }
   auto content = decode_message(msg);
   if (!content) {
-    refuse(std::move(content.error()));
+    refuse(msg, std::move(content.error()), host);
     return;
   }
   if (mid.is_response()) {
@@ -679,6 +782,18 @@ void link_state::shut_down(const caf::error& reason,
   }
   for (auto& child : spawned)
     caf::anon_send_exit(child, caf::exit_reason::remote_link_unreachable);
+  {
+    std::lock_guard<std::mutex> guard{transfers_mtx_};
+    transfers_.clear();
+  }
+  caf::actor puller;
+  {
+    std::lock_guard<std::mutex> guard{inbox_mtx_};
+    inbox_.clear();
+    puller.swap(puller_);
+  }
+  if (puller)
+    caf::anon_send_exit(puller, caf::exit_reason::remote_link_unreachable);
   for (auto& victim : victims)
     static_cast<remote_proxy*>(caf::actor_cast<caf::abstract_actor*>(victim))
       ->kill(reason, host);

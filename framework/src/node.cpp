@@ -447,9 +447,10 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
     return std::move(link.error());
   caf::scoped_actor self{impl_->system()};
   std::vector<store::transfer_ticket> tickets;
+  std::vector<uint64_t> transfers;
   std::vector<std::string> families;
   auto wire = (*link)->encode_message(0, nullptr, caf::make_message_id(), args,
-                                      tickets, families);
+                                      tickets, transfers, families);
   if (!wire)
     return std::move(wire.error());
   uint64_t id = 0;

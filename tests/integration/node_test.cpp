@@ -411,3 +411,96 @@ TEST_F(node_fixture, ThreeNodesExchangeThroughTheirOwnLinks) {
   EXPECT_EQ(*reply_c, "zyx");
   EXPECT_EQ(local().stats().size(), 2u);
 }
+
+TEST_F(node_fixture, HugeFrameAcrossHostsIsPulledInChunks) {
+  // Arrange: B has a store of its own (another host, as far as ferry knows).
+  auto& b = start_peer("B", {}, true);
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  auto payload = make_bytes(24 << 20); // above the 8 MiB pull threshold
+  // Act
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  EXPECT_EQ(*hash, fnv1a(payload));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->bytes_pulled_by_peer, uint64_t{24} << 20);
+  EXPECT_LT(stats->bytes_inline_sent, uint64_t{1} << 20);
+}
+
+TEST_F(node_fixture, MessagesBehindAPulledOneKeepTheirOrder) {
+  // Arrange
+  auto& b = start_peer("B", {}, true);
+  auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
+  ASSERT_TRUE(sut);
+  caf::scoped_actor self{local().system()};
+  // Act: a pulled message, then small ones; "count" must see all of them.
+  self->send(*sut, make_bytes(16 << 20));
+  for (int i = 0; i < 5; ++i)
+    self->send(*sut, make_bytes(16));
+  auto count = ask<uint64_t>(*sut, std::string{"count"});
+  // Assert
+  ASSERT_TRUE(count) << ferry::render(count.error());
+  EXPECT_EQ(*count, 6u);
+}
+
+TEST_F(node_fixture, CompressedLinkCarriesFramesSmaller) {
+  // Arrange
+  auto& b = start_peer("B", {}, true);
+  cfg.default_link.compression = ferry::compression::lz4;
+  cfg.default_link.compression_threshold = 1024;
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  std::vector<std::byte> payload(1 << 20, std::byte{7}); // compresses well
+  // Act
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  EXPECT_EQ(*hash, fnv1a(payload));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_LT(stats->bytes_inline_sent, uint64_t{64} << 10);
+}
+
+TEST_F(node_fixture, SharedArrayOnSameHostArrivesAsTheSameObject) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  std::vector<double> values(1 << 16);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<double>(i);
+  auto array = ferry::store::make_shared_array<double>(*local().store(),
+                                                       values);
+  ASSERT_TRUE(array) << ferry::render(array.error());
+  // Act
+  auto answer = ask<std::string>(*sut, *array);
+  // Assert: the receiver read the very object we created (no copy).
+  ASSERT_TRUE(answer) << ferry::render(answer.error());
+  auto id = std::to_string(static_cast<uint64_t>(array->ref().id()));
+  EXPECT_EQ(answer->substr(0, answer->find(' ')), id) << *answer;
+  EXPECT_NE(answer->find(std::to_string(
+              static_cast<double>(values.size() * (values.size() - 1) / 2))),
+            std::string::npos)
+    << *answer;
+}
+
+TEST_F(node_fixture, SharedArrayToAnotherHostFailsWithAClearError) {
+  // Arrange
+  auto& b = start_peer("B", {}, true);
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  std::vector<double> values(16, 1.0);
+  auto array = ferry::store::make_shared_array<double>(*local().store(),
+                                                       values);
+  ASSERT_TRUE(array);
+  // Act
+  auto answer = ask<std::string>(*sut, *array);
+  // Assert
+  ASSERT_FALSE(answer);
+  EXPECT_FALSE(ferry::render(answer.error()).empty());
+  auto stats = b.stats();
+  EXPECT_NE(stats["local"].find("refusals=1"), std::string::npos)
+    << stats["local"];
+}

@@ -44,6 +44,14 @@ caf::behavior echo() {
     },
     [](const ferry::test::cereal_only& x) { return x.value() * 2; },
     [](int32_t x) { return x + 1; },
+    [](const ferry::store::shared_array<double>& xs) {
+      // Answers which store object it reads and the sum of its elements.
+      double sum = 0;
+      for (auto x : xs)
+        sum += x;
+      return std::to_string(static_cast<uint64_t>(xs.ref().id())) + " "
+             + std::to_string(sum);
+    },
   };
 }
 

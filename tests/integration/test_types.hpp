@@ -4,6 +4,8 @@
 
 #include "ferry/node_config.hpp"
 
+#include "ferry/store/shared_array.hpp"
+
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/meta/type_name.hpp>
 
@@ -70,6 +72,7 @@ namespace ferry::test {
 inline void register_test_types(node_config& cfg) {
   cfg.add_message_type<record>("test.record");
   cfg.add_message_type<cereal_only>("test.cereal_only");
+  cfg.add_message_type<store::shared_array<double>>("test.f64_array");
 }
 
 /// Returns a record with `n` values, deterministic in `id`.

@@ -56,9 +56,9 @@ struct link_config {
   /// refused with `errc::family_refused`.
   std::vector<std::string> deserializers = default_families();
 
-  /// Frames of at least this many bytes leave the message: into the shared
-  /// store when both nodes share one, else pulled by the receiver in chunks.
-  /// Default 100 KiB (Ray's inline limit).
+  /// Between nodes that share the host store, frames of at least this many
+  /// bytes go into the store and travel as counted handles (the receiver
+  /// reads them in place). Default 100 KiB (Ray's inline limit).
   uint64_t spill_threshold = 100 * 1024;
 
   /// Codec for inline frames of at least `compression_threshold` bytes.
@@ -79,6 +79,11 @@ struct link_config {
 
   /// How long a sender waits for credit before the message is refused.
   std::chrono::milliseconds send_timeout{30000};
+
+  /// Between nodes that share no store, frames of at least this many bytes
+  /// stay with the sender and the receiver pulls them in chunks (bounded
+  /// memory on both sides, no 4 GiB limit); smaller frames travel inline.
+  uint64_t pull_threshold = uint64_t{8} << 20;
 
   /// Size of one chunk when a receiver pulls a large frame from its owner.
   uint64_t chunk_size = uint64_t{4} << 20;

@@ -26,12 +26,14 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
 #include <caf/mailbox_element.hpp>
 #include <caf/monitorable_actor.hpp>
 #include <caf/node_id.hpp>
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +51,13 @@ class link_state;
 /// Returns the bytes `msg` counts against a credit window (both nodes compute
 /// the same figure).
 uint64_t wire_size(const wire_message& msg);
+
+/// Starts the actor that pulls large frames of queued messages of `link` in
+/// chunks, in order, and delivers the messages (see link_state::receive).
+caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link);
+
+/// Tells a puller that messages are queued.
+using pull_atom = caf::atom_constant<caf::atom("ferry_pull")>;
 
 /// Returns the part of a request or response id that both share.
 uint64_t request_key(caf::message_id mid);
@@ -191,6 +200,7 @@ public:
   encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
                  caf::message_id mid, const caf::message& msg,
                  std::vector<store::transfer_ticket>& tickets,
+                 std::vector<uint64_t>& transfers,
                  std::vector<std::string>& families);
 
   /// Sends a control message to the peer's gateway.
@@ -204,10 +214,31 @@ public:
 
   // -- receiving --------------------------------------------------------------
 
+  /// Takes a message from the peer: delivers it at once, or queues it behind
+  /// messages whose large frames are still being pulled (order is kept).
+  void receive(wire_message& msg, uint64_t wire_size,
+               caf::execution_unit* host);
+
   /// Decodes `msg` and delivers it to its target. Refuses (and answers the
   /// sender with a typed error) what it cannot deliver.
   void deliver(wire_message& msg, uint64_t wire_size,
                caf::execution_unit* host);
+
+  /// Refuses `msg`: answers a request with `reason`, reports a one-way
+  /// message to the sender's node, cancels its store tickets.
+  void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host);
+
+  /// Returns the next queued message, or nothing (then the queue is idle).
+  std::optional<std::pair<wire_message, uint64_t>> take_queued();
+
+  /// Serves a chunk of a frame this node holds for the peer.
+  caf::expected<wire_bytes> serve_chunk(const chunk_request& req);
+
+  /// The peer has (or gave up on) a pulled frame: release it.
+  void finish_transfer(uint64_t id);
+
+  /// Counts bytes pulled from the peer.
+  void count_pulled(uint64_t n) { counters_.bytes_pulled += n; }
 
   /// Decodes every element of `msg` (allowlist, limits, store frames).
   caf::expected<caf::message> decode_message(wire_message& msg);
@@ -250,7 +281,8 @@ private:
   encode_element(std::type_index type, const void* value,
                  const std::shared_ptr<const void>& keep_alive,
                  std::string& family_used,
-                 std::vector<store::transfer_ticket>& tickets);
+                 std::vector<store::transfer_ticket>& tickets,
+                 std::vector<uint64_t>& transfers);
 
   caf::expected<caf::message> decode_element(wire_element& element);
 
@@ -275,6 +307,18 @@ private:
   std::map<std::pair<uint64_t, uint64_t>,
            std::pair<caf::weak_actor_ptr, caf::message_id>>
     pending_;
+
+  // Frames held for the peer to pull (cross host), by transfer id.
+  std::mutex transfers_mtx_;
+  uint64_t next_transfer_ = 1;
+  std::unordered_map<uint64_t, std::shared_ptr<serializers::frame>> transfers_;
+
+  // Messages waiting behind one whose frames are being pulled, and the actor
+  // that pulls them (spawned on first use).
+  std::mutex inbox_mtx_;
+  std::deque<std::pair<wire_message, uint64_t>> inbox_;
+  bool draining_ = false;
+  caf::actor puller_;
 
   // Store tickets of messages not yet acknowledged through credit.
   std::mutex tickets_mtx_;

@@ -1,0 +1,237 @@
+// The puller: fetches large frames of cross-host messages in chunks.
+//
+// Between nodes that share no store, frames of at least `pull_threshold`
+// bytes stay with the sender (link_state::transfers_) and travel as
+// `remote_object` descriptors. The receiving link queues such a message and
+// every message after it (so order is kept) and wakes its puller, which
+// fetches each large frame with at most `chunks_in_flight` requests of
+// `chunk_size` bytes outstanding, writes the chunks into one buffer per frame,
+// releases the sender's copy (`transfer_done`) and delivers the message.
+//
+// Pulled frames land in this process's memory, not in the host store: the
+// message has exactly one consumer, and an owned buffer lets decoders adopt
+// it (raw `std::vector<std::byte>` takes it without a copy). See
+// docs/architecture.md.
+#include "detail/node_impl.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <cstring>
+#include <new>
+
+namespace ferry::detail {
+
+namespace {
+
+constexpr auto chunk_timeout = std::chrono::seconds{60};
+
+struct frame_job {
+  size_t element = 0;
+  size_t frame = 0;
+  uint64_t transfer = 0;
+  uint64_t size = 0;
+  uint64_t next_offset = 0;
+  uint64_t received = 0;
+  std::vector<std::byte> buffer;
+};
+
+struct puller_state {
+  std::weak_ptr<link_state> link;
+  std::optional<std::pair<wire_message, uint64_t>> current;
+  std::vector<frame_job> jobs;
+  size_t outstanding = 0;
+  size_t done = 0;
+  /// Bumped per message so late replies to an abandoned one are ignored.
+  uint64_t generation = 0;
+  static inline const char* name = "ferry.puller";
+};
+
+using puller_actor = caf::stateful_actor<puller_state>;
+
+void advance(puller_actor* self);
+
+void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
+  auto& st = self->state;
+  auto& msg = st.current->first;
+  for (auto& job : st.jobs) {
+    auto& frame = msg.elements[job.element].frames[job.frame];
+    frame.kind = static_cast<uint8_t>(frame_kind::inline_plain);
+    frame.data = wire_bytes{std::move(job.buffer)};
+  }
+  link->deliver(msg, st.current->second, self->context());
+  st.current.reset();
+  st.jobs.clear();
+  advance(self);
+}
+
+void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
+             caf::error reason) {
+  auto& st = self->state;
+  ++st.generation;
+  // refuse() releases every remote frame of the message at the sender.
+  link->refuse(st.current->first, std::move(reason), self->context());
+  st.current.reset();
+  st.jobs.clear();
+  st.outstanding = 0;
+  advance(self);
+}
+
+void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
+  auto& st = self->state;
+  auto& cfg = link->config();
+  for (size_t index = 0; index < st.jobs.size(); ++index) {
+    auto& job = st.jobs[index];
+    while (st.outstanding < cfg.chunks_in_flight && job.next_offset < job.size) {
+      auto offset = job.next_offset;
+      auto length = std::min<uint64_t>(cfg.chunk_size, job.size - offset);
+      job.next_offset += length;
+      ++st.outstanding;
+      auto generation = st.generation;
+      self
+        ->request(link->peer_gateway(), chunk_timeout,
+                  chunk_request{job.transfer, offset, length})
+        .then(
+          [self, index, offset, length, generation](wire_bytes& chunk) {
+            auto& st = self->state;
+            auto link = st.link.lock();
+            if (!link || generation != st.generation || !st.current)
+              return;
+            --st.outstanding;
+            auto& job = st.jobs[index];
+            if (chunk.size() != length) {
+              abandon(self, link,
+                      caf::make_error(errc::transfer_failed,
+                                      "node " + link->peer_name()
+                                        + " sent a chunk of "
+                                        + std::to_string(chunk.size())
+                                        + " bytes for a request of "
+                                        + std::to_string(length)));
+              return;
+            }
+            std::memcpy(job.buffer.data() + offset, chunk.bytes().data(),
+                        length);
+            job.received += length;
+            link->count_pulled(length);
+            if (job.received == job.size) {
+              link->send_control(caf::make_message(
+                                   transfer_done{job.transfer}),
+                                 self->context());
+              if (++st.done == st.jobs.size()) {
+                finish(self, link);
+                return;
+              }
+            }
+            request_more(self, link);
+          },
+          [self, generation](caf::error& err) {
+            auto& st = self->state;
+            auto link = st.link.lock();
+            if (!link || generation != st.generation || !st.current)
+              return;
+            abandon(self, link,
+                    caf::make_error(errc::transfer_failed,
+                                    "pulling a large frame from node "
+                                      + link->peer_name()
+                                      + " failed: " + render(err)));
+          });
+    }
+  }
+}
+
+void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
+  auto& st = self->state;
+  auto& msg = st.current->first;
+  st.jobs.clear();
+  st.done = 0;
+  st.outstanding = 0;
+  ++st.generation;
+  uint64_t total = 0;
+  for (size_t e = 0; e < msg.elements.size(); ++e)
+    for (size_t f = 0; f < msg.elements[e].frames.size(); ++f) {
+      auto& frame = msg.elements[e].frames[f];
+      if (static_cast<frame_kind>(frame.kind) != frame_kind::remote_object)
+        continue;
+      total += frame.size;
+      frame_job job;
+      job.element = e;
+      job.frame = f;
+      job.transfer = frame.ticket;
+      job.size = frame.size;
+      st.jobs.emplace_back(std::move(job));
+    }
+  if (total > link->config().max_message_size) {
+    abandon(self, link,
+            caf::make_error(errc::message_too_large,
+                            "node " + link->peer_name() + " offers "
+                              + std::to_string(total)
+                              + " bytes of large frames, above the link's "
+                                "max-message-size of "
+                              + std::to_string(link->config().max_message_size)
+                              + "; raise max-message-size on the receiver"));
+    return;
+  }
+  try {
+    for (auto& job : st.jobs)
+      job.buffer.resize(job.size);
+  } catch (const std::bad_alloc&) {
+    abandon(self, link,
+            caf::make_error(errc::transfer_failed,
+                            "cannot allocate " + std::to_string(total)
+                              + " bytes for frames from node "
+                              + link->peer_name()));
+    return;
+  }
+  for (auto& job : st.jobs)
+    if (job.size == 0)
+      ++st.done;
+  if (st.done == st.jobs.size()) {
+    finish(self, link);
+    return;
+  }
+  request_more(self, link);
+}
+
+void advance(puller_actor* self) {
+  auto& st = self->state;
+  while (!st.current) {
+    auto link = st.link.lock();
+    if (!link)
+      return;
+    auto next = link->take_queued();
+    if (!next)
+      return;
+    st.current = std::move(next);
+    bool remote = false;
+    for (auto& element : st.current->first.elements)
+      for (auto& frame : element.frames)
+        remote = remote
+                 || static_cast<frame_kind>(frame.kind)
+                      == frame_kind::remote_object;
+    if (!remote) {
+      link->deliver(st.current->first, st.current->second, self->context());
+      st.current.reset();
+      continue;
+    }
+    start(self, link);
+    return;
+  }
+}
+
+caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link) {
+  self->state.link = std::move(link);
+  return {
+    [self](pull_atom) { advance(self); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_puller(caf::actor_system& sys,
+                        std::weak_ptr<link_state> link) {
+  return sys.spawn(puller, std::move(link));
+}
+
+} // namespace ferry::detail
