@@ -1,0 +1,130 @@
+// The raw-caf baseline: plain CAF, no ferry at all.
+//
+// inproc: one actor system, the sink and the driver in it. ipc and tcp (the
+// same path for plain CAF: CAF's middleman over loopback): the sink lives in
+// a peer process that publishes it; this process connects with
+// `middleman().remote_actor`. Bytes travel as `std::vector<char>` (CAF
+// serializes those with one memcpy), records through their CAF `inspect`.
+#include "child.hpp"
+#include "driver.hpp"
+#include "machine.hpp"
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <stdexcept>
+
+namespace ferry::bench {
+
+namespace {
+
+/// Registers the baseline's message types (same names in both processes).
+void register_caf_types(caf::actor_system_config& cfg) {
+  cfg.load<caf::io::middleman>();
+  cfg.add_message_type<bench_record>(record_type_name);
+}
+
+class caf_group final : public group {
+public:
+  caf_group(transport tr, const bench_env&) : tr_(tr) {
+    register_caf_types(cfg_);
+    sys_ = std::make_unique<caf::actor_system>(cfg_);
+    if (tr == transport::inproc) {
+      sink_ = spawn_sink(*sys_);
+      dest_ = sink_;
+      return;
+    }
+    peer_ = std::make_unique<child>(std::vector<std::string>{"--peer=caf"});
+    auto port = peer_->wait_for("port ", std::chrono::seconds{30});
+    if (!port)
+      throw std::runtime_error("the raw-caf peer did not start");
+    auto remote = sys_->middleman().remote_actor(
+      "127.0.0.1", static_cast<uint16_t>(std::stoi(*port)));
+    if (!remote)
+      throw std::runtime_error("cannot connect to the raw-caf peer: "
+                               + sys_->render(remote.error()));
+    dest_ = *remote;
+  }
+
+  ~caf_group() override {
+    if (sink_)
+      caf::anon_send_exit(sink_, caf::exit_reason::user_shutdown);
+    dest_ = nullptr;
+    sink_ = nullptr;
+    peer_.reset();
+  }
+
+  measurement run(const cell& c, const run_params& p) override {
+    measurement m;
+    caf::message payload;
+    if (c.type == payload_type::bytes)
+      payload = bytes_message(c.size, true);
+    else if (c.type == payload_type::record)
+      payload = record_message(c.size);
+    else {
+      m.error = "plain CAF cannot send a shared_array";
+      return m;
+    }
+    if (!reset(p.ack_every)) {
+      m.error = "the receiver did not answer a reset";
+      return m;
+    }
+    m = drive(*sys_, dest_, payload, c.pat, p);
+    m.rss_mb = peak_rss();
+    return m;
+  }
+
+private:
+  bool reset(uint64_t ack_every) {
+    if (peer_) {
+      auto answer = peer_->ask("reset " + std::to_string(ack_every), "ok");
+      return answer.has_value();
+    }
+    auto ok = reset_sink(*sys_, sink_, ack_every);
+    reset_peak_rss();
+    return ok;
+  }
+
+  double peak_rss() {
+    if (!peer_)
+      return peak_private_rss_mb();
+    auto answer = peer_->ask("rss", "rss ");
+    return answer ? std::stod(*answer) : -1;
+  }
+
+  transport tr_;
+  caf::actor_system_config cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+  std::unique_ptr<child> peer_;
+  caf::actor sink_;
+  caf::actor dest_;
+};
+
+} // namespace
+
+std::unique_ptr<group> make_caf_group(transport tr, const bench_env& env) {
+  return std::make_unique<caf_group>(tr, env);
+}
+
+/// Runs the plain CAF side of a peer process until stdin closes.
+int caf_peer_main(int argc, char** argv) {
+  caf::actor_system_config cfg;
+  register_caf_types(cfg);
+  if (auto err = cfg.parse(argc, argv)) {
+    std::cerr << "ferry-bench peer: " << caf::to_string(err) << '\n';
+    return 2;
+  }
+  caf::actor_system sys{cfg};
+  auto sink = spawn_sink(sys);
+  auto port = sys.middleman().publish(sink, 0, "127.0.0.1");
+  if (!port) {
+    std::cerr << "ferry-bench peer: " << sys.render(port.error()) << '\n';
+    return 1;
+  }
+  std::cout << "port " << *port << std::endl;
+  auto rc = serve_peer(sys, sink);
+  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  return rc;
+}
+
+} // namespace ferry::bench

@@ -1,0 +1,313 @@
+// The sink and the driver (see driver.hpp).
+#include "driver.hpp"
+
+#include "ferry/errc.hpp"
+#include "ferry/store/shared_array.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <mutex>
+
+namespace ferry::bench {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+double micros_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::micro>(clock_type::now() - t0)
+    .count();
+}
+
+/// Keeps the sink's reads of first and last bytes observable.
+std::atomic<uint64_t> sink_checksum{0};
+
+struct sink_state {
+  uint64_t count = 0;
+  uint64_t ack_every = 1;
+  static inline const char* name = "bench.sink";
+};
+
+using sink_actor = caf::stateful_actor<sink_state>;
+
+void on_payload(sink_actor* self, unsigned first, unsigned last) {
+  sink_checksum.fetch_add(first + last, std::memory_order_relaxed);
+  if (self->current_message_id().is_request()) {
+    auto promise = self->make_response_promise();
+    promise.deliver(now_ns());
+    return;
+  }
+  auto& st = self->state;
+  if (++st.count % st.ack_every == 0)
+    self->send(caf::actor_cast<caf::actor>(self->current_sender()), st.count);
+}
+
+template <class Container>
+void on_array(sink_actor* self, const Container& xs) {
+  if (xs.empty()) {
+    on_payload(self, 0, 0);
+    return;
+  }
+  auto first = static_cast<unsigned>(static_cast<unsigned char>(xs[0]));
+  auto last
+    = static_cast<unsigned>(static_cast<unsigned char>(xs[xs.size() - 1]));
+  on_payload(self, first, last);
+}
+
+caf::behavior sink(sink_actor* self) {
+  return {
+    [self](const std::vector<std::byte>& xs) { on_array(self, xs); },
+    [self](const std::vector<char>& xs) { on_array(self, xs); },
+    [self](const store::shared_array<std::byte>& xs) { on_array(self, xs); },
+    [self](const bench_record& x) {
+      unsigned first = x.values.empty() ? 0 : static_cast<unsigned>(x.values[0]);
+      unsigned last
+        = x.values.empty() ? 0 : static_cast<unsigned>(x.values.back());
+      on_payload(self, first, last);
+    },
+    [self](reset_atom, uint64_t ack_every) {
+      self->state.count = 0;
+      self->state.ack_every = std::max<uint64_t>(1, ack_every);
+      return self->state.count;
+    },
+  };
+}
+
+std::mutex cache_mtx;
+std::map<std::pair<uint64_t, int>, caf::message> cache;
+
+/// One oneway stream or pingpong series over an open scoped actor.
+class runner {
+public:
+  runner(caf::actor_system& sys, const caf::actor& dest,
+         const caf::message& payload, const run_params& p,
+         const failure_probe& probe)
+    : self_(sys), dest_(dest), payload_(payload), p_(p), probe_(probe) {
+    // nop
+  }
+
+  /// Sends until `seconds` passed and at least `min_messages` went out
+  /// (rounded up to whole acknowledgement batches); returns the messages
+  /// sent, 0 on failure.
+  uint64_t oneway(double seconds, uint64_t min_messages, bool record) {
+    auto k = p_.ack_every;
+    auto start_count = sent_;
+    auto t0 = clock_type::now();
+    bool stopping = false;
+    while (!stopping || acked_ < sent_) {
+      while (!stopping && sent_ - acked_ < p_.window) {
+        self_->send(dest_, payload_);
+        ++sent_;
+        if (sent_ % k == 0) {
+          if (record)
+            batches_.emplace_back(sent_, clock_type::now());
+          if (seconds_since(t0) >= seconds
+              && sent_ - start_count >= min_messages)
+            stopping = true;
+        }
+      }
+      if (!wait_ack(record))
+        return 0;
+    }
+    elapsed_ = seconds_since(t0);
+    return sent_ - start_count;
+  }
+
+  /// Round trips until `seconds` passed and `min_messages` were made.
+  uint64_t pingpong(double seconds, uint64_t min_messages, bool record) {
+    uint64_t n = 0;
+    auto t0 = clock_type::now();
+    auto timeout = std::chrono::duration_cast<caf::timespan>(
+      std::chrono::duration<double>(p_.timeout_seconds));
+    while (n < min_messages || seconds_since(t0) < seconds) {
+      auto t = clock_type::now();
+      bool ok = false;
+      self_->request(dest_, timeout, payload_)
+        .receive([&](uint64_t) { ok = true; },
+                 [&](caf::error& err) { error_ = ferry::render(err); });
+      if (!ok)
+        return 0;
+      if (record)
+        latencies_.push_back(micros_since(t));
+      ++n;
+    }
+    elapsed_ = seconds_since(t0);
+    return n;
+  }
+
+  double elapsed() const { return elapsed_; }
+  const std::string& error() const { return error_; }
+  std::vector<double>& latencies() { return latencies_; }
+
+private:
+  bool wait_ack(bool record) {
+    auto t0 = clock_type::now();
+    for (;;) {
+      bool got = false;
+      self_->receive(
+        [&](uint64_t count) {
+          got = true;
+          auto now = clock_type::now();
+          while (!batches_.empty() && batches_.front().first <= count) {
+            if (record && batches_.front().first == count)
+              latencies_.push_back(
+                std::chrono::duration<double, std::micro>(
+                  now - batches_.front().second)
+                  .count());
+            batches_.pop_front();
+          }
+          acked_ = std::max(acked_, count);
+        },
+        caf::after(std::chrono::milliseconds{500}) >> [] {});
+      if (got)
+        return true;
+      if (probe_) {
+        if (auto why = probe_(); !why.empty()) {
+          error_ = why;
+          return false;
+        }
+      }
+      if (seconds_since(t0) > p_.timeout_seconds) {
+        error_ = "no acknowledgement within "
+                 + std::to_string(static_cast<int>(p_.timeout_seconds))
+                 + " s (" + std::to_string(acked_) + " of "
+                 + std::to_string(sent_) + " acknowledged)";
+        return false;
+      }
+    }
+  }
+
+  caf::scoped_actor self_;
+  caf::actor dest_;
+  caf::message payload_;
+  run_params p_;
+  const failure_probe& probe_;
+  uint64_t sent_ = 0;
+  uint64_t acked_ = 0;
+  std::deque<std::pair<uint64_t, clock_type::time_point>> batches_;
+  std::vector<double> latencies_;
+  double elapsed_ = 0;
+  std::string error_;
+};
+
+} // namespace
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(
+    std::chrono::duration_cast<std::chrono::nanoseconds>(
+      clock_type::now().time_since_epoch())
+      .count());
+}
+
+caf::actor spawn_sink(caf::actor_system& sys) {
+  return sys.spawn(sink);
+}
+
+bool reset_sink(caf::actor_system& sys, const caf::actor& sink,
+                uint64_t ack_every) {
+  caf::scoped_actor self{sys};
+  bool ok = false;
+  self->request(sink, std::chrono::seconds{10}, reset_atom::value, ack_every)
+    .receive([&](uint64_t) { ok = true; }, [&](caf::error&) {});
+  return ok;
+}
+
+caf::message bytes_message(uint64_t size, bool chars) {
+  std::lock_guard<std::mutex> guard{cache_mtx};
+  auto key = std::make_pair(size, chars ? 1 : 0);
+  if (auto i = cache.find(key); i != cache.end())
+    return i->second;
+  auto msg = chars ? caf::make_message(make_bytes<char>(size))
+                   : caf::make_message(make_bytes<std::byte>(size));
+  cache.emplace(key, msg);
+  return msg;
+}
+
+caf::message record_message(uint64_t size) {
+  std::lock_guard<std::mutex> guard{cache_mtx};
+  auto key = std::make_pair(size, 2);
+  if (auto i = cache.find(key); i != cache.end())
+    return i->second;
+  auto msg = caf::make_message(make_record(size));
+  cache.emplace(key, msg);
+  return msg;
+}
+
+void clear_payload_cache() {
+  std::lock_guard<std::mutex> guard{cache_mtx};
+  cache.clear();
+}
+
+double median(std::vector<double> xs) {
+  return quantile(std::move(xs), 0.5);
+}
+
+double quantile(std::vector<double> xs, double q) {
+  if (xs.empty())
+    return 0;
+  std::sort(xs.begin(), xs.end());
+  auto pos = q * static_cast<double>(xs.size() - 1);
+  auto lo = static_cast<size_t>(pos);
+  auto hi = std::min(lo + 1, xs.size() - 1);
+  auto frac = pos - static_cast<double>(lo);
+  return xs[lo] * (1 - frac) + xs[hi] * frac;
+}
+
+measurement drive(caf::actor_system& sys, const caf::actor& dest,
+                  const caf::message& payload, pattern pat,
+                  const run_params& p, const failure_probe& probe) {
+  measurement m;
+  runner r{sys, dest, payload, p, probe};
+  auto once = [&](double seconds, uint64_t min_messages, bool record) {
+    return pat == pattern::oneway ? r.oneway(seconds, min_messages, record)
+                                  : r.pingpong(seconds, min_messages, record);
+  };
+  if (once(p.warmup_seconds, p.warmup_messages, false) == 0) {
+    m.error = "warm-up failed: " + r.error();
+    return m;
+  }
+  std::vector<double> rates;
+  for (int i = 0; i < p.repeats; ++i) {
+    auto n = once(p.seconds / p.repeats, p.min_messages, true);
+    if (n == 0) {
+      m.error = r.error();
+      return m;
+    }
+    m.messages += n;
+    m.seconds += r.elapsed();
+    rates.push_back(static_cast<double>(n) / r.elapsed());
+  }
+  m.ok = true;
+  m.msgs_per_s = median(rates);
+  m.p50_us = quantile(r.latencies(), 0.5);
+  m.p99_us = quantile(r.latencies(), 0.99);
+  return m;
+}
+
+double timed_request(caf::actor_system& sys, const caf::actor& dest,
+                     const caf::message& payload, uint64_t t0_ns,
+                     double timeout_seconds, std::string& error) {
+  caf::scoped_actor self{sys};
+  double result = -1;
+  auto timeout = std::chrono::duration_cast<caf::timespan>(
+    std::chrono::duration<double>(timeout_seconds));
+  self->request(dest, timeout, payload)
+    .receive(
+      [&](uint64_t t1_ns) {
+        result = static_cast<double>(static_cast<int64_t>(t1_ns - t0_ns))
+                 / 1000.0;
+      },
+      [&](caf::error& err) { error = ferry::render(err); });
+  return result;
+}
+
+} // namespace ferry::bench

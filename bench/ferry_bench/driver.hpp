@@ -1,0 +1,86 @@
+// The sending and receiving actors, shared by the CAF baseline and ferry.
+//
+// Both sides run the same code whether the receiver is a plain CAF actor, a
+// CAF remote proxy or a ferry proxy, so ferry and its baseline do exactly the
+// same work:
+//
+// - The *sink* (receiver) reads the first and last byte of every payload.
+//   A request is answered with the receiver's steady-clock time in ns (a
+//   `uint64_t`); a one-way message is counted and every `ack_every`-th one
+//   acknowledged to its sender with the count (a `uint64_t`).
+// - The *driver* (sender) is a scoped actor. `oneway` keeps at most `window`
+//   messages unacknowledged; `pingpong` sends requests one after another.
+//   The payload is one prebuilt `caf::message` sent again and again (CAF
+//   shares its content; nothing is copied on the sender's side before the
+//   transport does its work).
+#pragma once
+
+#include "bench_types.hpp"
+#include "runs.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/message.hpp>
+
+#include <functional>
+
+namespace ferry::bench {
+
+/// Resets the sink: `(reset_atom, ack_every) -> uint64_t`.
+using reset_atom = caf::atom_constant<caf::atom("reset")>;
+
+/// Returns the steady clock (CLOCK_MONOTONIC, the same in every process of
+/// the host) in ns.
+uint64_t now_ns();
+
+/// Spawns a sink in `sys`.
+caf::actor spawn_sink(caf::actor_system& sys);
+
+/// Resets the sink's count and sets its acknowledgement interval; returns
+/// false if the sink did not answer.
+bool reset_sink(caf::actor_system& sys, const caf::actor& sink,
+                uint64_t ack_every);
+
+/// Returns a message holding `size` bytes: `std::vector<char>` for plain CAF
+/// (`chars`), else `std::vector<std::byte>`. Cached per size.
+caf::message bytes_message(uint64_t size, bool chars);
+
+/// Returns a message holding a `bench_record` of about `size` bytes.
+caf::message record_message(uint64_t size);
+
+/// Drops cached payloads (before moving to another size).
+void clear_payload_cache();
+
+/// Checked between waits: returns a reason to give up (e.g. the link counted
+/// a send error), or an empty string.
+using failure_probe = std::function<std::string()>;
+
+/// Measures `pat` from a fresh scoped actor in `sys` to `dest` with
+/// `payload`. The sink behind `dest` must have been reset with
+/// `p.ack_every`.
+measurement drive(caf::actor_system& sys, const caf::actor& dest,
+                  const caf::message& payload, pattern pat,
+                  const run_params& p, const failure_probe& probe = {});
+
+/// Sends `payload` as a request and returns the receiver's timestamp (ns)
+/// minus `t0_ns`, in µs; negative on failure (`error` says why).
+double timed_request(caf::actor_system& sys, const caf::actor& dest,
+                     const caf::message& payload, uint64_t t0_ns,
+                     double timeout_seconds, std::string& error);
+
+/// Serves a peer's commands on stdin until it closes (see peer.cpp).
+int serve_peer(caf::actor_system& sys, const caf::actor& sink);
+
+/// The peer process with plain CAF (caf_runs.cpp) or a ferry node
+/// (ferry_runs.cpp); `argv` holds CAF's and ferry's flags only.
+int caf_peer_main(int argc, char** argv);
+int ferry_peer_main(int argc, char** argv);
+
+/// Returns the median of `xs` (0 for none).
+double median(std::vector<double> xs);
+
+/// Returns the `q` quantile of `xs` (0 for none).
+double quantile(std::vector<double> xs, double q);
+
+} // namespace ferry::bench

@@ -1,0 +1,272 @@
+// The ferry rows: a ferry node here and (ipc, tcp) one in a peer process.
+//
+// Each group uses one family: `link_config::serializers` and
+// `deserializers` are `{family}` on both nodes, so every message (payloads
+// and the receiver's acknowledgements) is encoded with it. ipc peers attach
+// the same host store as this process (same `--ferry.store.name`), so large
+// frames travel as store handles; tcp peers use a store of another name, so
+// ferry sees two hosts and takes the cross-host path over loopback. inproc
+// groups keep sender and receiver in one node: plain CAF, no encoding.
+#include "child.hpp"
+#include "driver.hpp"
+#include "machine.hpp"
+
+#include "ferry/errc.hpp"
+#include "ferry/node.hpp"
+#include "ferry/store/object_store.hpp"
+#include "ferry/store/shared_array.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+
+namespace ferry::bench {
+
+namespace {
+
+/// Registers the bench's message types (same names in both processes).
+/// `std::vector<std::byte>` and `uint64_t` are registered by every node.
+void register_ferry_types(ferry::node_config& cfg) {
+  cfg.add_message_type<bench_record>(record_type_name);
+  cfg.add_message_type<store::shared_array<std::byte>>(shared_bytes_type_name);
+}
+
+std::string list_arg(const std::string& family) {
+  return "[\"" + family + "\"]";
+}
+
+class ferry_group final : public group {
+public:
+  ferry_group(transport tr, const std::string& family, const bench_env& env)
+    : tr_(tr), family_(family) {
+    register_ferry_types(cfg_);
+    cfg_.node_name = "bench-" + to_string(tr) + "-" + family;
+    cfg_.store_name = env.store_name;
+    cfg_.store_capacity = env.store_capacity;
+    if (tr != transport::inproc) {
+      cfg_.default_link.serializers = {family};
+      cfg_.default_link.deserializers = {family};
+    }
+    auto n = ferry::node::start(cfg_);
+    if (!n)
+      throw std::runtime_error("cannot start a ferry node: "
+                               + ferry::render(n.error()));
+    node_ = std::move(*n);
+    if (tr == transport::inproc) {
+      sink_ = spawn_sink(node_->system());
+      dest_ = sink_;
+      return;
+    }
+    peer_name_ = "peer-" + to_string(tr) + "-" + family;
+    bool ipc = tr == transport::ipc;
+    std::vector<std::string> args{
+      "--peer=ferry",
+      "--ferry.node-name=" + peer_name_,
+      "--ferry.store.name=" + (ipc ? env.store_name : env.tcp_store_name),
+      "--ferry.store.capacity="
+        + std::to_string(ipc ? env.store_capacity : env.tcp_store_capacity),
+      "--ferry.link.serializers=" + list_arg(family),
+      "--ferry.link.deserializers=" + list_arg(family),
+    };
+    peer_ = std::make_unique<child>(args);
+    auto port = peer_->wait_for("port ", std::chrono::seconds{60});
+    if (!port)
+      throw std::runtime_error("the ferry peer did not start");
+    auto proxy = node_->remote_actor("127.0.0.1",
+                                     static_cast<uint16_t>(std::stoi(*port)));
+    if (!proxy)
+      throw std::runtime_error("cannot connect to the ferry peer: "
+                               + ferry::render(proxy.error()));
+    dest_ = *proxy;
+    auto st = node_->stats(peer_name_);
+    if (!st)
+      throw std::runtime_error("no link to " + peer_name_);
+    if (st->same_host != ipc)
+      throw std::runtime_error(
+        std::string{"the link to "} + peer_name_
+        + (ipc ? " does not share the store" : " shares the store")
+        + "; the transport would not be what its name says");
+  }
+
+  ~ferry_group() override {
+    if (sink_)
+      caf::anon_send_exit(sink_, caf::exit_reason::user_shutdown);
+    sink_ = nullptr;
+    dest_ = nullptr;
+    node_.reset();
+    peer_.reset();
+  }
+
+  measurement run(const cell& c, const run_params& p) override {
+    measurement m;
+    if (c.pat == pattern::handoff)
+      return handoff(c, p);
+    caf::message payload;
+    if (c.type == payload_type::bytes) {
+      payload = bytes_message(c.size, false);
+    } else if (c.type == payload_type::record) {
+      payload = record_message(c.size);
+    } else {
+      auto arr = make_array(c.size, m.error);
+      if (!arr)
+        return m;
+      payload = caf::make_message(std::move(*arr));
+    }
+    if (!reset(p.ack_every)) {
+      m.error = "the receiver did not answer a reset";
+      return m;
+    }
+    link_stats before;
+    if (!peer_name_.empty())
+      if (auto st = node_->stats(peer_name_))
+        before = *st;
+    failure_probe probe = [&]() -> std::string {
+      if (peer_name_.empty())
+        return {};
+      auto st = node_->stats(peer_name_);
+      if (!st)
+        return "the link to the peer is down";
+      if (st->send_errors > before.send_errors)
+        return "ferry could not send a message (see its log above)";
+      if (st->refused_by_peer > before.refused_by_peer)
+        return "the peer refused a message (see its log above)";
+      return {};
+    };
+    m = drive(node_->system(), dest_, payload, c.pat, p, probe);
+    m.rss_mb = peak_rss();
+    if (m.ok && !peer_name_.empty()) {
+      auto st = node_->stats(peer_name_);
+      if (st && st->sent_by_family[family_] <= before.sent_by_family[family_]) {
+        m.ok = false;
+        m.error = "the link did not use family " + family_;
+      }
+    }
+    return m;
+  }
+
+private:
+  /// A sealed store object of `size` bytes, filled, as a shared array.
+  std::optional<store::shared_array<std::byte>> make_array(uint64_t size,
+                                                           std::string& err) {
+    auto* st = node_->store();
+    if (st == nullptr) {
+      err = "this node has no store";
+      return std::nullopt;
+    }
+    auto builder = st->create(size);
+    if (!builder) {
+      err = "store: " + ferry::render(builder.error());
+      return std::nullopt;
+    }
+    auto bytes = builder->bytes();
+    for (size_t i = 0; i < bytes.size(); i += 4096)
+      std::memset(bytes.data() + i, static_cast<int>((i >> 12) & 0xff),
+                  std::min<size_t>(4096, bytes.size() - i));
+    auto ref = builder->seal();
+    if (!ref) {
+      err = "store: " + ferry::render(ref.error());
+      return std::nullopt;
+    }
+    auto arr = store::shared_array<std::byte>::from_ref(std::move(*ref));
+    if (!arr) {
+      err = ferry::render(arr.error());
+      return std::nullopt;
+    }
+    return std::move(*arr);
+  }
+
+  /// Time from the sender holding a sealed object to the receiver having
+  /// read its first and last byte (the receiver's clock, CLOCK_MONOTONIC).
+  measurement handoff(const cell& c, const run_params& p) {
+    measurement m;
+    if (!reset(1)) {
+      m.error = "the receiver did not answer a reset";
+      return m;
+    }
+    std::vector<double> times;
+    for (int i = 0; i <= p.handoff_runs; ++i) {
+      auto arr = make_array(c.size, m.error);
+      if (!arr)
+        return m;
+      auto msg = caf::make_message(std::move(*arr));
+      auto t0 = now_ns();
+      auto us = timed_request(node_->system(), dest_, msg, t0,
+                              p.timeout_seconds, m.error);
+      if (us < 0) {
+        if (m.error.empty())
+          m.error = "no answer";
+        return m;
+      }
+      if (i > 0) // the first run warms up
+        times.push_back(us);
+    }
+    m.ok = true;
+    m.messages = times.size();
+    m.p50_us = median(times);
+    m.p99_us = quantile(times, 0.99);
+    for (auto t : times)
+      m.seconds += t / 1e6;
+    m.msgs_per_s = m.p50_us > 0 ? 1e6 / m.p50_us : 0;
+    m.rss_mb = peak_rss();
+    return m;
+  }
+
+  bool reset(uint64_t ack_every) {
+    if (peer_)
+      return peer_->ask("reset " + std::to_string(ack_every), "ok").has_value();
+    auto ok = reset_sink(node_->system(), sink_, ack_every);
+    reset_peak_rss();
+    return ok;
+  }
+
+  double peak_rss() {
+    if (!peer_)
+      return peak_private_rss_mb();
+    auto answer = peer_->ask("rss", "rss ");
+    return answer ? std::stod(*answer) : -1;
+  }
+
+  transport tr_;
+  std::string family_;
+  ferry::node_config cfg_;
+  std::unique_ptr<ferry::node> node_;
+  std::unique_ptr<child> peer_;
+  std::string peer_name_;
+  caf::actor sink_;
+  caf::actor dest_;
+};
+
+} // namespace
+
+std::unique_ptr<group> make_ferry_group(transport tr, const std::string& family,
+                                        const bench_env& env) {
+  return std::make_unique<ferry_group>(tr, family, env);
+}
+
+int ferry_peer_main(int argc, char** argv) {
+  ferry::node_config cfg;
+  register_ferry_types(cfg);
+  if (auto err = cfg.parse(argc, argv)) {
+    std::cerr << "ferry-bench peer: " << ferry::render(err) << '\n';
+    return 2;
+  }
+  auto n = ferry::node::start(cfg);
+  if (!n) {
+    std::cerr << "ferry-bench peer: " << ferry::render(n.error()) << '\n';
+    return 2;
+  }
+  auto sink = spawn_sink((*n)->system());
+  auto port = (*n)->publish(sink);
+  if (!port) {
+    std::cerr << "ferry-bench peer: " << ferry::render(port.error()) << '\n';
+    return 1;
+  }
+  std::cout << "port " << *port << std::endl;
+  auto rc = serve_peer((*n)->system(), sink);
+  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  return rc;
+}
+
+} // namespace ferry::bench

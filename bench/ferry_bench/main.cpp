@@ -1,0 +1,158 @@
+// ferry-bench: message throughput and latency, ferry against plain CAF in the
+// same run. See README.md in this folder.
+//
+// The driver runs the cells in order: per transport, per (size, pattern) the
+// raw-caf baseline first, then the ferry rows compared with it. Groups
+// (a sender side and a receiver side, see runs.hpp) stay alive while their
+// transport runs, so every family's peer is started once.
+#include "machine.hpp"
+#include "matrix.hpp"
+#include "output.hpp"
+#include "runs.hpp"
+
+#include "ferry/store/object_store.hpp"
+#include "ferry/store/store_config.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <unistd.h>
+
+using namespace ferry::bench;
+
+namespace {
+
+constexpr uint64_t MiB = uint64_t{1} << 20;
+
+std::string progress_figure(const result& r) {
+  if (!r.ok)
+    return "FAILED: " + r.error;
+  char buf[160];
+  if (r.c.pat == pattern::handoff)
+    std::snprintf(buf, sizeof(buf), "p50 %.0f us (memcpy %.0f us)", r.p50_us,
+                  r.memcpy_us);
+  else
+    std::snprintf(buf, sizeof(buf), "%.0f msg/s, %.1f MB/s, p50 %.1f us",
+                  r.msgs_per_s, r.mb_per_s, r.p50_us);
+  return buf;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strncmp(argv[1], "--peer=", 7) == 0)
+    return peer_main(argc, argv);
+  int exit_code = 0;
+  auto opts = parse_options(argc, argv, exit_code);
+  if (!opts)
+    return exit_code;
+  auto started = std::chrono::steady_clock::now();
+  auto mtx = build_matrix(*opts);
+  if (opts->list) {
+    for (auto& c : mtx.cells)
+      std::cout << c.label() << "\n";
+    for (auto& s : mtx.skipped)
+      std::cout << "skip " << s.c.label() << ": " << s.reason << "\n";
+    return 0;
+  }
+  if (mtx.cells.empty()) {
+    std::cerr << "ferry-bench: the filters select no cell\n";
+    for (auto& s : mtx.skipped)
+      std::cerr << "  skipped " << s.c.label() << ": " << s.reason << "\n";
+    return 2;
+  }
+  report rep;
+  rep.mode = opts->quick ? "quick" : "full";
+  rep.machine = read_machine();
+  rep.skipped = mtx.skipped;
+  // The physical floor: one warm memcpy per payload size, in this run.
+  std::set<uint64_t> sizes;
+  uint64_t max_ipc = 0;
+  for (auto& c : mtx.cells) {
+    sizes.insert(c.size);
+    if (c.tr == transport::ipc)
+      max_ipc = std::max(max_ipc, c.size);
+  }
+  std::cerr << "ferry-bench: timing memcpy of each payload size\n";
+  for (auto size : sizes)
+    rep.memcpy_us[size] = memcpy_us(size);
+  // One host store for this run, removed at the end. Sized for the largest
+  // ipc payload: a window of up to 128 MiB in flight, plus the payload held
+  // by the sender and one being written.
+  bench_env env;
+  env.store_name = "ferry-bench-" + std::to_string(getpid());
+  env.store_capacity = max_ipc <= 64 * MiB ? 512 * MiB : 3 * max_ipc + 512 * MiB;
+  env.tcp_store_name = env.store_name + "-tcp-peer";
+  env.tcp_store_capacity = 16 * MiB;
+  ferry::store::store_config sc;
+  sc.name = env.store_name;
+  sc.capacity = env.store_capacity;
+  std::cerr << "ferry-bench: store " << env.store_name << " ("
+            << size_label(env.store_capacity) << ")\n";
+  auto store = ferry::store::object_store::attach(sc);
+  if (!store)
+    std::cerr << "ferry-bench: cannot attach the store; ipc rows will fail\n";
+  std::map<std::string, std::unique_ptr<group>> groups;
+  std::map<std::string, std::string> broken;
+  std::optional<transport> current;
+  size_t index = 0;
+  for (auto& c : mtx.cells) {
+    ++index;
+    if (!current || *current != c.tr) {
+      groups.clear();
+      current = c.tr;
+    }
+    result r;
+    r.c = c;
+    auto key = to_string(c.tr) + "/" + c.family;
+    std::cerr << "[" << index << "/" << mtx.cells.size() << "] " << c.label()
+              << " ..." << std::flush;
+    if (!groups.count(key) && !broken.count(key)) {
+      try {
+        groups[key] = c.family == raw_caf
+                        ? make_caf_group(c.tr, env)
+                        : make_ferry_group(c.tr, c.family, env);
+      } catch (std::exception& e) {
+        broken[key] = e.what();
+      }
+    }
+    if (auto i = broken.find(key); i != broken.end()) {
+      r.error = i->second;
+    } else {
+      auto p = params_for(c, *opts);
+      auto m = groups[key]->run(c, p);
+      r.ok = m.ok;
+      r.error = m.error;
+      r.messages = m.messages;
+      r.seconds = m.seconds;
+      r.msgs_per_s = m.msgs_per_s;
+      r.mb_per_s = m.msgs_per_s * static_cast<double>(c.size) / 1e6;
+      r.p50_us = m.p50_us;
+      r.p99_us = m.p99_us;
+      r.receiver_peak_rss_mb = m.rss_mb;
+      if (c.pat == pattern::handoff)
+        r.memcpy_us = rep.memcpy_us[c.size];
+    }
+    std::cerr << " " << progress_figure(r) << "\n";
+    rep.results.push_back(std::move(r));
+  }
+  groups.clear();
+  if (store)
+    store->detach();
+  static_cast<void>(ferry::store::object_store::remove(env.store_name));
+  static_cast<void>(ferry::store::object_store::remove(env.tcp_store_name));
+  compute_ratios(rep.results);
+  rep.wall_seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  print_table(rep);
+  bool ok = true;
+  if (!opts->json.empty())
+    ok = write_json(rep, opts->json) && ok;
+  if (!opts->plot.empty())
+    ok = write_plot(rep, opts->plot) && ok;
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,151 @@
+// ferry-bench's vocabulary: options, the cells of the benchmark matrix and
+// their results.
+//
+// A *cell* is one measurement: a transport, a family (or `raw-caf`, or
+// `ferry` for inproc ferry rows), a payload type and size, and a pattern.
+// `build_matrix` turns the options into the ordered list of cells to run and
+// the list of impossible cells with the reason each is skipped. This header
+// includes no CAF header, so light translation units can use it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferry::bench {
+
+/// Where the two actors live.
+enum class transport { inproc, ipc, tcp };
+
+/// What the sender does.
+enum class pattern { oneway, pingpong, handoff };
+
+/// What a message carries.
+enum class payload_type { bytes, record, shared_array };
+
+std::string to_string(transport x);
+std::string to_string(pattern x);
+std::string to_string(payload_type x);
+
+/// The baseline family: plain CAF, no ferry at all.
+inline const std::string raw_caf = "raw-caf";
+
+/// The family reported for ferry rows in one process (plain CAF, no encoding).
+inline const std::string inproc_ferry = "ferry";
+
+/// Returns the built-in families in the order the table lists them.
+std::vector<std::string> builtin_families();
+
+/// Returns "64 B", "4 KiB", "1 MiB", ...
+std::string size_label(uint64_t bytes);
+
+/// Parses "64", "64B", "4K", "4KiB", "1M", "64MiB", "1G".
+std::optional<uint64_t> parse_size(const std::string& text);
+
+/// Command-line options.
+struct options {
+  /// Quick mode (what `bash dev.sh bench` runs): a subset, short windows.
+  bool quick = false;
+  /// Filters: empty means every value.
+  std::vector<std::string> transports;
+  std::vector<std::string> families;
+  std::vector<uint64_t> payloads;
+  std::vector<std::string> patterns;
+  std::vector<std::string> types;
+  /// Output files ("" for none).
+  std::string json;
+  std::string plot;
+  /// Seconds of measurement per cell (0: the mode's default).
+  double seconds = 0;
+  /// Number of hand-off runs (0: the mode's default).
+  int handoff_runs = 0;
+  /// Print the cells and exit.
+  bool list = false;
+};
+
+/// Parses `argv`; prints usage and returns nothing on `--help` or an error
+/// (`exit_code` says which).
+std::optional<options> parse_options(int argc, char** argv, int& exit_code);
+
+/// One measurement to make.
+struct cell {
+  transport tr = transport::inproc;
+  std::string family;
+  payload_type type = payload_type::bytes;
+  uint64_t size = 0;
+  pattern pat = pattern::oneway;
+
+  /// Returns e.g. "ipc cereal.binary bytes 1 MiB oneway".
+  std::string label() const;
+
+  /// Returns true for the baseline row of this cell's (transport, size,
+  /// pattern): raw-caf sending bytes.
+  bool is_baseline() const {
+    return family == raw_caf && type == payload_type::bytes;
+  }
+};
+
+/// A cell that cannot be measured, and why.
+struct skipped_cell {
+  cell c;
+  std::string reason;
+};
+
+/// The cells to run, in order, and the skipped ones.
+struct matrix {
+  std::vector<cell> cells;
+  std::vector<skipped_cell> skipped;
+};
+
+/// Builds the matrix of the mode, filtered by the options.
+matrix build_matrix(const options& opts);
+
+/// What one cell measured.
+struct result {
+  cell c;
+  bool ok = false;
+  /// Why the cell failed (when `!ok`).
+  std::string error;
+  uint64_t messages = 0;
+  double seconds = 0;
+  double msgs_per_s = 0;
+  double mb_per_s = 0;
+  /// Latency in microseconds: round trips (pingpong), send to ack under a
+  /// full window (oneway), hand-off time (handoff).
+  double p50_us = 0;
+  double p99_us = 0;
+  double baseline_msgs_per_s = 0;
+  /// ferry msgs_per_s / baseline msgs_per_s (0 when no baseline).
+  double ratio = 0;
+  /// Peak resident memory of the receiving process (MiB), without the pages
+  /// of the host store it maps; negative when unknown.
+  double receiver_peak_rss_mb = -1;
+  /// Hand-off rows: one warm memcpy of the same size (µs).
+  double memcpy_us = -1;
+};
+
+/// Parameters of one run, derived from the cell and the mode.
+struct run_params {
+  /// Messages a oneway sender keeps unacknowledged at most.
+  uint64_t window = 1;
+  /// The receiver acknowledges every `ack_every` messages.
+  uint64_t ack_every = 1;
+  /// Warm-up time before measuring (seconds) and its minimum message count.
+  double warmup_seconds = 0.05;
+  uint64_t warmup_messages = 1;
+  /// Measurement: `repeats` windows of at least `seconds / repeats` and
+  /// `min_messages` messages each; the median rate is reported.
+  double seconds = 0.3;
+  int repeats = 3;
+  uint64_t min_messages = 2;
+  /// Hand-off runs (p50 reported).
+  int handoff_runs = 5;
+  /// Give up on a reply after this long.
+  double timeout_seconds = 120;
+};
+
+/// Returns the run parameters of `c` in the mode of `opts`.
+run_params params_for(const cell& c, const options& opts);
+
+} // namespace ferry::bench

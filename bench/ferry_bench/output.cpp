@@ -1,0 +1,396 @@
+// Table, target checks, JSON and plot (see output.hpp).
+#include "output.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include <unistd.h>
+
+namespace ferry::bench {
+
+namespace {
+
+constexpr uint64_t MiB = uint64_t{1} << 20;
+
+using key_type = std::tuple<transport, uint64_t, pattern>;
+
+key_type key_of(const cell& c) {
+  return {c.tr, c.size, c.pat};
+}
+
+std::string fixed(double x, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << x;
+  return out.str();
+}
+
+/// 1234567 -> "1.23 M", 12345 -> "12.3 k".
+std::string human(double x) {
+  if (x >= 1e6)
+    return fixed(x / 1e6, 2) + " M";
+  if (x >= 1e4)
+    return fixed(x / 1e3, 1) + " k";
+  if (x >= 100)
+    return fixed(x, 0);
+  return fixed(x, 2);
+}
+
+std::string json_escape(const std::string& x) {
+  std::string out;
+  for (char ch : x) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out;
+}
+
+std::string json_number(double x) {
+  if (!std::isfinite(x))
+    return "null";
+  std::ostringstream out;
+  out << std::setprecision(6) << x;
+  return out.str();
+}
+
+struct check {
+  std::string what;
+  std::string row;
+  std::string figure;
+  bool met = false;
+};
+
+std::vector<check> check_targets(const report& r) {
+  std::vector<check> out;
+  auto ratio_check = [&](const result& x, double min, const std::string& what) {
+    check c;
+    c.what = what;
+    c.row = x.c.label();
+    if (!x.ok || x.baseline_msgs_per_s <= 0) {
+      c.figure = x.ok ? "no baseline" : "failed: " + x.error;
+      c.met = false;
+    } else {
+      c.figure = "ratio " + fixed(x.ratio, 2) + " (need >= " + fixed(min, 1)
+                 + ")";
+      c.met = x.ratio >= min;
+    }
+    out.push_back(c);
+  };
+  for (auto& x : r.results) {
+    auto& c = x.c;
+    if (c.family == raw_caf)
+      continue;
+    bool bytes = c.type == payload_type::bytes;
+    if (c.tr == transport::inproc && c.size == 64 && c.pat == pattern::oneway
+        && bytes)
+      ratio_check(x, 0.9, "inproc 64 B oneway");
+    if (c.tr != transport::inproc && (c.size == 64 || c.size == 4096)
+        && (c.family == "caf" || c.family == "cereal.binary") && bytes
+        && c.pat != pattern::handoff)
+      ratio_check(x, 0.9, "tcp/ipc 64 B and 4 KiB, caf and cereal.binary");
+    if (c.tr == transport::ipc && c.size >= MiB && c.pat == pattern::oneway) {
+      if (bytes
+          && (c.family == "raw" || c.family == "cereal.binary"
+              || c.family == "cereal.portable"))
+        ratio_check(x, 3, "ipc >= 1 MiB oneway, byte arrays");
+      if (c.type == payload_type::shared_array)
+        ratio_check(x, 10, "ipc >= 1 MiB oneway, shared_array");
+    }
+    if (c.tr == transport::tcp && c.size >= MiB && bytes
+        && c.pat != pattern::handoff) {
+      ratio_check(x, 0.9, "tcp >= 1 MiB");
+      if (c.size >= (uint64_t{1} << 30) && c.pat == pattern::oneway) {
+        ratio_check(x, 2, "tcp 1 GiB");
+        check m;
+        m.what = "tcp 1 GiB receiver memory";
+        m.row = c.label();
+        auto limit = 1.5 * static_cast<double>(c.size) / MiB;
+        m.figure = "peak RSS " + fixed(x.receiver_peak_rss_mb, 0)
+                   + " MiB (need <= " + fixed(limit, 0) + ")";
+        m.met = x.ok && x.receiver_peak_rss_mb >= 0
+                && x.receiver_peak_rss_mb <= limit;
+        out.push_back(m);
+      }
+    }
+    if (c.pat == pattern::handoff) {
+      check h;
+      h.what = "ipc hand-off <= 1.5x memcpy";
+      h.row = c.label();
+      if (!x.ok) {
+        h.figure = "failed: " + x.error;
+      } else {
+        h.figure = "p50 " + fixed(x.p50_us, 0) + " us vs memcpy "
+                   + fixed(x.memcpy_us, 0) + " us ("
+                   + fixed(x.p50_us / x.memcpy_us, 3) + "x)";
+        h.met = x.p50_us <= 1.5 * x.memcpy_us;
+      }
+      out.push_back(h);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+void compute_ratios(std::vector<result>& results) {
+  std::map<key_type, double> base;
+  for (auto& x : results)
+    if (x.ok && x.c.is_baseline())
+      base[key_of(x.c)] = x.msgs_per_s;
+  for (auto& x : results) {
+    x.baseline_msgs_per_s = 0;
+    x.ratio = 0;
+    if (!x.ok || x.c.pat == pattern::handoff)
+      continue;
+    if (auto i = base.find(key_of(x.c)); i != base.end() && i->second > 0) {
+      x.baseline_msgs_per_s = i->second;
+      x.ratio = x.c.is_baseline() ? 1.0 : x.msgs_per_s / i->second;
+    }
+  }
+}
+
+void print_table(const report& r) {
+  auto& m = r.machine;
+  std::cout << "\nferry-bench (" << r.mode << "): " << m.cpu << ", " << m.cores
+            << " cores, " << fixed(m.memory_gib, 1) << " GiB, " << m.kernel
+            << ", CAF " << m.caf_version << ", " << m.date << "\n";
+  std::cout << "memcpy (warm, one copy):";
+  for (auto& [size, us] : r.memcpy_us)
+    std::cout << "  " << size_label(size) << " " << fixed(us, us < 10 ? 3 : 0)
+              << " us";
+  std::cout << "\nratio = msgs/s over the raw-caf bytes row of the same "
+               "transport, size and pattern (measured in this run)\n";
+  const char* header
+    = "  family          type          size     pattern       msgs/s "
+      "      MB/s     p50 us     p99 us   ratio  rss MiB\n";
+  std::optional<transport> current;
+  for (auto& x : r.results) {
+    auto& c = x.c;
+    if (!current || *current != c.tr) {
+      current = c.tr;
+      std::cout << "\n" << to_string(c.tr)
+                << (c.tr == transport::inproc
+                      ? " (one process: ferry is plain CAF, family \"ferry\")"
+                      : c.tr == transport::ipc
+                          ? " (two processes, shared host store)"
+                          : " (two processes, no shared store: cross-host "
+                            "path over loopback)")
+                << "\n"
+                << header;
+    }
+    std::ostringstream line;
+    line << "  " << std::left << std::setw(15) << c.family << " "
+         << std::setw(13) << to_string(c.type) << " " << std::setw(8)
+         << size_label(c.size) << " " << std::setw(9) << to_string(c.pat)
+         << std::right;
+    if (!x.ok) {
+      line << "  FAILED: " << x.error;
+    } else {
+      line << std::setw(12) << human(x.msgs_per_s) << std::setw(11)
+           << human(x.mb_per_s) << std::setw(11) << fixed(x.p50_us, 1)
+           << std::setw(11) << fixed(x.p99_us, 1);
+      if (c.pat == pattern::handoff)
+        line << "  memcpy " << fixed(x.memcpy_us, 0) << " us";
+      else if (x.baseline_msgs_per_s > 0)
+        line << std::setw(8) << fixed(x.ratio, 2);
+      else
+        line << std::setw(8) << "-";
+      if (c.pat != pattern::handoff)
+        line << std::setw(9)
+             << (x.receiver_peak_rss_mb >= 0 ? fixed(x.receiver_peak_rss_mb, 0)
+                                             : "-");
+    }
+    std::cout << line.str() << "\n";
+  }
+  if (!r.skipped.empty()) {
+    std::cout << "\nskipped (" << r.skipped.size() << " cells):\n";
+    std::map<std::string, std::vector<std::string>> by_reason;
+    for (auto& s : r.skipped)
+      by_reason[s.reason].push_back(s.c.label());
+    for (auto& [reason, cells] : by_reason) {
+      std::cout << "  " << cells.front();
+      if (cells.size() > 1)
+        std::cout << " and " << cells.size() - 1 << " more";
+      std::cout << ": " << reason << "\n";
+    }
+  }
+  auto checks = check_targets(r);
+  if (!checks.empty()) {
+    std::cout << "\ntargets (issue 6):\n";
+    for (auto& c : checks)
+      std::cout << "  " << (c.met ? "met   " : "MISSED") << "  " << c.what
+                << ": " << c.row << ": " << c.figure << "\n";
+  }
+  std::cout << "\nwall time " << fixed(r.wall_seconds, 1) << " s\n";
+  std::cout.flush();
+}
+
+bool write_json(const report& r, const std::string& path) {
+  std::ofstream out{path};
+  if (!out) {
+    std::cerr << "ferry-bench: cannot write " << path << "\n";
+    return false;
+  }
+  auto& m = r.machine;
+  out << "{\n  \"machine\": {\n";
+  out << "    \"cpu\": \"" << json_escape(m.cpu) << "\",\n";
+  out << "    \"cores\": " << m.cores << ",\n";
+  out << "    \"memory_gib\": " << json_number(m.memory_gib) << ",\n";
+  out << "    \"kernel\": \"" << json_escape(m.kernel) << "\",\n";
+  out << "    \"compiler\": \"" << json_escape(m.compiler) << "\",\n";
+  out << "    \"caf_version\": \"" << json_escape(m.caf_version) << "\",\n";
+  out << "    \"date\": \"" << json_escape(m.date) << "\",\n";
+  out << "    \"mode\": \"" << r.mode << "\",\n";
+  out << "    \"wall_seconds\": " << json_number(r.wall_seconds) << ",\n";
+  out << "    \"memcpy_us\": {";
+  bool first = true;
+  for (auto& [size, us] : r.memcpy_us) {
+    out << (first ? "" : ", ") << "\"" << size << "\": " << json_number(us);
+    first = false;
+  }
+  out << "}\n  },\n  \"results\": [";
+  first = true;
+  for (auto& x : r.results) {
+    if (!x.ok)
+      continue;
+    auto& c = x.c;
+    out << (first ? "\n" : ",\n") << "    {\"transport\": \"" << to_string(c.tr)
+        << "\", \"family\": \"" << c.family << "\", \"payload_type\": \""
+        << to_string(c.type) << "\", \"payload_bytes\": " << c.size
+        << ", \"pattern\": \"" << to_string(c.pat)
+        << "\", \"msgs_per_s\": " << json_number(x.msgs_per_s)
+        << ", \"mb_per_s\": " << json_number(x.mb_per_s)
+        << ", \"p50_us\": " << json_number(x.p50_us)
+        << ", \"p99_us\": " << json_number(x.p99_us)
+        << ", \"baseline_msgs_per_s\": "
+        << (x.baseline_msgs_per_s > 0 ? json_number(x.baseline_msgs_per_s)
+                                      : "null")
+        << ", \"ratio\": "
+        << (x.baseline_msgs_per_s > 0 ? json_number(x.ratio) : "null")
+        << ", \"receiver_peak_rss_mb\": "
+        << (x.receiver_peak_rss_mb >= 0 ? json_number(x.receiver_peak_rss_mb)
+                                        : "null");
+    if (c.pat == pattern::handoff)
+      out << ", \"memcpy_us\": " << json_number(x.memcpy_us);
+    out << "}";
+    first = false;
+  }
+  out << "\n  ],\n  \"skipped\": [";
+  first = true;
+  for (auto& s : r.skipped) {
+    out << (first ? "\n" : ",\n") << "    {\"cell\": \""
+        << json_escape(s.c.label()) << "\", \"reason\": \""
+        << json_escape(s.reason) << "\"}";
+    first = false;
+  }
+  for (auto& x : r.results) {
+    if (x.ok)
+      continue;
+    out << (first ? "\n" : ",\n") << "    {\"cell\": \""
+        << json_escape(x.c.label()) << "\", \"reason\": \"failed: "
+        << json_escape(x.error) << "\"}";
+    first = false;
+  }
+  out << "\n  ]\n}\n";
+  return static_cast<bool>(out);
+}
+
+bool write_plot(const report& r, const std::string& path) {
+  // One series per (transport, family, payload type) of oneway rows, plus
+  // the memcpy floor; one panel per transport.
+  using series_key = std::tuple<transport, std::string, payload_type>;
+  std::map<series_key, std::vector<std::pair<uint64_t, double>>> series;
+  for (auto& x : r.results)
+    if (x.ok && x.c.pat == pattern::oneway && x.mb_per_s > 0)
+      series[{x.c.tr, x.c.family, x.c.type}].emplace_back(x.c.size, x.mb_per_s);
+  if (series.empty()) {
+    std::cerr << "ferry-bench: nothing to plot\n";
+    return false;
+  }
+  auto dir = std::string{"/tmp/ferry-bench-plot-"} + std::to_string(getpid());
+  if (std::system(("mkdir -p " + dir).c_str()) != 0) {
+    std::cerr << "ferry-bench: cannot create " << dir << "\n";
+    return false;
+  }
+  auto data = dir + "/data.txt";
+  std::ofstream out{data};
+  std::map<transport, std::vector<std::pair<int, std::string>>> panels;
+  int index = 0;
+  for (auto& [key, points] : series) {
+    auto& [tr, family, type] = key;
+    out << "# " << to_string(tr) << " " << family << " " << to_string(type)
+        << "\n";
+    for (auto& [size, mbps] : points)
+      out << size << " " << mbps << "\n";
+    out << "\n\n";
+    std::string title = family;
+    if (type != payload_type::bytes) {
+      title += ' ';
+      title += to_string(type);
+    }
+    panels[tr].emplace_back(index++, title);
+  }
+  out << "# memcpy\n";
+  for (auto& [size, us] : r.memcpy_us)
+    if (us > 0)
+      out << size << " " << static_cast<double>(size) / us << "\n";
+  out << "\n\n";
+  int memcpy_index = index;
+  out.close();
+  auto script = dir + "/plot.gp";
+  std::ofstream gp{script};
+  gp << "set terminal pngcairo size " << 640 * panels.size()
+     << ",560 font 'sans,9'\n"
+     << "set output '" << path << "'\n"
+     << "set logscale xy\n"
+     << "set grid\n"
+     << "set key top left font 'sans,8'\n"
+     << "set xlabel 'payload size (bytes)'\n"
+     << "set ylabel 'delivered MB/s (oneway, windowed)'\n"
+     << "set xtics ('64B' 64, '4K' 4096, '64K' 65536, '1M' 1048576, "
+        "'64M' 67108864, '1G' 1073741824)\n"
+     << "set multiplot layout 1," << panels.size() << " title 'ferry-bench ("
+     << r.mode << ", " << r.machine.date << "): throughput against payload size'\n";
+  for (auto& [tr, lines] : panels) {
+    gp << "set title '" << to_string(tr) << "'\n";
+    gp << "plot ";
+    for (auto& [i, title] : lines) {
+      bool base = title == raw_caf;
+      gp << "'" << data << "' index " << i << " using 1:2 with linespoints "
+         << (base ? "lw 3 dt 2 " : "lw 1.5 ") << "title '" << title << "', ";
+    }
+    gp << "'" << data << "' index " << memcpy_index
+       << " using 1:2 with lines lc 'gray' dt 3 title 'memcpy (warm)'\n";
+  }
+  gp << "unset multiplot\n";
+  gp.close();
+  auto rc = std::system(("gnuplot '" + script + "'").c_str());
+  if (rc != 0) {
+    std::cerr << "ferry-bench: gnuplot failed (exit " << rc << "); data in "
+              << data << "\n";
+    return false;
+  }
+  if (std::system(("rm -rf '" + dir + "'").c_str()) != 0)
+    std::cerr << "ferry-bench: could not remove " << dir << "\n";
+  return true;
+}
+
+} // namespace ferry::bench

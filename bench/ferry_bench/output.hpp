@@ -1,0 +1,38 @@
+// ferry-bench's output: the table on stdout, the target checks, the JSON
+// file and the gnuplot picture. No CAF here.
+#pragma once
+
+#include "machine.hpp"
+#include "matrix.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ferry::bench {
+
+/// Everything one run produced.
+struct report {
+  std::string mode;
+  machine_info machine;
+  /// One warm memcpy per payload size (µs).
+  std::map<uint64_t, double> memcpy_us;
+  std::vector<result> results;
+  std::vector<skipped_cell> skipped;
+  double wall_seconds = 0;
+};
+
+/// Fills `baseline_msgs_per_s` and `ratio` of every row (see README.md).
+void compute_ratios(std::vector<result>& results);
+
+/// Prints the table, the skipped cells and the target checks.
+void print_table(const report& r);
+
+/// Writes the JSON file; returns false (and says why on stderr) on failure.
+bool write_json(const report& r, const std::string& path);
+
+/// Draws throughput against payload size (log-log) with gnuplot; returns
+/// false (and says why on stderr) on failure.
+bool write_plot(const report& r, const std::string& path);
+
+} // namespace ferry::bench

@@ -1,0 +1,55 @@
+// The peer process: ferry-bench started again with `--peer=caf|ferry`.
+//
+// It publishes a sink (see driver.hpp) on a loopback port, prints
+// "port <N>", then serves commands on stdin, one per line, until stdin
+// closes:
+//   reset <k>   reset the sink (acknowledge every k one-way messages) and
+//               this process's peak RSS; answers "ok"
+//   rss         answers "rss <MiB>": peak resident memory since the last
+//               reset, without the host store's shared pages
+// Every other argument is CAF's and ferry's (--ferry.store.name=...).
+#include "driver.hpp"
+#include "machine.hpp"
+
+#include <caf/all.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace ferry::bench {
+
+int serve_peer(caf::actor_system& sys, const caf::actor& sink) {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.rfind("reset ", 0) == 0) {
+      auto k = std::stoull(line.substr(6));
+      bool ok = reset_sink(sys, sink, k);
+      reset_peak_rss();
+      std::cout << (ok ? "ok" : "error sink did not answer") << std::endl;
+    } else if (line == "rss") {
+      std::cout << "rss " << peak_private_rss_mb() << std::endl;
+    } else {
+      std::cout << "error unknown command " << line << std::endl;
+    }
+  }
+  return 0;
+}
+
+int peer_main(int argc, char** argv) {
+  std::string mode = argv[1] + std::strlen("--peer=");
+  std::vector<char*> rest{argv[0]};
+  for (int i = 2; i < argc; ++i)
+    rest.push_back(argv[i]);
+  rest.push_back(nullptr);
+  auto n = static_cast<int>(rest.size()) - 1;
+  if (mode == "caf")
+    return caf_peer_main(n, rest.data());
+  if (mode == "ferry")
+    return ferry_peer_main(n, rest.data());
+  std::cerr << "ferry-bench: unknown peer mode " << mode << '\n';
+  return 2;
+}
+
+} // namespace ferry::bench
