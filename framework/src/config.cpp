@@ -220,13 +220,15 @@ node_config::node_config()
     .add(host_id, "host-id",
          "identity of this host (nodes with equal host ids share the store)");
   opt_group{custom_options_, "ferry.store"}
-    .add(store_enabled, "enabled", "attach to the host's shared object store")
+    .add_neg(store_enabled, "disabled",
+             "run without the host store (large frames go inline or pulled)")
     .add(store_name, "name", "name of the host store (default ferry-<uid>)")
     .add(store_capacity, "capacity", "bytes of the store when created here")
     .add(store_spill_directory, "spill-directory",
          "directory for spilled objects (empty: no spilling)")
-    .add(allow_out_of_band_ref_serialization, "allow-out-of-band-refs",
-         "pin handles serialized outside ferry (false: refuse with an error)");
+    .add_neg(allow_out_of_band_ref_serialization, "strict-refs",
+             "refuse handles serialized outside ferry's message path "
+             "(default: pin them with a warning)");
   opt_group{custom_options_, "ferry.link"}
     .add(default_link.serializers, "serializers",
          "families to send with, in preference order")
@@ -301,16 +303,16 @@ caf::error node_config::finalize() {
     node_name = *x;
   if (auto x = caf::get_if<std::string>(&content, "ferry.host-id"))
     host_id = *x;
-  if (auto x = caf::get_if<bool>(&content, "ferry.store.enabled"))
-    store_enabled = *x;
+  if (auto x = caf::get_if<bool>(&content, "ferry.store.disabled"))
+    store_enabled = !*x;
   if (auto x = caf::get_if<std::string>(&content, "ferry.store.name"))
     store_name = *x;
   if (auto x = caf::get_if<int64_t>(&content, "ferry.store.capacity"))
     store_capacity = static_cast<uint64_t>(*x);
   if (auto x = caf::get_if<std::string>(&content, "ferry.store.spill-directory"))
     store_spill_directory = *x;
-  if (auto x = caf::get_if<bool>(&content, "ferry.store.allow-out-of-band-refs"))
-    allow_out_of_band_ref_serialization = *x;
+  if (auto x = caf::get_if<bool>(&content, "ferry.store.strict-refs"))
+    allow_out_of_band_ref_serialization = !*x;
   if (auto section = caf::get_if<caf::settings>(&content, "ferry.link")) {
     auto merged = link_config::from_settings(*section, default_link);
     if (!merged)

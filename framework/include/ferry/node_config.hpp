@@ -8,7 +8,7 @@
 //     [ferry]
 //     node-name = "node-a"          # --ferry.node-name=node-a
 //     [ferry.store]
-//     enabled = true                # --ferry.store.enabled=false
+//     disabled = false              # --ferry.store.disabled
 //     [ferry.link]                  # the default for every link
 //     serializers = ["cereal.binary", "caf"]
 //     [ferry.links.node-b]          # the link to the node named node-b
@@ -77,7 +77,8 @@ public:
   /// the store (default: /etc/machine-id and the boot id).
   std::string host_id;
 
-  /// Attach to (or create) the host's shared object store.
+  /// Attach to (or create) the host's shared object store
+  /// (`ferry.store.disabled` turns it off).
   bool store_enabled = true;
 
   /// Name of the host store (default "ferry-<uid>").
@@ -90,7 +91,8 @@ public:
   std::string store_spill_directory;
 
   /// Whether a store handle may be serialized outside ferry's message path
-  /// (then it is pinned until its process exits, with a warning).
+  /// (then it is pinned until its process exits, with a warning);
+  /// `ferry.store.strict-refs` makes that an error instead.
   bool allow_out_of_band_ref_serialization = true;
 
   /// Link settings for peers not named in `links` (section `ferry.link`).
