@@ -1,7 +1,10 @@
 // Segregated-fit allocator over the data region (private).
 //
 // Free blocks sit in bins indexed by two levels (power of two, then 16
-// linear steps), found through bitmaps in O(1): TLSF's scheme. Freed blocks
+// linear steps), found through bitmaps in O(1): TLSF's scheme (a request is
+// rounded up to the next bin, so any block found there fits; only when that
+// fails is the request's own bin scanned for a block that fits exactly,
+// e.g. one object filling the whole store). Freed blocks
 // coalesce with free neighbours (boundary tags: each header knows the size
 // of the block before it), so the memory of a freed object is reused by the
 // next one that fits, and it stays faulted in. All state lives in the segment
