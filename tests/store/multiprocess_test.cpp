@@ -369,6 +369,48 @@ TEST_F(multiprocess_test, FerryStoreToolListsObjectsAndHolders) {
   EXPECT_NE(output.find("2 objects"), std::string::npos) << output;
 }
 
+TEST_F(multiprocess_test, ProcessesKilledAtRandomPointsLeaveNothingBehind) {
+  // Three children churn on the store (puts, copies, tickets, builders,
+  // spills) and are killed -9 wherever they happen to be: inside the lock,
+  // inside spill I/O, or between calls. Whatever the point, reaping must
+  // leave an empty, working store.
+  for (uint32_t round = 0; round < 3; ++round) {
+    std::vector<std::unique_ptr<child_process>> peers;
+    for (uint32_t i = 0; i < 3; ++i) {
+      peers.push_back(start_peer());
+      EXPECT_EQ(ask(*peers.back(), "churn " + std::to_string(round * 3 + i)),
+                "churning");
+    }
+    for (auto& peer : peers) {
+      // Let it run for a while (a few store calls; not timed).
+      auto summary = sut.memory_summary();
+      ASSERT_TRUE(summary) << render(summary.error());
+      kill_and_wait(*peer);
+    }
+    auto reaped = sut.reap();
+    ASSERT_TRUE(reaped) << render(reaped.error());
+    auto summary = sut.memory_summary();
+    ASSERT_TRUE(summary);
+    EXPECT_TRUE(summary->objects.empty()) << to_string(*summary);
+    EXPECT_EQ(summary->bytes_used, 0u);
+    EXPECT_EQ(summary->bytes_spilled, 0u);
+    EXPECT_EQ(summary->largest_free_block, summary->capacity - 64);
+    EXPECT_EQ(summary->processes.size(), 1u);
+  }
+  // The store still works: fill it completely.
+  std::vector<object_ref> fill;
+  for (;;) {
+    auto ref = sut.put(pattern(100000, 1));
+    if (!ref)
+      break;
+    fill.push_back(std::move(*ref));
+  }
+  EXPECT_EQ(fill.size(), 10u);
+  std::error_code ec;
+  EXPECT_TRUE(std::filesystem::is_empty(cleanup.cfg.spill_directory, ec)
+              || ec);
+}
+
 TEST(multiprocess_tool, FerryStoreToolFailsForAMissingStore) {
   child_process tool{FERRY_STORE_TOOL,
                      {"--name", unique_name("none"), "list"}};

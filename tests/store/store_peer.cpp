@@ -13,6 +13,8 @@
 //   hang-in-io              -> "armed"; the next spill or restore I/O
 //                              prints "in-io" and blocks (lock released)
 //   pin <id>                -> "pinned"                (out-of-band wire)
+//   churn <seed>            -> "churning", then random puts, gets, copies,
+//                              tickets, builders and drops until killed
 // Errors answer "error <text>".
 #include "ferry/store/errc.hpp"
 #include "ferry/store/log.hpp"
@@ -25,6 +27,7 @@
 
 #include <iostream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -152,6 +155,61 @@ int main(int argc, char** argv) {
     } else if (cmd == "hang-in-io") {
       detail::store_impl::set_io_hook(hang_io);
       std::cout << "armed" << std::endl;
+    } else if (cmd == "churn") {
+      uint32_t seed = 0;
+      in >> seed;
+      std::cout << "churning" << std::endl;
+      std::mt19937 gen{seed};
+      std::vector<object_ref> refs;
+      std::vector<transfer_ticket> tickets;
+      auto bytes = test::pattern(64000, seed);
+      for (;;) {
+        switch (gen() % 6) {
+          case 0: {
+            // Mostly small objects (time goes to the store's bookkeeping),
+            // now and then a large one (memory runs out, objects spill).
+            auto size = gen() % 16 == 0 ? 30000 + gen() % 34000
+                                        : gen() % 2000;
+            auto ref = store->put(std::span{bytes}.first(size));
+            if (ref)
+              refs.push_back(std::move(*ref));
+            break;
+          }
+          case 1:
+            if (!refs.empty())
+              refs.push_back(refs[gen() % refs.size()]);
+            break;
+          case 2:
+            if (!refs.empty()) {
+              if (auto t = refs[gen() % refs.size()].export_in_band())
+                tickets.push_back(*t);
+            }
+            break;
+          case 3:
+            if (!tickets.empty()) {
+              auto t = tickets.back();
+              tickets.pop_back();
+              if (gen() % 2 == 0) {
+                if (auto ref = store->redeem(t))
+                  refs.push_back(std::move(*ref));
+              } else {
+                static_cast<void>(store->cancel(t));
+              }
+            }
+            break;
+          case 4: {
+            auto builder = store->create(gen() % 5000);
+            static_cast<void>(builder);
+            break;
+          }
+          default:
+            if (!refs.empty())
+              refs.erase(refs.begin()
+                         + static_cast<ptrdiff_t>(gen() % refs.size()));
+            if (refs.size() > 8)
+              refs.clear();
+        }
+      }
     } else if (cmd == "pin") {
       uint64_t id = 0;
       in >> id;
