@@ -271,13 +271,24 @@ measurement drive(caf::actor_system& sys, const caf::actor& dest,
     return pat == pattern::oneway ? r.oneway(seconds, min_messages, record)
                                   : r.pingpong(seconds, min_messages, record);
   };
-  if (once(p.warmup_seconds, p.warmup_messages, false) == 0) {
+  auto warm = once(p.warmup_seconds, p.warmup_messages, false);
+  if (warm == 0) {
     m.error = "warm-up failed: " + r.error();
     return m;
   }
+  // A cell whose messages take longer than its budget allows measures one
+  // window of as few messages as its acknowledgements allow.
+  auto repeats = p.repeats;
+  auto min_messages = p.min_messages;
+  auto per_message = r.elapsed() / static_cast<double>(warm);
+  if (per_message * static_cast<double>(min_messages * repeats)
+      > p.slow_cell_seconds) {
+    repeats = 1;
+    min_messages = 1;
+  }
   std::vector<double> rates;
-  for (int i = 0; i < p.repeats; ++i) {
-    auto n = once(p.seconds / p.repeats, p.min_messages, true);
+  for (int i = 0; i < repeats; ++i) {
+    auto n = once(p.seconds / repeats, min_messages, true);
     if (n == 0) {
       m.error = r.error();
       return m;

@@ -139,6 +139,10 @@ struct run_params {
   double seconds = 0.3;
   int repeats = 3;
   uint64_t min_messages = 2;
+  /// When the warm-up shows that `repeats * min_messages` messages would take
+  /// longer than this, one window of one message (or acknowledgement batch)
+  /// is measured instead.
+  double slow_cell_seconds = 10;
   /// Hand-off runs (p50 reported).
   int handoff_runs = 5;
   /// Give up on a reply after this long.

@@ -319,7 +319,8 @@ bool write_plot(const report& r, const std::string& path) {
   using series_key = std::tuple<transport, std::string, payload_type>;
   std::map<series_key, std::vector<std::pair<uint64_t, double>>> series;
   for (auto& x : r.results)
-    if (x.ok && x.c.pat == pattern::oneway && x.mb_per_s > 0)
+    if (x.ok && x.c.pat == pattern::oneway && x.mb_per_s > 0
+        && x.c.type != payload_type::record)
       series[{x.c.tr, x.c.family, x.c.type}].emplace_back(x.c.size, x.mb_per_s);
   if (series.empty()) {
     std::cerr << "ferry-bench: nothing to plot\n";
@@ -357,14 +358,14 @@ bool write_plot(const report& r, const std::string& path) {
   out.close();
   auto script = dir + "/plot.gp";
   std::ofstream gp{script};
-  gp << "set terminal pngcairo size " << 640 * panels.size()
-     << ",560 font 'sans,9'\n"
+  gp << "set terminal pngcairo noenhanced size " << 640 * panels.size()
+     << ",640 font 'sans,9'\n"
      << "set output '" << path << "'\n"
      << "set logscale xy\n"
      << "set grid\n"
-     << "set key top left font 'sans,8'\n"
+     << "set key below font 'sans,8'\n"
      << "set xlabel 'payload size (bytes)'\n"
-     << "set ylabel 'delivered MB/s (oneway, windowed)'\n"
+     << "set ylabel 'delivered MB/s (oneway, windowed; bytes and shared_array)'\n"
      << "set xtics ('64B' 64, '4K' 4096, '64K' 65536, '1M' 1048576, "
         "'64M' 67108864, '1G' 1073741824)\n"
      << "set multiplot layout 1," << panels.size() << " title 'ferry-bench ("
@@ -375,10 +376,12 @@ bool write_plot(const report& r, const std::string& path) {
     for (auto& [i, title] : lines) {
       bool base = title == raw_caf;
       gp << "'" << data << "' index " << i << " using 1:2 with linespoints "
-         << (base ? "lw 3 dt 2 " : "lw 1.5 ") << "title '" << title << "', ";
+         << (base ? "lw 3 dt 2 lc 'black' " : "lw 1.5 ") << "title '" << title
+         << "', ";
     }
     gp << "'" << data << "' index " << memcpy_index
-       << " using 1:2 with lines lc 'gray' dt 3 title 'memcpy (warm)'\n";
+       << " using 1:2 with lines lc 'dark-gray' dt 3 lw 2"
+       << " title 'memcpy (warm, one copy)'\n";
   }
   gp << "unset multiplot\n";
   gp.close();
