@@ -179,6 +179,9 @@ struct segment_header {
   std::atomic<uint64_t> magic;
   uint32_t version;
   uint32_t header_size;
+  /// Sizes of the table entries (see `entry_sizes()`): a segment made by a
+  /// build with another layout is refused even if `version` matches.
+  uint64_t entry_sizes;
   /// Random token naming this store incarnation.
   uint64_t token;
   uint64_t segment_size;
@@ -219,5 +222,14 @@ struct segment_header {
   uint32_t reserved2;
   allocator_state alloc;
 };
+
+/// Returns the sizes of the table entries and block header packed in one
+/// word, to tell segments of a different build apart.
+constexpr uint64_t entry_sizes() noexcept {
+  return uint64_t{sizeof(slot_entry)} | uint64_t{sizeof(holder_entry)} << 16
+         | uint64_t{sizeof(ticket_entry)} << 32
+         | uint64_t{sizeof(process_entry)} << 48
+         | uint64_t{sizeof(block_header)} << 56;
+}
 
 } // namespace ferry::store::detail

@@ -374,6 +374,7 @@ caf::error store_impl::open_segment() {
     populate();
     h->version = layout_version;
     h->header_size = sizeof(segment_header);
+    h->entry_sizes = entry_sizes();
     std::random_device rd;
     h->token = (uint64_t{rd()} << 32 | rd())
                ^ static_cast<uint64_t>(
@@ -492,6 +493,7 @@ caf::error store_impl::open_segment() {
   auto* h = reinterpret_cast<segment_header*>(base_);
   if (h->version != layout_version
       || h->header_size != sizeof(segment_header)
+      || h->entry_sizes != entry_sizes()
       || h->segment_size != region_.get_size())
     return fail(errc::incompatible_segment, "store '", name_,
                 "': segment has layout version ", h->version,
