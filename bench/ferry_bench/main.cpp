@@ -35,8 +35,9 @@ std::string progress_figure(const result& r) {
     std::snprintf(buf, sizeof(buf), "p50 %.0f us (memcpy %.0f us)", r.p50_us,
                   r.memcpy_us);
   else
-    std::snprintf(buf, sizeof(buf), "%.0f msg/s, %.1f MB/s, p50 %.1f us",
-                  r.msgs_per_s, r.mb_per_s, r.p50_us);
+    std::snprintf(buf, sizeof(buf), "%.*f msg/s, %.1f MB/s, p50 %.1f us",
+                  r.msgs_per_s < 100 ? 2 : 0, r.msgs_per_s, r.mb_per_s,
+                  r.p50_us);
   return buf;
 }
 
