@@ -450,7 +450,7 @@ run_params params_for(const cell& c, const options& opts) {
     p.handoff_runs = opts.handoff_runs > 0 ? opts.handoff_runs : 7;
     p.slow_cell_seconds = 20;
   }
-  p.repeats = big ? 1 : 3;
+  p.repeats = big ? 1 : 5;
   p.min_messages = (c.size >= GiB || opts.quick) ? 2 : (big ? 3 : 2);
   p.warmup_messages = 1;
   p.timeout_seconds = c.size >= GiB ? 600 : 120;
