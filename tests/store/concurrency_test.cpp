@@ -243,6 +243,30 @@ TEST(store_concurrency, CopiesOfOneHandleCountExactly) {
   EXPECT_EQ(ref->ref_count(), 1u);
 }
 
+TEST(store_concurrency, ReaperThreadRunsBesideCallsAndStopsOnDetach) {
+  store_cleanup cleanup{small_config("reaper")};
+  cleanup.cfg.reaper_interval = std::chrono::milliseconds{1};
+  for (int round = 0; round < 20; ++round) {
+    auto sut = object_store::attach(cleanup.cfg);
+    ASSERT_TRUE(sut);
+    std::vector<object_ref> refs;
+    for (int i = 0; i < 200; ++i) {
+      auto ref = sut->put(pattern(64, 1));
+      ASSERT_TRUE(ref);
+      refs.push_back(std::move(*ref));
+      ASSERT_TRUE(sut->reap());
+    }
+    refs.clear();
+    sut->detach(); // joins the reaper thread
+  }
+  auto sut = object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(sut);
+  auto summary = sut->memory_summary();
+  ASSERT_TRUE(summary);
+  EXPECT_TRUE(summary->objects.empty());
+  EXPECT_EQ(summary->processes.size(), 1u);
+}
+
 TEST(store_concurrency, ThreadsAttachAndDetachTheSameStore) {
   store_cleanup cleanup{small_config("attach")};
   std::vector<std::thread> threads;
