@@ -1,0 +1,121 @@
+// Types and the harness shared by the libFuzzer targets: each target feeds
+// its input, as one frame, to one built-in family's decoder through a
+// registry, and (when the input decodes) encodes the value again.
+#pragma once
+
+#include "ferry/serializers/all.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ferry::serializers::fuzz {
+
+/// Fields every structured family can carry.
+struct common {
+  int64_t id = 0;
+  double score = 0;
+  std::string name;
+  std::vector<float> values;
+  std::map<std::string, int32_t> tags;
+  std::vector<std::vector<int16_t>> nested;
+  std::vector<bool> flags;
+};
+
+struct leaf {
+  int32_t value = 0;
+  std::vector<uint8_t> bytes;
+};
+
+/// What cereal can say on top: optional, variant, shared identity.
+struct cereal_value {
+  common base;
+  std::optional<std::string> maybe;
+  std::variant<int32_t, std::string, std::vector<double>> choice;
+  std::vector<std::shared_ptr<leaf>> shared;
+  std::unique_ptr<leaf> owned;
+};
+
+/// What msgpack can say on top: optional.
+struct msgpack_value {
+  int64_t id = 0;
+  double score = 0;
+  std::string name;
+  std::vector<float> values;
+  std::map<std::string, int32_t> tags;
+  std::vector<std::vector<int16_t>> nested;
+  std::vector<bool> flags;
+  std::optional<std::string> maybe;
+};
+
+/// A recursive type, for depth limits.
+struct tree {
+  std::vector<tree> kids;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(kids);
+  }
+
+  MSGPACK_DEFINE(kids)
+
+  template <class Inspector>
+  friend typename Inspector::result_type inspect(Inspector& f, tree& x) {
+    return f(x.kids);
+  }
+};
+
+/// Plain data for raw.
+struct sample {
+  int64_t id = 0;
+  double value = 0;
+  std::array<float, 4> extra{};
+};
+
+inline registry& fuzz_registry() {
+  static registry* reg = [] {
+    auto r = new registry;
+    r->add_type<common>("common");
+    r->add_type<cereal_value>("cereal_value");
+    r->add_type<msgpack_value>("msgpack_value");
+    r->add_type<tree>("tree");
+    r->add_type<sample>("sample");
+    r->add_type<std::vector<sample>>("samples");
+    r->add_type<std::vector<double>>("doubles");
+    return r;
+  }();
+  return *reg;
+}
+
+/// Decodes `data` as a `T` in `family`; re-encodes what decodes.
+template <class T>
+void decode_one(const char* family, const char* type_name,
+                std::span<const std::byte> data) {
+  auto& reg = fuzz_registry();
+  payload p;
+  p.header.family = family;
+  p.header.type_name = type_name;
+  p.header.frame_sizes = {data.size()};
+  p.frames.push_back(frame::view(data));
+  decode_options opts;
+  opts.deserializers = {family};
+  opts.limits.max_depth = 64;
+  opts.limits.allocation_factor = 16;
+  auto x = reg.decode<T>(p, opts);
+  if (x) {
+    encode_options eo;
+    eo.serializers = {family};
+    (void) reg.encode(*x, eo);
+  }
+}
+
+inline std::span<const std::byte> as_bytes(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const std::byte*>(data), size};
+}
+
+} // namespace ferry::serializers::fuzz
