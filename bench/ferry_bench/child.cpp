@@ -35,7 +35,9 @@ child::child(const std::vector<std::string>& args) {
     close(in_pipe[1]);
     throw std::runtime_error(std::string{"pipe2: "} + strerror(errno));
   }
-  auto program = self_exe();
+  // /proc/self/exe runs this very image even if the file was replaced since
+  // (e.g. rebuilt while a long run goes on).
+  std::string program = "/proc/self/exe";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);

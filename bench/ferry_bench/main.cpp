@@ -13,8 +13,12 @@
 #include "ferry/store/object_store.hpp"
 #include "ferry/store/store_config.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -41,6 +45,39 @@ std::string progress_figure(const result& r) {
   return buf;
 }
 
+/// Removes stores of earlier ferry-bench runs whose process is gone (killed
+/// before it could remove its store).
+void remove_stale_stores() {
+  std::error_code ec;
+  for (auto& entry : std::filesystem::directory_iterator{"/dev/shm", ec}) {
+    auto name = entry.path().filename().string();
+    if (name.rfind("ferry-bench-", 0) != 0)
+      continue;
+    auto pid = std::atol(name.c_str() + std::strlen("ferry-bench-"));
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      auto store = name.substr(0, name.find_first_not_of(
+                                    "0123456789", std::strlen("ferry-bench-")));
+      for (auto suffix : {"", "-tcp-peer"})
+        static_cast<void>(ferry::store::object_store::remove(store + suffix));
+    }
+  }
+}
+
+/// Keeps the better of a baseline's two measurements (see README.md).
+void merge_baseline(std::vector<result>& results, const result& again) {
+  for (auto& x : results) {
+    if (!x.c.is_baseline() || x.c.tr != again.c.tr || x.c.size != again.c.size
+        || x.c.pat != again.c.pat)
+      continue;
+    if (again.ok && (!x.ok || again.msgs_per_s > x.msgs_per_s)) {
+      auto c = x.c;
+      x = again;
+      x.c = c;
+    }
+    return;
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -51,6 +88,7 @@ int main(int argc, char** argv) {
   if (!opts)
     return exit_code;
   auto started = std::chrono::steady_clock::now();
+  remove_stale_stores();
   auto mtx = build_matrix(*opts);
   if (opts->list) {
     for (auto& c : mtx.cells)
@@ -138,7 +176,10 @@ int main(int argc, char** argv) {
         r.memcpy_us = rep.memcpy_us[c.size];
     }
     std::cerr << " " << progress_figure(r) << "\n";
-    rep.results.push_back(std::move(r));
+    if (c.again)
+      merge_baseline(rep.results, r);
+    else
+      rep.results.push_back(std::move(r));
   }
   groups.clear();
   if (store)

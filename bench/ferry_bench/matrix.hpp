@@ -75,6 +75,9 @@ struct cell {
   payload_type type = payload_type::bytes;
   uint64_t size = 0;
   pattern pat = pattern::oneway;
+  /// A baseline measured again after the rows compared with it (the better
+  /// of both measurements is the baseline).
+  bool again = false;
 
   /// Returns e.g. "ipc cereal.binary bytes 1 MiB oneway".
   std::string label() const;
