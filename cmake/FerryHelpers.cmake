@@ -44,11 +44,13 @@ function(ferry_add_library area)
   install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
-# ferry_add_test_binary(<name> SOURCES ... LIBS ... [LABELS ...])
+# ferry_add_test_binary(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]
+#                       [RUN_SERIAL])
 #
 # One GoogleTest binary; every TEST becomes its own ctest case carrying LABELS.
+# RUN_SERIAL keeps its cases from running beside any other test (memory).
 function(ferry_add_test_binary name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest
                                         GTest::gtest_main)
@@ -56,7 +58,11 @@ function(ferry_add_test_binary name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
+  set(serial FALSE)
+  if(ARG_RUN_SERIAL)
+    set(serial TRUE)
+  endif()
   gtest_discover_tests(
     ${name} DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial})
 endfunction()

@@ -214,6 +214,7 @@ link_state::encode_element(std::type_index type, const void* value,
   opts.context = serializers::context{node_.config().node_name, peer_name_,
                                       peer_name_, same_host_};
   opts.keep_alive = keep_alive;
+  opts.limits.max_payload_bytes = cfg_.max_message_size;
   auto encoded = [&]() -> caf::expected<serializers::payload> {
     if (auto* store = node_.store()) {
       store::in_band_scope scope{*store};
@@ -224,8 +225,19 @@ link_state::encode_element(std::type_index type, const void* value,
     }
     return node_.registry().encode(type, value, opts);
   }();
-  if (!encoded)
+  if (!encoded) {
+    if (encoded.error()
+        == caf::make_error(serializers::errc::payload_too_large,
+                           encoded.error().context()))
+      return caf::make_error(
+        errc::message_too_large,
+        "message to node " + peer_name_
+          + " is above the link's max-message-size of "
+          + std::to_string(cfg_.max_message_size)
+          + " bytes; raise max-message-size on both nodes or send less ("
+          + serializers::render(encoded.error()) + ")");
     return std::move(encoded.error());
+  }
   family_used = encoded->header.family;
   wire_element result;
   result.header = wire_bytes{serializers::encode_header(encoded->header)};
@@ -320,12 +332,19 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
         + " bytes inline, above the link's max-message-size of "
         + std::to_string(cfg_.max_message_size)
         + "; raise max-message-size or lower spill-threshold");
-  if (size > basp_payload_limit)
+  uint64_t inline_bytes = wire_overhead;
+  for (auto& element : out.elements) {
+    inline_bytes += element.header.size();
+    for (auto& frame : element.frames)
+      inline_bytes += frame.data.size() + 32;
+  }
+  if (inline_bytes > basp_payload_limit)
     return caf::make_error(
       errc::message_too_large,
-      "message to node " + peer_name_ + " needs " + std::to_string(size)
+      "message to node " + peer_name_ + " needs " + std::to_string(inline_bytes)
         + " bytes inline, above CAF's 32-bit BASP limit; lower "
-          "spill-threshold so large frames leave the message");
+          "pull-threshold (or spill-threshold on one host) so large frames "
+          "leave the message");
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -144,7 +145,10 @@ int main(int argc, char** argv) {
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
-  auto port = (*n)->publish(actors[0]);
+  // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
+  const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
+  auto port = (*n)->publish(actors[0], 0,
+                            address != nullptr ? address : "127.0.0.1");
   if (!port) {
     std::cerr << "test_node: " << ferry::render(port.error()) << '\n';
     return 1;

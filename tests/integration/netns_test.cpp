@@ -1,0 +1,106 @@
+// Two nodes in really separate network stacks: the peer runs in a network
+// namespace of the test's own, reached over a veth pair. Skipped, with the
+// reason printed, where the machine does not allow network namespaces.
+#include "node_fixture.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+using namespace ferry::test;
+
+namespace {
+
+std::string ip_tool() {
+  for (auto path : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"})
+    if (std::filesystem::exists(path))
+      return path;
+  return {};
+}
+
+/// Runs `ip args...`; returns true on exit code 0.
+bool ip(const std::vector<std::string>& args) {
+  child_process proc{ip_tool(), args};
+  proc.close_stdin();
+  return proc.wait(10s).ok();
+}
+
+class netns_fixture : public node_fixture {
+protected:
+  netns_fixture()
+    : ns_("ferry-ns-" + std::to_string(getpid())),
+      veth_("fv" + std::to_string(getpid() % 100000)) {
+    // nop
+  }
+
+  ~netns_fixture() override {
+    if (created_) {
+      ip({"link", "del", veth_ + "a"});
+      ip({"netns", "del", ns_});
+    }
+  }
+
+  /// Creates the namespace and a veth pair 10.213.<x>.1 <-> .2; returns the
+  /// reason when the machine does not allow it.
+  std::string set_up() {
+    if (ip_tool().empty())
+      return "the ip tool (iproute2) is not installed";
+    if (!ip({"netns", "add", ns_}))
+      return "cannot create a network namespace here (needs CAP_SYS_ADMIN)";
+    created_ = true;
+    auto net = "10.213." + std::to_string(getpid() % 250) + ".";
+    local_address_ = net + "1";
+    peer_address_ = net + "2";
+    if (!ip({"link", "add", veth_ + "a", "type", "veth", "peer", "name",
+             veth_ + "b"})
+        || !ip({"link", "set", veth_ + "b", "netns", ns_})
+        || !ip({"addr", "add", local_address_ + "/30", "dev", veth_ + "a"})
+        || !ip({"link", "set", veth_ + "a", "up"})
+        || !ip({"netns", "exec", ns_, "ip", "addr", "add",
+                peer_address_ + "/30", "dev", veth_ + "b"})
+        || !ip({"netns", "exec", ns_, "ip", "link", "set", veth_ + "b", "up"})
+        || !ip({"netns", "exec", ns_, "ip", "link", "set", "lo", "up"}))
+      return "cannot set up a veth pair into the namespace";
+    return {};
+  }
+
+  std::string ns_;
+  std::string veth_;
+  std::string local_address_;
+  std::string peer_address_;
+  bool created_ = false;
+};
+
+} // namespace
+
+TEST_F(netns_fixture, NodesInSeparateNetworkStacksTalkAcrossTheVethPair) {
+  // Arrange
+  if (auto reason = set_up(); !reason.empty())
+    GTEST_SKIP() << "skipped: " << reason;
+  setenv("FERRY_TEST_PUBLISH_ADDRESS", peer_address_.c_str(), 1);
+  child_process peer{ip_tool(),
+                     {"netns", "exec", ns_, FERRY_TEST_NODE,
+                      "--ferry.node-name=far", "--ferry.host-id=far-host",
+                      "--ferry.store.name=" + store_name_ + "-far"}};
+  unsetenv("FERRY_TEST_PUBLISH_ADDRESS");
+  auto port = peer.wait_for("port ");
+  ASSERT_TRUE(port) << "peer in the namespace did not start";
+  auto sut = local().remote_actor(peer_address_,
+                                  static_cast<uint16_t>(std::stoi(*port)));
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  auto payload = make_bytes(12 << 20); // pulled in chunks across the veth
+  // Act
+  auto text = ask<std::string>(*sut, std::string{"netns"});
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(text) << ferry::render(text.error());
+  EXPECT_EQ(*text, "snten");
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  EXPECT_EQ(*hash, fnv1a(payload));
+  auto stats = local().stats("far");
+  ASSERT_TRUE(stats);
+  EXPECT_FALSE(stats->same_host);
+  EXPECT_EQ(stats->bytes_pulled_by_peer, uint64_t{12} << 20);
+  peer.close_stdin();
+  EXPECT_TRUE(peer.wait(10s).ok());
+  static_cast<void>(ferry::store::object_store::remove(store_name_ + "-far"));
+}
