@@ -97,6 +97,22 @@ public:
     pos_ += n;
   }
 
+  /// Fills `xs` with `n` elements straight from the input when the bytes are
+  /// aligned for T and need no byte swap (no zero-fill before the copy);
+  /// returns false otherwise.
+  template <class T, class A>
+  bool try_assign(std::vector<T, A>& xs, size_t n) {
+    if (n > remaining() / sizeof(T))
+      return false;
+    auto p = in_.data() + pos_;
+    if (swap_ || reinterpret_cast<uintptr_t>(p) % alignof(T) != 0)
+      return false;
+    auto first = reinterpret_cast<const T*>(p);
+    xs.assign(first, first + n);
+    pos_ += n * sizeof(T);
+    return true;
+  }
+
   void check_size(uint64_t n) const {
     if (n > remaining())
       throw decode_fault{errc::length_out_of_range,
@@ -191,12 +207,16 @@ void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
   cereal::size_type n = 0;
   ar(cereal::make_size_tag(n));
   charge(n, sizeof(T), "a std::vector");
-  xs.resize(static_cast<size_t>(n));
-  if constexpr (std::is_arithmetic_v<T>)
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (ar.try_assign(xs, static_cast<size_t>(n)))
+      return;
+    xs.resize(static_cast<size_t>(n));
     ar(cereal::binary_data(xs.data(), static_cast<size_t>(n) * sizeof(T)));
-  else
+  } else {
+    xs.resize(static_cast<size_t>(n));
     for (auto& x : xs)
       ar(x);
+  }
 }
 
 template <bool P, class A>

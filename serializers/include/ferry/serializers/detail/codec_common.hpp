@@ -8,6 +8,7 @@
 
 #include <caf/error.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -83,32 +84,46 @@ protected:
   }
 
   std::streamsize xsputn(const char* s, std::streamsize n) override {
-    if (epptr() - pptr() < n)
-      grow(static_cast<size_t>(n));
-    std::memcpy(pptr(), s, static_cast<size_t>(n));
-    // pbump takes an int: advance in steps for writes beyond 2 GiB.
-    auto left = n;
-    while (left > 0) {
-      auto step = static_cast<int>(std::min<std::streamsize>(left, 1 << 30));
-      pbump(step);
-      left -= step;
+    auto len = static_cast<size_t>(n);
+    if (len >= big_write) {
+      // Append large blocks without first zero-filling the space: flush the
+      // put area into the vector's size, then insert.
+      out_.resize(static_cast<size_t>(pptr() - pbase()));
+      auto p = reinterpret_cast<const std::byte*>(s);
+      out_.insert(out_.end(), p, p + len);
+      auto base = reinterpret_cast<char*>(out_.data());
+      setp(base, base + out_.size());
+      advance(out_.size());
+      return n;
     }
+    if (len == 0)
+      return 0;
+    if (epptr() - pptr() < n)
+      grow(len);
+    std::memcpy(pptr(), s, len);
+    advance(len);
     return n;
   }
 
 private:
+  static constexpr size_t big_write = 64 * 1024;
+
+  // pbump takes an int: advance in steps for more than 2 GiB.
+  void advance(size_t n) {
+    while (n > 0) {
+      auto step = static_cast<int>(std::min<size_t>(n, size_t{1} << 30));
+      pbump(step);
+      n -= static_cast<size_t>(step);
+    }
+  }
+
   void grow(size_t extra) {
     auto used = static_cast<size_t>(pptr() - pbase());
-    auto wanted = std::max<size_t>(used + extra, std::max<size_t>(256, 2 * out_.size()));
+    auto wanted = std::max({used + extra, used + used / 2, size_t{256}});
     out_.resize(wanted);
     auto base = reinterpret_cast<char*>(out_.data());
     setp(base, base + out_.size());
-    auto left = used;
-    while (left > 0) {
-      auto step = static_cast<int>(std::min<size_t>(left, 1 << 30));
-      pbump(step);
-      left -= static_cast<size_t>(step);
-    }
+    advance(used);
   }
 
   std::vector<std::byte>& out_;
