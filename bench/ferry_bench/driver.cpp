@@ -105,11 +105,13 @@ public:
     bool stopping = false;
     while (!stopping || acked_ < sent_) {
       while (!stopping && sent_ - acked_ < p_.window) {
+        // ferry encodes inside send(), CAF later: take the time before.
+        auto t = clock_type::now();
         self_->send(dest_, payload_);
         ++sent_;
         if (sent_ % k == 0) {
           if (record)
-            batches_.emplace_back(sent_, clock_type::now());
+            batches_.emplace_back(sent_, t);
           if (seconds_since(t0) >= seconds
               && sent_ - start_count >= min_messages)
             stopping = true;
