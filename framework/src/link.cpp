@@ -236,6 +236,17 @@ link_state::encode_element(std::type_index type, const void* value,
           + std::to_string(cfg_.max_message_size)
           + " bytes; raise max-message-size on both nodes or send less ("
           + serializers::render(encoded.error()) + ")");
+    if (encoded.error()
+          == caf::make_error(serializers::errc::no_family_can_encode,
+                             encoded.error().context())
+        && send_families_ != cfg_.serializers)
+      return caf::make_error(
+        serializers::errc::no_family_can_encode,
+        "on the link to node " + peer_name_ + ", serializers "
+          + join(cfg_.serializers) + " narrowed to " + join(send_families_)
+          + " because node " + peer_name_
+          + " does not accept the others: "
+          + serializers::render(encoded.error()));
     return std::move(encoded.error());
   }
   family_used = encoded->header.family;

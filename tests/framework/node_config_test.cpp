@@ -25,10 +25,13 @@ TEST(node_config, ConfigFileSetsNodeAndPerLinkSettings) {
 node-name = "node-a"
 [ferry.link]
 serializers = ["cereal.binary", "caf"]
-[ferry.links.node-b]
-serializers = ["cereal.portable"]
-deserializers = ["cereal.portable", "msgpack"]
-spill-threshold = 1024
+[ferry.links]
+node-b = {
+  serializers = ["cereal.portable"]
+  deserializers = ["cereal.portable", "msgpack"]
+  spill-threshold = 1024
+}
+node-c = { serializers = ["msgpack"] }
 )";
   // Act
   ASSERT_FALSE(parse(sut, ini));
@@ -41,6 +44,8 @@ spill-threshold = 1024
   auto& b = sut.link_for("node-b");
   EXPECT_EQ(b.serializers, std::vector<std::string>{"cereal.portable"});
   EXPECT_EQ(b.spill_threshold, 1024u);
+  EXPECT_EQ(sut.link_for("node-c").serializers,
+            std::vector<std::string>{"msgpack"});
   EXPECT_EQ(&sut.link_for("node-z"), &sut.default_link);
 }
 
@@ -58,7 +63,7 @@ TEST(node_config, FlagsOverrideTheConfigFile) {
 TEST(node_config, BadLinkSectionFailsNamingTheSection) {
   // Arrange
   ferry::node_config sut;
-  ASSERT_FALSE(parse(sut, "[ferry.links.node-b]\nspill-treshold = 5\n"));
+  ASSERT_FALSE(parse(sut, "[ferry.links]\nnode-b = { spill-treshold = 5 }\n"));
   // Act
   auto err = sut.finalize();
   // Assert

@@ -10,11 +10,11 @@
 //
 // Config file (CAF's INI syntax) and flags:
 //
-//     [ferry.links.default]            # --ferry.link.serializers=[...] etc.
+//     [ferry.link]                     # --ferry.link.serializers=[...] etc.
 //     serializers = ["raw", "cereal.binary", "caf"]
-//     [ferry.links.node-b]             # the link to the node named "node-b"
-//     serializers = ["cereal.portable"]
-//     deserializers = ["cereal.portable", "msgpack"]
+//     [ferry.links]                    # per peer node name
+//     node-b = { serializers = ["cereal.portable"],
+//                deserializers = ["cereal.portable", "msgpack"] }
 //
 // Plain value type; not synchronized.
 #pragma once

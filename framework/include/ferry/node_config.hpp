@@ -11,8 +11,13 @@
 //     disabled = false              # --ferry.store.disabled
 //     [ferry.link]                  # the default for every link
 //     serializers = ["cereal.binary", "caf"]
-//     [ferry.links.node-b]          # the link to the node named node-b
-//     serializers = ["cereal.portable"]
+//     [ferry.links]                 # per peer, by node name
+//     node-b = { serializers = ["cereal.portable"] }
+//     node-c = { serializers = ["msgpack"], spill-threshold = 1048576 }
+//
+// (Write per-peer settings as entries of one [ferry.links] section: CAF
+// 0.17's INI reader keeps only the last of several [ferry.links.<peer>]
+// sections.)
 //
 // Usage:
 //
@@ -98,7 +103,7 @@ public:
   /// Link settings for peers not named in `links` (section `ferry.link`).
   link_config default_link;
 
-  /// Link settings per peer node name (sections `ferry.links.<name>`).
+  /// Link settings per peer node name (entries of section `ferry.links`).
   std::map<std::string, link_config> links;
 
   // -- used by ferry::node ---------------------------------------------------

@@ -1,0 +1,86 @@
+// A tiny helper for the samples: start this program again as a peer process
+// (same binary, extra arguments), read the line it prints with its port, and
+// let it exit by closing its stdin. Samples that need several nodes use it.
+#pragma once
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace sample {
+
+class peer_process {
+public:
+  /// Starts `/proc/self/exe` with `args`; waits for the "port <N>" line.
+  explicit peer_process(std::vector<std::string> args) {
+    int to_child[2];
+    int from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0)
+      throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, to_child[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
+    posix_spawn_file_actions_addclose(&actions, to_child[1]);
+    posix_spawn_file_actions_addclose(&actions, from_child[0]);
+    std::string self = "/proc/self/exe";
+    std::vector<char*> argv{self.data()};
+    for (auto& arg : args)
+      argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    auto rc = posix_spawn(&pid_, self.c_str(), &actions, nullptr, argv.data(),
+                          environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(to_child[0]);
+    close(from_child[1]);
+    if (rc != 0)
+      throw std::runtime_error("cannot start a peer process");
+    stdin_ = to_child[1];
+    stdout_ = fdopen(from_child[0], "r");
+    unsigned port = 0;
+    if (stdout_ == nullptr || fscanf(stdout_, "port %u", &port) != 1)
+      throw std::runtime_error("the peer did not report its port");
+    port_ = static_cast<uint16_t>(port);
+  }
+
+  peer_process(const peer_process&) = delete;
+  peer_process& operator=(const peer_process&) = delete;
+
+  /// Closes the peer's stdin (it exits) and waits for it.
+  ~peer_process() {
+    close(stdin_);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    if (stdout_ != nullptr)
+      fclose(stdout_);
+  }
+
+  uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
+
+private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  FILE* stdout_ = nullptr;
+  uint16_t port_ = 0;
+};
+
+/// In a peer process: prints the port for the parent, then blocks until the
+/// parent closes stdin.
+inline void serve_until_parent_exits(uint16_t port) {
+  std::printf("port %u\n", static_cast<unsigned>(port));
+  std::fflush(stdout);
+  char buf[64];
+  while (fgets(buf, sizeof(buf), stdin) != nullptr) {
+    // Input is ignored; end of input ends the peer.
+  }
+}
+
+} // namespace sample
