@@ -236,6 +236,7 @@ node_config::node_config()
          "families accepted on receipt")
     .add(default_link.spill_threshold, "spill-threshold",
          "frames of at least this many bytes go by store or in chunks")
+    .add<std::string>("compression", "none, lz4 or zstd for inline frames")
     .add(default_link.compression_threshold, "compression-threshold",
          "smallest inline frame that gets compressed")
     .add(default_link.max_message_size, "max-message-size",
@@ -247,7 +248,10 @@ node_config::node_config()
     .add(default_link.pull_threshold, "pull-threshold",
          "frames at least this large are pulled in chunks across hosts")
     .add(default_link.chunk_size, "chunk-size",
-         "chunk size for cross-host transfers of large frames");
+         "chunk size for cross-host transfers of large frames")
+    .add<size_t>("chunks-in-flight", "chunks requested at once per frame")
+    .add<caf::timespan>("send-timeout",
+                        "how long a sender waits for credit (e.g. 30s)");
   add_message_type<std::string>("string")
     .add_message_type<bool>("bool")
     .add_message_type<int32_t>("i32")

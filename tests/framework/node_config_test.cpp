@@ -121,3 +121,24 @@ TEST(node, RemoteActorOnClosedPortFailsWithConnectError) {
   ASSERT_FALSE(proxy);
   EXPECT_EQ(proxy.error().category(), caf::atom("ferry_fw"));
 }
+
+TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
+  // Arrange
+  ferry::node_config sut;
+  // Act
+  auto err = parse(sut, "",
+                   {"--ferry.link.compression=zstd",
+                    "--ferry.link.send-timeout=5s",
+                    "--ferry.link.chunks-in-flight=2",
+                    "--ferry.link.pull-threshold=1024",
+                    "--ferry.store.disabled", "--ferry.store.strict-refs"});
+  ASSERT_FALSE(err) << ferry::render(err);
+  ASSERT_FALSE(sut.finalize());
+  // Assert
+  EXPECT_EQ(sut.default_link.compression, ferry::compression::zstd);
+  EXPECT_EQ(sut.default_link.send_timeout, std::chrono::seconds{5});
+  EXPECT_EQ(sut.default_link.chunks_in_flight, 2u);
+  EXPECT_EQ(sut.default_link.pull_threshold, 1024u);
+  EXPECT_FALSE(sut.store_enabled);
+  EXPECT_FALSE(sut.allow_out_of_band_ref_serialization);
+}
