@@ -2,7 +2,13 @@
 
 #include "ferry/serializers/detail/type_ops.hpp"
 
+#include <caf/detail/ieee_754.hpp>
+
+#include <bit>
 #include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
 
 namespace ferry::serializers::detail {
 
@@ -71,50 +77,278 @@ size_t json_depth(std::span<const std::byte> text) {
 
 // -- msgpack -------------------------------------------------------------------
 
-caf::error msgpack_prescan(std::span<const std::byte> in, const limits& lim,
-                           const call_info& info) {
-  msgpack_scan scan;
-  scan.max_depth = lim.max_depth;
-  scan.budget = lim.budget(in.size());
+namespace {
+
+// msgpack-cxx's object builder, with depth and budget checks ahead of every
+// container allocation. parse_imp calls these members statically, so hiding
+// the base's members is enough.
+class checked_object_visitor
+  : public msgpack::v2::detail::create_object_visitor {
+public:
+  using super = msgpack::v2::detail::create_object_visitor;
+
+  checked_object_visitor(uint64_t budget, uint32_t max_depth)
+    : super(reference_all, nullptr, msgpack::unpack_limit{}),
+      budget_(budget),
+      max_depth_(max_depth) {
+  }
+
+  bool start_array(uint32_t n) {
+    enter(n, sizeof(msgpack::object), "an array");
+    return super::start_array(n);
+  }
+
+  bool end_array() {
+    --depth_;
+    return super::end_array();
+  }
+
+  bool start_map(uint32_t n) {
+    enter(n, sizeof(msgpack::object_kv), "a map");
+    return super::start_map(n);
+  }
+
+  bool end_map() {
+    --depth_;
+    return super::end_map();
+  }
+
+  void parse_error(size_t, size_t error_offset) {
+    throw decode_fault{errc::malformed_frame,
+                       "invalid msgpack at offset "
+                         + std::to_string(error_offset)};
+  }
+
+  void insufficient_bytes(size_t, size_t error_offset) {
+    throw decode_fault{errc::truncated_frame,
+                       "the frame ends inside a value (offset "
+                         + std::to_string(error_offset) + ")"};
+  }
+
+private:
+  static bool reference_all(msgpack::type::object_type, size_t, void*) {
+    return true;
+  }
+
+  void enter(uint32_t n, size_t size, const char* what) {
+    if (++depth_ > max_depth_)
+      throw decode_fault{errc::nesting_too_deep,
+                         "nests deeper than limits::max_depth ("
+                           + std::to_string(max_depth_) + ")"};
+    auto bytes = uint64_t{n} * size;
+    if (bytes > budget_)
+      throw decode_fault{errc::allocation_limit_exceeded,
+                         std::string{what} + " claims " + std::to_string(n)
+                           + " elements, more than the allocation budget "
+                             "left ("
+                           + std::to_string(budget_)
+                           + " bytes); the input is hostile or corrupt, or "
+                             "raise limits::allocation_factor"};
+    budget_ -= bytes;
+  }
+
+  uint64_t budget_;
+  uint32_t max_depth_;
+  uint32_t depth_ = 0;
+};
+
+} // namespace
+
+msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
+                                              const limits& lim) {
+  auto zone = std::make_unique<msgpack::zone>();
+  checked_object_visitor v{lim.budget(in.size()), lim.max_depth};
+  v.set_zone(*zone);
+  v.set_referenced(false);
   size_t off = 0;
-  bool ok = false;
-  try {
-    ok = msgpack::parse(reinterpret_cast<const char*>(in.data()), in.size(),
-                        off, scan);
-  } catch (const std::exception& e) {
-    return make_error(errc::malformed_frame,
-                      describe(info) + " (frame 0): " + e.what());
+  auto ret = msgpack::v2::detail::parse_imp(
+    reinterpret_cast<const char*>(in.data()), in.size(), off, v);
+  switch (ret) {
+    case msgpack::PARSE_SUCCESS:
+      break;
+    case msgpack::PARSE_EXTRA_BYTES:
+      throw decode_fault{errc::trailing_bytes,
+                         std::to_string(in.size() - off)
+                           + " bytes follow the value at offset "
+                           + std::to_string(off)};
+    case msgpack::PARSE_CONTINUE:
+      throw decode_fault{errc::truncated_frame,
+                         "the frame ends inside a value (offset "
+                           + std::to_string(off) + ")"};
+    default:
+      throw decode_fault{errc::malformed_frame,
+                         "invalid msgpack near offset " + std::to_string(off)};
   }
-  if (!ok) {
-    if (scan.fault == errc::none)
-      scan.fail(errc::malformed_frame, "invalid msgpack");
-    return make_error(scan.fault, describe(info) + " (frame 0, offset "
-                                    + std::to_string(off) + "): " + scan.what
-                                    + "; the bytes are corrupt or hostile");
-  }
-  if (off != in.size())
-    return make_error(errc::trailing_bytes,
-                      describe(info) + " (frame 0, offset "
-                        + std::to_string(off)
-                        + "): " + std::to_string(in.size() - off)
-                        + " bytes follow the value");
-  return {};
+  return msgpack::object_handle{v.data(), std::move(zone)};
 }
 
 // -- caf -----------------------------------------------------------------------
 
+// Both classes read and write CAF 0.17's binary format themselves (what
+// caf::serializer_impl writes and caf::binary_deserializer reads): sequence
+// sizes as 7-bit groups, least significant first, at most 5 bytes; integers in
+// network byte order; floating point through CAF's IEEE 754 packing; long
+// double as decimal text.
+
+namespace {
+
+template <class T>
+T to_big_endian(T x) {
+  if constexpr (std::endian::native == std::endian::little) {
+    T result = 0;
+    for (size_t i = 0; i < sizeof(T); ++i) {
+      result = static_cast<T>((result << 8) | (x & 0xff));
+      x = static_cast<T>(x >> 8);
+    }
+    return result;
+  } else {
+    return x;
+  }
+}
+
+template <class Float>
+caf::error refuse_subnormal(Float x) {
+  if (std::fpclassify(x) == FP_SUBNORMAL)
+    return make_error(errc::encode_failed,
+                      "a subnormal floating-point value ("
+                        + std::to_string(static_cast<double>(x))
+                        + ") would arrive corrupted: CAF 0.17's IEEE 754 "
+                          "packing mishandles subnormals; use cereal.binary "
+                          "or msgpack for such values");
+  return {};
+}
+
+} // namespace
+
+checked_caf_sink::checked_caf_sink(std::vector<std::byte>& out)
+  : caf::serializer(static_cast<caf::execution_unit*>(nullptr)), out_(out) {
+  out_.clear();
+}
+
+caf::error checked_caf_sink::begin_object(uint16_t& typenr,
+                                          std::string& name) {
+  if (auto err = apply_impl(typenr))
+    return err;
+  if (typenr == 0)
+    return apply_impl(name);
+  return {};
+}
+
+caf::error checked_caf_sink::end_object() {
+  return {};
+}
+
+caf::error checked_caf_sink::begin_sequence(size_t& num) {
+  if (num > UINT32_MAX)
+    return make_error(errc::length_out_of_range,
+                      "a sequence of " + std::to_string(num)
+                        + " elements exceeds CAF 0.17's 32-bit lengths; use "
+                          "another family or split the value");
+  uint8_t buf[5];
+  size_t n = 0;
+  auto x = static_cast<uint32_t>(num);
+  while (x > 0x7f) {
+    buf[n++] = static_cast<uint8_t>((x & 0x7f) | 0x80);
+    x >>= 7;
+  }
+  buf[n++] = static_cast<uint8_t>(x & 0x7f);
+  return apply_raw(n, buf);
+}
+
+caf::error checked_caf_sink::end_sequence() {
+  return {};
+}
+
+caf::error checked_caf_sink::apply_raw(size_t num_bytes, void* data) {
+  auto p = static_cast<const std::byte*>(data);
+  out_.insert(out_.end(), p, p + num_bytes);
+  return {};
+}
+
+template <class T>
+caf::error checked_caf_sink::put(T x) {
+  auto y = to_big_endian(x);
+  return apply_raw(sizeof(T), &y);
+}
+
+caf::error checked_caf_sink::apply_impl(int8_t& x) {
+  return apply_raw(1, &x);
+}
+caf::error checked_caf_sink::apply_impl(uint8_t& x) {
+  return apply_raw(1, &x);
+}
+caf::error checked_caf_sink::apply_impl(int16_t& x) {
+  return put(static_cast<uint16_t>(x));
+}
+caf::error checked_caf_sink::apply_impl(uint16_t& x) {
+  return put(x);
+}
+caf::error checked_caf_sink::apply_impl(int32_t& x) {
+  return put(static_cast<uint32_t>(x));
+}
+caf::error checked_caf_sink::apply_impl(uint32_t& x) {
+  return put(x);
+}
+caf::error checked_caf_sink::apply_impl(int64_t& x) {
+  return put(static_cast<uint64_t>(x));
+}
+caf::error checked_caf_sink::apply_impl(uint64_t& x) {
+  return put(x);
+}
+caf::error checked_caf_sink::apply_impl(float& x) {
+  if (auto err = refuse_subnormal(x))
+    return err;
+  return put(caf::detail::pack754(x));
+}
+caf::error checked_caf_sink::apply_impl(double& x) {
+  if (auto err = refuse_subnormal(x))
+    return err;
+  return put(caf::detail::pack754(x));
+}
+caf::error checked_caf_sink::apply_impl(long double& x) {
+  std::ostringstream oss;
+  oss << std::setprecision(std::numeric_limits<long double>::digits) << x;
+  auto tmp = oss.str();
+  return apply_impl(tmp);
+}
+caf::error checked_caf_sink::apply_impl(std::string& x) {
+  auto n = x.size();
+  if (auto err = begin_sequence(n))
+    return err;
+  if (n > 0)
+    if (auto err = apply_raw(n, x.data()))
+      return err;
+  return end_sequence();
+}
+caf::error checked_caf_sink::apply_impl(std::u16string& x) {
+  auto n = x.size();
+  if (auto err = begin_sequence(n))
+    return err;
+  for (auto c : x)
+    if (auto err = put(static_cast<uint16_t>(c)))
+      return err;
+  return end_sequence();
+}
+caf::error checked_caf_sink::apply_impl(std::u32string& x) {
+  auto n = x.size();
+  if (auto err = begin_sequence(n))
+    return err;
+  for (auto c : x)
+    if (auto err = put(static_cast<uint32_t>(c)))
+      return err;
+  return end_sequence();
+}
+
 checked_caf_source::checked_caf_source(std::span<const std::byte> in,
                                        uint32_t max_depth)
   : caf::deserializer(static_cast<caf::execution_unit*>(nullptr)),
-    inner_(static_cast<caf::execution_unit*>(nullptr),
-           reinterpret_cast<const char*>(in.data()), in.size()),
-    size_(in.size()),
+    in_(in),
     max_depth_(max_depth) {
 }
 
 caf::error checked_caf_source::begin_object(uint16_t& typenr,
                                             std::string& name) {
-  if (auto err = inner_(typenr))
+  if (auto err = apply_impl(typenr))
     return err;
   if (typenr == 0)
     return apply_impl(name);
@@ -126,13 +360,23 @@ caf::error checked_caf_source::end_object() {
 }
 
 caf::error checked_caf_source::begin_sequence(size_t& num) {
-  if (auto err = inner_.begin_sequence(num))
-    return err;
-  if (num / 8 > inner_.remaining())
+  uint32_t x = 0;
+  for (int i = 0;; ++i) {
+    if (i == 5)
+      return make_error(errc::malformed_frame,
+                        "a sequence size runs longer than 5 bytes");
+    uint8_t low7 = 0;
+    if (auto err = apply_raw(1, &low7))
+      return err;
+    x |= static_cast<uint32_t>(low7 & 0x7f) << (7 * i);
+    if ((low7 & 0x80) == 0)
+      break;
+  }
+  num = x;
+  if (num / 8 > remaining())
     return make_error(errc::length_out_of_range,
                       "a sequence claims " + std::to_string(num)
-                        + " elements but only "
-                        + std::to_string(inner_.remaining())
+                        + " elements but only " + std::to_string(remaining())
                         + " bytes remain");
   if (++depth_ > max_depth_)
     return make_error(errc::nesting_too_deep,
@@ -143,47 +387,75 @@ caf::error checked_caf_source::begin_sequence(size_t& num) {
 
 caf::error checked_caf_source::end_sequence() {
   --depth_;
-  return inner_.end_sequence();
+  return {};
 }
 
 caf::error checked_caf_source::apply_raw(size_t num_bytes, void* data) {
-  if (num_bytes > inner_.remaining())
+  if (num_bytes > remaining())
     return make_error(errc::truncated_frame,
-                      "needs " + std::to_string(num_bytes)
-                        + " bytes but only "
-                        + std::to_string(inner_.remaining()) + " remain");
-  return inner_.apply_raw(num_bytes, data);
+                      "needs " + std::to_string(num_bytes) + " bytes but only "
+                        + std::to_string(remaining()) + " remain");
+  if (num_bytes > 0)
+    std::memcpy(data, in_.data() + pos_, num_bytes);
+  pos_ += num_bytes;
+  return {};
+}
+
+template <class T>
+caf::error checked_caf_source::get(T& x) {
+  T tmp = 0;
+  if (auto err = apply_raw(sizeof(T), &tmp))
+    return err;
+  x = to_big_endian(tmp);
+  return {};
 }
 
 caf::error checked_caf_source::apply_impl(int8_t& x) {
-  return inner_(x);
+  return apply_raw(1, &x);
 }
 caf::error checked_caf_source::apply_impl(uint8_t& x) {
-  return inner_(x);
+  return apply_raw(1, &x);
 }
 caf::error checked_caf_source::apply_impl(int16_t& x) {
-  return inner_(x);
+  uint16_t tmp = 0;
+  auto err = get(tmp);
+  x = static_cast<int16_t>(tmp);
+  return err;
 }
 caf::error checked_caf_source::apply_impl(uint16_t& x) {
-  return inner_(x);
+  return get(x);
 }
 caf::error checked_caf_source::apply_impl(int32_t& x) {
-  return inner_(x);
+  uint32_t tmp = 0;
+  auto err = get(tmp);
+  x = static_cast<int32_t>(tmp);
+  return err;
 }
 caf::error checked_caf_source::apply_impl(uint32_t& x) {
-  return inner_(x);
+  return get(x);
 }
 caf::error checked_caf_source::apply_impl(int64_t& x) {
-  return inner_(x);
+  uint64_t tmp = 0;
+  auto err = get(tmp);
+  x = static_cast<int64_t>(tmp);
+  return err;
 }
 caf::error checked_caf_source::apply_impl(uint64_t& x) {
-  return inner_(x);
+  return get(x);
 }
 caf::error checked_caf_source::apply_impl(float& x) {
-  return inner_(x);
+  uint32_t tmp = 0;
+  if (auto err = get(tmp))
+    return err;
+  x = caf::detail::unpack754(tmp);
+  return {};
 }
 caf::error checked_caf_source::apply_impl(double& x) {
-  return inner_(x);
+  uint64_t tmp = 0;
+  if (auto err = get(tmp))
+    return err;
+  x = caf::detail::unpack754(tmp);
+  return {};
 }
 
 caf::error checked_caf_source::apply_impl(long double& x) {
@@ -208,15 +480,14 @@ caf::error checked_caf_source::apply_impl(std::string& x) {
   size_t n = 0;
   if (auto err = begin_sequence(n))
     return err;
-  if (n > inner_.remaining())
+  if (n > remaining())
     return make_error(errc::truncated_frame,
                       "a string claims " + std::to_string(n)
-                        + " bytes but only "
-                        + std::to_string(inner_.remaining()) + " remain");
+                        + " bytes but only " + std::to_string(remaining())
+                        + " remain");
   x.resize(n);
-  if (n > 0)
-    if (auto err = inner_.apply_raw(n, x.data()))
-      return err;
+  if (auto err = apply_raw(n, x.data()))
+    return err;
   return end_sequence();
 }
 
@@ -224,15 +495,15 @@ caf::error checked_caf_source::apply_impl(std::u16string& x) {
   size_t n = 0;
   if (auto err = begin_sequence(n))
     return err;
-  if (n > inner_.remaining() / 2)
+  if (n > remaining() / 2)
     return make_error(errc::truncated_frame,
                       "a u16string claims " + std::to_string(n)
                         + " characters but only "
-                        + std::to_string(inner_.remaining()) + " bytes remain");
+                        + std::to_string(remaining()) + " bytes remain");
   x.resize(n);
   for (auto& c : x) {
     uint16_t tmp = 0;
-    if (auto err = inner_(tmp))
+    if (auto err = get(tmp))
       return err;
     c = static_cast<char16_t>(tmp);
   }
@@ -243,109 +514,19 @@ caf::error checked_caf_source::apply_impl(std::u32string& x) {
   size_t n = 0;
   if (auto err = begin_sequence(n))
     return err;
-  if (n > inner_.remaining() / 4)
+  if (n > remaining() / 4)
     return make_error(errc::truncated_frame,
                       "a u32string claims " + std::to_string(n)
                         + " characters but only "
-                        + std::to_string(inner_.remaining()) + " bytes remain");
+                        + std::to_string(remaining()) + " bytes remain");
   x.resize(n);
   for (auto& c : x) {
     uint32_t tmp = 0;
-    if (auto err = inner_(tmp))
+    if (auto err = get(tmp))
       return err;
     c = static_cast<char32_t>(tmp);
   }
   return end_sequence();
-}
-
-checked_caf_sink::checked_caf_sink(std::vector<std::byte>& out)
-  : caf::serializer(static_cast<caf::execution_unit*>(nullptr)),
-    inner_(static_cast<caf::execution_unit*>(nullptr), out) {
-}
-
-caf::error checked_caf_sink::begin_object(uint16_t& typenr,
-                                          std::string& name) {
-  return inner_.begin_object(typenr, name);
-}
-caf::error checked_caf_sink::end_object() {
-  return inner_.end_object();
-}
-caf::error checked_caf_sink::begin_sequence(size_t& num) {
-  if (num > UINT32_MAX)
-    return make_error(errc::length_out_of_range,
-                      "a sequence of " + std::to_string(num)
-                        + " elements exceeds CAF 0.17's 32-bit lengths; use "
-                          "another family or split the value");
-  return inner_.begin_sequence(num);
-}
-caf::error checked_caf_sink::end_sequence() {
-  return inner_.end_sequence();
-}
-caf::error checked_caf_sink::apply_raw(size_t num_bytes, void* data) {
-  return inner_.apply_raw(num_bytes, data);
-}
-caf::error checked_caf_sink::apply_impl(int8_t& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(uint8_t& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(int16_t& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(uint16_t& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(int32_t& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(uint32_t& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(int64_t& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(uint64_t& x) {
-  return inner_(x);
-}
-
-namespace {
-
-template <class Float>
-caf::error refuse_subnormal(Float x) {
-  if (std::fpclassify(x) == FP_SUBNORMAL)
-    return make_error(errc::encode_failed,
-                      "a subnormal floating-point value ("
-                        + std::to_string(static_cast<double>(x))
-                        + ") would arrive corrupted: CAF 0.17's IEEE 754 "
-                          "packing mishandles subnormals; use cereal.binary "
-                          "or msgpack for such values");
-  return {};
-}
-
-} // namespace
-
-caf::error checked_caf_sink::apply_impl(float& x) {
-  if (auto err = refuse_subnormal(x))
-    return err;
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(double& x) {
-  if (auto err = refuse_subnormal(x))
-    return err;
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(long double& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(std::string& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(std::u16string& x) {
-  return inner_(x);
-}
-caf::error checked_caf_sink::apply_impl(std::u32string& x) {
-  return inner_(x);
 }
 
 caf::error from_caf_error(const caf::error& err, const call_info& info,

@@ -1,6 +1,7 @@
 // Per-type, type-erased access to the built-in families. Not API.
 #pragma once
 
+#include "ferry/serializers/detail/buffer_pool.hpp"
 #include "ferry/serializers/families/caf.hpp"
 #include "ferry/serializers/families/cereal.hpp"
 #include "ferry/serializers/families/msgpack.hpp"
@@ -87,7 +88,7 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   }
   frames.clear();
   frames.emplace_back();
-  std::vector<std::byte> main;
+  auto main = take_buffer();
   caf::error err;
   switch (f) {
     case builtin::cereal_binary:
@@ -115,7 +116,7 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   }
   if (err)
     return err;
-  frames[0] = frame{std::move(main)};
+  frames[0] = pooled_frame(std::move(main));
   return {};
 }
 

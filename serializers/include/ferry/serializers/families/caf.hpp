@@ -2,11 +2,13 @@
 //
 // Frame 0 holds exactly what `caf::binary_serializer` writes for the value
 // (CAF's binary format: variable-length sequence sizes, integers in network
-// byte order), so `caf::binary_deserializer` decodes it. Decoding goes through
-// a checking wrapper around `caf::binary_deserializer` that refuses sequence
-// sizes larger than eight times the bytes left (CAF resizes byte sequences
-// before reading them; eight because a std::vector<bool> packs eight
-// elements per byte) and nesting deeper than `limits::max_depth`.
+// byte order), so `caf::binary_deserializer` decodes it. ferry reads and
+// writes that format with its own caf::serializer / caf::deserializer
+// (one virtual call per value, like CAF's own), and its reader refuses
+// sequence sizes larger than eight times the bytes left (CAF resizes byte
+// sequences before reading them; eight because a std::vector<bool> packs
+// eight elements per byte), size prefixes longer than 5 bytes and nesting
+// deeper than `limits::max_depth`.
 //
 // Aggregates with no `inspect` of their own are inspected field by field.
 // Cannot express: std::optional, std::variant, pointers (so no shared
@@ -95,8 +97,8 @@ template <class Inspector>
 concept caf_inspector = requires { typename Inspector::result_type; }
                         && !std::is_same_v<Inspector, caf_probe>;
 
-/// A caf::deserializer reading CAF's binary format through
-/// caf::binary_deserializer, with size and depth checks.
+/// A caf::deserializer reading CAF's binary format (what
+/// caf::binary_deserializer reads), with size and depth checks.
 class checked_caf_source final : public caf::deserializer {
 public:
   checked_caf_source(std::span<const std::byte> in, uint32_t max_depth);
@@ -108,11 +110,11 @@ public:
   caf::error apply_raw(size_t num_bytes, void* data) override;
 
   size_t remaining() const noexcept {
-    return inner_.remaining();
+    return in_.size() - pos_;
   }
 
   size_t position() const noexcept {
-    return size_ - inner_.remaining();
+    return pos_;
   }
 
 protected:
@@ -132,14 +134,17 @@ protected:
   caf::error apply_impl(std::u32string&) override;
 
 private:
-  caf::binary_deserializer inner_;
-  size_t size_;
+  template <class T>
+  caf::error get(T& x);
+
+  std::span<const std::byte> in_;
+  size_t pos_ = 0;
   uint32_t depth_ = 0;
   uint32_t max_depth_;
 };
 
-/// A caf::serializer writing CAF's binary format through
-/// caf::serializer_impl, refusing subnormal floating-point values: CAF
+/// A caf::serializer writing CAF's binary format (what caf::serializer_impl
+/// writes), refusing subnormal floating-point values: CAF
 /// 0.17's IEEE 754 packing turns them into unrelated numbers (4.9e-324
 /// arrives as -1.6e+293), so they must not leave silently corrupted.
 class checked_caf_sink final : public caf::serializer {
@@ -169,7 +174,10 @@ protected:
   caf::error apply_impl(std::u32string&) override;
 
 private:
-  caf::serializer_impl<std::vector<std::byte>> inner_;
+  template <class T>
+  caf::error put(T x);
+
+  std::vector<std::byte>& out_;
 };
 
 /// Returns CAF's error as a ferry error naming the family and type.

@@ -9,17 +9,21 @@
 // kind and therefore shared identity, long double. Such types fall back to
 // the next family in the preference list.
 //
-// Hostile input: before unpacking, a parse pass with a counting visitor checks
-// structure, nesting depth and trailing bytes, and sums the memory
-// msgpack-cxx's zone would take (one msgpack::object per element); more than
-// the allocation budget is refused. Strings and binaries are referenced from
-// the frame, never copied into the zone.
+// Hostile input: unpacking runs msgpack-cxx's own object builder under a
+// visitor that checks nesting depth and charges the memory of every array
+// and map (one msgpack::object per element) to the allocation budget before
+// msgpack allocates it; truncation, malformed bytes and trailing bytes are
+// typed errors. Strings and binaries are referenced from the frame, never
+// copied into the zone.
 #pragma once
 
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
 
 #include <msgpack.hpp>
+
+#include <algorithm>
+#include <cstring>
 
 namespace ferry::serializers::detail {
 
@@ -72,80 +76,27 @@ concept msgpack_reflect
     && all_ok<msgpack_policy, field_types<T>>();
 
 /// Appends msgpack output to a byte vector.
-struct msgpack_writer {
-  std::vector<std::byte>& out;
+class msgpack_writer {
+public:
+  explicit msgpack_writer(std::vector<std::byte>& out) : out_(out) {
+    out_.clear();
+  }
 
   void write(const char* data, size_t n) {
-    auto p = reinterpret_cast<const std::byte*>(data);
-    out.insert(out.end(), p, p + n);
-  }
-};
-
-/// Checks structure, depth and zone memory of msgpack input.
-struct msgpack_scan : msgpack::null_visitor {
-  uint32_t max_depth = 0;
-  uint32_t depth = 0;
-  uint64_t zone_bytes = sizeof(msgpack::object);
-  uint64_t budget = 0;
-  errc fault = errc::none;
-  std::string what;
-
-  bool fail(errc code, std::string msg) {
-    if (fault == errc::none) {
-      fault = code;
-      what = std::move(msg);
-    }
-    return false;
+    if (out_.size() - used_ < n)
+      out_.resize(std::max({used_ + n, used_ + used_ / 2, size_t{256}}));
+    std::memcpy(out_.data() + used_, data, n);
+    used_ += n;
   }
 
-  bool add(uint64_t n, uint64_t size) {
-    if (n > (budget - std::min(budget, zone_bytes)) / size)
-      return fail(errc::allocation_limit_exceeded,
-                  "unpacking would allocate more than the allocation budget "
-                  "of "
-                    + std::to_string(budget)
-                    + " bytes; raise limits::allocation_factor if the input "
-                      "is legitimate");
-    zone_bytes += n * size;
-    return true;
+  /// Shrinks the vector to the bytes written.
+  void finish() {
+    out_.resize(used_);
   }
 
-  bool start_array(uint32_t n) {
-    if (++depth > max_depth)
-      return fail(errc::nesting_too_deep,
-                  "nests deeper than limits::max_depth ("
-                    + std::to_string(max_depth) + ")");
-    return add(n, sizeof(msgpack::object));
-  }
-
-  bool end_array() {
-    --depth;
-    return true;
-  }
-
-  bool start_map(uint32_t n) {
-    if (++depth > max_depth)
-      return fail(errc::nesting_too_deep,
-                  "nests deeper than limits::max_depth ("
-                    + std::to_string(max_depth) + ")");
-    return add(n, sizeof(msgpack::object_kv));
-  }
-
-  bool end_map() {
-    --depth;
-    return true;
-  }
-
-  void parse_error(size_t, size_t error_offset) {
-    fail(errc::malformed_frame,
-         "invalid msgpack at offset " + std::to_string(error_offset));
-  }
-
-  void insufficient_bytes(size_t, size_t error_offset) {
-    fail(errc::truncated_frame,
-         "msgpack ends inside a value at offset "
-           + std::to_string(error_offset));
-  }
+private:
+  std::vector<std::byte>& out_;
+  size_t used_ = 0;
 };
 
 template <class T>
@@ -154,31 +105,27 @@ caf::error msgpack_encode(const T& x, std::vector<std::byte>& out,
   return guarded(
     info,
     [&]() -> caf::error {
-      out.clear();
       msgpack_writer w{out};
       msgpack::pack(w, x);
+      w.finish();
       return {};
     },
     [] { return std::string{}; });
 }
 
-/// Runs the counting parse over `in`; returns an error or nothing.
-caf::error msgpack_prescan(std::span<const std::byte> in, const limits& lim,
-                           const call_info& info);
+/// Unpacks hostile `in` in one pass, with depth and allocation checks before
+/// every container is allocated; strings and binaries reference `in`.
+/// Throws `decode_fault` or msgpack's exceptions.
+msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
+                                              const limits& lim);
 
 template <class T>
 caf::error msgpack_decode(std::span<const std::byte> in, T& out,
                           const limits& lim, const call_info& info) {
-  if (auto err = msgpack_prescan(in, lim, info))
-    return err;
   return guarded(
     info,
     [&]() -> caf::error {
-      size_t off = 0;
-      auto reference_all = [](msgpack::type::object_type, size_t,
-                              void*) { return true; };
-      auto handle = msgpack::unpack(reinterpret_cast<const char*>(in.data()),
-                                    in.size(), off, +reference_all, nullptr);
+      auto handle = msgpack_unpack_checked(in, lim);
       handle.get().convert(out);
       return {};
     },

@@ -1,0 +1,65 @@
+#include "ferry/serializers/detail/buffer_pool.hpp"
+
+#include <memory>
+#include <mutex>
+
+namespace ferry::serializers::detail {
+
+namespace {
+
+constexpr size_t min_pooled = 64 * 1024;
+constexpr size_t max_buffers = 8;
+constexpr size_t max_pooled_bytes = size_t{256} << 20;
+
+struct pool {
+  std::mutex mtx;
+  std::vector<std::vector<std::byte>> buffers;
+  size_t bytes = 0;
+};
+
+pool& the_pool() {
+  // Leaked on purpose: frames may die during static destruction.
+  static pool* instance = new pool;
+  return *instance;
+}
+
+void give_back(std::vector<std::byte>&& buf) {
+  auto cap = buf.capacity();
+  if (cap < min_pooled || cap > max_pooled_bytes)
+    return;
+  auto& p = the_pool();
+  std::lock_guard<std::mutex> guard{p.mtx};
+  if (p.buffers.size() >= max_buffers || p.bytes + cap > max_pooled_bytes)
+    return;
+  buf.clear();
+  p.bytes += cap;
+  p.buffers.push_back(std::move(buf));
+}
+
+} // namespace
+
+std::vector<std::byte> take_buffer() {
+  auto& p = the_pool();
+  std::lock_guard<std::mutex> guard{p.mtx};
+  if (p.buffers.empty())
+    return {};
+  auto result = std::move(p.buffers.back());
+  p.buffers.pop_back();
+  p.bytes -= result.capacity();
+  return result;
+}
+
+frame pooled_frame(std::vector<std::byte> bytes) {
+  if (bytes.capacity() < min_pooled)
+    return frame{std::move(bytes)};
+  auto owner = std::shared_ptr<std::vector<std::byte>>(
+    new std::vector<std::byte>(std::move(bytes)),
+    [](std::vector<std::byte>* buf) {
+      give_back(std::move(*buf));
+      delete buf;
+    });
+  std::span<const std::byte> view{owner->data(), owner->size()};
+  return frame::view(view, std::move(owner));
+}
+
+} // namespace ferry::serializers::detail
