@@ -88,7 +88,7 @@ std::vector<check> check_targets(const report& r) {
       c.figure = x.ok ? "no baseline" : "failed: " + x.error;
       c.met = false;
     } else {
-      c.figure = "ratio " + fixed(x.ratio, 2) + " (need >= " + fixed(min, 1)
+      c.figure = "ratio " + fixed(x.ratio, 3) + " (need >= " + fixed(min, 1)
                  + ")";
       c.met = x.ratio >= min;
     }
