@@ -26,7 +26,7 @@ void register_caf_types(caf::actor_system_config& cfg) {
 
 class caf_group final : public group {
 public:
-  caf_group(transport tr, const bench_env&) : tr_(tr) {
+  caf_group(transport tr, const bench_env&) {
     register_caf_types(cfg_);
     sys_ = std::make_unique<caf::actor_system>(cfg_);
     if (tr == transport::inproc) {
@@ -92,7 +92,6 @@ private:
     return answer ? std::stod(*answer) : -1;
   }
 
-  transport tr_;
   caf::actor_system_config cfg_;
   std::unique_ptr<caf::actor_system> sys_;
   std::unique_ptr<child> peer_;

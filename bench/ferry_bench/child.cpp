@@ -17,14 +17,6 @@ extern char** environ;
 
 namespace ferry::bench {
 
-std::string self_exe() {
-  char buf[4096];
-  auto n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0)
-    throw std::runtime_error("cannot read /proc/self/exe");
-  return std::string{buf, static_cast<size_t>(n)};
-}
-
 child::child(const std::vector<std::string>& args) {
   int in_pipe[2];
   int out_pipe[2];

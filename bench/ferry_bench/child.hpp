@@ -54,7 +54,4 @@ private:
   std::string buffer_;
 };
 
-/// Returns the path of the running executable.
-std::string self_exe();
-
 } // namespace ferry::bench

@@ -40,7 +40,7 @@ std::string list_arg(const std::string& family) {
 class ferry_group final : public group {
 public:
   ferry_group(transport tr, const std::string& family, const bench_env& env)
-    : tr_(tr), family_(family) {
+    : family_(family) {
     register_ferry_types(cfg_);
     cfg_.node_name = "bench-" + to_string(tr) + "-" + family;
     cfg_.store_name = env.store_name;
@@ -228,7 +228,6 @@ private:
     return answer ? std::stod(*answer) : -1;
   }
 
-  transport tr_;
   std::string family_;
   ferry::node_config cfg_;
   std::unique_ptr<ferry::node> node_;
