@@ -101,7 +101,10 @@ public:
   /// `T`. When none can, returns `errc::no_family_can_encode` naming the
   /// type, each family tried and why, and the fixes. View frames (`raw`,
   /// `separate`) point into `x`: keep `x` alive and unchanged while the
-  /// payload lives, or pass `opts.keep_alive`.
+  /// payload lives, or pass `opts.keep_alive`. Frames of 64 KiB or more that
+  /// a family writes are views of pooled buffers (their keep-alive returns
+  /// the buffer to a process-wide pool, at most 8 buffers / 256 MiB), so that
+  /// steady-state sending writes into memory that is already mapped.
   template <class T>
   [[nodiscard]] caf::expected<payload>
   encode(const T& x, const encode_options& opts) const {
