@@ -174,6 +174,14 @@ struct way {
   std::string last_reply;
 };
 
+/// Removes the sample's store when `main` returns, on every path.
+struct remove_store_at_exit {
+  std::string name;
+  ~remove_store_at_exit() {
+    static_cast<void>(ferry::store::object_store::remove(name));
+  }
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -190,6 +198,7 @@ int main(int argc, char** argv) {
     return run_kitchen(cfg);
   cfg.node_name = "table";
   cfg.store_name = "ferry-sample-cup_and_spoon-" + std::to_string(getpid());
+  remove_store_at_exit cleanup{cfg.store_name};
   int rc = 1;
   {
     sample::peer_process kitchen{{"--ferry.node-name=kitchen",
@@ -280,7 +289,6 @@ int main(int argc, char** argv) {
     rc = ok ? 0 : 1;
     caf::anon_send_exit(*cup_proxy, caf::exit_reason::user_shutdown);
   }
-  static_cast<void>(ferry::store::object_store::remove(cfg.store_name));
   if (rc != 0)
     std::cout << "cup_and_spoon: the demonstration did not go as described\n";
   return rc;

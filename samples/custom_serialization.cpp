@@ -159,6 +159,14 @@ int run_bank(ferry::node_config& cfg) {
   return 0;
 }
 
+/// Removes the sample's store when `main` returns, on every path.
+struct remove_store_at_exit {
+  std::string name;
+  ~remove_store_at_exit() {
+    static_cast<void>(ferry::store::object_store::remove(name));
+  }
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -174,6 +182,7 @@ int main(int argc, char** argv) {
   cfg.node_name = "teller";
   cfg.store_name = "ferry-sample-custom_serialization-"
                    + std::to_string(getpid());
+  remove_store_at_exit cleanup{cfg.store_name};
   std::string outcomes;
   {
     sample::peer_process bank_process{
@@ -238,7 +247,6 @@ int main(int argc, char** argv) {
       std::cout << '\n';
     }
   }
-  static_cast<void>(ferry::store::object_store::remove(cfg.store_name));
   // Expected: refused, (a) ok, (b) ok, refused again, (c) ok, (d) ok.
   auto report = ferry::serializers::inspect_serializability<bank::account>();
   bool names_lock = report.to_string().find("lock") != std::string::npos;

@@ -65,13 +65,14 @@ std::string describe(ferry::store::object_store& store,
   return "freed";
 }
 
-/// Puts a 64 KiB object into the store and returns its handle.
+/// Puts a 64 KiB object into the store and returns its handle (empty on
+/// failure, after printing why).
 ferry::store::object_ref make_object(ferry::store::object_store& store) {
   std::vector<std::byte> leaves(64 * 1024, std::byte{0x7e});
   auto ref = store.put(leaves);
   if (!ref) {
     std::cerr << ferry::render(ref.error()) << '\n';
-    std::exit(1);
+    return {};
   }
   return std::move(*ref);
 }
@@ -84,6 +85,8 @@ bool pin_and_unpin(ferry::store::object_store& store) {
     std::cout << "  [warning] " << line << '\n';
   });
   auto ref = make_object(store);
+  if (!ref)
+    return false;
   auto id = ref.id();
   std::cout << "put " << to_string(ref) << ": " << describe(store, id) << '\n'
             << "user code serializes the handle with cereal:\n";
@@ -115,6 +118,8 @@ bool pin_and_unpin(ferry::store::object_store& store) {
 /// The strict case: the same code fails and says why.
 bool refuse(ferry::store::object_store& store) {
   auto ref = make_object(store);
+  if (!ref)
+    return false;
   auto id = ref.id();
   std::cout << "put " << to_string(ref) << "; user code serializes it with "
                "cereal:\n";
@@ -150,6 +155,15 @@ int run_child(std::vector<std::string> args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/// Removes the sample's store when `main` returns, on every path.
+struct remove_store_at_exit {
+  std::string name;
+  ~remove_store_at_exit() {
+    if (!name.empty())
+      static_cast<void>(ferry::store::object_store::remove(name));
+  }
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +178,8 @@ int main(int argc, char** argv) {
   if (!is_child)
     cfg.store_name = "ferry-sample-out_of_band_refs-"
                      + std::to_string(getpid());
+  // The parent removes the store at the end; the child only attaches.
+  remove_store_at_exit cleanup{is_child ? std::string{} : cfg.store_name};
   cfg.store_capacity = 8 << 20;
   bool ok = false;
   {
@@ -189,7 +205,6 @@ int main(int argc, char** argv) {
   std::cout.flush();
   auto strict = run_child({"--ferry.store.name=" + cfg.store_name,
                            "--ferry.store.strict-refs"});
-  static_cast<void>(ferry::store::object_store::remove(cfg.store_name));
   std::cout << "\nout_of_band_refs: default case "
             << (ok ? "pinned and unpinned" : "FAILED") << ", strict case "
             << (strict == 0 ? "refused with the explanation" : "FAILED")

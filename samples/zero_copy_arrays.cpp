@@ -167,6 +167,14 @@ std::string mib(int64_t kib) {
   return buf;
 }
 
+/// Removes the sample's store when `main` returns, on every path.
+struct remove_store_at_exit {
+  std::string name;
+  ~remove_store_at_exit() {
+    static_cast<void>(ferry::store::object_store::remove(name));
+  }
+};
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -181,6 +189,7 @@ int main(int argc, char** argv) {
     return run_reader(cfg);
   cfg.node_name = "maker";
   cfg.store_name = "ferry-sample-zero_copy_arrays-" + std::to_string(getpid());
+  remove_store_at_exit cleanup{cfg.store_name};
   bool ok = true;
   {
     auto peer = [&](const char* name) {
@@ -279,7 +288,6 @@ int main(int argc, char** argv) {
       ok = ok && summary->objects.size() == 1;
     }
   }
-  static_cast<void>(ferry::store::object_store::remove(cfg.store_name));
   std::cout << "zero_copy_arrays: "
             << (ok ? "one object, read in place by both readers"
                    : "FAILED: see above")
