@@ -198,14 +198,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     caf::scoped_actor self{(*n)->system()};
-    // Sends `x`, prints the reply or the error; records '+' or '-'.
+    // Sends `x`, prints the reply or the error; records '+' for a reply
+    // with the account's data, '?' for a reply without, '-' for an error.
     auto send = [&](const char* what, auto x) {
       std::cout << what << ":\n";
       self->request(*to_bank, 10s, std::move(x))
         .receive(
           [&](const std::string& reply) {
-            outcomes += '+';
-            std::cout << "  ok: " << reply << '\n';
+            bool intact = reply.find("alice has 120") != std::string::npos
+                          || reply.find("bob has 75") != std::string::npos;
+            outcomes += intact ? '+' : '?';
+            std::cout << (intact ? "  ok: " : "  WRONG DATA: ") << reply
+                      << '\n';
           },
           [&](const caf::error& err) {
             outcomes += '-';

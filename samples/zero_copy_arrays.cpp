@@ -280,10 +280,10 @@ int main(int argc, char** argv) {
       std::cout << "\nthe store holds " << summary->objects.size()
                 << " object(s), " << mib(static_cast<int64_t>(
                                         summary->bytes_used >> 10))
-                << " used; holders of object " << id << ":";
+                << " used; object " << id << " is held by";
       for (auto& obj : summary->objects)
         for (auto& h : obj.holders)
-          std::cout << " pid " << h.pid << " (" << h.handles << " handle(s))";
+          std::cout << " pid " << h.pid;
       std::cout << '\n';
       ok = ok && summary->objects.size() == 1;
     }
