@@ -1,7 +1,8 @@
 // cup_and_spoon: by handle or by value, and what each costs.
 //
 // A Cup actor with a capacity lives in another process (this program started
-// again as the "kitchen" node) and is stirred by items sent from here:
+// again as the "kitchen" node, where the Cup is spawned by name with
+// `node::remote_spawn`) and is stirred by items sent from here:
 //
 //   - a silver spoon whose profile (2 MiB of doubles) is put into the host's
 //     store *once*; every stir sends the spoon with a handle to that object
@@ -107,7 +108,9 @@ void configure(ferry::node_config& cfg) {
     std::string name = code == static_cast<uint8_t>(cup_errc::cannot_stir)
                          ? "cannot_stir"
                          : std::to_string(code);
-    return "cup: " + name + ": " + ctx.get_as<std::string>(0);
+    auto text = ctx.match_elements<std::string>() ? ctx.get_as<std::string>(0)
+                                                  : std::string{};
+    return "cup: " + name + ": " + text;
   });
 }
 

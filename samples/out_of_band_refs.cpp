@@ -5,10 +5,11 @@
 // reference over, so the store always knows who holds the object. User code
 // that serializes a handle itself (here: cereal straight into a string) makes
 // a copy the store cannot see. By default ferry then *pins* the object until
-// this process exits or calls `unpin`, and warns once; in strict mode
-// (`--ferry.store.strict-refs`, `node_config::allow_out_of_band_ref_
-// serialization = false` or the same field of `store_config`) the same code
-// gets `ferry_sto: out_of_band_ref`, whose text explains why and what to do.
+// this process exits or calls `unpin`, and warns once. In strict mode the
+// same code gets `ferry_sto: out_of_band_ref`, whose text explains why and
+// what to do. Strict mode is the flag `--ferry.store.strict-refs`, or
+// `allow_out_of_band_ref_serialization = false` in `node_config` (or in
+// `store_config` when using the store alone).
 //
 // This process runs the default case, then starts itself again with
 // `--ferry.store.strict-refs` for the strict case (the setting is per
