@@ -62,6 +62,14 @@ function(ferry_add_test_binary name)
   if(ARG_RUN_SERIAL)
     set(serial TRUE)
   endif()
+  # Aggregate targets per label, so CI can build just what a run needs
+  # (e.g. the TSan stage builds ferry_tests_concurrency).
+  foreach(label IN LISTS ARG_LABELS)
+    if(NOT TARGET ferry_tests_${label})
+      add_custom_target(ferry_tests_${label})
+    endif()
+    add_dependencies(ferry_tests_${label} ${name})
+  endforeach()
   gtest_discover_tests(
     ${name} DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial})

@@ -465,11 +465,15 @@ void link_state::return_credit(uint64_t bytes) {
     std::lock_guard<std::mutex> guard{return_mtx_};
     unreturned_bytes_ += bytes;
     unreturned_messages_ += 1;
+    --unprocessed_;
     auto byte_batch = std::max<uint64_t>(
       1, std::min(cfg_.window_bytes, peer_window_bytes_) / 4);
     auto message_batch = std::max<uint64_t>(
       1, std::min(cfg_.window_messages, peer_window_messages_) / 4);
-    if (unreturned_bytes_ < byte_batch && unreturned_messages_ < message_batch)
+    // Batch the credit, but never keep any once every delivered message is
+    // processed: the sender may be waiting for exactly that remainder.
+    if (unreturned_bytes_ < byte_batch && unreturned_messages_ < message_batch
+        && unprocessed_ > 0)
       return;
     batch.bytes = std::exchange(unreturned_bytes_, 0);
     batch.messages = std::exchange(unreturned_messages_, 0);
@@ -700,6 +704,10 @@ void link_state::finish_transfer(uint64_t id) {
 void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
   ++counters_.messages_received;
+  {
+    std::lock_guard<std::mutex> guard{return_mtx_};
+    ++unprocessed_;
+  }
   credit_token token{weak_from_this(), wire_bytes_count};
   caf::message_id mid{msg.mid};
   auto target = exported(msg.target);

@@ -395,3 +395,25 @@ TEST_F(node_fixture, SharedArrayToAnotherHostFailsWithAClearError) {
   EXPECT_NE(stats["local"].find("refusals=1"), std::string::npos)
     << stats["local"];
 }
+
+TEST_F(node_fixture, CreditBelowOneBatchIsReturnedOnceTheReceiverIsIdle) {
+  // Arrange: a 1 MiB window; the receiver returns credit in batches of a
+  // quarter window, so 200 KiB alone is below one batch.
+  auto& b = start_peer("B", {}, true);
+  cfg.default_link.window_bytes = uint64_t{1} << 20;
+  cfg.default_link.send_timeout = std::chrono::milliseconds{5000};
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  auto first = make_bytes(200 << 10);
+  auto second = make_bytes(900 << 10); // fits only once the first is returned
+  // Act
+  auto hash1 = ask<uint64_t>(*sut, first);
+  auto hash2 = ask<uint64_t>(*sut, second);
+  // Assert
+  ASSERT_TRUE(hash1) << ferry::render(hash1.error());
+  ASSERT_TRUE(hash2) << ferry::render(hash2.error());
+  EXPECT_EQ(*hash2, fnv1a(second));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->send_errors, 0u);
+}

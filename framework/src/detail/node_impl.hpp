@@ -334,6 +334,8 @@ private:
   std::mutex return_mtx_;
   uint64_t unreturned_bytes_ = 0;
   uint64_t unreturned_messages_ = 0;
+  // Messages delivered (holding a credit token) and not yet processed.
+  uint64_t unprocessed_ = 0;
 
   // Actors.
   std::mutex actors_mtx_;
