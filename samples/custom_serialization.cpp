@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
     std::cout << "inspect_serializability<bank::account>():\n"
               << ferry::serializers::inspect_serializability<bank::account>()
                    .to_string()
-              << "\n\n";
+              << '\n';
     send("0. send std::shared_ptr<account> as it is", alice);
 
     auto bob = std::make_shared<bank::account_with_serialize>();
