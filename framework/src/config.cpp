@@ -260,6 +260,7 @@ node_config::node_config()
     .add_message_type<uint64_t>("u64")
     .add_message_type<float>("f32")
     .add_message_type<double>("f64")
+    .add_message_type<caf::atom_value>("atom")
     .add_message_type<std::vector<std::byte>>("bytes")
     .add_message_type<std::vector<char>>("chars");
 }

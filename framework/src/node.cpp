@@ -276,14 +276,17 @@ std::vector<std::shared_ptr<link_state>> node_impl::links() {
   return result;
 }
 
-uint16_t node_impl::publish_default(const caf::actor& whom) {
+void node_impl::publish_default(const caf::actor& whom) {
+  if (!whom)
+    return; // Listen only: peers use exposed names and remote_spawn.
   std::lock_guard<std::mutex> guard{mtx_};
   default_actor_ = whom.id();
   exposed_by_id_[whom.id()] = caf::actor_cast<caf::strong_actor_ptr>(whom);
-  return 0;
 }
 
 void node_impl::expose(const std::string& name, const caf::actor& whom) {
+  if (!whom)
+    return;
   std::lock_guard<std::mutex> guard{mtx_};
   exposed_by_name_[name] = whom;
   exposed_by_id_[whom.id()] = caf::actor_cast<caf::strong_actor_ptr>(whom);

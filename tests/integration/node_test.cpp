@@ -417,3 +417,27 @@ TEST_F(node_fixture, CreditBelowOneBatchIsReturnedOnceTheReceiverIsIdle) {
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->send_errors, 0u);
 }
+
+TEST_F(node_fixture, AtomsAndMultiElementMessagesCrossTheLink) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "adder-by-atom");
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  // Act
+  auto sum = ask<int32_t>(*sut, caf::atom("add"), int32_t{20}, int32_t{22});
+  // Assert
+  ASSERT_TRUE(sum) << ferry::render(sum.error());
+  EXPECT_EQ(*sum, 42);
+}
+
+TEST_F(node_fixture, NodeWithoutDefaultActorStillServesExposedOnes) {
+  // Arrange
+  auto& b = start_peer("B");
+  cfg.store_enabled = false;
+  auto port = local().publish(caf::actor{});
+  // Act
+  auto to_b = local().remote_actor("127.0.0.1", b.port);
+  // Assert
+  ASSERT_TRUE(port) << ferry::render(port.error());
+  ASSERT_TRUE(to_b) << ferry::render(to_b.error());
+}

@@ -89,6 +89,17 @@ caf::behavior adder(caf::event_based_actor*, int32_t base) {
   };
 }
 
+/// Answers ('add', x, y) with x + y: atoms and multi-element messages.
+caf::behavior atom_adder() {
+  return {
+    [](caf::atom_value op, int32_t x, int32_t y) -> caf::result<int32_t> {
+      if (op == caf::atom("add"))
+        return x + y;
+      return caf::make_error(caf::sec::unexpected_message);
+    },
+  };
+}
+
 caf::behavior mortal(caf::event_based_actor* self) {
   return {
     [self](const std::string& text) {
@@ -141,10 +152,12 @@ int main(int argc, char** argv) {
   }
   auto& sys = (*n)->system();
   std::vector<caf::actor> actors{sys.spawn(echo), sys.spawn(slow),
-                                 sys.spawn(mortal), sys.spawn(hole)};
+                                 sys.spawn(mortal), sys.spawn(hole),
+                                 sys.spawn(atom_adder)};
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
+  (*n)->expose("adder-by-atom", actors[4]);
   // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
   const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = (*n)->publish(actors[0], 0,

@@ -75,12 +75,14 @@ public:
   serializers::registry& registry();
 
   /// Makes `whom` this node's default actor and listens on `port` (0: any
-  /// free port) at `address`. Returns the port.
+  /// free port) at `address`. Returns the port. With an invalid `whom` the
+  /// node only listens (peers reach exposed actors and `remote_spawn`).
   [[nodiscard]] caf::expected<uint16_t>
   publish(const caf::actor& whom, uint16_t port = 0,
           const std::string& address = "127.0.0.1");
 
-  /// Lets peers look `whom` up under `name` (see `remote_actor`).
+  /// Lets peers look `whom` up under `name` (see `remote_actor`). Ignores an
+  /// invalid `whom`.
   void expose(const std::string& name, const caf::actor& whom);
 
   /// Connects to the node listening at `host`:`port` (handshake once per

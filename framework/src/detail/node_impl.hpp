@@ -388,7 +388,7 @@ public:
 
   // -- exposed actors ---------------------------------------------------------
 
-  uint16_t publish_default(const caf::actor& whom);
+  void publish_default(const caf::actor& whom);
   void expose(const std::string& name, const caf::actor& whom);
   caf::expected<uint64_t> lookup(const std::string& name);
   caf::strong_actor_ptr exposed(uint64_t id);
