@@ -134,9 +134,10 @@ caf::expected<ref_wire> to_wire(const object_ref& x) {
           "serialization of an ObjectRef\"), so it cannot know when the "
           "object may be freed. Fix: send the object_ref inside a ferry "
           "message (it is then transferred in band), or copy the bytes out "
-          "(bytes() / to_vector()), or set "
-          "store_config::allow_out_of_band_ref_serialization = true to pin "
-          "the object until this process exits");
+          "(bytes() / to_vector()), or allow it to pin the object until this "
+          "process exits: store_config::allow_out_of_band_ref_serialization "
+          "= true (a ferry node: drop --ferry.store.strict-refs, or set "
+          "node_config::allow_out_of_band_ref_serialization = true)");
   auto first = store.pin(x.slot_, x.id_);
   if (!first)
     return std::move(first.error());
