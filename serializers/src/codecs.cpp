@@ -39,13 +39,20 @@ std::optional<builtin> builtin_from_name(std::string_view name) noexcept {
 
 // -- cereal.json ---------------------------------------------------------------
 
+// Returns the deepest bracket nesting of a JSON text, ignoring strings. Also
+// refuses numbers with more than 40 mantissa digits or more than 3 exponent
+// digits (throwing decode_fault): rapidjson 1.1's exact strtod path has
+// undefined behaviour on such input (a negative shift, clz of zero), and
+// cereal never writes them (17 significant digits at most).
 size_t json_depth(std::span<const std::byte> text) {
   size_t depth = 0;
   size_t deepest = 0;
   bool in_string = false;
   bool escaped = false;
-  for (auto b : text) {
-    auto c = static_cast<char>(b);
+  auto at = [&](size_t i) { return static_cast<char>(text[i]); };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = at(i);
     if (in_string) {
       if (escaped)
         escaped = false;
@@ -69,6 +76,32 @@ size_t json_depth(std::span<const std::byte> text) {
           --depth;
         break;
       default:
+        if (c == '-' || digit(c)) {
+          auto start = i;
+          size_t mantissa = 0;
+          size_t exponent = 0;
+          if (c == '-')
+            ++i;
+          while (i < text.size() && (digit(at(i)) || at(i) == '.')) {
+            mantissa += digit(at(i)) ? 1 : 0;
+            ++i;
+          }
+          if (i < text.size() && (at(i) == 'e' || at(i) == 'E')) {
+            ++i;
+            if (i < text.size() && (at(i) == '+' || at(i) == '-'))
+              ++i;
+            while (i < text.size() && digit(at(i))) {
+              ++exponent;
+              ++i;
+            }
+          }
+          if (mantissa > 40 || exponent > 3)
+            throw decode_fault{errc::malformed_frame,
+                               "the number at offset " + std::to_string(start)
+                                 + " has more digits than cereal ever "
+                                   "writes"};
+          --i;
+        }
         break;
     }
   }

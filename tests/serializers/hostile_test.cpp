@@ -297,6 +297,22 @@ TEST_F(hostile, DeepNestingIsRefusedInEveryFamily) {
   EXPECT_EQ(decode_bytes<tree>("caf", caf).error(), errc::nesting_too_deep);
 }
 
+TEST_F(hostile, JsonNumbersLongerThanCerealWritesAreRefused) {
+  // rapidjson's exact strtod has undefined behaviour on such numbers.
+  auto text = std::string{"{\"value0\": 1"} + std::string(400, '0')
+              + "e-38609621}";
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  auto x = decode_bytes<double>("cereal.json", bytes);
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::malformed_frame);
+  auto ok = sut.encode(-1.2345678901234567e-300, encode_with("cereal.json"));
+  ASSERT_TRUE(ok);
+  auto y = sut.decode<double>(*ok, decode_with("cereal.json"));
+  ASSERT_TRUE(y) << render(y.error());
+  EXPECT_EQ(*y, -1.2345678901234567e-300);
+}
+
 TEST_F(hostile, RandomBytesNeverCrashAnyDecoder) {
   std::mt19937_64 rng{42};
   for (auto family : {"cereal.binary", "cereal.portable", "cereal.json",
