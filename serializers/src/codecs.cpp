@@ -40,10 +40,11 @@ std::optional<builtin> builtin_from_name(std::string_view name) noexcept {
 // -- cereal.json ---------------------------------------------------------------
 
 // Returns the deepest bracket nesting of a JSON text, ignoring strings. Also
-// refuses numbers with more than 40 mantissa digits or more than 3 exponent
-// digits (throwing decode_fault): rapidjson 1.1's exact strtod path has
-// undefined behaviour on such input (a negative shift, clz of zero), and
-// cereal never writes them (17 significant digits at most).
+// refuses (throwing decode_fault) numbers with more than 40 mantissa digits,
+// more than 3 exponent digits, or a zero mantissa with an exponent or more
+// than 17 digits: rapidjson 1.1's exact strtod path has undefined behaviour
+// on such input (an out-of-bounds table read for ~400 leading zeros, a
+// negative shift, clz of zero), and cereal never writes them.
 size_t json_depth(std::span<const std::byte> text) {
   size_t depth = 0;
   size_t deepest = 0;
@@ -80,13 +81,17 @@ size_t json_depth(std::span<const std::byte> text) {
           auto start = i;
           size_t mantissa = 0;
           size_t exponent = 0;
+          bool nonzero = false;
+          bool has_exponent = false;
           if (c == '-')
             ++i;
           while (i < text.size() && (digit(at(i)) || at(i) == '.')) {
             mantissa += digit(at(i)) ? 1 : 0;
+            nonzero = nonzero || (digit(at(i)) && at(i) != '0');
             ++i;
           }
           if (i < text.size() && (at(i) == 'e' || at(i) == 'E')) {
+            has_exponent = true;
             ++i;
             if (i < text.size() && (at(i) == '+' || at(i) == '-'))
               ++i;
@@ -95,7 +100,8 @@ size_t json_depth(std::span<const std::byte> text) {
               ++i;
             }
           }
-          if (mantissa > 40 || exponent > 3)
+          if (mantissa > 40 || exponent > 3
+              || (!nonzero && (has_exponent || mantissa > 17)))
             throw decode_fault{errc::malformed_frame,
                                "the number at offset " + std::to_string(start)
                                  + " has more digits than cereal ever "

@@ -306,6 +306,20 @@ TEST_F(hostile, JsonNumbersLongerThanCerealWritesAreRefused) {
   auto x = decode_bytes<double>("cereal.json", bytes);
   ASSERT_FALSE(x);
   EXPECT_EQ(x.error(), errc::malformed_frame);
+  // ~400 leading zeros make rapidjson read outside its power table.
+  text = "{\"value0\": 0." + std::string(400, '0') + "1}";
+  bytes.resize(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  EXPECT_EQ(decode_bytes<double>("cereal.json", bytes).error(),
+            errc::malformed_frame);
+  text = "{\"value0\": 0e-300}";
+  bytes.resize(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  EXPECT_EQ(decode_bytes<double>("cereal.json", bytes).error(),
+            errc::malformed_frame);
+  auto zero = sut.encode(0.0, encode_with("cereal.json"));
+  ASSERT_TRUE(zero);
+  EXPECT_TRUE(sut.decode<double>(*zero, decode_with("cereal.json")));
   auto ok = sut.encode(-1.2345678901234567e-300, encode_with("cereal.json"));
   ASSERT_TRUE(ok);
   auto y = sut.decode<double>(*ok, decode_with("cereal.json"));
