@@ -247,6 +247,12 @@ T to_big_endian(T x) {
 
 template <class Float>
 caf::error refuse_subnormal(Float x) {
+  if (!std::isfinite(x))
+    return make_error(errc::encode_failed,
+                      "an infinite or NaN floating-point value cannot be "
+                      "sent: CAF 0.17's IEEE 754 packing loops forever on it "
+                      "(found by fuzzing); use cereal.binary or msgpack for "
+                      "such values");
   if (std::fpclassify(x) == FP_SUBNORMAL)
     return make_error(errc::encode_failed,
                       "a subnormal floating-point value ("

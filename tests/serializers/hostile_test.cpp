@@ -3,6 +3,7 @@
 #include "test_types.hpp"
 
 #include <cstring>
+#include <limits>
 #include <random>
 
 namespace ferry::serializers::test {
@@ -325,6 +326,20 @@ TEST_F(hostile, JsonNumbersLongerThanCerealWritesAreRefused) {
   auto y = sut.decode<double>(*ok, decode_with("cereal.json"));
   ASSERT_TRUE(y) << render(y.error());
   EXPECT_EQ(*y, -1.2345678901234567e-300);
+}
+
+TEST_F(hostile, CafRefusesInfinityAndNanInsteadOfHanging) {
+  // CAF 0.17's pack754 never returns for these; ferry refuses them.
+  for (double x : {std::numeric_limits<double>::infinity(),
+                   -std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN()}) {
+    auto p = sut.encode(x, encode_with("caf"));
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error(), errc::no_family_can_encode);
+    EXPECT_NE(render(p.error()).find("loops forever"), std::string::npos);
+  }
+  EXPECT_TRUE(sut.encode(std::numeric_limits<double>::infinity(),
+                         encode_with("cereal.binary")));
 }
 
 TEST_F(hostile, RandomBytesNeverCrashAnyDecoder) {
