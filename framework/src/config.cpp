@@ -198,8 +198,7 @@ std::string default_node_name() {
 }
 
 // Lets `actor_system::render` print ferry's errors as `ferry::render` does.
-void add_category(caf::actor_system_config& cfg, const char* atom_text) {
-  auto category = caf::atom_from_string(atom_text);
+void add_category(caf::actor_system_config& cfg, caf::atom_value category) {
   cfg.add_error_category(category, [](uint8_t code, caf::atom_value cat,
                                       const caf::message& ctx) {
     return render(caf::error{code, cat, ctx});
@@ -212,9 +211,9 @@ node_config::node_config()
   : registry_(std::make_shared<serializers::registry>()) {
   load<caf::io::middleman>();
   detail::register_wire_types(*this);
-  add_category(*this, "ferry_fw");
-  add_category(*this, "ferry_ser");
-  add_category(*this, "ferry_sto");
+  add_category(*this, caf::atom("ferry_fw"));
+  add_category(*this, caf::atom("ferry_ser"));
+  add_category(*this, caf::atom("ferry_sto"));
   opt_group{custom_options_, "ferry"}
     .add(node_name, "node-name", "name of this node in its peers' link tables")
     .add(host_id, "host-id",

@@ -39,6 +39,10 @@ struct frame_job {
 };
 
 struct puller_state {
+  // Not an aggregate: CAF probes actor states for `inspect`, and ferry's
+  // aggregate reflection must not try to take this one apart.
+  puller_state() = default;
+
   std::weak_ptr<link_state> link;
   std::optional<std::pair<wire_message, uint64_t>> current;
   std::vector<frame_job> jobs;

@@ -50,11 +50,22 @@ struct variant_types<std::variant<Ts...>> {
 template <class T>
 using variant_tuple = typename variant_types<T>::type;
 
+/// True if the family's library would silently skip `U` (a policy may define
+/// `skipped<U>()`; the caf family does, for CAF's allowed-unsafe types).
+template <class P, class U>
+constexpr bool policy_skips() {
+  if constexpr (requires { P::template skipped<U>(); })
+    return P::template skipped<U>();
+  else
+    return false;
+}
+
 template <class P, class T>
 constexpr bool deep_ok() {
   using U = std::remove_cv_t<T>;
   if constexpr (std::is_reference_v<T> || is_lock_v<U> || is_thread_v<U>
-                || std::is_pointer_v<U> || std::is_member_pointer_v<U>)
+                || std::is_pointer_v<U> || std::is_member_pointer_v<U>
+                || policy_skips<P, U>())
     return false;
   else if constexpr (wrapped_traits<U>::is_wrapped)
     return deep_ok<P, typename wrapped_traits<U>::stand_in>();
@@ -125,6 +136,11 @@ std::string why_not() {
   using U = std::remove_cv_t<T>;
   if constexpr (deep_ok<P, T>())
     return {};
+  else if constexpr (policy_skips<P, U>())
+    return type_label<U>()
+           + " is marked CAF_ALLOW_UNSAFE_MESSAGE_TYPE, which makes CAF 0.17's "
+             "serializer skip it (it would arrive empty); give it an inspect "
+             "function or use another family";
   else if constexpr (is_lock_v<U>)
     return type_label<U>()
            + " is a lock, which no family can send; leave it out with the "

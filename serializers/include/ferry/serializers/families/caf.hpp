@@ -22,6 +22,7 @@
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
 
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/deserializer.hpp>
 #include <caf/detail/type_traits.hpp>
@@ -44,6 +45,13 @@ struct caf_policy {
   template <class T>
   static constexpr bool own() {
     return has_own_inspect<T>;
+  }
+
+  /// CAF 0.17's data_processor silently skips allowed-unsafe types: a value
+  /// of such a type (or holding one) would arrive default-constructed.
+  template <class T>
+  static constexpr bool skipped() {
+    return caf::allowed_unsafe_message_type<T>::value;
   }
 
   template <class T>
