@@ -58,16 +58,6 @@ std::string describe_element(const caf::message& msg, size_t pos) {
   return "CAF built-in type #" + std::to_string(rtti.first);
 }
 
-std::string join(const std::vector<std::string>& xs) {
-  std::string result = "[";
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (i > 0)
-      result += ", ";
-    result += xs[i];
-  }
-  return result + "]";
-}
-
 caf::expected<std::vector<std::byte>> compress(compression codec,
                                                 std::span<const std::byte> in) {
   std::vector<std::byte> out;
@@ -127,6 +117,16 @@ decompress(frame_kind kind, std::span<const std::byte> in, uint64_t size,
 }
 
 } // namespace
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string result = "[";
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i > 0)
+      result += ", ";
+    result += xs[i];
+  }
+  return result + "]";
+}
 
 uint64_t request_key(caf::message_id mid) {
   return mid.integer_value() & caf::message_id::request_id_mask;

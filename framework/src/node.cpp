@@ -24,16 +24,6 @@ namespace detail {
 
 namespace {
 
-std::string join(const std::vector<std::string>& xs) {
-  std::string result = "[";
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (i > 0)
-      result += ", ";
-    result += xs[i];
-  }
-  return result + "]";
-}
-
 /// Families of `prefs` (in order) that the peer accepts and can decode.
 std::vector<std::string> meet(const std::vector<std::string>& prefs,
                               const std::vector<std::string>& accepted,

@@ -59,6 +59,9 @@ caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link);
 /// Tells a puller that messages are queued.
 using pull_atom = caf::atom_constant<caf::atom("ferry_pull")>;
 
+/// Renders a family list as "[a, b, c]" for error messages.
+std::string join(const std::vector<std::string>& xs);
+
 /// Returns the part of a request or response id that both share.
 uint64_t request_key(caf::message_id mid);
 
