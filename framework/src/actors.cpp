@@ -121,6 +121,9 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   } else if (content.match_elements<credit>()) {
     if (auto l = link())
       l->on_credit(content.get_as<credit>(0));
+  } else if (content.match_elements<credit_probe>()) {
+    if (auto l = link())
+      l->on_probe();
   } else if (content.match_elements<down_notice>()) {
     if (auto l = link()) {
       auto& notice = content.get_as<down_notice>(0);

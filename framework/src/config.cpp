@@ -158,6 +158,7 @@ void register_wire_types(caf::actor_system_config& cfg) {
     .add_message_type<identify>("ferry.identify")
     .add_message_type<lookup>("ferry.lookup")
     .add_message_type<credit>("ferry.credit")
+    .add_message_type<credit_probe>("ferry.probe")
     .add_message_type<down_notice>("ferry.down")
     .add_message_type<refusal>("ferry.refusal")
     .add_message_type<exit_request>("ferry.exit")

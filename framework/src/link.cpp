@@ -195,8 +195,18 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     same_host_(same_host),
     peer_window_bytes_(peer.window_bytes),
     peer_window_messages_(peer.window_messages),
-    default_actor_(peer.default_actor) {
-  // nop
+    default_actor_(peer.default_actor),
+    sent_by_family_(send_families_),
+    received_by_family_(cfg_.deserializers) {
+  // Built once: every message of the link encodes and decodes with these.
+  enc_opts_.serializers = send_families_;
+  enc_opts_.context = serializers::context{node_.config().node_name,
+                                           peer_name_, peer_name_, same_host_};
+  enc_opts_.limits.max_payload_bytes = cfg_.max_message_size;
+  dec_opts_.deserializers = cfg_.deserializers;
+  dec_opts_.context = serializers::context{peer_name_, node_.config().node_name,
+                                           peer_name_, same_host_};
+  dec_opts_.limits.max_payload_bytes = cfg_.max_message_size;
 }
 
 link_state::~link_state() = default;
@@ -209,21 +219,16 @@ link_state::encode_element(std::type_index type, const void* value,
                            std::string& family_used,
                            std::vector<store::transfer_ticket>& tickets,
                            std::vector<uint64_t>& transfers) {
-  serializers::encode_options opts;
-  opts.serializers = send_families_;
-  opts.context = serializers::context{node_.config().node_name, peer_name_,
-                                      peer_name_, same_host_};
-  opts.keep_alive = keep_alive;
-  opts.limits.max_payload_bytes = cfg_.max_message_size;
   auto encoded = [&]() -> caf::expected<serializers::payload> {
     if (auto* store = node_.store()) {
       store::in_band_scope scope{*store};
-      auto result = node_.registry().encode(type, value, opts);
+      auto result = node_.registry().encode(type, value, enc_opts_,
+                                            keep_alive);
       auto taken = scope.take_tickets();
       tickets.insert(tickets.end(), taken.begin(), taken.end());
       return result;
     }
-    return node_.registry().encode(type, value, opts);
+    return node_.registry().encode(type, value, enc_opts_, keep_alive);
   }();
   if (!encoded) {
     if (encoded.error()
@@ -393,15 +398,23 @@ caf::error link_state::send(uint64_t target,
                      std::make_pair(caf::actor_cast<caf::weak_actor_ptr>(sender),
                                     mid));
   }
-  if (!tickets.empty()) {
-    std::lock_guard<std::mutex> guard{tickets_mtx_};
-    // Kept until the peer's credit says it processed the message; cancelled
-    // when the link dies before that (cancelling a redeemed ticket is a
-    // no-op).
-    in_transit_.insert(in_transit_.end(), tickets.begin(), tickets.end());
-  }
-  send_control(caf::make_message(std::move(*out)), host);
+  post(std::move(*out), tickets, host);
   return caf::none;
+}
+
+void link_state::post(wire_message msg,
+                      const std::vector<store::transfer_ticket>& tickets,
+                      caf::execution_unit* host) {
+  std::lock_guard<std::mutex> guard{post_mtx_};
+  auto seq = posted_++;
+  if (!tickets.empty()) {
+    // Kept until the peer's credit says it took the message; cancelled when
+    // the link dies before that.
+    std::lock_guard<std::mutex> tickets_guard{tickets_mtx_};
+    for (auto& ticket : tickets)
+      in_transit_.emplace_back(seq, ticket);
+  }
+  send_control(caf::make_message(std::move(msg)), host);
 }
 
 void link_state::send_control(caf::message msg, caf::execution_unit* host) {
@@ -424,7 +437,19 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
   };
   if (may_wait && !fits()) {
     ++counters_.credit_waits;
-    if (!credit_cv_.wait_for(guard, cfg_.send_timeout, fits))
+    auto deadline = std::chrono::steady_clock::now() + cfg_.send_timeout;
+    while (!fits()) {
+      if (!probing_) {
+        // The peer batches credit: ask for what it holds back.
+        probing_ = true;
+        guard.unlock();
+        send_control(caf::make_message(credit_probe{}), nullptr);
+        guard.lock();
+        continue;
+      }
+      if (credit_cv_.wait_until(guard, deadline) != std::cv_status::timeout
+          || fits())
+        continue;
       return caf::make_error(
         errc::link_down,
         "no credit from node " + peer_name_ + " within "
@@ -434,6 +459,7 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
           + std::to_string(in_flight_bytes_)
           + " bytes in flight); raise send-timeout or window-bytes, or slow "
             "the sender down");
+    }
   }
   if (down_)
     return caf::make_error(errc::link_down,
@@ -446,17 +472,35 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
 }
 
 void link_state::on_credit(const credit& x) {
+  ++counters_.credits_received;
   {
     std::lock_guard<std::mutex> guard{credit_mtx_};
     in_flight_bytes_ -= std::min(in_flight_bytes_, x.bytes);
     in_flight_messages_ -= std::min(in_flight_messages_, x.messages);
+    probing_ = false;
   }
   credit_cv_.notify_all();
-  // Every message sent before this credit has been processed by the peer, so
-  // its tickets are redeemed (or the peer cancelled them).
+  // The peer redeemed or cancelled the tickets of the messages it took.
   std::lock_guard<std::mutex> guard{tickets_mtx_};
-  if (in_flight_messages_ == 0)
-    in_transit_.clear();
+  while (!in_transit_.empty() && in_transit_.front().first < x.delivered)
+    in_transit_.pop_front();
+}
+
+void link_state::on_probe() {
+  credit batch;
+  {
+    std::lock_guard<std::mutex> guard{return_mtx_};
+    if (unreturned_messages_ == 0) {
+      // Nothing processed yet: return the next message as soon as it is.
+      flush_requested_ = true;
+      return;
+    }
+    flush_requested_ = false;
+    batch.bytes = std::exchange(unreturned_bytes_, 0);
+    batch.messages = std::exchange(unreturned_messages_, 0);
+    batch.delivered = taken_.load();
+  }
+  send_control(caf::make_message(batch), nullptr);
 }
 
 void link_state::return_credit(uint64_t bytes) {
@@ -470,24 +514,33 @@ void link_state::return_credit(uint64_t bytes) {
       1, std::min(cfg_.window_bytes, peer_window_bytes_) / 4);
     auto message_batch = std::max<uint64_t>(
       1, std::min(cfg_.window_messages, peer_window_messages_) / 4);
-    // Batch the credit, but never keep any once every delivered message is
-    // processed: the sender may be waiting for exactly that remainder.
-    if (unreturned_bytes_ < byte_batch && unreturned_messages_ < message_batch
-        && unprocessed_ > 0)
+    // Batch the credit (one control message per quarter window); a sender
+    // that waits for the remainder asks for it with a probe.
+    if (!flush_requested_ && unreturned_bytes_ < byte_batch
+        && unreturned_messages_ < message_batch)
       return;
+    flush_requested_ = false;
     batch.bytes = std::exchange(unreturned_bytes_, 0);
     batch.messages = std::exchange(unreturned_messages_, 0);
+    batch.delivered = taken_.load();
   }
   send_control(caf::make_message(batch), nullptr);
+}
+
+credit_token link_state::take(uint64_t wire_size) {
+  {
+    std::lock_guard<std::mutex> guard{return_mtx_};
+    ++unprocessed_;
+  }
+  return credit_token{weak_from_this(), wire_size};
 }
 
 // -- link_state: receiving ----------------------------------------------------
 
 caf::expected<caf::message>
 link_state::decode_element(wire_element& element) {
-  serializers::limits lim;
-  lim.max_payload_bytes = cfg_.max_message_size;
-  auto header = serializers::decode_header(element.header.bytes(), lim);
+  auto header = serializers::decode_header(element.header.bytes(),
+                                           dec_opts_.limits);
   if (!header)
     return std::move(header.error());
   if (!node_.config().has_type(header->type_name))
@@ -565,13 +618,8 @@ link_state::decode_element(wire_element& element) {
                                  + std::to_string(static_cast<int>(in.kind)));
     }
   }
-  serializers::decode_options opts;
-  opts.deserializers = cfg_.deserializers;
-  opts.context = serializers::context{peer_name_, node_.config().node_name,
-                                      peer_name_, same_host_};
-  opts.limits = lim;
   auto family = input.header.family;
-  auto result = node_.registry().decode_message(input, opts);
+  auto result = node_.registry().decode_message(std::move(input), dec_opts_);
   if (result)
     count_received_family(family);
   return result;
@@ -616,7 +664,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     answer.mid = mid.response_id().integer_value();
     answer.error = reason;
     if (acquire_credit(wire_size(answer), false) == caf::none)
-      send_control(caf::make_message(std::move(answer)), host);
+      post(std::move(answer), {}, host);
   } else {
     node_.log("refused a message from node " + peer_name_ + ": "
               + render(reason));
@@ -701,14 +749,31 @@ void link_state::finish_transfer(uint64_t id) {
   }
 }
 
+namespace {
+
+/// Counts a message as taken when it leaves scope (its tickets are redeemed
+/// or cancelled by then).
+struct taken_mark {
+  std::atomic<uint64_t>& count;
+  ~taken_mark() {
+    ++count;
+  }
+};
+
+} // namespace
+
+void link_state::refuse_taken(wire_message& msg, uint64_t wire_size,
+                              caf::error reason, caf::execution_unit* host) {
+  auto token = take(wire_size);
+  taken_mark mark{taken_};
+  refuse(msg, std::move(reason), host);
+}
+
 void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
   ++counters_.messages_received;
-  {
-    std::lock_guard<std::mutex> guard{return_mtx_};
-    ++unprocessed_;
-  }
-  credit_token token{weak_from_this(), wire_bytes_count};
+  auto token = take(wire_bytes_count);
+  taken_mark mark{taken_};
   caf::message_id mid{msg.mid};
   auto target = exported(msg.target);
   if (!target)
@@ -851,26 +916,46 @@ void link_state::shut_down(const caf::error& reason,
                             + " went down before the response arrived: "
                             + render(reason))),
         host);
-  std::vector<store::transfer_ticket> tickets;
+  decltype(in_transit_) tickets;
   {
     std::lock_guard<std::mutex> guard{tickets_mtx_};
     tickets.swap(in_transit_);
   }
   if (auto* store = node_.store())
-    for (auto& ticket : tickets)
-      static_cast<void>(store->cancel(ticket));
+    for (auto& entry : tickets)
+      static_cast<void>(store->cancel(entry.second));
 }
 
 // -- link_state: stats --------------------------------------------------------
 
+family_counters::family_counters(std::vector<std::string> names)
+  : names_(std::move(names)),
+    counts_(std::make_unique<std::atomic<uint64_t>[]>(names_.size())) {
+  // nop
+}
+
+void family_counters::count(std::string_view family) {
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == family) {
+      counts_[i].fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+}
+
+std::map<std::string, uint64_t> family_counters::snapshot() const {
+  std::map<std::string, uint64_t> result;
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (auto n = counts_[i].load(std::memory_order_relaxed); n > 0)
+      result.emplace(names_[i], n);
+  return result;
+}
+
 void link_state::count_sent_family(const std::string& family) {
-  std::lock_guard<std::mutex> guard{family_mtx_};
-  ++sent_by_family_[family];
+  sent_by_family_.count(family);
 }
 
 void link_state::count_received_family(const std::string& family) {
-  std::lock_guard<std::mutex> guard{family_mtx_};
-  ++received_by_family_[family];
+  received_by_family_.count(family);
 }
 
 link_stats link_state::snapshot() const {
@@ -895,9 +980,13 @@ link_stats link_state::snapshot() const {
     std::lock_guard<std::mutex> guard{requests_mtx_};
     result.pending_requests = pending_.size();
   }
-  std::lock_guard<std::mutex> guard{family_mtx_};
-  result.sent_by_family = sent_by_family_;
-  result.received_by_family = received_by_family_;
+  result.credits_received = counters_.credits_received;
+  {
+    std::lock_guard<std::mutex> guard{tickets_mtx_};
+    result.tickets_in_transit = in_transit_.size();
+  }
+  result.sent_by_family = sent_by_family_.snapshot();
+  result.received_by_family = received_by_family_.snapshot();
   return result;
 }
 

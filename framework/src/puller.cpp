@@ -16,6 +16,8 @@
 
 #include "ferry/errc.hpp"
 
+#include "ferry/serializers/detail/fresh_memory.hpp"
+
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -76,7 +78,8 @@ void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
   auto& st = self->state;
   ++st.generation;
   // refuse() releases every remote frame of the message at the sender.
-  link->refuse(st.current->first, std::move(reason), self->context());
+  link->refuse_taken(st.current->first, st.current->second, std::move(reason),
+                     self->context());
   st.current.reset();
   st.jobs.clear();
   st.outstanding = 0;
@@ -178,8 +181,12 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
     return;
   }
   try {
-    for (auto& job : st.jobs)
+    for (auto& job : st.jobs) {
+      // Large buffers fault in huge pages (see serializers' fresh_memory).
+      job.buffer.reserve(job.size);
+      serializers::detail::advise_huge_pages(job.buffer.data(), job.size);
       job.buffer.resize(job.size);
+    }
   } catch (const std::bad_alloc&) {
     abandon(self, link,
             caf::make_error(errc::transfer_failed,

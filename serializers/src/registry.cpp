@@ -146,6 +146,13 @@ std::optional<std::string> registry::type_name(std::type_index type) const {
 caf::expected<payload> registry::encode(std::type_index type,
                                         const void* value,
                                         const encode_options& opts) const {
+  return encode(type, value, opts, opts.keep_alive);
+}
+
+caf::expected<payload>
+registry::encode(std::type_index type, const void* value,
+                 const encode_options& opts,
+                 const std::shared_ptr<const void>& keep_alive) const {
   auto st = snapshot();
   auto i = st->types.find(type);
   if (i == st->types.end())
@@ -153,12 +160,13 @@ caf::expected<payload> registry::encode(std::type_index type,
                       "cannot encode " + detail::demangle_name(type.name())
                         + ": the type was not added to this registry; call "
                           "add_type<T>(name) on every node before sending it");
-  return encode_impl(*i->second.ops, value, opts);
+  return encode_impl(*i->second.ops, value, opts, keep_alive);
 }
 
-caf::expected<payload> registry::encode_impl(const detail::type_ops& ops,
-                                             const void* value,
-                                             const encode_options& opts) const {
+caf::expected<payload>
+registry::encode_impl(const detail::type_ops& ops, const void* value,
+                      const encode_options& opts,
+                      const std::shared_ptr<const void>& keep_alive) const {
   auto st = snapshot();
   auto tname = name_of(*st, ops.type);
   const std::function<void(std::string_view)>* sink = nullptr;
@@ -171,7 +179,7 @@ caf::expected<payload> registry::encode_impl(const detail::type_ops& ops,
   // A registered serializer replaces the value by its stand-in.
   const detail::type_ops* eops = &ops;
   const void* evalue = value;
-  std::shared_ptr<const void> keep = opts.keep_alive;
+  std::shared_ptr<const void> keep = keep_alive;
   std::string stand_name;
   if (auto s = st->stand_ins.find(ops.type); s != st->stand_ins.end()) {
     try {
@@ -442,6 +450,18 @@ caf::error registry::decode_impl(const detail::type_ops& ops, const payload& p,
 
 caf::expected<caf::message>
 registry::decode_message(const payload& p, const decode_options& opts) const {
+  return decode_message_impl(p, nullptr, opts);
+}
+
+caf::expected<caf::message>
+registry::decode_message(payload&& p, const decode_options& opts) const {
+  return decode_message_impl(p, p.frames.size() == 1 ? &p.frames[0] : nullptr,
+                             opts);
+}
+
+caf::expected<caf::message>
+registry::decode_message_impl(const payload& p, frame* adopt,
+                              const decode_options& opts) const {
   auto st = snapshot();
   auto i = st->names.find(p.header.type_name);
   if (i == st->names.end())
@@ -456,7 +476,7 @@ registry::decode_message(const payload& p, const decode_options& opts) const {
                       "'" + p.header.type_name
                         + "' cannot travel in a caf::message: give it an "
                           "inspect function or CAF_ALLOW_UNSAFE_MESSAGE_TYPE");
-  return entry.decode_message(*this, p, opts);
+  return entry.decode_message(*this, p, adopt, opts);
 }
 
 // -- families ------------------------------------------------------------------

@@ -418,6 +418,51 @@ TEST_F(node_fixture, CreditBelowOneBatchIsReturnedOnceTheReceiverIsIdle) {
   EXPECT_EQ(stats->send_errors, 0u);
 }
 
+TEST_F(node_fixture, ReceiverReturnsCreditInBatchesNotPerMessage) {
+  // Arrange: 400 messages per window, so credit returns per 100 messages;
+  // 300 one-way messages never fill the window.
+  auto& b = start_peer("B");
+  cfg.default_link.window_messages = 400;
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  caf::scoped_actor self{local().system()};
+  // Act
+  for (int32_t i = 0; i < 300; ++i)
+    self->send(*sut, i);
+  auto text = ask<std::string>(*sut, std::string{"done"}); // after the 300
+  // Assert
+  ASSERT_TRUE(text) << ferry::render(text.error());
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->credit_waits, 0u);
+  EXPECT_GE(stats->credits_received, 2u);
+  EXPECT_LE(stats->credits_received, 4u);
+}
+
+TEST_F(node_fixture, SenderForgetsStoreTicketsTheReceiverTook) {
+  // Arrange: 256 KiB frames spill into the store (the message itself is a
+  // handle of a few bytes); a 16-message window returns credit, and the
+  // count of messages taken, every 4 messages.
+  auto& b = start_peer("B");
+  cfg.default_link.window_messages = 16;
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  auto payload = make_bytes(256 << 10);
+  caf::scoped_actor self{local().system()};
+  // Act
+  for (int i = 0; i < 100; ++i)
+    self->send(*sut, payload);
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_GE(stats->bytes_spilled_sent, uint64_t{101} * (256 << 10));
+  EXPECT_LT(stats->tickets_in_transit, 20u)
+    << "credits received: " << stats->credits_received
+    << ", credit waits: " << stats->credit_waits;
+}
+
 TEST_F(node_fixture, AtomsAndMultiElementMessagesCrossTheLink) {
   // Arrange
   auto& b = start_peer("B");

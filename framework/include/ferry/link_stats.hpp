@@ -50,6 +50,12 @@ struct link_stats {
   uint64_t peak_in_flight_bytes = 0;
   /// Requests sent on the link still waiting for their response.
   uint64_t pending_requests = 0;
+  /// Credit messages received from the peer: about one per quarter window
+  /// of traffic, plus one per probe this node sent while its window was full.
+  uint64_t credits_received = 0;
+  /// Store tickets of sent messages the peer has not yet reported taken
+  /// (cancelled if the link dies); bounded by the credit window.
+  uint64_t tickets_in_transit = 0;
   /// Messages sent per family.
   std::map<std::string, uint64_t> sent_by_family;
   /// Messages received per family.

@@ -39,6 +39,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <typeindex>
 #include <unordered_map>
 #include <vector>
@@ -80,6 +81,24 @@ struct link_counters {
   std::atomic<uint64_t> send_errors{0};
   std::atomic<uint64_t> credit_waits{0};
   std::atomic<uint64_t> peak_in_flight_bytes{0};
+  std::atomic<uint64_t> credits_received{0};
+};
+
+/// Messages per family, for the families of one fixed list (a link's send
+/// families or its allowlist); lock-free.
+class family_counters {
+public:
+  explicit family_counters(std::vector<std::string> names);
+
+  /// Counts one message of `family` (a name outside the list is not counted).
+  void count(std::string_view family);
+
+  /// Returns the families counted at least once, with their counts.
+  std::map<std::string, uint64_t> snapshot() const;
+
+private:
+  std::vector<std::string> names_;
+  std::unique_ptr<std::atomic<uint64_t>[]> counts_;
 };
 
 /// Returns `bytes` messages' worth of credit to the sending node when the
@@ -209,8 +228,13 @@ public:
   /// Sends a control message to the peer's gateway.
   void send_control(caf::message msg, caf::execution_unit* host);
 
-  /// Adds credit returned by the peer and wakes waiting senders.
+  /// Adds credit returned by the peer, forgets the store tickets of
+  /// messages it has taken, and wakes waiting senders.
   void on_credit(const credit& x);
+
+  /// A sender on the peer waits for credit: return what is processed now and
+  /// the rest as soon as it is processed.
+  void on_probe();
 
   /// Called by `credit_token`: the local target processed `bytes`.
   void return_credit(uint64_t bytes);
@@ -230,6 +254,11 @@ public:
   /// Refuses `msg`: answers a request with `reason`, reports a one-way
   /// message to the sender's node, cancels its store tickets.
   void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host);
+
+  /// Refuses a message taken off the link without `deliver` (a pull that
+  /// failed): also returns its credit.
+  void refuse_taken(wire_message& msg, uint64_t wire_size, caf::error reason,
+                    caf::execution_unit* host);
 
   /// Returns the next queued message, or nothing (then the queue is idle).
   std::optional<std::pair<wire_message, uint64_t>> take_queued();
@@ -291,6 +320,15 @@ private:
 
   caf::error acquire_credit(uint64_t bytes, bool may_wait);
 
+  /// Sends `msg` in link order, remembering `tickets` until the peer has
+  /// taken the message.
+  void post(wire_message msg, const std::vector<store::transfer_ticket>& tickets,
+            caf::execution_unit* host);
+
+  /// Counts a message taken off the link; its credit returns when the token
+  /// is destroyed.
+  credit_token take(uint64_t wire_size);
+
   node_impl& node_;
   std::string peer_name_;
   caf::node_id peer_node_;
@@ -302,6 +340,9 @@ private:
   uint64_t peer_window_messages_;
   std::atomic<bool> down_{false};
   std::atomic<uint64_t> default_actor_;
+  // Options of every encode and decode on this link (built once).
+  serializers::encode_options enc_opts_;
+  serializers::decode_options dec_opts_;
 
   // Requests sent to the peer and not answered yet: (local sender, request
   // id). When the link dies, each gets an error response, so no requester
@@ -323,22 +364,35 @@ private:
   bool draining_ = false;
   caf::actor puller_;
 
-  // Store tickets of messages not yet acknowledged through credit.
-  std::mutex tickets_mtx_;
-  std::vector<store::transfer_ticket> in_transit_;
+  // Wire messages go out in the order of their sequence numbers (one lock
+  // around numbering and enqueueing), so the peer's `credit::delivered`
+  // count says which were taken. Store tickets of messages the peer has not
+  // taken yet, by sequence number: cancelled if the link dies first.
+  std::mutex post_mtx_;
+  uint64_t posted_ = 0;
+  mutable std::mutex tickets_mtx_;
+  std::deque<std::pair<uint64_t, store::transfer_ticket>> in_transit_;
 
   // Credit window (sender side).
   std::mutex credit_mtx_;
   std::condition_variable credit_cv_;
   uint64_t in_flight_bytes_ = 0;
   uint64_t in_flight_messages_ = 0;
+  // A probe went out and no credit came back since.
+  bool probing_ = false;
 
-  // Credit to return (receiver side), flushed in batches.
+  // Credit to return (receiver side), in batches of a quarter window, or at
+  // once after a probe.
   std::mutex return_mtx_;
   uint64_t unreturned_bytes_ = 0;
   uint64_t unreturned_messages_ = 0;
   // Messages delivered (holding a credit token) and not yet processed.
   uint64_t unprocessed_ = 0;
+  // The peer waits for credit: return the next processed message at once.
+  bool flush_requested_ = false;
+  // Messages taken off the link (delivered or refused) after their store
+  // tickets were redeemed or cancelled.
+  std::atomic<uint64_t> taken_{0};
 
   // Actors.
   std::mutex actors_mtx_;
@@ -347,9 +401,8 @@ private:
   std::vector<caf::actor> spawned_;
 
   link_counters counters_;
-  mutable std::mutex family_mtx_;
-  std::map<std::string, uint64_t> sent_by_family_;
-  std::map<std::string, uint64_t> received_by_family_;
+  family_counters sent_by_family_;
+  family_counters received_by_family_;
 };
 
 /// Everything a node owns. Thread-safe.

@@ -33,7 +33,7 @@ namespace ferry::detail {
 
 /// Protocol version of ferry's wire types; peers with another version are
 /// refused at the handshake.
-inline constexpr uint32_t wire_protocol_version = 1;
+inline constexpr uint32_t wire_protocol_version = 2;
 
 /// Bytes on the wire: a view when sending, an owned buffer when received.
 class wire_bytes {
@@ -228,14 +228,29 @@ typename Inspector::result_type inspect(Inspector& f, lookup& x) {
 }
 
 /// Credit returned by a receiver: messages and bytes its actors processed.
+/// `delivered` counts every message the receiver has taken off this link so
+/// far (delivered or refused): their store tickets are redeemed or
+/// cancelled, so the sender forgets them.
 struct credit {
   uint64_t messages = 0;
   uint64_t bytes = 0;
+  uint64_t delivered = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, credit& x) {
-  return f(caf::meta::type_name("ferry.credit"), x.messages, x.bytes);
+  return f(caf::meta::type_name("ferry.credit"), x.messages, x.bytes,
+           x.delivered);
+}
+
+/// A sender is waiting for credit: return what is processed now, and the
+/// rest as soon as it is processed (receivers otherwise return credit in
+/// batches of a quarter window).
+struct credit_probe {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, credit_probe&) {
+  return f(caf::meta::type_name("ferry.probe"));
 }
 
 /// An actor the peer knew about has terminated.

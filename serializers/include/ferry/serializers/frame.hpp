@@ -15,6 +15,8 @@
 //     frame b = frame::view(a.bytes(), keep_alive_ptr);    // view
 #pragma once
 
+#include "ferry/serializers/detail/fresh_memory.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -108,7 +110,7 @@ public:
   [[nodiscard]] std::vector<std::byte> release() {
     std::vector<std::byte> result;
     if (is_view_)
-      result.assign(view_.begin(), view_.end());
+      detail::assign_fresh(result, view_.data(), view_.size());
     else
       result = std::move(owned_);
     *this = frame{};

@@ -109,7 +109,7 @@ public:
   [[nodiscard]] caf::expected<payload>
   encode(const T& x, const encode_options& opts) const {
     detail::check_members<T>();
-    return encode_impl(detail::ops_of<T>(), &x, opts);
+    return encode_impl(detail::ops_of<T>(), &x, opts, opts.keep_alive);
   }
 
   /// Encodes `*value`, whose type is `type`, which must have been added with
@@ -117,6 +117,13 @@ public:
   [[nodiscard]] caf::expected<payload>
   encode(std::type_index type, const void* value,
          const encode_options& opts) const;
+
+  /// As above, with `keep_alive` in place of `opts.keep_alive`: one options
+  /// value (family lists, context, limits) serves every message of a link,
+  /// and only what keeps each value alive changes per call.
+  [[nodiscard]] caf::expected<payload>
+  encode(std::type_index type, const void* value, const encode_options& opts,
+         const std::shared_ptr<const void>& keep_alive) const;
 
   // -- decoding ---------------------------------------------------------------
 
@@ -146,6 +153,11 @@ public:
   /// `inspect` and not `CAF_ALLOW_UNSAFE_MESSAGE_TYPE`).
   [[nodiscard]] caf::expected<caf::message>
   decode_message(const payload& p, const decode_options& opts) const;
+
+  /// As above; may adopt the payload's owned bytes instead of copying them
+  /// (see `decode(payload&&, ...)`).
+  [[nodiscard]] caf::expected<caf::message>
+  decode_message(payload&& p, const decode_options& opts) const;
 
   // -- families ---------------------------------------------------------------
 
@@ -240,13 +252,13 @@ public:
 
 private:
   using decode_message_fn = caf::expected<caf::message> (*)(
-    const registry&, const payload&, const decode_options&);
+    const registry&, const payload&, frame*, const decode_options&);
 
   template <class T>
   static caf::expected<caf::message>
-  decode_message_of(const registry& self, const payload& p,
+  decode_message_of(const registry& self, const payload& p, frame* adopt,
                     const decode_options& opts) {
-    auto x = self.decode<T>(p, opts);
+    auto x = self.decode_typed<T>(p, adopt, opts);
     if (!x)
       return std::move(x.error());
     return caf::make_message(std::move(*x));
@@ -269,9 +281,15 @@ private:
 
   static void report_conflict(const caf::error& err);
 
-  caf::expected<payload> encode_impl(const detail::type_ops& ops,
-                                     const void* value,
-                                     const encode_options& opts) const;
+  caf::expected<payload>
+  encode_impl(const detail::type_ops& ops, const void* value,
+              const encode_options& opts,
+              const std::shared_ptr<const void>& keep_alive) const;
+
+  caf::expected<caf::message> decode_message_impl(const payload& p,
+                                                  frame* adopt,
+                                                  const decode_options& opts)
+    const;
 
   caf::error decode_impl(const detail::type_ops& ops, const payload& p,
                          frame* adopt, void* out,

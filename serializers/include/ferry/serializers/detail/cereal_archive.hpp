@@ -20,6 +20,7 @@
 #pragma once
 
 #include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/scope.hpp"
 #include "ferry/serializers/detail/type_traits.hpp"
 #include "ferry/serializers/reflect.hpp"
@@ -108,7 +109,7 @@ public:
     if (swap_ || reinterpret_cast<uintptr_t>(p) % alignof(T) != 0)
       return false;
     auto first = reinterpret_cast<const T*>(p);
-    xs.assign(first, first + n);
+    assign_fresh(xs, first, n);
     pos_ += n * sizeof(T);
     return true;
   }
@@ -207,7 +208,7 @@ void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
   cereal::size_type n = 0;
   ar(cereal::make_size_tag(n));
   charge(n, sizeof(T), "a std::vector");
-  if constexpr (std::is_arithmetic_v<T>) {
+  if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::byte>) {
     if (ar.try_assign(xs, static_cast<size_t>(n)))
       return;
     xs.resize(static_cast<size_t>(n));

@@ -186,6 +186,25 @@ void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
   });
 }
 
+/// std::vector<std::byte> as one block. cereal copies vectors of arithmetic
+/// types in one piece but walks enums, std::byte among them, element by
+/// element (one stream write per byte, 100-180 MB/s here); the block holds
+/// the same bytes (size tag, then one byte per element) in both binary
+/// formats, so plain cereal still reads it.
+template <class A>
+void CEREAL_SAVE_FUNCTION_NAME(BinaryOutputArchive& ar,
+                               const std::vector<std::byte, A>& xs) {
+  ar(make_size_tag(static_cast<size_type>(xs.size())));
+  ar(binary_data(xs.data(), xs.size()));
+}
+
+template <class A>
+void CEREAL_SAVE_FUNCTION_NAME(PortableBinaryOutputArchive& ar,
+                               const std::vector<std::byte, A>& xs) {
+  ar(make_size_tag(static_cast<size_type>(xs.size())));
+  ar(binary_data(xs.data(), xs.size()));
+}
+
 /// cereal's JSON reader reads strings as C strings and would cut them at the
 /// first NUL character; refuse such strings on encode instead of corrupting
 /// them silently.

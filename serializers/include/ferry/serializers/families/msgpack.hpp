@@ -75,7 +75,8 @@ concept msgpack_reflect
   = is_reflectable_v<T> && !has_msgpack_define<T> && !msgpack_adaptor<T>::value
     && all_ok<msgpack_policy, field_types<T>>();
 
-/// Appends msgpack output to a byte vector.
+/// Appends msgpack output to a byte vector: capacity doubles, and appended
+/// bytes are copied once (never zero-filled first).
 class msgpack_writer {
 public:
   explicit msgpack_writer(std::vector<std::byte>& out) : out_(out) {
@@ -83,20 +84,14 @@ public:
   }
 
   void write(const char* data, size_t n) {
-    if (out_.size() - used_ < n)
-      out_.resize(std::max({used_ + n, used_ + used_ / 2, size_t{256}}));
-    std::memcpy(out_.data() + used_, data, n);
-    used_ += n;
-  }
-
-  /// Shrinks the vector to the bytes written.
-  void finish() {
-    out_.resize(used_);
+    if (out_.capacity() - out_.size() < n)
+      out_.reserve(std::max({out_.size() + n, 2 * out_.capacity(), size_t{256}}));
+    auto first = reinterpret_cast<const std::byte*>(data);
+    out_.insert(out_.end(), first, first + n);
   }
 
 private:
   std::vector<std::byte>& out_;
-  size_t used_ = 0;
 };
 
 template <class T>
@@ -107,7 +102,6 @@ caf::error msgpack_encode(const T& x, std::vector<std::byte>& out,
     [&]() -> caf::error {
       msgpack_writer w{out};
       msgpack::pack(w, x);
-      w.finish();
       return {};
     },
     [] { return std::string{}; });

@@ -22,6 +22,7 @@
 #include "ferry/serializers/array_view.hpp"
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
+#include "ferry/serializers/detail/fresh_memory.hpp"
 
 #include <cstring>
 
@@ -166,11 +167,11 @@ caf::error raw_decode(std::span<const frame> frames, frame* adopt, T& out,
       if (adopt != nullptr)
         out = adopt->release();
       else
-        out.assign(bytes.begin(), bytes.end());
+        assign_fresh(out, bytes.data(), bytes.size());
     } else {
       if (aligned && n > 0) {
         auto first = reinterpret_cast<const E*>(bytes.data());
-        out.assign(first, first + n);
+        assign_fresh(out, first, n);
       } else {
         out.resize(n);
         if (n > 0)
