@@ -1,5 +1,6 @@
 // Non-template parts of the built-in family codecs.
 
+#include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/type_ops.hpp"
 
 #include <caf/detail/ieee_754.hpp>
@@ -398,6 +399,32 @@ caf::error checked_caf_source::begin_object(uint16_t& typenr,
   if (typenr == 0)
     return apply_impl(name);
   return {};
+}
+
+caf::error caf_save_bytes(checked_caf_sink& sink,
+                          const std::vector<std::byte>& xs) {
+  auto n = xs.size();
+  if (auto err = sink.begin_sequence(n))
+    return err;
+  if (n > 0)
+    if (auto err = sink.apply_raw(n, const_cast<std::byte*>(xs.data())))
+      return err;
+  return sink.end_sequence();
+}
+
+caf::error caf_load_bytes(checked_caf_source& source,
+                          std::vector<std::byte>& xs) {
+  size_t n = 0;
+  if (auto err = source.begin_sequence(n))
+    return err;
+  if (n > source.remaining())
+    return make_error(errc::truncated_frame,
+                      "a byte sequence claims " + std::to_string(n)
+                        + " bytes but only "
+                        + std::to_string(source.remaining()) + " remain");
+  assign_fresh(xs, source.in_.data() + source.pos_, n);
+  source.pos_ += n;
+  return source.end_sequence();
 }
 
 caf::error checked_caf_source::end_object() {

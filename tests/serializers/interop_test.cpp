@@ -4,10 +4,12 @@
 #include "test_types.hpp"
 
 #include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
 
 #include <cereal/archives/binary.hpp>
 #include <cereal/archives/json.hpp>
 #include <cereal/archives/portable_binary.hpp>
+#include <cereal/types/vector.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -107,6 +109,79 @@ TEST(interop, CafFrameDecodesWithPlainCaf) {
   auto err = source(out);
   EXPECT_FALSE(err);
   EXPECT_EQ(out, in);
+}
+
+std::vector<std::byte> byte_ramp(size_t n) {
+  std::vector<std::byte> result(n);
+  for (size_t i = 0; i < n; ++i)
+    result[i] = static_cast<std::byte>(i * 7 + 3);
+  return result;
+}
+
+TEST(interop, ByteVectorsInOneBlockMatchPlainCafByteForByte) {
+  // Arrange: ferry writes std::vector<std::byte> as one block; plain CAF
+  // walks it element by element. 300 bytes: a two-byte size prefix.
+  registry sut;
+  auto in = byte_ramp(300);
+  std::vector<char> plain;
+  caf::binary_serializer sink{nullptr, plain};
+  ASSERT_FALSE(sink(in));
+  // Act
+  auto p = sut.encode(in, encode_with("caf"));
+  ASSERT_TRUE(p) << render(p.error());
+  auto bytes = p->frames[0].bytes();
+  caf::binary_deserializer source{nullptr,
+                                  reinterpret_cast<const char*>(bytes.data()),
+                                  bytes.size()};
+  std::vector<std::byte> by_caf;
+  auto err = source(by_caf);
+  std::vector<std::byte> plain_bytes(plain.size());
+  std::memcpy(plain_bytes.data(), plain.data(), plain.size());
+  auto back = sut.decode<std::vector<std::byte>>(
+    make_payload("caf", p->header.type_name, std::move(plain_bytes)),
+    decode_with("caf"));
+  // Assert
+  EXPECT_EQ(as_string(bytes), std::string(plain.begin(), plain.end()));
+  EXPECT_FALSE(err);
+  EXPECT_EQ(by_caf, in);
+  ASSERT_TRUE(back) << render(back.error());
+  EXPECT_EQ(*back, in);
+}
+
+TEST(interop, ByteVectorsInOneBlockMatchPlainCerealByteForByte) {
+  registry sut;
+  auto in = byte_ramp(1000);
+  for (auto family : {"cereal.binary", "cereal.portable"}) {
+    // What plain cereal writes for a vector of enums: its size tag, then
+    // each element.
+    auto element_wise = [&](auto& ar) {
+      ar(cereal::make_size_tag(static_cast<cereal::size_type>(in.size())));
+      for (auto b : in)
+        ar(b);
+    };
+    std::ostringstream os;
+    if (std::string{family} == "cereal.binary") {
+      cereal::BinaryOutputArchive ar{os};
+      element_wise(ar);
+    } else {
+      cereal::PortableBinaryOutputArchive ar{os};
+      element_wise(ar);
+    }
+    auto p = sut.encode(in, encode_with(family));
+    ASSERT_TRUE(p) << render(p.error());
+    auto text = as_string(p->frames[0].bytes());
+    EXPECT_EQ(text, os.str()) << family;
+    std::istringstream is{text};
+    std::vector<std::byte> out;
+    if (std::string{family} == "cereal.binary") {
+      cereal::BinaryInputArchive ar{is};
+      ar(out);
+    } else {
+      cereal::PortableBinaryInputArchive ar{is};
+      ar(out);
+    }
+    EXPECT_EQ(out, in) << family;
+  }
 }
 
 /// Runs Debian's Python on a msgpack frame; returns what the script printed.

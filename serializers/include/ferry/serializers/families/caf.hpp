@@ -14,8 +14,13 @@
 // Cannot express: std::optional, std::variant, pointers (so no shared
 // identity), std::forward_list; sequences longer than 2^32 - 1 elements (CAF
 // 0.17 writes 32-bit lengths). Element-wise sequences are slow in CAF 0.17
-// (a virtual call per element); bulk bytes belong in std::string,
-// std::vector<char> or std::vector<std::byte> (copied as one block). Subnormal floating-point values are refused on encode:
+// (a virtual call per element); bulk bytes belong in std::string or
+// std::vector<char>. A std::vector<std::byte> *value* is written as one
+// block in the same format (CAF itself walks std::byte, an enum, element by
+// element: one virtual call and one caf::error per byte); a
+// std::vector<std::byte> *member* of an inspected type still goes element by
+// element, because which path CAF's data_processor takes is a trait every
+// translation unit would have to agree on. Subnormal floating-point values are refused on encode:
 // CAF 0.17's IEEE 754 packing corrupts them.
 #pragma once
 
@@ -28,21 +33,6 @@
 #include <caf/detail/type_traits.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/serializer_impl.hpp>
-
-// CAF 0.17 copies std::vector<char> and std::vector<unsigned char> as one
-// block but walks std::vector<std::byte> element by element (std::byte is an
-// enum): one virtual call and one caf::error per byte, 15-25 MB/s here. The
-// block path writes the same bytes (the sequence size, then one byte per
-// element), so declaring std::vector<std::byte> a byte sequence changes the
-// speed, not the format. Every ferry translation unit that serializes through
-// CAF sees this header first (the framework's wire types do not hold
-// std::vector<std::byte>).
-namespace caf::detail {
-
-template <>
-struct is_byte_sequence<std::vector<std::byte>> : std::true_type {};
-
-} // namespace caf::detail
 
 namespace ferry::serializers::detail {
 
@@ -120,6 +110,10 @@ template <class Inspector>
 concept caf_inspector = requires { typename Inspector::result_type; }
                         && !std::is_same_v<Inspector, caf_probe>;
 
+class checked_caf_source;
+caf::error caf_load_bytes(checked_caf_source& source,
+                          std::vector<std::byte>& xs);
+
 /// A caf::deserializer reading CAF's binary format (what
 /// caf::binary_deserializer reads), with size and depth checks.
 class checked_caf_source final : public caf::deserializer {
@@ -157,6 +151,9 @@ protected:
   caf::error apply_impl(std::u32string&) override;
 
 private:
+  friend caf::error caf_load_bytes(checked_caf_source& source,
+                                   std::vector<std::byte>& xs);
+
   template <class T>
   caf::error get(T& x);
 
@@ -207,6 +204,15 @@ private:
 caf::error from_caf_error(const caf::error& err, const call_info& info,
                           size_t offset);
 
+/// Writes what CAF writes for a byte sequence (size, then the bytes) with
+/// one block copy.
+caf::error caf_save_bytes(checked_caf_sink& sink,
+                          const std::vector<std::byte>& xs);
+
+/// Reads what CAF writes for a byte sequence, the bytes as one block.
+caf::error caf_load_bytes(checked_caf_source& source,
+                          std::vector<std::byte>& xs);
+
 template <class T>
 caf::error caf_encode(const T& x, std::vector<std::byte>& out,
                       const call_info& info) {
@@ -215,7 +221,12 @@ caf::error caf_encode(const T& x, std::vector<std::byte>& out,
     [&]() -> caf::error {
       out.clear();
       checked_caf_sink sink{out};
-      if (auto err = sink(const_cast<T&>(x)))
+      caf::error err;
+      if constexpr (std::is_same_v<T, std::vector<std::byte>>)
+        err = caf_save_bytes(sink, x);
+      else
+        err = sink(const_cast<T&>(x));
+      if (err)
         return from_caf_error(err, info, out.size());
       return {};
     },
@@ -230,7 +241,11 @@ caf::error caf_decode(std::span<const std::byte> in, T& out, const limits& lim,
     info,
     [&]() -> caf::error {
       checked_caf_source source{in, lim.max_depth};
-      auto err = source(out);
+      caf::error err;
+      if constexpr (std::is_same_v<T, std::vector<std::byte>>)
+        err = caf_load_bytes(source, out);
+      else
+        err = source(out);
       offset = source.position();
       if (err)
         return from_caf_error(err, info, offset);
