@@ -570,9 +570,8 @@ link_state::decode_element(wire_element& element) {
         if (in.data.size() != in.size)
           return caf::make_error(errc::decode_failed,
                                  "inline frame size does not match its data");
-        if (auto& owned = in.data.owned(); owned && owned.use_count() == 1)
-          input.frames.emplace_back(
-            serializers::frame{std::move(*owned)});
+        if (in.data.sole_owner())
+          input.frames.emplace_back(serializers::frame{in.data.take()});
         else
           input.frames.emplace_back(
             serializers::frame::view(in.data.bytes(), in.data.keep_alive()));

@@ -14,10 +14,13 @@
 #include "ferry/serializers/payload.hpp"
 
 #include <caf/all.hpp>
+#include <caf/binary_serializer.hpp>
 #include <caf/io/all.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <random>
 
 using namespace std::chrono_literals;
@@ -128,6 +131,129 @@ protected:
 };
 
 } // namespace
+
+namespace {
+
+std::vector<char> encode_wire(wire_message& msg) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{nullptr, buf};
+  if (auto err = sink(msg))
+    ADD_FAILURE() << caf::to_string(err);
+  return buf;
+}
+
+caf::error decode_wire(const std::vector<char>& buf, wire_message& out) {
+  caf::binary_deserializer source{nullptr, buf.data(), buf.size()};
+  return source(out);
+}
+
+wire_message sample_wire_message() {
+  wire_message msg;
+  msg.target = 7;
+  msg.sender = 9;
+  msg.mid = 11;
+  for (size_t e = 0; e < 2; ++e) {
+    wire_element el;
+    el.header = wire_bytes{std::vector<std::byte>(5 + e, std::byte{0x42})};
+    for (size_t f = 0; f < 2; ++f) {
+      wire_frame frame;
+      frame.kind = static_cast<uint8_t>(f);
+      frame.size = 100 * f + e;
+      frame.object_id = 3;
+      frame.ticket = 4;
+      frame.data = wire_bytes{std::vector<std::byte>(10 * f + e, std::byte{7})};
+      el.frames.push_back(std::move(frame));
+    }
+    msg.elements.push_back(std::move(el));
+  }
+  return msg;
+}
+
+} // namespace
+
+TEST(wire_message_codec, RoundTripKeepsEveryFieldAndTheError) {
+  // Arrange
+  auto msg = sample_wire_message();
+  msg.error = caf::make_error(ferry::errc::no_such_actor, "gone");
+  auto big = std::vector<std::byte>(100 << 10, std::byte{9});
+  msg.elements[1].frames[1].data = wire_bytes{big};
+  // Act
+  auto buf = encode_wire(msg);
+  wire_message out;
+  auto err = decode_wire(buf, out);
+  // Assert
+  ASSERT_FALSE(err) << caf::to_string(err);
+  EXPECT_EQ(out.target, 7u);
+  EXPECT_EQ(out.sender, 9u);
+  EXPECT_EQ(out.mid, 11u);
+  EXPECT_EQ(out.error, msg.error);
+  ASSERT_EQ(out.elements.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    auto& in_el = msg.elements[e];
+    auto& out_el = out.elements[e];
+    EXPECT_TRUE(std::ranges::equal(out_el.header.bytes(), in_el.header.bytes()));
+    ASSERT_EQ(out_el.frames.size(), 2u);
+    for (size_t f = 0; f < 2; ++f) {
+      EXPECT_EQ(out_el.frames[f].kind, in_el.frames[f].kind);
+      EXPECT_EQ(out_el.frames[f].size, in_el.frames[f].size);
+      EXPECT_EQ(out_el.frames[f].object_id, 3u);
+      EXPECT_EQ(out_el.frames[f].ticket, 4u);
+      EXPECT_TRUE(std::ranges::equal(out_el.frames[f].data.bytes(),
+                                     in_el.frames[f].data.bytes()));
+    }
+  }
+  // The large frame has a buffer of its own: a decoder can adopt it.
+  EXPECT_TRUE(out.elements[1].frames[1].data.sole_owner());
+}
+
+TEST(wire_message_codec, TruncatedAndCorruptedMessagesGetErrors) {
+  // Arrange
+  auto msg = sample_wire_message();
+  auto buf = encode_wire(msg);
+  std::mt19937_64 rng{99};
+  size_t errors = 0;
+  // Act: every truncation fails; random corruption never crashes.
+  for (size_t n = 0; n < buf.size(); ++n) {
+    std::vector<char> cut(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n));
+    wire_message out;
+    if (decode_wire(cut, out))
+      ++errors;
+  }
+  for (int i = 0; i < 2000; ++i) {
+    auto bad = buf;
+    for (int k = 0; k < 3; ++k)
+      bad[rng() % bad.size()] = static_cast<char>(rng() & 0xFF);
+    wire_message out;
+    static_cast<void>(decode_wire(bad, out));
+  }
+  // Assert
+  EXPECT_EQ(errors, buf.size());
+}
+
+TEST(wire_message_codec, HugeClaimedCountsAreRefusedBeforeAllocating) {
+  // Arrange: a head claiming 2^32 - 1 elements and one claiming a 4 GiB
+  // header, in a message of a few dozen bytes.
+  auto msg = sample_wire_message();
+  auto buf = encode_wire(msg);
+  // The head starts after CAF's 4-byte length; the element count sits at
+  // offset 25 of the head, the first header length right after it.
+  auto many_elements = buf;
+  std::memset(many_elements.data() + 4 + 25, 0xFF, 4);
+  auto huge_header = buf;
+  std::memset(huge_header.data() + 4 + 29, 0xFF, 4);
+  // Act
+  wire_message out1;
+  wire_message out2;
+  auto err1 = decode_wire(many_elements, out1);
+  auto err2 = decode_wire(huge_header, out2);
+  // Assert
+  ASSERT_TRUE(err1);
+  ASSERT_TRUE(err2);
+  EXPECT_NE(caf::to_string(err1).find("elements"), std::string::npos)
+    << caf::to_string(err1);
+  EXPECT_NE(caf::to_string(err2).find("header"), std::string::npos)
+    << caf::to_string(err2);
+}
 
 TEST_F(hostile_fixture, FamilyOutsideTheAllowlistIsRefusedWithTypedError) {
   // Arrange

@@ -1,0 +1,245 @@
+// The flat encoding of wire_message (see detail/wire.hpp).
+//
+//   u32 head length (CAF's integer encoding), then the head, little-endian:
+//     u64 target, u64 sender, u64 mid, u8 flags (bit 0: an error follows),
+//     u32 element count, and per element
+//       u32 header length, u32 frame count, and per frame
+//         u8 kind, u64 size, u64 object id, u64 ticket, u64 data length;
+//   then every element's header bytes and its frames' data bytes, in order;
+//   then the caf::error if flag bit 0 is set.
+//
+// Reading checks the head length against the bytes left, every count
+// against what the rest of the head can hold, and the sum of all lengths
+// against the bytes left, before allocating anything. Small pieces share one
+// buffer; pieces of 64 KiB or more get buffers of their own, so decoders can
+// adopt them without a copy.
+#include "detail/wire.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <string>
+
+namespace ferry::detail {
+
+namespace {
+
+constexpr size_t fixed_head = 8 + 8 + 8 + 1 + 4;
+constexpr size_t element_head = 4 + 4;
+constexpr size_t frame_head = 1 + 8 + 8 + 8 + 8;
+constexpr uint8_t has_error_flag = 1;
+// Pieces at least this large are read into buffers of their own.
+constexpr uint64_t own_buffer_threshold = 64 * 1024;
+// A head describes at most this many bytes (4096 frames of one element).
+constexpr uint32_t max_head = fixed_head + element_head + 4096 * frame_head;
+
+class head_writer {
+public:
+  explicit head_writer(std::vector<std::byte>& out) : out_(out) {
+    // nop
+  }
+
+  template <class T>
+  void put(T x) {
+    std::array<std::byte, sizeof(T)> bytes;
+    for (size_t i = 0; i < sizeof(T); ++i)
+      bytes[i] = static_cast<std::byte>((static_cast<uint64_t>(x) >> (8 * i)) & 0xFF);
+    out_.insert(out_.end(), bytes.begin(), bytes.end());
+  }
+
+private:
+  std::vector<std::byte>& out_;
+};
+
+class head_reader {
+public:
+  explicit head_reader(std::span<const std::byte> in) : in_(in) {
+    // nop
+  }
+
+  template <class T>
+  bool get(T& x) {
+    if (in_.size() - pos_ < sizeof(T))
+      return false;
+    uint64_t value = 0;
+    for (size_t i = 0; i < sizeof(T); ++i)
+      value |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
+    pos_ += sizeof(T);
+    x = static_cast<T>(value);
+    return true;
+  }
+
+  size_t remaining() const {
+    return in_.size() - pos_;
+  }
+
+private:
+  std::span<const std::byte> in_;
+  size_t pos_ = 0;
+};
+
+caf::error malformed(const std::string& what) {
+  return caf::make_error(errc::decode_failed,
+                         "malformed ferry.message from the peer: " + what);
+}
+
+} // namespace
+
+caf::error wire_message::save(caf::serializer& sink) const {
+  std::vector<std::byte> head;
+  size_t frames = 0;
+  for (auto& element : elements)
+    frames += element.frames.size();
+  head.reserve(fixed_head + elements.size() * element_head
+               + frames * frame_head);
+  head_writer w{head};
+  w.put(target);
+  w.put(sender);
+  w.put(mid);
+  w.put(static_cast<uint8_t>(error ? has_error_flag : 0));
+  w.put(static_cast<uint32_t>(elements.size()));
+  for (auto& element : elements) {
+    w.put(static_cast<uint32_t>(element.header.size()));
+    w.put(static_cast<uint32_t>(element.frames.size()));
+    for (auto& frame : element.frames) {
+      w.put(frame.kind);
+      w.put(frame.size);
+      w.put(frame.object_id);
+      w.put(frame.ticket);
+      w.put(static_cast<uint64_t>(frame.data.size()));
+    }
+  }
+  auto head_size = static_cast<uint32_t>(head.size());
+  if (auto err = sink(head_size))
+    return err;
+  if (auto err = sink.apply_raw(head.size(), head.data()))
+    return err;
+  auto put_bytes = [&](const wire_bytes& bytes) -> caf::error {
+    if (bytes.size() == 0)
+      return caf::none;
+    return sink.apply_raw(bytes.size(),
+                          const_cast<std::byte*>(bytes.bytes().data()));
+  };
+  for (auto& element : elements) {
+    if (auto err = put_bytes(element.header))
+      return err;
+    for (auto& frame : element.frames)
+      if (auto err = put_bytes(frame.data))
+        return err;
+  }
+  if (error)
+    return sink(const_cast<caf::error&>(error));
+  return caf::none;
+}
+
+caf::error wire_message::load(caf::deserializer& source) {
+  auto* bin = dynamic_cast<caf::binary_deserializer*>(&source);
+  if (bin == nullptr)
+    return caf::make_error(errc::decode_failed,
+                           "ferry.message reads from CAF's binary format only");
+  uint32_t head_size = 0;
+  if (auto err = source(head_size))
+    return err;
+  if (head_size < fixed_head || head_size > max_head
+      || head_size > bin->remaining())
+    return malformed("a head of " + std::to_string(head_size) + " bytes ("
+                     + std::to_string(bin->remaining()) + " bytes left)");
+  std::vector<std::byte> head(head_size);
+  if (auto err = source.apply_raw(head.size(), head.data()))
+    return err;
+  head_reader r{head};
+  uint8_t flags = 0;
+  uint32_t element_count = 0;
+  r.get(target);
+  r.get(sender);
+  r.get(mid);
+  r.get(flags);
+  r.get(element_count);
+  if (element_count > r.remaining() / element_head)
+    return malformed(std::to_string(element_count)
+                     + " elements in a head that holds fewer");
+  // Lengths of every piece, in stream order: (element, frame or -1 for the
+  // element's header, length).
+  struct piece {
+    size_t element;
+    ptrdiff_t frame;
+    uint64_t length;
+  };
+  std::vector<piece> pieces;
+  uint64_t total = 0;
+  uint64_t shared_total = 0;
+  auto count = [&](uint64_t length) -> bool {
+    if (length > bin->remaining() - total)
+      return false;
+    total += length;
+    if (length < own_buffer_threshold)
+      shared_total += length;
+    return true;
+  };
+  elements.clear();
+  elements.resize(element_count);
+  for (size_t e = 0; e < element_count; ++e) {
+    uint32_t header_size = 0;
+    uint32_t frame_count = 0;
+    r.get(header_size);
+    if (!r.get(frame_count) || frame_count > r.remaining() / frame_head)
+      return malformed("element " + std::to_string(e) + " claims "
+                       + std::to_string(frame_count)
+                       + " frames, more than its head holds");
+    if (!count(header_size))
+      return malformed("element " + std::to_string(e) + " claims a header of "
+                       + std::to_string(header_size)
+                       + " bytes, more than the message holds");
+    pieces.push_back({e, -1, header_size});
+    auto& frames = elements[e].frames;
+    frames.resize(frame_count);
+    for (size_t f = 0; f < frame_count; ++f) {
+      auto& frame = frames[f];
+      uint64_t data_size = 0;
+      r.get(frame.kind);
+      r.get(frame.size);
+      r.get(frame.object_id);
+      r.get(frame.ticket);
+      r.get(data_size);
+      if (!count(data_size))
+        return malformed("frame " + std::to_string(f) + " of element "
+                         + std::to_string(e) + " claims "
+                         + std::to_string(data_size)
+                         + " bytes, more than the message holds");
+      pieces.push_back({e, static_cast<ptrdiff_t>(f), data_size});
+    }
+  }
+  if (r.remaining() != 0)
+    return malformed(std::to_string(r.remaining()) + " bytes after the head");
+  auto shared = std::make_shared<std::vector<std::byte>>(shared_total);
+  size_t offset = 0;
+  for (auto& p : pieces) {
+    auto& slot = p.frame < 0 ? elements[p.element].header
+                             : elements[p.element]
+                                 .frames[static_cast<size_t>(p.frame)]
+                                 .data;
+    if (p.length >= own_buffer_threshold) {
+      std::vector<std::byte> own(p.length);
+      if (auto err = source.apply_raw(own.size(), own.data()))
+        return err;
+      slot = wire_bytes{std::move(own)};
+    } else if (p.length > 0) {
+      auto* at = shared->data() + offset;
+      if (auto err = source.apply_raw(p.length, at))
+        return err;
+      slot = wire_bytes{{at, p.length}, shared};
+      offset += p.length;
+    } else {
+      slot = wire_bytes{};
+    }
+  }
+  error = caf::error{};
+  if ((flags & has_error_flag) != 0)
+    return source(error);
+  return caf::none;
+}
+
+} // namespace ferry::detail
