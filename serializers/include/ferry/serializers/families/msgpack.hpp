@@ -75,23 +75,50 @@ concept msgpack_reflect
   = is_reflectable_v<T> && !has_msgpack_define<T> && !msgpack_adaptor<T>::value
     && all_ok<msgpack_policy, field_types<T>>();
 
-/// Appends msgpack output to a byte vector: capacity doubles, and appended
-/// bytes are copied once (never zero-filled first).
+/// Appends msgpack output to a byte vector. msgpack-cxx writes a few bytes
+/// at a time, so `write` is a bounds check and a memcpy: the vector is kept
+/// at its full capacity (a pooled buffer already has one) and grows by
+/// doubling; `finish` cuts it to the bytes written.
 class msgpack_writer {
 public:
   explicit msgpack_writer(std::vector<std::byte>& out) : out_(out) {
-    out_.clear();
+    out_.resize(out_.capacity());
   }
 
   void write(const char* data, size_t n) {
-    if (out_.capacity() - out_.size() < n)
-      out_.reserve(std::max({out_.size() + n, 2 * out_.capacity(), size_t{256}}));
-    auto first = reinterpret_cast<const std::byte*>(data);
-    out_.insert(out_.end(), first, first + n);
+    if (out_.size() - used_ < n)
+      grow(n);
+    auto* dst = reinterpret_cast<char*>(out_.data()) + used_;
+    // msgpack writes 1 to 9 bytes per value through a call that is not
+    // inlined, so the length is not a constant here: copy short runs with
+    // fixed-size (overlapping) moves instead of a library call per value.
+    if (n >= 8 && n <= 16) {
+      std::memcpy(dst, data, 8);
+      std::memcpy(dst + n - 8, data + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+      std::memcpy(dst, data, 4);
+      std::memcpy(dst + n - 4, data + n - 4, 4);
+    } else if (n < 4) {
+      for (size_t i = 0; i < n; ++i)
+        dst[i] = data[i];
+    } else {
+      std::memcpy(dst, data, n);
+    }
+    used_ += n;
+  }
+
+  /// Shrinks the vector to the bytes written.
+  void finish() {
+    out_.resize(used_);
   }
 
 private:
+  void grow(size_t n) {
+    out_.resize(std::max({used_ + n, 2 * out_.size(), size_t{256}}));
+  }
+
   std::vector<std::byte>& out_;
+  size_t used_ = 0;
 };
 
 template <class T>
@@ -102,6 +129,7 @@ caf::error msgpack_encode(const T& x, std::vector<std::byte>& out,
     [&]() -> caf::error {
       msgpack_writer w{out};
       msgpack::pack(w, x);
+      w.finish();
       return {};
     },
     [] { return std::string{}; });
