@@ -444,16 +444,29 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
   std::vector<std::string> families;
   auto wire = (*link)->encode_message(0, nullptr, caf::make_message_id(), args,
                                       tickets, transfers, families);
-  if (!wire)
+  // Store tickets and held frames of the arguments go back if the peer never
+  // takes them.
+  auto release = [&] {
+    if (auto* store = impl_->store())
+      for (auto& ticket : tickets)
+        static_cast<void>(store->cancel(ticket));
+    for (auto transfer : transfers)
+      (*link)->finish_transfer(transfer);
+  };
+  if (!wire) {
+    release();
     return std::move(wire.error());
+  }
   uint64_t id = 0;
   caf::error failure;
   self->request((*link)->peer_gateway(), timeout,
                 detail::spawn_request{type_name, std::move(*wire)})
     .receive([&](uint64_t x) { id = x; },
              [&](caf::error& err) { failure = std::move(err); });
-  if (failure)
+  if (failure) {
+    release();
     return failure;
+  }
   return caf::actor_cast<caf::actor>((*link)->proxy(id));
 }
 
