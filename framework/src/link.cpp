@@ -195,6 +195,10 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     same_host_(same_host),
     peer_window_bytes_(peer.window_bytes),
     peer_window_messages_(peer.window_messages),
+    byte_batch_(
+      std::max<uint64_t>(1, std::min(cfg_.window_bytes, peer_window_bytes_) / 4)),
+    message_batch_(std::max<uint64_t>(
+      1, std::min(cfg_.window_messages, peer_window_messages_) / 4)),
     default_actor_(peer.default_actor),
     sent_by_family_(send_families_),
     received_by_family_(cfg_.deserializers) {
@@ -495,10 +499,7 @@ void link_state::on_probe() {
       flush_requested_ = true;
       return;
     }
-    flush_requested_ = false;
-    batch.bytes = std::exchange(unreturned_bytes_, 0);
-    batch.messages = std::exchange(unreturned_messages_, 0);
-    batch.delivered = taken_.load();
+    batch = take_unreturned();
   }
   send_control(caf::make_message(batch), nullptr);
 }
@@ -509,29 +510,26 @@ void link_state::return_credit(uint64_t bytes) {
     std::lock_guard<std::mutex> guard{return_mtx_};
     unreturned_bytes_ += bytes;
     unreturned_messages_ += 1;
-    --unprocessed_;
-    auto byte_batch = std::max<uint64_t>(
-      1, std::min(cfg_.window_bytes, peer_window_bytes_) / 4);
-    auto message_batch = std::max<uint64_t>(
-      1, std::min(cfg_.window_messages, peer_window_messages_) / 4);
     // Batch the credit (one control message per quarter window); a sender
     // that waits for the remainder asks for it with a probe.
-    if (!flush_requested_ && unreturned_bytes_ < byte_batch
-        && unreturned_messages_ < message_batch)
+    if (!flush_requested_ && unreturned_bytes_ < byte_batch_
+        && unreturned_messages_ < message_batch_)
       return;
-    flush_requested_ = false;
-    batch.bytes = std::exchange(unreturned_bytes_, 0);
-    batch.messages = std::exchange(unreturned_messages_, 0);
-    batch.delivered = taken_.load();
+    batch = take_unreturned();
   }
   send_control(caf::make_message(batch), nullptr);
 }
 
+credit link_state::take_unreturned() {
+  flush_requested_ = false;
+  credit result;
+  result.bytes = std::exchange(unreturned_bytes_, 0);
+  result.messages = std::exchange(unreturned_messages_, 0);
+  result.delivered = taken_.load();
+  return result;
+}
+
 credit_token link_state::take(uint64_t wire_size) {
-  {
-    std::lock_guard<std::mutex> guard{return_mtx_};
-    ++unprocessed_;
-  }
   return credit_token{weak_from_this(), wire_size};
 }
 

@@ -325,9 +325,12 @@ private:
   void post(wire_message msg, const std::vector<store::transfer_ticket>& tickets,
             caf::execution_unit* host);
 
-  /// Counts a message taken off the link; its credit returns when the token
-  /// is destroyed.
+  /// Returns the credit for a message taken off the link when the token is
+  /// destroyed (after the target processed it).
   credit_token take(uint64_t wire_size);
+
+  /// Takes the credit held back for the peer (requires `return_mtx_`).
+  credit take_unreturned();
 
   node_impl& node_;
   std::string peer_name_;
@@ -338,6 +341,9 @@ private:
   bool same_host_;
   uint64_t peer_window_bytes_;
   uint64_t peer_window_messages_;
+  // Credit goes back in batches of a quarter of the smaller window.
+  uint64_t byte_batch_;
+  uint64_t message_batch_;
   std::atomic<bool> down_{false};
   std::atomic<uint64_t> default_actor_;
   // Options of every encode and decode on this link (built once).
@@ -386,8 +392,6 @@ private:
   std::mutex return_mtx_;
   uint64_t unreturned_bytes_ = 0;
   uint64_t unreturned_messages_ = 0;
-  // Messages delivered (holding a credit token) and not yet processed.
-  uint64_t unprocessed_ = 0;
   // The peer waits for credit: return the next processed message at once.
   bool flush_requested_ = false;
   // Messages taken off the link (delivered or refused) after their store
