@@ -110,10 +110,13 @@ int main(int argc, char** argv) {
   // The physical floor: one warm memcpy per payload size, in this run.
   std::set<uint64_t> sizes;
   uint64_t max_ipc = 0;
+  uint64_t max_tcp_array = 0;
   for (auto& c : mtx.cells) {
     sizes.insert(c.size);
     if (c.tr == transport::ipc)
       max_ipc = std::max(max_ipc, c.size);
+    if (c.tr == transport::tcp && c.type == payload_type::shared_array)
+      max_tcp_array = std::max(max_tcp_array, c.size);
   }
   std::cerr << "ferry-bench: timing memcpy of each payload size\n";
   for (auto size : sizes)
@@ -125,7 +128,9 @@ int main(int argc, char** argv) {
   env.store_name = "ferry-bench-" + std::to_string(getpid());
   env.store_capacity = max_ipc <= 64 * MiB ? 512 * MiB : 3 * max_ipc + 512 * MiB;
   env.tcp_store_name = env.store_name + "-tcp-peer";
-  env.tcp_store_capacity = 16 * MiB;
+  // The tcp peer's own store receives copies of shared_array payloads (one
+  // being pulled, one being read, one spare).
+  env.tcp_store_capacity = 3 * max_tcp_array + 16 * MiB;
   ferry::store::store_config sc;
   sc.name = env.store_name;
   sc.capacity = env.store_capacity;

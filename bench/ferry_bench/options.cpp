@@ -128,10 +128,13 @@ private:
 
   std::optional<std::string> impossible(const cell& c) const {
     if (c.type == payload_type::shared_array) {
-      if (c.tr != transport::ipc)
-        return std::string{"a shared_array is a handle into this host's "
-                           "store: it cannot cross hosts (tcp) and needs no "
-                           "transport in one process (inproc); ipc only"};
+      if (c.tr == transport::inproc)
+        return std::string{"a shared_array needs no transport in one "
+                           "process: the handle is the message"};
+      if (c.tr == transport::tcp && c.pat == pattern::handoff)
+        return std::string{"across hosts a shared_array is copied into the "
+                           "receiver's store (pulled in chunks): no hand-off "
+                           "without a copy; ipc only"};
       if (c.family == raw_caf)
         return std::string{"plain CAF has no store: shared_array needs ferry"};
       if (c.size < MiB)

@@ -17,6 +17,7 @@
 
 #include "ferry/serializers/errc.hpp"
 #include "ferry/serializers/payload.hpp"
+#include "ferry/store/import_scope.hpp"
 #include "ferry/store/in_band_scope.hpp"
 #include "ferry/store/object_ref.hpp"
 
@@ -137,7 +138,7 @@ uint64_t wire_size(const wire_message& msg) {
   for (auto& element : msg.elements) {
     result += element.header.size();
     for (auto& frame : element.frames)
-      result += (static_cast<frame_kind>(frame.kind) == frame_kind::remote_object
+      result += (is_pulled(static_cast<frame_kind>(frame.kind))
                    ? frame.size
                    : frame.data.size())
                 + 32;
@@ -193,6 +194,7 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     cfg_(std::move(cfg)),
     send_families_(std::move(send_families)),
     same_host_(same_host),
+    peer_store_token_(peer.store_token),
     peer_window_bytes_(peer.window_bytes),
     peer_window_messages_(peer.window_messages),
     byte_batch_(
@@ -223,17 +225,21 @@ link_state::encode_element(std::type_index type, const void* value,
                            std::string& family_used,
                            std::vector<store::transfer_ticket>& tickets,
                            std::vector<uint64_t>& transfers) {
+  // Tickets of handles inside the value (the store's in-band hook).
+  std::vector<store::transfer_ticket> handles;
   auto encoded = [&]() -> caf::expected<serializers::payload> {
     if (auto* store = node_.store()) {
       store::in_band_scope scope{*store};
       auto result = node_.registry().encode(type, value, enc_opts_,
                                             keep_alive);
-      auto taken = scope.take_tickets();
-      tickets.insert(tickets.end(), taken.begin(), taken.end());
+      handles = scope.take_tickets();
       return result;
     }
     return node_.registry().encode(type, value, enc_opts_, keep_alive);
   }();
+  if (!encoded && !handles.empty())
+    for (auto& ticket : handles)
+      static_cast<void>(node_.store()->cancel(ticket));
   if (!encoded) {
     if (encoded.error()
         == caf::make_error(serializers::errc::payload_too_large,
@@ -260,6 +266,13 @@ link_state::encode_element(std::type_index type, const void* value,
   }
   family_used = encoded->header.family;
   wire_element result;
+  if (same_host_) {
+    tickets.insert(tickets.end(), handles.begin(), handles.end());
+  } else if (!handles.empty()) {
+    // Handle frames come first; decoding skips them wherever they are.
+    if (auto err = export_handles(handles, result, transfers))
+      return err;
+  }
   result.header = wire_bytes{serializers::encode_header(encoded->header)};
   result.frames.reserve(encoded->frames.size());
   for (auto& frame : encoded->frames) {
@@ -281,10 +294,8 @@ link_state::encode_element(std::type_index type, const void* value,
       counters_.bytes_spilled_sent += out.size;
     } else if (!same_host_ && out.size > 0 && out.size >= cfg_.pull_threshold) {
       // Stays here until the peer pulled it (or the link dies).
-      auto holder = std::make_shared<serializers::frame>(std::move(frame));
-      std::lock_guard<std::mutex> guard{transfers_mtx_};
-      auto id = next_transfer_++;
-      transfers_.emplace(id, std::move(holder));
+      auto id = add_transfer(
+        std::make_shared<serializers::frame>(std::move(frame)));
       transfers.push_back(id);
       out.kind = static_cast<uint8_t>(frame_kind::remote_object);
       out.ticket = id;
@@ -308,6 +319,59 @@ link_state::encode_element(std::type_index type, const void* value,
     result.frames.emplace_back(std::move(out));
   }
   return result;
+}
+
+uint64_t link_state::add_transfer(std::shared_ptr<serializers::frame> frame) {
+  std::lock_guard<std::mutex> guard{transfers_mtx_};
+  auto id = next_transfer_++;
+  transfers_.emplace(id, std::move(frame));
+  return id;
+}
+
+caf::error
+link_state::export_handles(const std::vector<store::transfer_ticket>& tickets,
+                           wire_element& element,
+                           std::vector<uint64_t>& transfers) {
+  auto* store = node_.store();
+  // Take every reference over first, so a failure leaves no ticket behind.
+  std::vector<store::object_ref> refs;
+  caf::error failure;
+  for (auto& ticket : tickets) {
+    auto ref = store->redeem(ticket);
+    if (ref)
+      refs.emplace_back(std::move(*ref));
+    else if (!failure)
+      failure = std::move(ref.error());
+  }
+  if (failure)
+    return failure;
+  for (auto& ref : refs) {
+    auto id = static_cast<uint64_t>(ref.id());
+    auto known = std::find_if(element.frames.begin(), element.frames.end(),
+                              [id](const wire_frame& x) {
+                                return x.object_id == id;
+                              });
+    if (known != element.frames.end())
+      continue; // the same object twice: one copy serves both handles
+    wire_frame out;
+    out.size = ref.size();
+    out.object_id = id;
+    auto bytes = ref.bytes();
+    auto holder = std::make_shared<store::object_ref>(std::move(ref));
+    if (out.size < cfg_.pull_threshold) {
+      // Small: the bytes go with the message (no round trip to pull them).
+      out.kind = static_cast<uint8_t>(frame_kind::inline_handle);
+      out.data = wire_bytes{bytes, std::move(holder)};
+      counters_.bytes_inline_sent += out.size;
+    } else {
+      out.kind = static_cast<uint8_t>(frame_kind::remote_handle);
+      out.ticket = add_transfer(std::make_shared<serializers::frame>(
+        serializers::frame::view(bytes, std::move(holder))));
+      transfers.push_back(out.ticket);
+    }
+    element.frames.emplace_back(std::move(out));
+  }
+  return caf::none;
 }
 
 caf::expected<wire_message>
@@ -609,6 +673,10 @@ link_state::decode_element(wire_element& element) {
         counters_.bytes_spilled_received += in.size;
         break;
       }
+      case frame_kind::remote_handle:
+      case frame_kind::inline_handle:
+        // Not payload frames: decode_message imported their objects.
+        break;
       default:
         return caf::make_error(errc::decode_failed,
                                "unknown frame kind "
@@ -622,9 +690,73 @@ link_state::decode_element(wire_element& element) {
   return result;
 }
 
+caf::expected<store::object_builder>
+link_state::create_import(uint64_t object_id, uint64_t size) {
+  auto* store = node_.store();
+  auto copy = store != nullptr
+                ? store->create(size)
+                : caf::expected<store::object_builder>{caf::make_error(
+                  errc::transfer_failed,
+                  "this node has no store; enable ferry.store to receive "
+                  "store handles")};
+  if (!copy)
+    return caf::make_error(errc::transfer_failed,
+                           "cannot copy object " + std::to_string(object_id)
+                             + " (" + std::to_string(size) + " bytes) that node "
+                             + peer_name_
+                             + " sent a handle to into this node's store: "
+                             + render(copy.error()));
+  return copy;
+}
+
 caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
   if (msg.error)
     return caf::make_message(std::move(msg.error));
+  for (auto& element : msg.elements)
+    for (auto& frame : element.frames) {
+      auto kind = static_cast<frame_kind>(frame.kind);
+      auto imported = [&] {
+        return std::any_of(msg.imports.begin(), msg.imports.end(),
+                           [&](auto& x) { return x.first == frame.object_id; });
+      };
+      if (kind == frame_kind::remote_object
+          || (kind == frame_kind::remote_handle && !imported()))
+        return caf::make_error(
+          errc::transfer_failed,
+          "node " + peer_name_ + " sent " + std::to_string(frame.size)
+            + " bytes to pull (a large frame or a store handle) in a message "
+              "that is decoded without pulling (spawn arguments); pass large "
+              "values and store handles to another host in a message after "
+              "the spawn");
+    }
+  // Small objects behind handles came with the message: copy them into this
+  // host's store.
+  for (auto& element : msg.elements)
+    for (auto& frame : element.frames) {
+      if (static_cast<frame_kind>(frame.kind) != frame_kind::inline_handle)
+        continue;
+      if (frame.data.size() != frame.size)
+        return caf::make_error(errc::decode_failed,
+                               "handle frame size does not match its data");
+      auto copy = create_import(frame.object_id, frame.size);
+      if (!copy)
+        return std::move(copy.error());
+      auto bytes = frame.data.bytes();
+      if (!bytes.empty())
+        std::memcpy(copy->bytes().data(), bytes.data(), bytes.size());
+      auto ref = copy->seal();
+      if (!ref)
+        return std::move(ref.error());
+      counters_.bytes_inline_received += frame.size;
+      msg.imports.emplace_back(frame.object_id, std::move(*ref));
+    }
+  // Handles of the peer's store resolve to the local copies.
+  std::optional<store::import_scope> scope;
+  if (!msg.imports.empty()) {
+    scope.emplace(peer_store_token_);
+    for (auto& [id, ref] : msg.imports)
+      scope->add(store::object_id{id}, ref);
+  }
   caf::message content;
   for (auto& element : msg.elements) {
     auto decoded = decode_element(element);
@@ -650,7 +782,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
         ticket.object = store::object_id{frame.object_id};
         ticket.id = frame.ticket;
         static_cast<void>(store->cancel(ticket));
-      } else if (kind == frame_kind::remote_object) {
+      } else if (is_pulled(kind)) {
         send_control(caf::make_message(transfer_done{frame.ticket}), host);
       }
     }
@@ -674,7 +806,7 @@ namespace {
 bool has_remote_frames(const wire_message& msg) {
   for (auto& element : msg.elements)
     for (auto& frame : element.frames)
-      if (static_cast<frame_kind>(frame.kind) == frame_kind::remote_object)
+      if (is_pulled(static_cast<frame_kind>(frame.kind)))
         return true;
   return false;
 }

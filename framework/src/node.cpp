@@ -96,7 +96,8 @@ void node_impl::log(const std::string& line) const {
 
 bool node_impl::shares_store_with(const hello& peer) const {
   return store_.has_value() && peer.has_store && peer.host_id == cfg_.host_id
-         && peer.store_name == cfg_.store_name;
+         && peer.store_name == cfg_.store_name
+         && peer.store_token == store_->token();
 }
 
 hello node_impl::make_hello(const link_config& cfg) const {
@@ -105,6 +106,7 @@ hello node_impl::make_hello(const link_config& cfg) const {
   result.host_id = cfg_.host_id;
   result.store_name = cfg_.store_name;
   result.has_store = store_.has_value();
+  result.store_token = store_ ? store_->token() : 0;
   result.serializers = cfg.serializers;
   result.deserializers = cfg.deserializers;
   result.decodable = registry_->families();

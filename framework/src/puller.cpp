@@ -11,10 +11,13 @@
 // Pulled frames land in this process's memory, not in the host store: the
 // message has exactly one consumer, and an owned buffer lets decoders adopt
 // it (raw `std::vector<std::byte>` takes it without a copy). See
-// docs/architecture.md.
+// docs/architecture.md. Store handles inside the message (`remote_handle`
+// frames) are pulled the same way into new objects of this host's store:
+// the payload's handles then resolve to those copies (store::import_scope).
 #include "detail/node_impl.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/store/object_builder.hpp"
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
 
@@ -37,7 +40,14 @@ struct frame_job {
   uint64_t size = 0;
   uint64_t next_offset = 0;
   uint64_t received = 0;
+  /// Where a large frame lands.
   std::vector<std::byte> buffer;
+  /// Where a store handle's object lands (remote_handle frames).
+  store::object_builder object;
+
+  std::byte* target() {
+    return object ? object.bytes().data() : buffer.data();
+  }
 };
 
 struct puller_state {
@@ -59,11 +69,23 @@ using puller_actor = caf::stateful_actor<puller_state>;
 
 void advance(puller_actor* self);
 
+void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
+             caf::error reason);
+
 void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
   auto& st = self->state;
   auto& msg = st.current->first;
   for (auto& job : st.jobs) {
     auto& frame = msg.elements[job.element].frames[job.frame];
+    if (static_cast<frame_kind>(frame.kind) == frame_kind::remote_handle) {
+      auto ref = job.object.seal();
+      if (!ref) {
+        abandon(self, link, std::move(ref.error()));
+        return;
+      }
+      msg.imports.emplace_back(frame.object_id, std::move(*ref));
+      continue;
+    }
     frame.kind = static_cast<uint8_t>(frame_kind::inline_plain);
     frame.data = wire_bytes{std::move(job.buffer)};
   }
@@ -118,8 +140,7 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
                                         + std::to_string(length)));
               return;
             }
-            std::memcpy(job.buffer.data() + offset, chunk.bytes().data(),
-                        length);
+            std::memcpy(job.target() + offset, chunk.bytes().data(), length);
             job.received += length;
             link->count_pulled(length);
             if (job.received == job.size) {
@@ -159,7 +180,7 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
   for (size_t e = 0; e < msg.elements.size(); ++e)
     for (size_t f = 0; f < msg.elements[e].frames.size(); ++f) {
       auto& frame = msg.elements[e].frames[f];
-      if (static_cast<frame_kind>(frame.kind) != frame_kind::remote_object)
+      if (!is_pulled(static_cast<frame_kind>(frame.kind)))
         continue;
       total += frame.size;
       frame_job job;
@@ -180,8 +201,21 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
                               + "; raise max-message-size on the receiver"));
     return;
   }
+  for (auto& job : st.jobs) {
+    auto& frame = msg.elements[job.element].frames[job.frame];
+    if (static_cast<frame_kind>(frame.kind) != frame_kind::remote_handle)
+      continue;
+    auto object = link->create_import(frame.object_id, job.size);
+    if (!object) {
+      abandon(self, link, std::move(object.error()));
+      return;
+    }
+    job.object = std::move(*object);
+  }
   try {
     for (auto& job : st.jobs) {
+      if (job.object)
+        continue;
       // Large buffers fault in huge pages (see serializers' fresh_memory).
       job.buffer.reserve(job.size);
       serializers::detail::advise_huge_pages(job.buffer.data(), job.size);
@@ -218,9 +252,7 @@ void advance(puller_actor* self) {
     bool remote = false;
     for (auto& element : st.current->first.elements)
       for (auto& frame : element.frames)
-        remote = remote
-                 || static_cast<frame_kind>(frame.kind)
-                      == frame_kind::remote_object;
+        remote = remote || is_pulled(static_cast<frame_kind>(frame.kind));
     if (!remote) {
       link->deliver(st.current->first, st.current->second, self->context());
       st.current.reset();

@@ -1,6 +1,7 @@
 #include "ferry/store/object_ref.hpp"
 
 #include "ferry/store/errc.hpp"
+#include "ferry/store/import_scope.hpp"
 #include "ferry/store/in_band_scope.hpp"
 #include "ferry/store/log.hpp"
 
@@ -154,6 +155,8 @@ caf::expected<ref_wire> to_wire(const object_ref& x) {
 caf::expected<object_ref> from_wire(const ref_wire& x) {
   if (x.object == 0)
     return object_ref{};
+  if (auto* imported = import_scope::find(x.store))
+    return imported->resolve(object_id{x.object});
   auto store = detail::store_impl::find_by_token(x.store);
   if (!store)
     return caf::make_error(

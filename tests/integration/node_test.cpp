@@ -377,9 +377,72 @@ TEST_F(node_fixture, SharedArrayOnSameHostArrivesAsTheSameObject) {
     << *answer;
 }
 
-TEST_F(node_fixture, SharedArrayToAnotherHostFailsWithAClearError) {
+class handle_across_hosts : public node_fixture,
+                            public ::testing::WithParamInterface<size_t> {};
+
+TEST_P(handle_across_hosts, SharedArrayArrivesAsACopyInTheReceiversStore) {
+  // Arrange: B has a store of its own (another host, as far as ferry knows).
+  auto& b = start_peer("B", {}, true);
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  std::vector<double> values(GetParam());
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<double>(i);
+  auto array = ferry::store::make_shared_array<double>(*local().store(),
+                                                       values);
+  ASSERT_TRUE(array) << ferry::render(array.error());
+  auto bytes = values.size() * sizeof(double);
+  // Act
+  auto answer = ask<std::string>(*sut, *array);
+  // Assert: B read all elements from an object of its own store.
+  ASSERT_TRUE(answer) << ferry::render(answer.error());
+  EXPECT_NE(answer->find(std::to_string(
+              static_cast<double>(values.size() * (values.size() - 1) / 2))),
+            std::string::npos)
+    << *answer;
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  if (bytes >= cfg.default_link.pull_threshold) {
+    EXPECT_EQ(stats->bytes_pulled_by_peer, bytes); // pulled in chunks
+  } else {
+    EXPECT_EQ(stats->bytes_pulled_by_peer, 0u); // went with the message
+    EXPECT_GE(stats->bytes_inline_sent, bytes);
+  }
+  // B took the copy before it answered: only our handle is left.
+  EXPECT_EQ(array->ref().ref_count(), 1u);
+  EXPECT_EQ(stats->tickets_in_transit, 0u);
+}
+
+// 512 KiB travels with the message, 12 MiB is above the 8 MiB pull threshold.
+INSTANTIATE_TEST_SUITE_P(sizes, handle_across_hosts,
+                         ::testing::Values(size_t{1} << 16,
+                                           size_t{3} << 19));
+
+TEST_F(node_fixture, SameObjectTwiceToAnotherHostIsCopiedOnce) {
   // Arrange
   auto& b = start_peer("B", {}, true);
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  std::vector<double> values(4096, 0.5);
+  auto array = ferry::store::make_shared_array<double>(*local().store(),
+                                                       values);
+  ASSERT_TRUE(array) << ferry::render(array.error());
+  ferry::test::array_pair pair{*array, *array};
+  // Act: B answers whether both handles name one object and their sums.
+  auto answer = ask<std::string>(*sut, pair);
+  // Assert
+  ASSERT_TRUE(answer) << ferry::render(answer.error());
+  EXPECT_EQ(*answer, "same 2048 2048");
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_LT(stats->bytes_inline_sent, 2 * values.size() * sizeof(double));
+  // Ours and the pair's two: nothing is left in transit.
+  EXPECT_EQ(array->ref().ref_count(), 3u);
+}
+
+TEST_F(node_fixture, StoreHandleToANodeWithoutStoreFailsWithAClearError) {
+  // Arrange
+  auto& b = start_peer("B", {"--ferry.store.disabled"}, true);
   auto sut = local().remote_actor("127.0.0.1", b.port);
   ASSERT_TRUE(sut);
   std::vector<double> values(16, 1.0);
@@ -388,12 +451,15 @@ TEST_F(node_fixture, SharedArrayToAnotherHostFailsWithAClearError) {
   ASSERT_TRUE(array);
   // Act
   auto answer = ask<std::string>(*sut, *array);
-  // Assert
+  // Assert: the request fails naming the cause; the sender's object is
+  // released (only our handle is left) and B keeps running.
   ASSERT_FALSE(answer);
-  EXPECT_FALSE(ferry::render(answer.error()).empty());
-  auto stats = b.stats();
-  EXPECT_NE(stats["local"].find("refusals=1"), std::string::npos)
-    << stats["local"];
+  auto text = ferry::render(answer.error());
+  EXPECT_NE(text.find("has no store"), std::string::npos) << text;
+  EXPECT_EQ(array->ref().ref_count(), 1u);
+  auto echo = ask<std::string>(*sut, std::string{"abc"});
+  ASSERT_TRUE(echo) << ferry::render(echo.error());
+  EXPECT_EQ(*echo, "cba");
 }
 
 TEST_F(node_fixture, CreditBelowOneBatchIsReturnedOnceTheReceiverIsIdle) {

@@ -53,6 +53,19 @@ caf::behavior echo() {
       return std::to_string(static_cast<uint64_t>(xs.ref().id())) + " "
              + std::to_string(sum);
     },
+    [](const ferry::test::array_pair& x) {
+      // Answers whether both handles name one object, and each one's sum.
+      auto sum = [](const ferry::store::shared_array<double>& xs) {
+        double result = 0;
+        for (auto v : xs)
+          result += v;
+        return std::to_string(static_cast<int64_t>(result));
+      };
+      auto same = x.first.ref().id() == x.second.ref().id()
+                  && x.first.data() == x.second.data();
+      return std::string{same ? "same " : "distinct "} + sum(x.first) + " "
+             + sum(x.second);
+    },
   };
 }
 

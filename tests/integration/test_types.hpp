@@ -60,6 +60,23 @@ private:
   int32_t value_ = 0;
 };
 
+/// Two store-backed arrays in one value (the same object twice in tests of
+/// shared identity across hosts).
+struct array_pair {
+  store::shared_array<double> first;
+  store::shared_array<double> second;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(first, second);
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, array_pair& x) {
+  return f(caf::meta::type_name("array_pair"), x.first, x.second);
+}
+
 } // namespace ferry::test
 
 // CAF 0.17 accepts only inspectable types in messages unless a type is
@@ -73,6 +90,7 @@ inline void register_test_types(node_config& cfg) {
   cfg.add_message_type<record>("test.record");
   cfg.add_message_type<cereal_only>("test.cereal_only");
   cfg.add_message_type<store::shared_array<double>>("test.f64_array");
+  cfg.add_message_type<array_pair>("test.array_pair");
 }
 
 /// Returns a record with `n` values, deterministic in `id`.

@@ -1,6 +1,9 @@
 // Unit tests of object_ref: counting on copy, drop, move and assignment.
 #include "ferry/store/object_ref.hpp"
 
+#include "ferry/store/errc.hpp"
+#include "ferry/store/import_scope.hpp"
+
 #include "store_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -139,6 +142,70 @@ TEST_F(object_ref_test, ToStringNamesIdAndSize) {
   auto text = to_string(sut);
   EXPECT_NE(text.find(to_string(sut.id())), std::string::npos);
   EXPECT_NE(text.find("1000 bytes"), std::string::npos);
+}
+
+// -- import_scope: handles of another host's store ----------------------------
+
+// A token no attached store has (tokens are random 64-bit values).
+constexpr uint64_t foreign_token = 0x0123456789abcdefu;
+
+TEST_F(object_ref_test, ForeignHandleWithoutImportScopeIsNotAttached) {
+  auto ref = from_wire(ref_wire{foreign_token, 7, 3});
+  ASSERT_FALSE(ref);
+  EXPECT_EQ(code_of(ref.error()), errc::store_not_attached);
+}
+
+TEST_F(object_ref_test, ImportScopeResolvesForeignHandlesToLocalCopies) {
+  import_scope scope{foreign_token};
+  scope.add(object_id{7}, sut);
+  EXPECT_EQ(sut.ref_count(), 2u);
+  auto a = from_wire(ref_wire{foreign_token, 7, 3});
+  auto b = from_wire(ref_wire{foreign_token, 7, 4});
+  ASSERT_TRUE(a && b) << render(a ? b.error() : a.error());
+  EXPECT_EQ(a->id(), sut.id());
+  EXPECT_EQ(a->bytes().data(), sut.bytes().data());
+  EXPECT_EQ(b->bytes().data(), sut.bytes().data());
+  EXPECT_EQ(sut.ref_count(), 4u);
+}
+
+TEST_F(object_ref_test, ImportScopeRefusesObjectsTheMessageDidNotCarry) {
+  import_scope scope{foreign_token};
+  scope.add(object_id{7}, sut);
+  auto ref = from_wire(ref_wire{foreign_token, 8, 3});
+  ASSERT_FALSE(ref);
+  EXPECT_EQ(code_of(ref.error()), errc::object_not_found);
+  auto text = render(ref.error());
+  EXPECT_NE(text.find("object 8"), std::string::npos) << text;
+  EXPECT_NE(text.find("another host"), std::string::npos) << text;
+}
+
+TEST_F(object_ref_test, ImportScopeLeavesHandlesOfAttachedStoresAlone) {
+  import_scope scope{foreign_token};
+  auto wire = ref_wire{store.token(), static_cast<uint64_t>(sut.id()), 0};
+  auto ref = from_wire(wire);
+  ASSERT_TRUE(ref) << render(ref.error());
+  EXPECT_EQ(ref->id(), sut.id());
+  EXPECT_EQ(sut.ref_count(), 2u);
+}
+
+TEST_F(object_ref_test, ClosingTheImportScopeDropsItsReferences) {
+  {
+    import_scope outer{foreign_token};
+    {
+      import_scope inner{foreign_token + 1};
+      inner.add(object_id{1}, sut);
+      outer.add(object_id{2}, sut);
+      EXPECT_EQ(sut.ref_count(), 3u);
+      // The innermost scope with a matching token answers.
+      EXPECT_TRUE(from_wire(ref_wire{foreign_token, 2, 0}));
+      EXPECT_TRUE(from_wire(ref_wire{foreign_token + 1, 1, 0}));
+      EXPECT_FALSE(from_wire(ref_wire{foreign_token, 1, 0}));
+    }
+    EXPECT_EQ(sut.ref_count(), 2u);
+    EXPECT_FALSE(from_wire(ref_wire{foreign_token + 1, 1, 0}));
+  }
+  EXPECT_EQ(sut.ref_count(), 1u);
+  EXPECT_EQ(code_of(from_wire(ref_wire{foreign_token, 2, 0}).error()), errc::store_not_attached);
 }
 
 } // namespace

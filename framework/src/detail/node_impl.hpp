@@ -269,6 +269,15 @@ public:
   /// The peer has (or gave up on) a pulled frame: release it.
   void finish_transfer(uint64_t id);
 
+  /// Creates the local copy of object `object_id` (`size` bytes) of the
+  /// peer's store, which a message holds a handle to; the error says why it
+  /// cannot (no store, store full).
+  caf::expected<store::object_builder> create_import(uint64_t object_id,
+                                                     uint64_t size);
+
+  /// Returns the token of the peer's store (0: none).
+  uint64_t peer_store_token() const { return peer_store_token_; }
+
   /// Counts bytes pulled from the peer.
   void count_pulled(uint64_t n) { counters_.bytes_pulled += n; }
 
@@ -318,6 +327,16 @@ private:
 
   caf::expected<caf::message> decode_element(wire_element& element);
 
+  /// Turns the tickets of handles a payload holds into `remote_handle`
+  /// frames for a peer on another host: the objects stay here (as
+  /// transfers) until the peer pulled them.
+  caf::error export_handles(const std::vector<store::transfer_ticket>& tickets,
+                            wire_element& element,
+                            std::vector<uint64_t>& transfers);
+
+  /// Registers `frame` as a transfer the peer pulls; returns its id.
+  uint64_t add_transfer(std::shared_ptr<serializers::frame> frame);
+
   caf::error acquire_credit(uint64_t bytes, bool may_wait);
 
   /// Sends `msg` in link order, remembering `tickets` until the peer has
@@ -339,6 +358,8 @@ private:
   link_config cfg_;
   std::vector<std::string> send_families_;
   bool same_host_;
+  // Token of the peer's store (names it in handles the peer sends); 0: none.
+  uint64_t peer_store_token_;
   uint64_t peer_window_bytes_;
   uint64_t peer_window_messages_;
   // Credit goes back in batches of a quarter of the smaller window.

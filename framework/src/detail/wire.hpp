@@ -21,6 +21,8 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/serializer.hpp>
 
+#include "ferry/store/object_ref.hpp"
+
 #include <cstddef>
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +36,7 @@ namespace ferry::detail {
 
 /// Protocol version of ferry's wire types; peers with another version are
 /// refused at the handshake.
-inline constexpr uint32_t wire_protocol_version = 2;
+inline constexpr uint32_t wire_protocol_version = 3;
 
 /// Bytes on the wire: a view when sending, an owned buffer when received.
 class wire_bytes {
@@ -139,7 +141,21 @@ enum class frame_kind : uint8_t {
   /// The bytes stay with the sender; the receiver pulls them in chunks
   /// (transfer id in `ticket`) and acknowledges.
   remote_object = 4,
+  /// Not a payload frame: an `object_ref` of the sender's store that the
+  /// element's payload holds, sent to a node that cannot attach that store.
+  /// `object_id` names the object there, `size` its size, `ticket` the
+  /// transfer the receiver pulls it by (like `remote_object`) into an object
+  /// of its own store; the payload's handles then resolve to that copy.
+  remote_handle = 5,
+  /// Like `remote_handle` for an object below the link's pull threshold:
+  /// its bytes travel in `data` and the receiver puts them into its store.
+  inline_handle = 6,
 };
+
+/// Returns whether the receiver pulls frames of `kind` from the sender.
+constexpr bool is_pulled(frame_kind kind) {
+  return kind == frame_kind::remote_object || kind == frame_kind::remote_handle;
+}
 
 /// One frame of an encoded element.
 struct wire_frame {
@@ -187,6 +203,11 @@ struct wire_message {
   caf::error error;
   /// The encoded elements.
   std::vector<wire_element> elements;
+  /// Receiving side only, never on the wire: local copies of the sender's
+  /// store objects named by `remote_handle` frames (sender's object id,
+  /// copy), filled by the puller before the message is decoded
+  /// (`inline_handle` frames are copied while decoding).
+  std::vector<std::pair<uint64_t, store::object_ref>> imports;
 
   /// Writes the message (see above).
   caf::error save(caf::serializer& sink) const;
@@ -216,6 +237,8 @@ struct hello {
   std::string host_id;
   std::string store_name;
   bool has_store = false;
+  /// My store's token (names it in serialized handles); 0 without a store.
+  uint64_t store_token = 0;
   /// My preference list for this link.
   std::vector<std::string> serializers;
   /// My allowlist for this link.
@@ -234,7 +257,7 @@ struct hello {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, hello& x) {
   return f(caf::meta::type_name("ferry.hello"), x.protocol, x.node_name,
-           x.host_id, x.store_name, x.has_store, x.serializers,
+           x.host_id, x.store_name, x.has_store, x.store_token, x.serializers,
            x.deserializers, x.decodable, x.gateway, x.default_actor,
            x.window_bytes, x.window_messages);
 }

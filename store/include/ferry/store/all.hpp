@@ -3,6 +3,7 @@
 
 #include "ferry/store/errc.hpp"
 #include "ferry/store/fwd.hpp"
+#include "ferry/store/import_scope.hpp"
 #include "ferry/store/in_band_scope.hpp"
 #include "ferry/store/log.hpp"
 #include "ferry/store/memory_summary.hpp"

@@ -25,7 +25,9 @@
 // Serialized anywhere else ("out of band"), the handle pins its object until
 // this process exits or calls `unpin`, with one warning; with
 // `store_config::allow_out_of_band_ref_serialization = false` it fails with
-// `errc::out_of_band_ref` instead.
+// `errc::out_of_band_ref` instead. Sent to another host, the framework copies
+// the object into that host's store and the receiver's handle points there
+// (see `import_scope`).
 //
 // Thread-safety: distinct `object_ref` instances may be used from any threads
 // at once, including copies of the same handle (count updates take the
@@ -92,9 +94,11 @@ private:
 /// `errc::out_of_band_ref`. An empty handle gives an all-zero wire.
 [[nodiscard]] caf::expected<ref_wire> to_wire(const object_ref& x);
 
-/// Makes a handle from its serialized form: redeems the ticket if there is
-/// one, otherwise gets the (pinned) object. The store must be attached by
-/// this process (`errc::store_not_attached` otherwise).
+/// Makes a handle from its serialized form: inside an `import_scope` for its
+/// store (a message from another host), a reference to the local copy;
+/// otherwise redeems the ticket if there is one, or gets the (pinned) object.
+/// The store must be attached by this process (`errc::store_not_attached`
+/// otherwise).
 [[nodiscard]] caf::expected<object_ref> from_wire(const ref_wire& x);
 
 /// A counted handle to a sealed object. See the header comment.
