@@ -218,7 +218,10 @@ node_config::node_config()
   opt_group{custom_options_, "ferry"}
     .add(node_name, "node-name", "name of this node in its peers' link tables")
     .add(host_id, "host-id",
-         "identity of this host (nodes with equal host ids share the store)");
+         "identity of this host (nodes with equal host ids share the store)")
+    .add_neg(tune_malloc, "keep-malloc-defaults",
+             "leave glibc malloc's thresholds alone (default: raise them so "
+             "large decoded buffers reuse faulted-in memory)");
   opt_group{custom_options_, "ferry.store"}
     .add_neg(store_enabled, "disabled",
              "run without the host store (large frames go inline or pulled)")
@@ -308,6 +311,8 @@ caf::error node_config::finalize() {
     node_name = *x;
   if (auto x = caf::get_if<std::string>(&content, "ferry.host-id"))
     host_id = *x;
+  if (auto x = caf::get_if<bool>(&content, "ferry.keep-malloc-defaults"))
+    tune_malloc = !*x;
   if (auto x = caf::get_if<bool>(&content, "ferry.store.disabled"))
     store_enabled = !*x;
   if (auto x = caf::get_if<std::string>(&content, "ferry.store.name"))

@@ -58,6 +58,8 @@ node_impl::~node_impl() {
 }
 
 caf::error node_impl::init() {
+  if (cfg_.tune_malloc)
+    tune_malloc();
   for (auto* cfg : {&cfg_.default_link}) {
     auto known = registry_->families();
     for (auto& family : cfg->serializers)

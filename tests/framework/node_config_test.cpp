@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <sstream>
+
+#if defined(__GLIBC__)
+#  include <malloc.h>
+#endif
 
 namespace {
 
@@ -142,3 +147,47 @@ TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
   EXPECT_FALSE(sut.store_enabled);
   EXPECT_FALSE(sut.allow_out_of_band_ref_serialization);
 }
+
+TEST(node_config, KeepMallocDefaultsTurnsTuningOffByFlagOrFile) {
+  // Arrange
+  ferry::node_config by_default;
+  ferry::node_config by_flag;
+  ferry::node_config by_file;
+  // Act
+  ASSERT_FALSE(parse(by_default, ""));
+  ASSERT_FALSE(parse(by_flag, "", {"--ferry.keep-malloc-defaults"}));
+  ASSERT_FALSE(parse(by_file, "[ferry]\nkeep-malloc-defaults = true\n"));
+  ASSERT_FALSE(by_default.finalize());
+  ASSERT_FALSE(by_flag.finalize());
+  ASSERT_FALSE(by_file.finalize());
+  // Assert
+  EXPECT_TRUE(by_default.tune_malloc);
+  EXPECT_FALSE(by_flag.tune_malloc);
+  EXPECT_FALSE(by_file.tune_malloc);
+}
+
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)                      \
+  && !defined(__SANITIZE_THREAD__)
+TEST(node, StartingANodeKeepsMidSizedBuffersInTheHeap) {
+  for (auto* name : {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_",
+                     "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
+                     "MALLOC_MMAP_MAX_"})
+    if (std::getenv(name) != nullptr)
+      GTEST_SKIP() << name << " is set: the node leaves malloc alone";
+  // Arrange
+  ferry::node_config cfg;
+  cfg.store_enabled = false;
+  auto sut = ferry::node::start(cfg);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  auto mapped_before = mallinfo2().hblks;
+  // Act: glibc's default (128 KiB, raised only after such a block was freed)
+  // would give 16 MiB fresh mmap()ed pages.
+  auto* block = static_cast<char*>(std::malloc(16 << 20));
+  ASSERT_NE(block, nullptr);
+  block[0] = 1;
+  auto mapped_after = mallinfo2().hblks;
+  std::free(block);
+  // Assert
+  EXPECT_EQ(mapped_after, mapped_before);
+}
+#endif

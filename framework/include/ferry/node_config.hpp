@@ -100,6 +100,13 @@ public:
   /// `ferry.store.strict-refs` makes that an error instead.
   bool allow_out_of_band_ref_serialization = true;
 
+  /// Whether the node may raise glibc malloc's mmap and trim thresholds (to
+  /// 32 MiB and 256 MiB, process-wide, once) so that decoded buffers up to
+  /// 32 MiB reuse memory already faulted in instead of fresh pages;
+  /// `ferry.keep-malloc-defaults` leaves malloc alone. Skipped when the
+  /// environment tunes malloc itself (GLIBC_TUNABLES, MALLOC_*_).
+  bool tune_malloc = true;
+
   /// Link settings for peers not named in `links` (section `ferry.link`).
   link_config default_link;
 

@@ -57,6 +57,10 @@ uint64_t wire_size(const wire_message& msg);
 /// chunks, in order, and delivers the messages (see link_state::receive).
 caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link);
 
+/// Raises glibc malloc's mmap and trim thresholds once per process (see
+/// malloc_tuning.cpp); returns whether they are raised.
+bool tune_malloc();
+
 /// Tells a puller that messages are queued.
 using pull_atom = caf::atom_constant<caf::atom("ferry_pull")>;
 
