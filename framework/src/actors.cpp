@@ -118,6 +118,14 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
     } else {
       node->log("dropped a message from a node without a link");
     }
+  } else if (content.match_elements<wire_batch>()) {
+    auto& batch = content.get_mutable_as<wire_batch>(0);
+    if (auto l = link()) {
+      for (auto& msg : batch.messages)
+        l->receive(msg, wire_size(msg), host);
+    } else {
+      node->log("dropped messages from a node without a link");
+    }
   } else if (content.match_elements<credit>()) {
     if (auto l = link())
       l->on_credit(content.get_as<credit>(0));

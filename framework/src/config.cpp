@@ -154,6 +154,7 @@ namespace detail {
 
 void register_wire_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<wire_message>("ferry.message")
+    .add_message_type<wire_batch>("ferry.batch")
     .add_message_type<hello>("ferry.hello")
     .add_message_type<identify>("ferry.identify")
     .add_message_type<lookup>("ferry.lookup")

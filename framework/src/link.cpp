@@ -22,6 +22,7 @@
 #include "ferry/store/object_ref.hpp"
 
 #include <caf/actor_cast.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/actor_config.hpp>
 #include <caf/make_actor.hpp>
 #include <caf/message_builder.hpp>
@@ -470,9 +471,28 @@ caf::error link_state::send(uint64_t target,
   return caf::none;
 }
 
+namespace {
+
+// Messages up to this size may join a batch; a batch holds at most this many
+// bytes.
+constexpr uint64_t batch_item_bytes = 16 * 1024;
+constexpr uint64_t batch_bytes = 256 * 1024;
+
+caf::behavior flusher(caf::event_based_actor*, std::weak_ptr<link_state> link) {
+  return {
+    [link](flush_atom) {
+      if (auto l = link.lock())
+        l->flush();
+    },
+  };
+}
+
+} // namespace
+
 void link_state::post(wire_message msg,
                       const std::vector<store::transfer_ticket>& tickets,
                       caf::execution_unit* host) {
+  auto size = wire_size(msg);
   std::lock_guard<std::mutex> guard{post_mtx_};
   auto seq = posted_++;
   if (!tickets.empty()) {
@@ -482,10 +502,52 @@ void link_state::post(wire_message msg,
     for (auto& ticket : tickets)
       in_transit_.emplace_back(seq, ticket);
   }
-  send_control(caf::make_message(std::move(msg)), host);
+  // A small message close behind the previous one joins the batch; the
+  // flusher (or a full batch) sends it. Anything else goes out at once,
+  // after the batch.
+  auto now = std::chrono::steady_clock::now();
+  auto burst = now - last_post_ < cfg_.batch_gap;
+  last_post_ = now;
+  if (burst && cfg_.batch_messages > 1 && size <= batch_item_bytes) {
+    outbox_bytes_ += size;
+    outbox_.emplace_back(std::move(msg));
+    if (outbox_.size() >= cfg_.batch_messages || outbox_bytes_ >= batch_bytes) {
+      flush_locked(host);
+    } else if (!flush_scheduled_ && !down_) {
+      flush_scheduled_ = true;
+      if (!flusher_)
+        flusher_ = node_.system().spawn(flusher, weak_from_this());
+      caf::anon_send(flusher_, flush_atom::value);
+    }
+    return;
+  }
+  flush_locked(host);
+  enqueue_locked(caf::make_message(std::move(msg)), host);
 }
 
-void link_state::send_control(caf::message msg, caf::execution_unit* host) {
+void link_state::flush() {
+  std::lock_guard<std::mutex> guard{post_mtx_};
+  flush_scheduled_ = false;
+  flush_locked(nullptr);
+}
+
+void link_state::flush_locked(caf::execution_unit* host) {
+  if (outbox_.empty())
+    return;
+  if (outbox_.size() == 1) {
+    enqueue_locked(caf::make_message(std::move(outbox_.front())), host);
+  } else {
+    ++counters_.batches_sent;
+    counters_.messages_batched += outbox_.size();
+    wire_batch batch;
+    batch.messages.swap(outbox_);
+    enqueue_locked(caf::make_message(std::move(batch)), host);
+  }
+  outbox_.clear();
+  outbox_bytes_ = 0;
+}
+
+void link_state::enqueue_locked(caf::message msg, caf::execution_unit* host) {
   if (down_)
     return;
   peer_gateway_->enqueue(caf::make_mailbox_element(
@@ -493,6 +555,14 @@ void link_state::send_control(caf::message msg, caf::execution_unit* host) {
                              node_.gateway_handle()),
                            caf::make_message_id(), {}, std::move(msg)),
                          host);
+}
+
+void link_state::send_control(caf::message msg, caf::execution_unit* host) {
+  if (down_)
+    return;
+  std::lock_guard<std::mutex> guard{post_mtx_};
+  flush_locked(host);
+  enqueue_locked(std::move(msg), host);
 }
 
 caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
@@ -1026,6 +1096,14 @@ void link_state::shut_down(const caf::error& reason,
   }
   if (puller)
     caf::anon_send_exit(puller, caf::exit_reason::remote_link_unreachable);
+  caf::actor flusher;
+  {
+    std::lock_guard<std::mutex> guard{post_mtx_};
+    outbox_.clear();
+    flusher.swap(flusher_);
+  }
+  if (flusher)
+    caf::anon_send_exit(flusher, caf::exit_reason::remote_link_unreachable);
   for (auto& victim : victims)
     static_cast<remote_proxy*>(caf::actor_cast<caf::abstract_actor*>(victim))
       ->kill(reason, host);
@@ -1110,6 +1188,8 @@ link_stats link_state::snapshot() const {
     result.pending_requests = pending_.size();
   }
   result.credits_received = counters_.credits_received;
+  result.batches_sent = counters_.batches_sent;
+  result.messages_batched = counters_.messages_batched;
   {
     std::lock_guard<std::mutex> guard{tickets_mtx_};
     result.tickets_in_transit = in_transit_.size();

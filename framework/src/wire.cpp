@@ -135,6 +135,38 @@ caf::error wire_message::save(caf::serializer& sink) const {
   return caf::none;
 }
 
+caf::error wire_batch::save(caf::serializer& sink) const {
+  auto count = static_cast<uint32_t>(messages.size());
+  if (auto err = sink(count))
+    return err;
+  for (auto& msg : messages)
+    if (auto err = msg.save(sink))
+      return err;
+  return caf::none;
+}
+
+caf::error wire_batch::load(caf::deserializer& source) {
+  auto* bin = dynamic_cast<caf::binary_deserializer*>(&source);
+  if (bin == nullptr)
+    return caf::make_error(errc::decode_failed,
+                           "ferry.batch reads from CAF's binary format only");
+  uint32_t count = 0;
+  if (auto err = source(count))
+    return err;
+  // Each message takes at least its head length and fixed head.
+  if (count > bin->remaining() / (4 + fixed_head))
+    return caf::make_error(errc::decode_failed,
+                           "malformed ferry.batch from the peer: "
+                             + std::to_string(count) + " messages in "
+                             + std::to_string(bin->remaining()) + " bytes");
+  messages.clear();
+  messages.resize(count);
+  for (auto& msg : messages)
+    if (auto err = msg.load(source))
+      return err;
+  return caf::none;
+}
+
 caf::error wire_message::load(caf::deserializer& source) {
   auto* bin = dynamic_cast<caf::binary_deserializer*>(&source);
   if (bin == nullptr)

@@ -91,6 +91,17 @@ struct link_config {
   /// Chunks a receiver keeps requested at once per transfer.
   uint32_t chunks_in_flight = 4;
 
+  /// Small messages sent in a burst travel together, up to this many in one
+  /// CAF message (CAF's per-message cost is paid once per batch); 1 sends
+  /// every message on its own. Order is kept either way.
+  uint32_t batch_messages = 64;
+
+  /// A message sent within this time of the previous one on the link counts
+  /// as part of a burst and may wait (a scheduler hop, microseconds) for
+  /// the batch to fill; a message after a pause goes out at once, so
+  /// request/response latency is unchanged.
+  std::chrono::microseconds batch_gap{20};
+
   /// Returns the built-in families in ferry's default order.
   static std::vector<std::string> default_families();
 

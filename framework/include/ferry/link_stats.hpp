@@ -53,6 +53,10 @@ struct link_stats {
   /// Credit messages received from the peer: about one per quarter window
   /// of traffic, plus one per probe this node sent while its window was full.
   uint64_t credits_received = 0;
+  /// CAF messages that carried a burst of several small messages (see
+  /// `link_config::batch_messages`), and the messages they carried.
+  uint64_t batches_sent = 0;
+  uint64_t messages_batched = 0;
   /// Store tickets of sent messages the peer has not yet reported taken
   /// (cancelled if the link dies); bounded by the credit window.
   uint64_t tickets_in_transit = 0;

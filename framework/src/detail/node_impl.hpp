@@ -64,6 +64,9 @@ bool tune_malloc();
 /// Tells a puller that messages are queued.
 using pull_atom = caf::atom_constant<caf::atom("ferry_pull")>;
 
+/// Tells a link's flusher to send the batch its link holds.
+using flush_atom = caf::atom_constant<caf::atom("ferry_fls")>;
+
 /// Renders a family list as "[a, b, c]" for error messages.
 std::string join(const std::vector<std::string>& xs);
 
@@ -86,6 +89,8 @@ struct link_counters {
   std::atomic<uint64_t> credit_waits{0};
   std::atomic<uint64_t> peak_in_flight_bytes{0};
   std::atomic<uint64_t> credits_received{0};
+  std::atomic<uint64_t> batches_sent{0};
+  std::atomic<uint64_t> messages_batched{0};
 };
 
 /// Messages per family, for the families of one fixed list (a link's send
@@ -229,8 +234,13 @@ public:
                  std::vector<uint64_t>& transfers,
                  std::vector<std::string>& families);
 
-  /// Sends a control message to the peer's gateway.
+  /// Sends a control message to the peer's gateway (after the messages the
+  /// link holds in its batch, so order is kept).
   void send_control(caf::message msg, caf::execution_unit* host);
+
+  /// Sends the batch of small messages the link holds (called by its
+  /// flusher actor).
+  void flush();
 
   /// Adds credit returned by the peer, forgets the store tickets of
   /// messages it has taken, and wakes waiting senders.
@@ -344,9 +354,15 @@ private:
   caf::error acquire_credit(uint64_t bytes, bool may_wait);
 
   /// Sends `msg` in link order, remembering `tickets` until the peer has
-  /// taken the message.
+  /// taken the message. Small messages of a burst join a batch instead.
   void post(wire_message msg, const std::vector<store::transfer_ticket>& tickets,
             caf::execution_unit* host);
+
+  /// Sends the held batch, if any (requires `post_mtx_`).
+  void flush_locked(caf::execution_unit* host);
+
+  /// Enqueues `msg` to the peer's gateway (requires `post_mtx_`).
+  void enqueue_locked(caf::message msg, caf::execution_unit* host);
 
   /// Returns the credit for a message taken off the link when the token is
   /// destroyed (after the target processed it).
@@ -401,6 +417,13 @@ private:
   // taken yet, by sequence number: cancelled if the link dies first.
   std::mutex post_mtx_;
   uint64_t posted_ = 0;
+  // Small messages of a burst, sent as one wire_batch when it is full or
+  // when the flusher runs (scheduled when the first one joined).
+  std::vector<wire_message> outbox_;
+  uint64_t outbox_bytes_ = 0;
+  bool flush_scheduled_ = false;
+  std::chrono::steady_clock::time_point last_post_;
+  caf::actor flusher_;
   mutable std::mutex tickets_mtx_;
   std::deque<std::pair<uint64_t, store::transfer_ticket>> in_transit_;
 

@@ -36,7 +36,7 @@ namespace ferry::detail {
 
 /// Protocol version of ferry's wire types; peers with another version are
 /// refused at the handshake.
-inline constexpr uint32_t wire_protocol_version = 3;
+inline constexpr uint32_t wire_protocol_version = 4;
 
 /// Bytes on the wire: a view when sending, an owned buffer when received.
 class wire_bytes {
@@ -227,6 +227,31 @@ typename Inspector::result_type inspect(Inspector& f, wire_message& x) {
     auto n = static_cast<uint64_t>(x.elements.size());
     return f(caf::meta::type_name("ferry.message"), x.target, x.sender, x.mid,
              x.error, n);
+  }
+}
+
+/// Small wire messages a link sent in a burst, in order, as one CAF message
+/// (see link_state::post): CAF's cost per message (BASP header, two reads,
+/// a worker hand-off, a mailbox element) is paid once per batch.
+struct wire_batch {
+  std::vector<wire_message> messages;
+
+  /// Writes the count, then each message flat.
+  caf::error save(caf::serializer& sink) const;
+
+  /// Reads a batch, checking the count against the bytes left first.
+  caf::error load(caf::deserializer& source);
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, wire_batch& x) {
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    return x.save(f);
+  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
+    return x.load(f);
+  } else {
+    auto n = static_cast<uint64_t>(x.messages.size());
+    return f(caf::meta::type_name("ferry.batch"), n);
   }
 }
 
