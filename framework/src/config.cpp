@@ -14,6 +14,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/settings.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <fstream>
 #include <sstream>
@@ -127,6 +128,17 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     } else if (key == "chunks-in-flight") {
       err = read_uint(value, key, tmp);
       base.chunks_in_flight = static_cast<uint32_t>(tmp);
+    } else if (key == "batch-messages") {
+      err = read_uint(value, key, tmp);
+      base.batch_messages
+        = static_cast<uint32_t>(std::min<uint64_t>(tmp, 1u << 20));
+    } else if (key == "batch-gap") {
+      if (auto ts = caf::get_if<caf::timespan>(&value)) {
+        base.batch_gap
+          = std::chrono::duration_cast<std::chrono::microseconds>(*ts);
+      } else if (!(err = read_uint(value, key, tmp))) {
+        base.batch_gap = std::chrono::microseconds{tmp};
+      }
     } else {
       return caf::make_error(
         errc::invalid_config,
@@ -134,7 +146,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
           + "\": known are serializers, deserializers, spill-threshold, "
             "compression, compression-threshold, max-message-size, "
             "window-bytes, window-messages, send-timeout, pull-threshold, "
-            "chunk-size, chunks-in-flight");
+            "chunk-size, chunks-in-flight, batch-messages, batch-gap");
     }
     if (err)
       return err;
@@ -142,6 +154,9 @@ link_config::from_settings(const caf::settings& section, link_config base) {
   if (base.chunk_size == 0 || base.chunks_in_flight == 0)
     return caf::make_error(errc::invalid_config,
                            "chunk-size and chunks-in-flight must be positive");
+  if (base.batch_messages == 0)
+    return caf::make_error(errc::invalid_config,
+                           "batch-messages must be positive (1: no batching)");
   if (base.window_messages == 0 || base.window_bytes == 0)
     return caf::make_error(errc::invalid_config,
                            "window-bytes and window-messages must be positive");
@@ -255,7 +270,12 @@ node_config::node_config()
          "chunk size for cross-host transfers of large frames")
     .add<size_t>("chunks-in-flight", "chunks requested at once per frame")
     .add<caf::timespan>("send-timeout",
-                        "how long a sender waits for credit (e.g. 30s)");
+                        "how long a sender waits for credit (e.g. 30s)")
+    .add<size_t>("batch-messages",
+                 "most small messages of a burst sent as one (1: no batching)")
+    .add<caf::timespan>("batch-gap",
+                        "a message this close behind the previous one joins "
+                        "a batch (e.g. 20us)");
   add_message_type<std::string>("string")
     .add_message_type<bool>("bool")
     .add_message_type<int32_t>("i32")

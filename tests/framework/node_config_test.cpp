@@ -136,6 +136,8 @@ TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
                     "--ferry.link.send-timeout=5s",
                     "--ferry.link.chunks-in-flight=2",
                     "--ferry.link.pull-threshold=1024",
+                    "--ferry.link.batch-messages=8",
+                    "--ferry.link.batch-gap=1ms",
                     "--ferry.store.disabled", "--ferry.store.strict-refs"});
   ASSERT_FALSE(err) << ferry::render(err);
   ASSERT_FALSE(sut.finalize());
@@ -144,6 +146,8 @@ TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
   EXPECT_EQ(sut.default_link.send_timeout, std::chrono::seconds{5});
   EXPECT_EQ(sut.default_link.chunks_in_flight, 2u);
   EXPECT_EQ(sut.default_link.pull_threshold, 1024u);
+  EXPECT_EQ(sut.default_link.batch_messages, 8u);
+  EXPECT_EQ(sut.default_link.batch_gap, std::chrono::milliseconds{1});
   EXPECT_FALSE(sut.store_enabled);
   EXPECT_FALSE(sut.allow_out_of_band_ref_serialization);
 }

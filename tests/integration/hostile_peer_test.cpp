@@ -134,7 +134,8 @@ protected:
 
 namespace {
 
-std::vector<char> encode_wire(wire_message& msg) {
+template <class T>
+std::vector<char> encode_wire(T& msg) {
   std::vector<char> buf;
   caf::binary_serializer sink{nullptr, buf};
   if (auto err = sink(msg))
@@ -142,7 +143,8 @@ std::vector<char> encode_wire(wire_message& msg) {
   return buf;
 }
 
-caf::error decode_wire(const std::vector<char>& buf, wire_message& out) {
+template <class T>
+caf::error decode_wire(const std::vector<char>& buf, T& out) {
   caf::binary_deserializer source{nullptr, buf.data(), buf.size()};
   return source(out);
 }
@@ -253,6 +255,58 @@ TEST(wire_message_codec, HugeClaimedCountsAreRefusedBeforeAllocating) {
     << caf::to_string(err1);
   EXPECT_NE(caf::to_string(err2).find("header"), std::string::npos)
     << caf::to_string(err2);
+}
+
+TEST(wire_batch_codec, RoundTripKeepsEveryMessageInOrder) {
+  // Arrange
+  wire_batch batch;
+  for (uint64_t i = 0; i < 3; ++i) {
+    auto msg = sample_wire_message();
+    msg.target = 100 + i;
+    batch.messages.push_back(std::move(msg));
+  }
+  batch.messages[1].error = caf::make_error(ferry::errc::link_down, "x");
+  // Act
+  auto buf = encode_wire(batch);
+  wire_batch out;
+  auto err = decode_wire(buf, out);
+  // Assert
+  ASSERT_FALSE(err) << caf::to_string(err);
+  ASSERT_EQ(out.messages.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(out.messages[i].target, 100 + i);
+    ASSERT_EQ(out.messages[i].elements.size(), 2u);
+    EXPECT_TRUE(std::ranges::equal(
+      out.messages[i].elements[1].frames[1].data.bytes(),
+      batch.messages[i].elements[1].frames[1].data.bytes()));
+  }
+  EXPECT_EQ(out.messages[1].error, batch.messages[1].error);
+  EXPECT_FALSE(out.messages[2].error);
+}
+
+TEST(wire_batch_codec, TruncationsAndHugeCountsGetErrors) {
+  // Arrange
+  wire_batch batch;
+  batch.messages.push_back(sample_wire_message());
+  batch.messages.push_back(sample_wire_message());
+  auto buf = encode_wire(batch);
+  auto many = buf; // the count is the first 4 bytes
+  std::memset(many.data(), 0xFF, 4);
+  // Act
+  size_t errors = 0;
+  for (size_t n = 0; n < buf.size(); ++n) {
+    std::vector<char> cut(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(n));
+    wire_batch out;
+    if (decode_wire(cut, out))
+      ++errors;
+  }
+  wire_batch out;
+  auto err = decode_wire(many, out);
+  // Assert
+  EXPECT_EQ(errors, buf.size());
+  ASSERT_TRUE(err);
+  EXPECT_NE(caf::to_string(err).find("messages in"), std::string::npos)
+    << caf::to_string(err);
 }
 
 TEST_F(hostile_fixture, FamilyOutsideTheAllowlistIsRefusedWithTypedError) {

@@ -269,6 +269,49 @@ TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
   EXPECT_EQ(stats->send_errors, 0u);
 }
 
+TEST_F(node_fixture, BurstOfSmallMessagesTravelsInBatchesInOrder) {
+  // Arrange: with a 10 s gap every message after the first is part of the
+  // burst; batches of at most 16.
+  auto& b = start_peer("B");
+  cfg.default_link.batch_gap = std::chrono::seconds{10};
+  cfg.default_link.batch_messages = 16;
+  auto sut = local().remote_actor("127.0.0.1", b.port, "sequence");
+  ASSERT_TRUE(sut);
+  caf::scoped_actor self{local().system()};
+  // Act: the request joins the last batch (the flusher sends it).
+  for (int64_t i = 0; i < 1000; ++i)
+    self->send(*sut, i);
+  auto answer = ask<std::string>(*sut, std::string{"report"});
+  // Assert
+  ASSERT_TRUE(answer) << ferry::render(answer.error());
+  EXPECT_EQ(*answer, "1000 1000");
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_GE(stats->batches_sent, 62u); // 999 batched messages / 16
+  EXPECT_LE(stats->messages_batched, 1001u);
+  EXPECT_GE(stats->messages_batched, 62u * 16);
+}
+
+TEST_F(node_fixture, WithoutBatchingEveryMessageTravelsAlone) {
+  // Arrange
+  auto& b = start_peer("B");
+  cfg.default_link.batch_gap = std::chrono::seconds{10};
+  cfg.default_link.batch_messages = 1;
+  auto sut = local().remote_actor("127.0.0.1", b.port, "sequence");
+  ASSERT_TRUE(sut);
+  caf::scoped_actor self{local().system()};
+  // Act
+  for (int64_t i = 0; i < 200; ++i)
+    self->send(*sut, i);
+  auto answer = ask<std::string>(*sut, std::string{"report"});
+  // Assert
+  ASSERT_TRUE(answer) << ferry::render(answer.error());
+  EXPECT_EQ(*answer, "200 200");
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->batches_sent, 0u);
+}
+
 TEST_F(node_fixture, UnregisteredTypeFailsWithHowToFix) {
   // Arrange
   struct not_registered {

@@ -81,6 +81,28 @@ caf::behavior slow() {
   };
 }
 
+/// Counts int64 messages and how many came in order (0, 1, 2, ...); a
+/// string asks for "<received> <in order>".
+struct sequence_state {
+  int64_t received = 0;
+  int64_t in_order = 0;
+};
+
+caf::behavior sequence(caf::stateful_actor<sequence_state>* self) {
+  return {
+    [self](int64_t x) {
+      auto& st = self->state;
+      if (x == st.received)
+        ++st.in_order;
+      ++st.received;
+    },
+    [self](const std::string&) {
+      return std::to_string(self->state.received) + " "
+             + std::to_string(self->state.in_order);
+    },
+  };
+}
+
 /// Never answers byte vectors: keeps the promises, so requests stay pending.
 struct hole_state {
   std::vector<caf::response_promise> promises;
@@ -166,11 +188,12 @@ int main(int argc, char** argv) {
   auto& sys = (*n)->system();
   std::vector<caf::actor> actors{sys.spawn(echo), sys.spawn(slow),
                                  sys.spawn(mortal), sys.spawn(hole),
-                                 sys.spawn(atom_adder)};
+                                 sys.spawn(atom_adder), sys.spawn(sequence)};
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
   (*n)->expose("adder-by-atom", actors[4]);
+  (*n)->expose("sequence", actors[5]);
   // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
   const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = (*n)->publish(actors[0], 0,
