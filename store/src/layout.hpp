@@ -27,7 +27,7 @@
 namespace ferry::store::detail {
 
 inline constexpr uint64_t segment_magic = 0x3176732d79727266; // "frry-sv1"
-inline constexpr uint32_t layout_version = 1;
+inline constexpr uint32_t layout_version = 2;
 inline constexpr uint32_t npos32 = 0xFFFFFFFFu;
 inline constexpr uint64_t npos64 = ~uint64_t{0};
 
@@ -114,7 +114,7 @@ struct slot_entry {
   uint64_t last_use;
   /// Primary.
   slot_state state;
-  /// Derived: handles + tickets + pins over all holders.
+  /// Derived: handles + tickets + pins + parked over all holders.
   uint32_t ref_count;
   /// Derived: handles over all holders.
   uint32_t handles;
@@ -143,6 +143,10 @@ struct holder_entry {
   uint32_t pins;
   /// Derived: next holder of the same object, or (free) next free entry.
   uint32_t next;
+  /// Live `parked_ref`s of the process: references that let the store spill
+  /// the object. Primary.
+  uint32_t parked;
+  uint32_t reserved;
 };
 
 /// One reference in transit.

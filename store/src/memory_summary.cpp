@@ -31,7 +31,7 @@ std::string to_string(const memory_summary& x) {
   char line[512];
   std::snprintf(line, sizeof(line), "%-22s %14s %6s %-8s %-6s %-7s %s\n",
                 "OBJECT ID", "SIZE", "REFS", "STATE", "PINNED", "SPILLED",
-                "HOLDERS (pid: handles/in-transit/pins)");
+                "HOLDERS (pid: handles/in-transit/pins/parked)");
   out += line;
   for (auto& obj : x.objects) {
     std::string holders;
@@ -40,7 +40,7 @@ std::string to_string(const memory_summary& x) {
         holders += ", ";
       holders += std::to_string(h.pid) + ": " + std::to_string(h.handles)
                  + "/" + std::to_string(h.in_transit) + "/"
-                 + std::to_string(h.pins);
+                 + std::to_string(h.pins) + "/" + std::to_string(h.parked);
     }
     std::snprintf(line, sizeof(line), "%-22s %14llu %6llu %-8s %-6s %-7s %s\n",
                   to_string(obj.id).c_str(),

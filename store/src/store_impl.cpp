@@ -658,6 +658,7 @@ store_impl::find_or_add_holder_locked(uint32_t slot, uint32_t process) {
   h.handles = 0;
   h.tickets = 0;
   h.pins = 0;
+  h.parked = 0;
   h.next = slots_[slot].holders;
   commit();
   h.slot = slot;
@@ -667,7 +668,8 @@ store_impl::find_or_add_holder_locked(uint32_t slot, uint32_t process) {
 
 void store_impl::release_holder_if_empty_locked(uint32_t index) noexcept {
   auto& h = holders_[index];
-  if (h.slot == npos32 || h.handles != 0 || h.tickets != 0 || h.pins != 0)
+  if (h.slot == npos32 || h.handles != 0 || h.tickets != 0 || h.pins != 0
+      || h.parked != 0)
     return;
   auto slot = h.slot;
   h.slot = npos32;
@@ -1131,6 +1133,46 @@ void store_impl::drop_handle_locked(uint32_t slot, uint32_t holder) noexcept {
   free_object_if_unreferenced_locked(slot);
 }
 
+caf::expected<uint32_t> store_impl::park(uint32_t slot, object_id id) {
+  guard g{*this};
+  if (!g.ok())
+    return g.error();
+  auto& s = slots_[slot];
+  if (s.id != static_cast<uint64_t>(id))
+    return fail(errc::object_not_found, describe(id), " no longer exists");
+  auto holder = find_or_add_holder_locked(slot, self_);
+  if (!holder)
+    return std::move(holder.error());
+  holders_[*holder].parked += 1;
+  s.ref_count += 1;
+  return *holder;
+}
+
+void store_impl::add_parked(uint32_t slot, uint32_t holder) noexcept {
+  guard g{*this};
+  if (!g.ok()) {
+    log_warning("ferry.store: " + caf::to_string(g.error()));
+    return;
+  }
+  holders_[holder].parked += 1;
+  slots_[slot].ref_count += 1;
+}
+
+void store_impl::drop_parked(uint32_t slot, uint32_t holder) noexcept {
+  guard g{*this};
+  if (!g.ok()) {
+    log_warning("ferry.store: " + caf::to_string(g.error()));
+    return;
+  }
+  auto& h = holders_[holder];
+  if (h.slot != slot || h.parked == 0)
+    return; // cannot happen while the reference lives; never underflow
+  h.parked -= 1;
+  slots_[slot].ref_count -= 1;
+  release_holder_if_empty_locked(holder);
+  free_object_if_unreferenced_locked(slot);
+}
+
 uint64_t store_impl::ref_count(uint32_t slot, object_id id) {
   guard g{*this};
   if (!g.ok() || slots_[slot].id != static_cast<uint64_t>(id))
@@ -1329,11 +1371,12 @@ void store_impl::reap_process_locked(uint32_t process) noexcept {
     auto& s = slots_[h.slot];
     s.handles -= h.handles;
     s.pins -= h.pins;
-    s.ref_count -= h.handles + h.pins;
+    s.ref_count -= h.handles + h.pins + h.parked;
     touched.insert(h.slot);
     h.handles = 0;
     h.tickets = 0;
     h.pins = 0;
+    h.parked = 0;
     release_holder_if_empty_locked(i);
   }
   for (auto slot : touched)
@@ -1428,7 +1471,7 @@ void store_impl::recover_locked() noexcept {
     s.holders = i;
     s.handles += x.handles;
     s.pins += x.pins;
-    s.ref_count += x.handles + x.pins;
+    s.ref_count += x.handles + x.pins + x.parked;
   }
   for (uint32_t i = 0; i < h.max_tickets; ++i) {
     auto& t = tickets_[i];
@@ -1527,7 +1570,7 @@ caf::expected<ferry::store::memory_summary> store_impl::summary() {
       for (auto j = s.holders; j != npos32; j = holders_[j].next) {
         auto& x = holders_[j];
         info.holders.push_back(
-          {procs_[x.process].pid, x.handles, x.tickets, x.pins});
+          {procs_[x.process].pid, x.handles, x.tickets, x.pins, x.parked});
       }
       std::sort(info.holders.begin(), info.holders.end(),
                 [](auto& a, auto& b) { return a.pid < b.pid; });

@@ -102,6 +102,15 @@ public:
 
   uint64_t ref_count(uint32_t slot, object_id id);
 
+  /// Adds a parked reference of this process to `id`; returns its holder.
+  caf::expected<uint32_t> park(uint32_t slot, object_id id);
+
+  /// Adds a parked reference through an existing holder (copy).
+  void add_parked(uint32_t slot, uint32_t holder) noexcept;
+
+  /// Drops a parked reference (destructor of parked_ref).
+  void drop_parked(uint32_t slot, uint32_t holder) noexcept;
+
   // -- transfer and pins -----------------------------------------------------
 
   caf::expected<transfer_ticket> export_ticket(uint32_t slot, object_id id);

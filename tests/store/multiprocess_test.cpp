@@ -126,6 +126,26 @@ TEST_F(multiprocess_test, HandlesOfAKilledProcessAreReclaimed) {
   EXPECT_EQ(summary->bytes_used, 1088u);
 }
 
+TEST_F(multiprocess_test, ParkedReferencesOfAKilledProcessAreReclaimed) {
+  auto ours = sut.put(pattern(1000, 1));
+  ASSERT_TRUE(ours);
+  auto peer = start_peer();
+  auto id = to_string(ours->id());
+  ASSERT_EQ(ask(*peer, "park " + id), "parked " + id);
+  ASSERT_EQ(ours->ref_count(), 2u);
+  auto summary = sut.memory_summary();
+  ASSERT_TRUE(summary);
+  ASSERT_EQ(summary->objects.size(), 1u);
+  auto& holders = summary->objects[0].holders;
+  ASSERT_EQ(holders.size(), 2u);
+  EXPECT_EQ(holders[0].parked + holders[1].parked, 1u);
+  kill_and_wait(*peer);
+  auto reaped = sut.reap();
+  ASSERT_TRUE(reaped);
+  EXPECT_EQ(*reaped, 1u);
+  EXPECT_EQ(ours->ref_count(), 1u);
+}
+
 TEST_F(multiprocess_test, KilledProcessIsReapedBeforeItsParentWaits) {
   auto peer = start_peer();
   auto answer = ask(*peer, "put 20000 2");

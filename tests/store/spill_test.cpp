@@ -1,7 +1,9 @@
-// Unit tests of capacity and spilling: objects referenced only by tickets or
-// pins go to disk when memory runs out and come back on get/redeem.
+// Unit tests of capacity and spilling: objects referenced only by parked
+// references, tickets or pins go to disk when memory runs out and come back
+// on get/redeem.
 #include "ferry/store/log.hpp"
 #include "ferry/store/object_store.hpp"
+#include "ferry/store/parked_ref.hpp"
 
 #include "store_test_support.hpp"
 
@@ -137,6 +139,67 @@ TEST_F(spill_test, PinnedObjectsAreSpillableAndComeBackOnGet) {
   ASSERT_TRUE(again) << render(again.error());
   EXPECT_EQ(checksum(again->bytes()), checksum(pattern(big, 1)));
   EXPECT_FALSE(sut.unpin(id));
+}
+
+TEST_F(spill_test, ParkedObjectIsSpilledAndComesBackOnGet) {
+  // Arrange: a referenced object nobody reads right now.
+  auto a = sut.put(pattern(big, 1));
+  ASSERT_TRUE(a);
+  auto parked = park(*a);
+  ASSERT_TRUE(parked) << render(parked.error());
+  a->reset();
+  // Act: the next object needs its memory.
+  auto b = sut.put(pattern(big, 2));
+  // Assert
+  ASSERT_TRUE(b) << render(b.error());
+  auto s = summary();
+  ASSERT_EQ(s.objects.size(), 2u);
+  EXPECT_TRUE(s.objects[0].spilled);
+  EXPECT_EQ(s.objects[0].ref_count, 1u);
+  EXPECT_EQ(spill_files(), 1u);
+  // While b is viewed there is no room to restore a.
+  auto again = parked->get();
+  ASSERT_FALSE(again);
+  EXPECT_EQ(code_of(again.error()), errc::store_full);
+  b->reset();
+  again = parked->get();
+  ASSERT_TRUE(again) << render(again.error());
+  EXPECT_EQ(checksum(again->bytes()), checksum(pattern(big, 1)));
+  EXPECT_EQ(again->ref_count(), 2u); // the handle and the parked reference
+  EXPECT_EQ(spill_files(), 0u);
+}
+
+TEST_F(spill_test, LastParkedReferenceFreesTheObjectAndItsSpillFile) {
+  // Arrange
+  auto a = sut.put(pattern(big, 1));
+  ASSERT_TRUE(a);
+  auto parked = park(*a);
+  ASSERT_TRUE(parked);
+  auto copy = *parked;
+  EXPECT_EQ(a->ref_count(), 3u);
+  a->reset();
+  auto b = sut.put(pattern(big, 2)); // spills a
+  ASSERT_TRUE(b) << render(b.error());
+  ASSERT_EQ(spill_files(), 1u);
+  // Act
+  parked->reset();
+  auto still = summary().objects.size();
+  copy.reset();
+  // Assert
+  EXPECT_EQ(still, 2u);
+  EXPECT_EQ(summary().objects.size(), 1u);
+  EXPECT_EQ(spill_files(), 0u);
+  EXPECT_EQ(summary().bytes_spilled, 0u);
+}
+
+TEST_F(spill_test, ParkingAnEmptyHandleFails) {
+  auto parked = park(object_ref{});
+  ASSERT_FALSE(parked);
+  EXPECT_EQ(code_of(parked.error()), errc::invalid_handle);
+  parked_ref empty;
+  auto got = empty.get();
+  ASSERT_FALSE(got);
+  EXPECT_EQ(code_of(got.error()), errc::invalid_handle);
 }
 
 TEST_F(spill_test, LeastRecentlyUsedObjectIsSpilledFirst) {

@@ -19,6 +19,7 @@
 #include "ferry/store/errc.hpp"
 #include "ferry/store/log.hpp"
 #include "ferry/store/object_store.hpp"
+#include "ferry/store/parked_ref.hpp"
 
 #include "store_impl.hpp"
 #include "store_test_support.hpp"
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
   std::cout << "ready " << ::getpid() << std::endl;
   std::multimap<uint64_t, object_ref> held;
   std::vector<object_builder> builders;
+  std::vector<parked_ref> parked;
   auto set_log = set_log_hook([](std::string_view) {});
   static_cast<void>(set_log);
   std::string line;
@@ -224,6 +226,24 @@ int main(int argc, char** argv) {
         continue;
       }
       std::cout << "pinned" << std::endl;
+    } else if (cmd == "park") {
+      // Parks the object and drops this process's handles to it.
+      uint64_t id = 0;
+      in >> id;
+      auto ref = store->get(object_id{id});
+      if (!ref) {
+        fail(ref.error());
+        continue;
+      }
+      auto p = park(*ref);
+      if (!p) {
+        fail(p.error());
+        continue;
+      }
+      parked.push_back(std::move(*p));
+      ref->reset();
+      held.erase(id);
+      std::cout << "parked " << id << std::endl;
     } else {
       std::cout << "error unknown command " << cmd << std::endl;
     }

@@ -11,5 +11,6 @@
 #include "ferry/store/object_id.hpp"
 #include "ferry/store/object_ref.hpp"
 #include "ferry/store/object_store.hpp"
+#include "ferry/store/parked_ref.hpp"
 #include "ferry/store/shared_array.hpp"
 #include "ferry/store/store_config.hpp"

@@ -21,6 +21,7 @@ struct memory_summary;
 
 class object_store;
 class object_ref;
+class parked_ref;
 class object_builder;
 class in_band_scope;
 class ref_serialization_error;

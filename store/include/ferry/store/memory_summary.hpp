@@ -25,6 +25,8 @@ struct holder_info {
   uint32_t in_transit = 0;
   /// 1 if the process pinned the object by out-of-band serialization.
   uint32_t pins = 0;
+  /// Live `parked_ref`s of that process (references that allow spilling).
+  uint32_t parked = 0;
 };
 
 /// One object of the store.
@@ -33,7 +35,7 @@ struct object_info {
   object_id id{};
   /// Payload size in bytes.
   uint64_t size = 0;
-  /// Total references on the host (handles + in transit + pins).
+  /// Total references on the host (handles + in transit + pins + parked).
   uint64_t ref_count = 0;
   /// False while a builder still writes the object.
   bool sealed = false;

@@ -16,7 +16,9 @@
 //
 // While an `object_ref` lives, its object stays resident: it is never spilled
 // and `bytes()` stays valid and unchanged. The handle keeps the process's
-// attachment to the store alive as well.
+// attachment to the store alive as well. To keep an object without keeping
+// it in memory, hold a `parked_ref` (see parked_ref.hpp): the store may then
+// spill it and restores it on the next `get`.
 //
 // Crossing a process boundary: inside a message, the framework opens an
 // `in_band_scope` and serializes the handle; the serialization hook exports a
@@ -185,6 +187,7 @@ public:
 private:
   friend class detail::store_impl;
   friend caf::expected<ref_wire> to_wire(const object_ref& x);
+  friend caf::expected<parked_ref> park(const object_ref& ref);
 
   object_ref(std::shared_ptr<detail::store_impl> store, uint32_t slot,
              uint32_t holder, object_id id, const std::byte* data,

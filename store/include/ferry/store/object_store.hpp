@@ -34,8 +34,10 @@
 // with `prefault`, the segment is allocated and mapped at attach, so puts run
 // at warm-memcpy speed. When an allocation does not fit, the store spills the
 // least recently used sealed objects that no live handle views (objects
-// referenced only by tickets in transit or by pins) to files in the spill
-// directory and restores them on the next `get`/`redeem`. The file I/O runs
+// referenced only by `parked_ref`s, tickets in transit or pins: referenced
+// but not in use, as in Ray) to files in the spill directory and restores
+// them on the next `get`/`redeem`/`parked_ref::get`. An `object_ref` is a
+// view of the memory, so its object stays resident while it lives. The file I/O runs
 // without the lock (the object is marked `spilling`/`restoring` and held by
 // the process doing the I/O); a process killed during the I/O is rolled back
 // by the reaper. With spilling off, nothing to spill, or the spill bound
