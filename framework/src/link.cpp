@@ -1024,7 +1024,8 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
   auto id = whom->id();
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
-    if (!exported_.emplace(id, whom).second)
+    // Look up first: emplace would allocate a node for every message.
+    if (exported_.count(id) != 0 || !exported_.emplace(id, whom).second)
       return id;
   }
   std::weak_ptr<link_state> weak = weak_from_this();
