@@ -76,13 +76,16 @@ concept msgpack_reflect
     && all_ok<msgpack_policy, field_types<T>>();
 
 /// Appends msgpack output to a byte vector. msgpack-cxx writes a few bytes
-/// at a time, so `write` is a bounds check and a memcpy: the vector is kept
-/// at its full capacity (a pooled buffer already has one) and grows by
-/// doubling; `finish` cuts it to the bytes written.
+/// at a time, so `write` is a bounds check and a memcpy into bytes the
+/// vector already holds. The vector's size runs ahead of the output in steps
+/// of 16 KiB (std::vector zero-fills what it grows into: in steps, that
+/// happens in cache right before the bytes are written, instead of one pass
+/// over a pooled buffer's whole capacity); its capacity grows by doubling.
+/// `finish` cuts it to the bytes written.
 class msgpack_writer {
 public:
   explicit msgpack_writer(std::vector<std::byte>& out) : out_(out) {
-    out_.resize(out_.capacity());
+    out_.clear();
   }
 
   void write(const char* data, size_t n) {
@@ -113,8 +116,13 @@ public:
   }
 
 private:
+  static constexpr size_t step = 16 * 1024;
+
   void grow(size_t n) {
-    out_.resize(std::max({used_ + n, 2 * out_.size(), size_t{256}}));
+    auto need = used_ + n;
+    if (need > out_.capacity())
+      out_.reserve(std::max({need, 2 * out_.capacity(), size_t{256}}));
+    out_.resize(std::min(out_.capacity(), std::max(need, used_ + step)));
   }
 
   std::vector<std::byte>& out_;
