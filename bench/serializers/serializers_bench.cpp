@@ -13,7 +13,16 @@
 //
 // The record type has hand-written serialization for every library so that
 // ferry and the direct rows do exactly the same work, with no ferry code in
-// the direct rows. Compare ratios within one run only (noisy machines).
+// the direct rows. Compare ratios within one run only (noisy machines), and
+// let repetitions interleave so that no row always runs in the heap and
+// page-cache state the row before it left (the order alone moved single
+// ratios by 0.3 here):
+//
+//   ferry_serializers_bench --benchmark_repetitions=5 \
+//     --benchmark_enable_random_interleaving=true \
+//     --benchmark_report_aggregates_only=true --benchmark_format=json
+//
+// and compare the medians.
 
 #include "ferry/serializers/all.hpp"
 
