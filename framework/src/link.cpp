@@ -22,8 +22,8 @@
 #include "ferry/store/object_ref.hpp"
 
 #include <caf/actor_cast.hpp>
-#include <caf/event_based_actor.hpp>
 #include <caf/actor_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/make_actor.hpp>
 #include <caf/message_builder.hpp>
 #include <caf/send.hpp>
