@@ -18,10 +18,11 @@
 // page-cache state the row before it left (the order alone moved single
 // ratios by 0.3 here):
 //
-//   ferry_serializers_bench --benchmark_repetitions=5 \
-//     --benchmark_enable_random_interleaving=true \
+//   ferry_serializers_bench --benchmark_repetitions=5
+//     --benchmark_enable_random_interleaving=true
 //     --benchmark_report_aggregates_only=true --benchmark_format=json
 //
+// (one command line)
 // and compare the medians.
 
 #include "ferry/serializers/all.hpp"

@@ -243,6 +243,9 @@ node_config::node_config()
              "run without the host store (large frames go inline or pulled)")
     .add(store_name, "name", "name of the host store (default ferry-<uid>)")
     .add(store_capacity, "capacity", "bytes of the store when created here")
+    .add_neg(store_prefault, "no-prefault",
+             "do not fault the store's memory in at attach (faster start, "
+             "page faults on first use)")
     .add(store_spill_directory, "spill-directory",
          "directory for spilled objects (empty: no spilling)")
     .add_neg(allow_out_of_band_ref_serialization, "strict-refs",
@@ -342,6 +345,8 @@ caf::error node_config::finalize() {
     store_capacity = static_cast<uint64_t>(*x);
   if (auto x = caf::get_if<std::string>(&content, "ferry.store.spill-directory"))
     store_spill_directory = *x;
+  if (auto x = caf::get_if<bool>(&content, "ferry.store.no-prefault"))
+    store_prefault = !*x;
   if (auto x = caf::get_if<bool>(&content, "ferry.store.strict-refs"))
     allow_out_of_band_ref_serialization = !*x;
   if (auto section = caf::get_if<caf::settings>(&content, "ferry.link")) {

@@ -73,6 +73,7 @@ caf::error node_impl::init() {
     store::store_config sc;
     sc.name = cfg_.store_name;
     sc.capacity = cfg_.store_capacity;
+    sc.prefault = cfg_.store_prefault;
     if (!cfg_.store_spill_directory.empty())
       sc.spill_directory = cfg_.store_spill_directory;
     sc.allow_out_of_band_ref_serialization

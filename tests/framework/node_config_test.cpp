@@ -138,7 +138,8 @@ TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
                     "--ferry.link.pull-threshold=1024",
                     "--ferry.link.batch-messages=8",
                     "--ferry.link.batch-gap=1ms",
-                    "--ferry.store.disabled", "--ferry.store.strict-refs"});
+                    "--ferry.store.disabled", "--ferry.store.strict-refs",
+                    "--ferry.store.no-prefault"});
   ASSERT_FALSE(err) << ferry::render(err);
   ASSERT_FALSE(sut.finalize());
   // Assert
@@ -150,6 +151,7 @@ TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
   EXPECT_EQ(sut.default_link.batch_gap, std::chrono::milliseconds{1});
   EXPECT_FALSE(sut.store_enabled);
   EXPECT_FALSE(sut.allow_out_of_band_ref_serialization);
+  EXPECT_FALSE(sut.store_prefault);
 }
 
 TEST(node_config, KeepMallocDefaultsTurnsTuningOffByFlagOrFile) {

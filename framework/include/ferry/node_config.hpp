@@ -92,6 +92,12 @@ public:
   /// Capacity of the host store when this node creates it (default 2 GiB).
   uint64_t store_capacity = uint64_t{2} << 30;
 
+  /// Whether attaching the store faults its memory in (the creator allocates
+  /// every page, each process maps them), so puts run at warm-memcpy speed;
+  /// costs about 1 s per GiB at start. `ferry.store.no-prefault` turns it
+  /// off (faster start, page faults on first use instead).
+  bool store_prefault = true;
+
   /// Directory for spilled store objects ("" disables spilling).
   std::string store_spill_directory;
 
