@@ -28,11 +28,7 @@ class caf_group final : public group {
 public:
   caf_group(transport tr, const bench_env&) {
     register_caf_types(cfg_);
-    {
-      char name[] = "ferry-bench";
-      char* argv[] = {name, nullptr};
-      static_cast<void>(cfg_.parse(1, argv));
-    }
+    read_caf_application_ini(cfg_);
     sys_ = std::make_unique<caf::actor_system>(cfg_);
     if (tr == transport::inproc) {
       sink_ = spawn_sink(*sys_);

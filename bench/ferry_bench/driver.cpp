@@ -210,6 +210,12 @@ uint64_t now_ns() {
       .count());
 }
 
+void read_caf_application_ini(caf::actor_system_config& cfg) {
+  char name[] = "ferry-bench";
+  char* argv[] = {name, nullptr};
+  static_cast<void>(cfg.parse(1, argv));
+}
+
 caf::actor spawn_sink(caf::actor_system& sys) {
   return sys.spawn(sink);
 }

@@ -20,6 +20,7 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
 #include <caf/message.hpp>
 
@@ -36,6 +37,11 @@ uint64_t now_ns();
 
 /// Spawns a sink in `sys`.
 caf::actor spawn_sink(caf::actor_system& sys);
+
+/// Reads `caf-application.ini` from the working directory into `cfg` (no
+/// flags), so that one file sets CAF options for every system of a run,
+/// baseline and ferry alike. A missing or unreadable file changes nothing.
+void read_caf_application_ini(caf::actor_system_config& cfg);
 
 /// Resets the sink's count and sets its acknowledgement interval; returns
 /// false if the sink did not answer.

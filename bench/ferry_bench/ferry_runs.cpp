@@ -42,11 +42,7 @@ public:
   ferry_group(transport tr, const std::string& family, const bench_env& env)
     : family_(family) {
     register_ferry_types(cfg_);
-    {
-      char name[] = "ferry-bench";
-      char* argv[] = {name, nullptr};
-      static_cast<void>(cfg_.parse(1, argv));
-    }
+    read_caf_application_ini(cfg_);
     cfg_.node_name = "bench-" + to_string(tr) + "-" + family;
     cfg_.store_name = env.store_name;
     cfg_.store_capacity = env.store_capacity;

@@ -238,10 +238,9 @@ link_state::encode_element(std::type_index type, const void* value,
     }
     return node_.registry().encode(type, value, enc_opts_, keep_alive);
   }();
-  if (!encoded && !handles.empty())
+  if (!encoded) {
     for (auto& ticket : handles)
       static_cast<void>(node_.store()->cancel(ticket));
-  if (!encoded) {
     if (encoded.error()
         == caf::make_error(serializers::errc::payload_too_large,
                            encoded.error().context()))
@@ -456,7 +455,8 @@ caf::error link_state::send(uint64_t target,
                             families);
   if (!out)
     return fail(std::move(out.error()));
-  if (auto err = acquire_credit(wire_size(*out), !mid.is_response()))
+  auto size = wire_size(*out);
+  if (auto err = acquire_credit(size, !mid.is_response()))
     return fail(std::move(err));
   ++counters_.messages_sent;
   for (auto& family : families)
@@ -467,7 +467,7 @@ caf::error link_state::send(uint64_t target,
                      std::make_pair(caf::actor_cast<caf::weak_actor_ptr>(sender),
                                     mid));
   }
-  post(std::move(*out), tickets, host);
+  post(std::move(*out), size, tickets, host);
   return caf::none;
 }
 
@@ -489,10 +489,9 @@ caf::behavior flusher(caf::event_based_actor*, std::weak_ptr<link_state> link) {
 
 } // namespace
 
-void link_state::post(wire_message msg,
+void link_state::post(wire_message msg, uint64_t size,
                       const std::vector<store::transfer_ticket>& tickets,
                       caf::execution_unit* host) {
-  auto size = wire_size(msg);
   std::lock_guard<std::mutex> guard{post_mtx_};
   auto seq = posted_++;
   if (!tickets.empty()) {
@@ -798,13 +797,10 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
               "that is decoded without pulling (spawn arguments); pass large "
               "values and store handles to another host in a message after "
               "the spawn");
-    }
-  // Small objects behind handles came with the message: copy them into this
-  // host's store.
-  for (auto& element : msg.elements)
-    for (auto& frame : element.frames) {
-      if (static_cast<frame_kind>(frame.kind) != frame_kind::inline_handle)
+      if (kind != frame_kind::inline_handle)
         continue;
+      // A small object behind a handle came with the message: copy it into
+      // this host's store.
       if (frame.data.size() != frame.size)
         return caf::make_error(errc::decode_failed,
                                "handle frame size does not match its data");
@@ -862,8 +858,9 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     answer.sender = msg.target;
     answer.mid = mid.response_id().integer_value();
     answer.error = reason;
-    if (acquire_credit(wire_size(answer), false) == caf::none)
-      post(std::move(answer), {}, host);
+    auto size = wire_size(answer);
+    if (acquire_credit(size, false) == caf::none)
+      post(std::move(answer), size, {}, host);
   } else {
     node_.log("refused a message from node " + peer_name_ + ": "
               + render(reason));
@@ -871,21 +868,9 @@ void link_state::refuse(wire_message& msg, caf::error reason,
   }
 }
 
-namespace {
-
-bool has_remote_frames(const wire_message& msg) {
-  for (auto& element : msg.elements)
-    for (auto& frame : element.frames)
-      if (is_pulled(static_cast<frame_kind>(frame.kind)))
-        return true;
-  return false;
-}
-
-} // namespace
-
 void link_state::receive(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
-  auto remote = has_remote_frames(msg);
+  auto remote = has_pulled_frames(msg);
   {
     std::unique_lock<std::mutex> guard{inbox_mtx_};
     if (!draining_ && !remote) {

@@ -249,11 +249,7 @@ void advance(puller_actor* self) {
     if (!next)
       return;
     st.current = std::move(next);
-    bool remote = false;
-    for (auto& element : st.current->first.elements)
-      for (auto& frame : element.frames)
-        remote = remote || is_pulled(static_cast<frame_kind>(frame.kind));
-    if (!remote) {
+    if (!has_pulled_frames(st.current->first)) {
       link->deliver(st.current->first, st.current->second, self->context());
       st.current.reset();
       continue;

@@ -353,9 +353,11 @@ private:
 
   caf::error acquire_credit(uint64_t bytes, bool may_wait);
 
-  /// Sends `msg` in link order, remembering `tickets` until the peer has
-  /// taken the message. Small messages of a burst join a batch instead.
-  void post(wire_message msg, const std::vector<store::transfer_ticket>& tickets,
+  /// Sends `msg` (`size`: its wire_size) in link order, remembering
+  /// `tickets` until the peer has taken the message. Small messages of a
+  /// burst join a batch instead.
+  void post(wire_message msg, uint64_t size,
+            const std::vector<store::transfer_ticket>& tickets,
             caf::execution_unit* host);
 
   /// Sends the held batch, if any (requires `post_mtx_`).

@@ -230,6 +230,15 @@ typename Inspector::result_type inspect(Inspector& f, wire_message& x) {
   }
 }
 
+/// Returns whether `msg` has frames the receiver must pull first.
+inline bool has_pulled_frames(const wire_message& msg) {
+  for (auto& element : msg.elements)
+    for (auto& frame : element.frames)
+      if (is_pulled(static_cast<frame_kind>(frame.kind)))
+        return true;
+  return false;
+}
+
 /// Small wire messages a link sent in a burst, in order, as one CAF message
 /// (see link_state::post): CAF's cost per message (BASP header, two reads,
 /// a worker hand-off, a mailbox element) is paid once per batch.
