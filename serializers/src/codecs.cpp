@@ -5,8 +5,10 @@
 
 #include <caf/detail/ieee_754.hpp>
 
+#include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -46,70 +48,103 @@ std::optional<builtin> builtin_from_name(std::string_view name) noexcept {
 // than 17 digits: rapidjson 1.1's exact strtod path has undefined behaviour
 // on such input (an out-of-bounds table read for ~400 leading zeros, a
 // negative shift, clz of zero), and cereal never writes them.
+namespace {
+
+/// What a character starts, outside strings (json_depth).
+enum json_class : uint8_t { plain, quote, open, close, number };
+
+constexpr std::array<uint8_t, 256> json_classes = [] {
+  std::array<uint8_t, 256> result{};
+  result['"'] = quote;
+  result['['] = open;
+  result['{'] = open;
+  result[']'] = close;
+  result['}'] = close;
+  result['-'] = number;
+  for (int c = '0'; c <= '9'; ++c)
+    result[static_cast<size_t>(c)] = number;
+  return result;
+}();
+
+bool is_digit(unsigned char c) {
+  return static_cast<unsigned>(c - '0') < 10u;
+}
+
+} // namespace
+
 size_t json_depth(std::span<const std::byte> text) {
+  // One pass; runs of plain characters (whitespace, punctuation, letters of
+  // true/false/null) and string bodies are skipped in tight loops, since
+  // this check runs over every byte a cereal.json payload holds.
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
   size_t depth = 0;
   size_t deepest = 0;
-  bool in_string = false;
-  bool escaped = false;
-  auto at = [&](size_t i) { return static_cast<char>(text[i]); };
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = at(i);
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    switch (c) {
-      case '"':
-        in_string = true;
-        break;
-      case '[':
-      case '{':
-        deepest = std::max(deepest, ++depth);
-        break;
-      case ']':
-      case '}':
-        if (depth > 0)
-          --depth;
-        break;
-      default:
-        if (c == '-' || digit(c)) {
-          auto start = i;
-          size_t mantissa = 0;
-          size_t exponent = 0;
-          bool nonzero = false;
-          bool has_exponent = false;
-          if (c == '-')
-            ++i;
-          while (i < text.size() && (digit(at(i)) || at(i) == '.')) {
-            mantissa += digit(at(i)) ? 1 : 0;
-            nonzero = nonzero || (digit(at(i)) && at(i) != '0');
-            ++i;
+  size_t i = 0;
+  while (i < n) {
+    while (i < n && json_classes[s[i]] == plain)
+      ++i;
+    if (i == n)
+      break;
+    switch (json_classes[s[i]]) {
+      case quote: {
+        // Skip to the closing quote: one preceded by an even number of
+        // backslashes (counted back to the opening quote at most).
+        auto opening = i++;
+        for (;;) {
+          auto* q = static_cast<const unsigned char*>(
+            std::memchr(s + i, '"', n - i));
+          if (q == nullptr) {
+            i = n;
+            break;
           }
-          if (i < text.size() && (at(i) == 'e' || at(i) == 'E')) {
-            has_exponent = true;
-            ++i;
-            if (i < text.size() && (at(i) == '+' || at(i) == '-'))
-              ++i;
-            while (i < text.size() && digit(at(i))) {
-              ++exponent;
-              ++i;
-            }
-          }
-          if (mantissa > 40 || exponent > 3
-              || (!nonzero && (has_exponent || mantissa > 17)))
-            throw decode_fault{errc::malformed_frame,
-                               "the number at offset " + std::to_string(start)
-                                 + " has more digits than cereal ever "
-                                   "writes"};
-          --i;
+          auto pos = static_cast<size_t>(q - s);
+          size_t backslashes = 0;
+          while (pos - backslashes > opening + 1
+                 && s[pos - backslashes - 1] == '\\')
+            ++backslashes;
+          i = pos + 1;
+          if (backslashes % 2 == 0)
+            break;
         }
         break;
+      }
+      case open:
+        deepest = std::max(deepest, ++depth);
+        ++i;
+        break;
+      case close:
+        if (depth > 0)
+          --depth;
+        ++i;
+        break;
+      default: { // number
+        auto start = i;
+        size_t mantissa = 0;
+        size_t exponent = 0;
+        bool nonzero = false;
+        bool has_exponent = false;
+        if (s[i] == '-')
+          ++i;
+        for (; i < n && (is_digit(s[i]) || s[i] == '.'); ++i) {
+          mantissa += is_digit(s[i]) ? 1 : 0;
+          nonzero = nonzero || (is_digit(s[i]) && s[i] != '0');
+        }
+        if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+          has_exponent = true;
+          ++i;
+          if (i < n && (s[i] == '+' || s[i] == '-'))
+            ++i;
+          for (; i < n && is_digit(s[i]); ++i)
+            ++exponent;
+        }
+        if (mantissa > 40 || exponent > 3
+            || (!nonzero && (has_exponent || mantissa > 17)))
+          throw decode_fault{errc::malformed_frame,
+                             "the number at offset " + std::to_string(start)
+                               + " has more digits than cereal ever writes"};
+        break;
+      }
     }
   }
   return deepest;

@@ -298,6 +298,26 @@ TEST_F(hostile, DeepNestingIsRefusedInEveryFamily) {
   EXPECT_EQ(decode_bytes<tree>("caf", caf).error(), errc::nesting_too_deep);
 }
 
+TEST_F(hostile, JsonBracketsAndDigitsInsideStringsAreText) {
+  // Arrange: brackets deeper than any limit, a long run of digits and
+  // escaped quotes and backslashes, all inside one string value.
+  std::string value = std::string(20000, '[') + "\\\"" + std::string(500, '9')
+                      + "\\\\\"{{" + std::string(3, '\\');
+  auto p = sut.encode(value, encode_with("cereal.json"));
+  ASSERT_TRUE(p) << render(p.error());
+  // Act
+  auto x = sut.decode<std::string>(*p, decode_with("cereal.json"));
+  // Assert
+  ASSERT_TRUE(x) << render(x.error());
+  EXPECT_EQ(*x, value);
+  // The same brackets outside the string still count.
+  auto text = std::string{"{\"value0\": \"a\\\"\","} + std::string(20000, '[');
+  std::vector<std::byte> bytes(text.size());
+  std::memcpy(bytes.data(), text.data(), text.size());
+  EXPECT_EQ(decode_bytes<tree>("cereal.json", bytes).error(),
+            errc::nesting_too_deep);
+}
+
 TEST_F(hostile, JsonNumbersLongerThanCerealWritesAreRefused) {
   // rapidjson's exact strtod has undefined behaviour on such numbers.
   auto text = std::string{"{\"value0\": 1"} + std::string(400, '0')
