@@ -55,23 +55,24 @@ public:
     peer_.reset();
   }
 
-  measurement run(const cell& c, const run_params& p) override {
-    measurement m;
+  std::unique_ptr<trial> start(const cell& c, const run_params& p) override {
     caf::message payload;
     if (c.type == payload_type::bytes)
       payload = bytes_message(c.size, true);
     else if (c.type == payload_type::record)
       payload = record_message(c.size);
-    else {
-      m.error = "plain CAF cannot send a shared_array";
-      return m;
-    }
-    if (!reset(p.ack_every)) {
-      m.error = "the receiver did not answer a reset";
-      return m;
-    }
-    m = drive(*sys_, dest_, payload, c.pat, p);
-    m.rss_mb = peak_rss();
+    else
+      throw std::runtime_error("plain CAF cannot send a shared_array");
+    trial_hooks hooks;
+    hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
+    hooks.finish = [this](measurement& m) { m.rss_mb = peak_rss(); };
+    return make_trial(*sys_, dest_, std::move(payload), c.pat, p,
+                      std::move(hooks));
+  }
+
+  measurement handoff(const cell&, const run_params&) override {
+    measurement m;
+    m.error = "plain CAF has no hand-off (no store)";
     return m;
   }
 

@@ -146,6 +146,14 @@ public:
     return n;
   }
 
+  /// Starts counting from zero again (the sink was reset); nothing is in
+  /// flight between rounds.
+  void restart() {
+    sent_ = 0;
+    acked_ = 0;
+    batches_.clear();
+  }
+
   double elapsed() const { return elapsed_; }
   const std::string& error() const { return error_; }
   std::vector<double>& latencies() { return latencies_; }
@@ -270,46 +278,106 @@ double quantile(std::vector<double> xs, double q) {
   return xs[lo] * (1 - frac) + xs[hi] * frac;
 }
 
-measurement drive(caf::actor_system& sys, const caf::actor& dest,
-                  const caf::message& payload, pattern pat,
-                  const run_params& p, const failure_probe& probe) {
-  measurement m;
-  runner r{sys, dest, payload, p, probe};
-  auto once = [&](double seconds, uint64_t min_messages, bool record) {
-    return pat == pattern::oneway ? r.oneway(seconds, min_messages, record)
-                                  : r.pingpong(seconds, min_messages, record);
-  };
-  auto warm = once(p.warmup_seconds, p.warmup_messages, false);
-  if (warm == 0) {
-    m.error = "warm-up failed: " + r.error();
+namespace {
+
+class stream_trial final : public trial {
+public:
+  stream_trial(caf::actor_system& sys, const caf::actor& dest,
+               caf::message payload, pattern pat, const run_params& p,
+               trial_hooks hooks)
+    : payload_(std::move(payload)),
+      pat_(pat),
+      p_(p),
+      hooks_(std::move(hooks)),
+      runner_(sys, dest, payload_, p_, hooks_.probe) {
+    // nop
+  }
+
+  bool warm_up() override {
+    if (!reset())
+      return false;
+    auto warm = once(p_.warmup_seconds, p_.warmup_messages, false);
+    if (warm == 0) {
+      m_.error = "warm-up failed: " + runner_.error();
+      return false;
+    }
+    // A cell whose messages take longer than its budget allows measures one
+    // round of as few messages as its acknowledgements allow.
+    rounds_ = p_.repeats;
+    min_messages_ = p_.min_messages;
+    auto per_message = runner_.elapsed() / static_cast<double>(warm);
+    if (per_message * static_cast<double>(min_messages_ * rounds_)
+        > p_.slow_cell_seconds) {
+      rounds_ = 1;
+      min_messages_ = 1;
+    }
+    return true;
+  }
+
+  int rounds() const override { return rounds_; }
+
+  bool round() override {
+    if (!reset())
+      return false;
+    auto n = once(p_.seconds / rounds_, min_messages_, true);
+    if (n == 0) {
+      m_.error = runner_.error();
+      return false;
+    }
+    m_.messages += n;
+    m_.seconds += runner_.elapsed();
+    rates_.push_back(static_cast<double>(n) / runner_.elapsed());
+    return true;
+  }
+
+  measurement result() override {
+    auto m = m_;
+    m.ok = m.error.empty() && !rates_.empty();
+    if (!m.ok)
+      return m;
+    m.msgs_per_s = median(rates_);
+    m.p50_us = quantile(runner_.latencies(), 0.5);
+    m.p99_us = quantile(runner_.latencies(), 0.99);
+    if (hooks_.finish)
+      hooks_.finish(m);
     return m;
   }
-  // A cell whose messages take longer than its budget allows measures one
-  // window of as few messages as its acknowledgements allow.
-  auto repeats = p.repeats;
-  auto min_messages = p.min_messages;
-  auto per_message = r.elapsed() / static_cast<double>(warm);
-  if (per_message * static_cast<double>(min_messages * repeats)
-      > p.slow_cell_seconds) {
-    repeats = 1;
-    min_messages = 1;
-  }
-  std::vector<double> rates;
-  for (int i = 0; i < repeats; ++i) {
-    auto n = once(p.seconds / repeats, min_messages, true);
-    if (n == 0) {
-      m.error = r.error();
-      return m;
+
+private:
+  bool reset() {
+    runner_.restart();
+    if (hooks_.reset && !hooks_.reset(p_.ack_every)) {
+      m_.error = "the receiver did not answer a reset";
+      return false;
     }
-    m.messages += n;
-    m.seconds += r.elapsed();
-    rates.push_back(static_cast<double>(n) / r.elapsed());
+    return true;
   }
-  m.ok = true;
-  m.msgs_per_s = median(rates);
-  m.p50_us = quantile(r.latencies(), 0.5);
-  m.p99_us = quantile(r.latencies(), 0.99);
-  return m;
+
+  uint64_t once(double seconds, uint64_t min_messages, bool record) {
+    return pat_ == pattern::oneway
+             ? runner_.oneway(seconds, min_messages, record)
+             : runner_.pingpong(seconds, min_messages, record);
+  }
+
+  caf::message payload_;
+  pattern pat_;
+  run_params p_;
+  trial_hooks hooks_;
+  runner runner_;
+  int rounds_ = 1;
+  uint64_t min_messages_ = 1;
+  std::vector<double> rates_;
+  measurement m_;
+};
+
+} // namespace
+
+std::unique_ptr<trial> make_trial(caf::actor_system& sys,
+                                  const caf::actor& dest, caf::message payload,
+                                  pattern pat, const run_params& p,
+                                  trial_hooks hooks) {
+  return std::make_unique<stream_trial>(sys, dest, std::move(payload), pat, p,
+                                        std::move(hooks));
 }
 
 double timed_request(caf::actor_system& sys, const caf::actor& dest,

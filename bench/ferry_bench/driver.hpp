@@ -25,6 +25,7 @@
 #include <caf/message.hpp>
 
 #include <functional>
+#include <memory>
 
 namespace ferry::bench {
 
@@ -62,12 +63,21 @@ void clear_payload_cache();
 /// a send error), or an empty string.
 using failure_probe = std::function<std::string()>;
 
-/// Measures `pat` from a fresh scoped actor in `sys` to `dest` with
-/// `payload`. The sink behind `dest` must have been reset with
-/// `p.ack_every`.
-measurement drive(caf::actor_system& sys, const caf::actor& dest,
-                  const caf::message& payload, pattern pat,
-                  const run_params& p, const failure_probe& probe = {});
+/// What a group adds to a trial: resetting its sink (before the warm-up and
+/// every round), a check between waits, and last figures after the last
+/// round (the receiver's peak memory, ferry's family check).
+struct trial_hooks {
+  std::function<bool(uint64_t ack_every)> reset;
+  failure_probe probe;
+  std::function<void(measurement&)> finish;
+};
+
+/// Returns a trial of `pat` from a scoped actor in `sys` to `dest` with
+/// `payload` (see runs.hpp).
+std::unique_ptr<trial> make_trial(caf::actor_system& sys,
+                                  const caf::actor& dest, caf::message payload,
+                                  pattern pat, const run_params& p,
+                                  trial_hooks hooks);
 
 /// Sends `payload` as a request and returns the receiver's timestamp (ns)
 /// minus `t0_ns`, in µs; negative on failure (`error` says why).

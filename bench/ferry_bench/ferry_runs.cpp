@@ -100,50 +100,85 @@ public:
     peer_.reset();
   }
 
-  measurement run(const cell& c, const run_params& p) override {
-    measurement m;
-    if (c.pat == pattern::handoff)
-      return handoff(c, p);
+  std::unique_ptr<trial> start(const cell& c, const run_params& p) override {
     caf::message payload;
     if (c.type == payload_type::bytes) {
       payload = bytes_message(c.size, false);
     } else if (c.type == payload_type::record) {
       payload = record_message(c.size);
     } else {
-      auto arr = make_array(c.size, m.error);
+      std::string err;
+      auto arr = make_array(c.size, err);
       if (!arr)
-        return m;
+        throw std::runtime_error(err);
       payload = caf::make_message(std::move(*arr));
     }
-    if (!reset(p.ack_every)) {
-      m.error = "the receiver did not answer a reset";
-      return m;
-    }
-    link_stats before;
+    auto before = std::make_shared<link_stats>();
     if (!peer_name_.empty())
       if (auto st = node_->stats(peer_name_))
-        before = *st;
-    failure_probe probe = [&]() -> std::string {
+        *before = *st;
+    trial_hooks hooks;
+    hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
+    hooks.probe = [this, before]() -> std::string {
       if (peer_name_.empty())
         return {};
       auto st = node_->stats(peer_name_);
       if (!st)
         return "the link to the peer is down";
-      if (st->send_errors > before.send_errors)
+      if (st->send_errors > before->send_errors)
         return "ferry could not send a message (see its log above)";
-      if (st->refused_by_peer > before.refused_by_peer)
+      if (st->refused_by_peer > before->refused_by_peer)
         return "the peer refused a message (see its log above)";
       return {};
     };
-    m = drive(node_->system(), dest_, payload, c.pat, p, probe);
-    m.rss_mb = peak_rss();
-    if (m.ok && !peer_name_.empty()) {
+    hooks.finish = [this, before](measurement& m) {
+      m.rss_mb = peak_rss();
+      if (peer_name_.empty())
+        return;
       auto st = node_->stats(peer_name_);
-      if (st && st->sent_by_family[family_] <= before.sent_by_family[family_]) {
+      if (!st
+          || st->sent_by_family[family_] <= before->sent_by_family[family_]) {
         m.ok = false;
         m.error = "the link did not use family " + family_;
       }
+    };
+    return make_trial(node_->system(), dest_, std::move(payload), c.pat, p,
+                      std::move(hooks));
+  }
+
+  /// Time from the sender holding a sealed object to the receiver having
+  /// read its first and last byte (the receiver's clock, CLOCK_MONOTONIC).
+  measurement handoff(const cell& c, const run_params& p) override {
+    measurement m;
+    if (!reset(1)) {
+      m.error = "the receiver did not answer a reset";
+      return m;
     }
+    std::vector<double> times;
+    for (int i = 0; i <= p.handoff_runs; ++i) {
+      auto arr = make_array(c.size, m.error);
+      if (!arr)
+        return m;
+      auto msg = caf::make_message(std::move(*arr));
+      auto t0 = now_ns();
+      auto us = timed_request(node_->system(), dest_, msg, t0,
+                              p.timeout_seconds, m.error);
+      if (us < 0) {
+        if (m.error.empty())
+          m.error = "no answer";
+        return m;
+      }
+      if (i > 0) // the first run warms up
+        times.push_back(us);
+    }
+    m.ok = true;
+    m.messages = times.size();
+    m.p50_us = median(times);
+    m.p99_us = quantile(times, 0.99);
+    for (auto t : times)
+      m.seconds += t / 1e6;
+    m.msgs_per_s = m.p50_us > 0 ? 1e6 / m.p50_us : 0;
+    m.rss_mb = peak_rss();
     return m;
   }
 
@@ -176,42 +211,6 @@ private:
       return std::nullopt;
     }
     return std::move(*arr);
-  }
-
-  /// Time from the sender holding a sealed object to the receiver having
-  /// read its first and last byte (the receiver's clock, CLOCK_MONOTONIC).
-  measurement handoff(const cell& c, const run_params& p) {
-    measurement m;
-    if (!reset(1)) {
-      m.error = "the receiver did not answer a reset";
-      return m;
-    }
-    std::vector<double> times;
-    for (int i = 0; i <= p.handoff_runs; ++i) {
-      auto arr = make_array(c.size, m.error);
-      if (!arr)
-        return m;
-      auto msg = caf::make_message(std::move(*arr));
-      auto t0 = now_ns();
-      auto us = timed_request(node_->system(), dest_, msg, t0,
-                              p.timeout_seconds, m.error);
-      if (us < 0) {
-        if (m.error.empty())
-          m.error = "no answer";
-        return m;
-      }
-      if (i > 0) // the first run warms up
-        times.push_back(us);
-    }
-    m.ok = true;
-    m.messages = times.size();
-    m.p50_us = median(times);
-    m.p99_us = quantile(times, 0.99);
-    for (auto t : times)
-      m.seconds += t / 1e6;
-    m.msgs_per_s = m.p50_us > 0 ? 1e6 / m.p50_us : 0;
-    m.rss_mb = peak_rss();
-    return m;
   }
 
   bool reset(uint64_t ack_every) {

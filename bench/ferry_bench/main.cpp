@@ -1,10 +1,14 @@
 // ferry-bench: message throughput and latency, ferry against plain CAF in the
 // same run. See README.md in this folder.
 //
-// The driver runs the cells in order: per transport, per (size, pattern) the
-// raw-caf baseline first, then the ferry rows compared with it. Groups
-// (a sender side and a receiver side, see runs.hpp) stay alive while their
-// transport runs, so every family's peer is started once.
+// The driver runs the cells per transport, and per (size, pattern) as one
+// *set*: the raw-caf baseline and the ferry rows compared with it. The cells
+// of a set warm up, then take turns round by round (baseline, ferry rows,
+// baseline, ...), and each reports its median round: a slow phase of the
+// machine hits every cell of the set alike, and baseline and ferry rows get
+// the same number of rounds. Groups (a sender side and a receiver side, see
+// runs.hpp) stay alive while their transport runs, so every family's peer is
+// started once.
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "output.hpp"
@@ -63,19 +67,23 @@ void remove_stale_stores() {
   }
 }
 
-/// Keeps the better of a baseline's two measurements (see README.md).
-void merge_baseline(std::vector<result>& results, const result& again) {
-  for (auto& x : results) {
-    if (!x.c.is_baseline() || x.c.tr != again.c.tr || x.c.size != again.c.size
-        || x.c.pat != again.c.pat)
-      continue;
-    if (again.ok && (!x.ok || again.msgs_per_s > x.msgs_per_s)) {
-      auto c = x.c;
-      x = again;
-      x.c = c;
-    }
-    return;
-  }
+/// Copies a measurement into its result row.
+void fill(result& r, const measurement& m) {
+  r.ok = m.ok;
+  r.error = m.error;
+  r.messages = m.messages;
+  r.seconds = m.seconds;
+  r.msgs_per_s = m.msgs_per_s;
+  r.mb_per_s = m.msgs_per_s * static_cast<double>(r.c.size) / 1e6;
+  r.p50_us = m.p50_us;
+  r.p99_us = m.p99_us;
+  r.receiver_peak_rss_mb = m.rss_mb;
+}
+
+/// Returns whether `x` and `y` are compared with the same baseline.
+bool same_set(const cell& x, const cell& y) {
+  return x.tr == y.tr && x.size == y.size && x.pat == y.pat
+         && x.pat != pattern::handoff;
 }
 
 } // namespace
@@ -142,18 +150,12 @@ int main(int argc, char** argv) {
   std::map<std::string, std::unique_ptr<group>> groups;
   std::map<std::string, std::string> broken;
   std::optional<transport> current;
-  size_t index = 0;
-  for (auto& c : mtx.cells) {
-    ++index;
+  auto group_of = [&](const cell& c) -> group* {
     if (!current || *current != c.tr) {
       groups.clear();
       current = c.tr;
     }
-    result r;
-    r.c = c;
     auto key = to_string(c.tr) + "/" + c.family;
-    std::cerr << "[" << index << "/" << mtx.cells.size() << "] " << c.label()
-              << " ..." << std::flush;
     if (!groups.count(key) && !broken.count(key)) {
       try {
         groups[key] = c.family == raw_caf
@@ -163,28 +165,73 @@ int main(int argc, char** argv) {
         broken[key] = e.what();
       }
     }
-    if (auto i = broken.find(key); i != broken.end()) {
-      r.error = i->second;
-    } else {
-      auto p = params_for(c, *opts);
-      auto m = groups[key]->run(c, p);
-      r.ok = m.ok;
-      r.error = m.error;
-      r.messages = m.messages;
-      r.seconds = m.seconds;
-      r.msgs_per_s = m.msgs_per_s;
-      r.mb_per_s = m.msgs_per_s * static_cast<double>(c.size) / 1e6;
-      r.p50_us = m.p50_us;
-      r.p99_us = m.p99_us;
-      r.receiver_peak_rss_mb = m.rss_mb;
-      if (c.pat == pattern::handoff)
-        r.memcpy_us = rep.memcpy_us[c.size];
+    if (auto i = broken.find(key); i != broken.end())
+      return nullptr;
+    return groups[key].get();
+  };
+  auto broken_reason = [&](const cell& c) {
+    return broken[to_string(c.tr) + "/" + c.family];
+  };
+  auto total = mtx.cells.size();
+  for (size_t first = 0; first < total;) {
+    auto last = first + 1;
+    while (last < total && same_set(mtx.cells[first], mtx.cells[last]))
+      ++last;
+    auto& head = mtx.cells[first];
+    std::cerr << "[" << first + 1;
+    if (last - first > 1)
+      std::cerr << "-" << last;
+    std::cerr << "/" << total << "] " << to_string(head.tr) << " "
+              << size_label(head.size) << " " << to_string(head.pat)
+              << ": warm-up" << std::flush;
+    std::vector<result> rows;
+    std::vector<std::unique_ptr<trial>> trials;
+    for (auto i = first; i < last; ++i) {
+      auto& c = mtx.cells[i];
+      result r;
+      r.c = c;
+      std::unique_ptr<trial> t;
+      if (auto* g = group_of(c); g == nullptr) {
+        r.error = broken_reason(c);
+      } else if (c.pat == pattern::handoff) {
+        fill(r, g->handoff(c, params_for(c, *opts)));
+        if (r.ok)
+          r.memcpy_us = rep.memcpy_us[c.size];
+      } else {
+        try {
+          t = g->start(c, params_for(c, *opts));
+          if (!t->warm_up()) {
+            fill(r, t->result());
+            t.reset();
+          }
+        } catch (std::exception& e) {
+          r.error = e.what();
+          t.reset();
+        }
+      }
+      rows.push_back(std::move(r));
+      trials.push_back(std::move(t));
     }
-    std::cerr << " " << progress_figure(r) << "\n";
-    if (c.again)
-      merge_baseline(rep.results, r);
-    else
-      rep.results.push_back(std::move(r));
+    int rounds = 0;
+    for (auto& t : trials)
+      if (t)
+        rounds = std::max(rounds, t->rounds());
+    std::vector<bool> failed(trials.size(), false);
+    for (int k = 0; k < rounds; ++k) {
+      std::cerr << ", round " << k + 1 << "/" << rounds << std::flush;
+      for (size_t i = 0; i < trials.size(); ++i)
+        if (trials[i] && !failed[i] && k < trials[i]->rounds())
+          failed[i] = !trials[i]->round(); // result() then says why
+    }
+    std::cerr << "\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (trials[i])
+        fill(rows[i], trials[i]->result());
+      std::cerr << "  " << rows[i].c.label() << ": "
+                << progress_figure(rows[i]) << "\n";
+      rep.results.push_back(std::move(rows[i]));
+    }
+    first = last;
   }
   groups.clear();
   if (store)

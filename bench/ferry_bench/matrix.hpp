@@ -75,9 +75,6 @@ struct cell {
   payload_type type = payload_type::bytes;
   uint64_t size = 0;
   pattern pat = pattern::oneway;
-  /// A baseline measured again after the rows compared with it (the better
-  /// of both measurements is the baseline).
-  bool again = false;
 
   /// Returns e.g. "ipc cereal.binary bytes 1 MiB oneway".
   std::string label() const;
@@ -137,13 +134,14 @@ struct run_params {
   /// Warm-up time before measuring (seconds) and its minimum message count.
   double warmup_seconds = 0.05;
   uint64_t warmup_messages = 1;
-  /// Measurement: `repeats` windows of at least `seconds / repeats` and
-  /// `min_messages` messages each; the median rate is reported.
+  /// Measurement: `repeats` rounds of at least `seconds / repeats` and
+  /// `min_messages` messages each, taking turns with the other cells of the
+  /// same baseline; the median rate is reported.
   double seconds = 0.3;
   int repeats = 3;
   uint64_t min_messages = 2;
   /// When the warm-up shows that `repeats * min_messages` messages would take
-  /// longer than this, one window of one message (or acknowledgement batch)
+  /// longer than this, one round of one message (or acknowledgement batch)
   /// is measured instead.
   double slow_cell_seconds = 10;
   /// Hand-off runs (p50 reported).

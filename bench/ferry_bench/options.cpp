@@ -226,7 +226,7 @@ std::optional<uint64_t> parse_size(const std::string& text) {
 
 std::string cell::label() const {
   return to_string(tr) + " " + family + " " + to_string(type) + " "
-         + size_label(size) + " " + to_string(pat) + (again ? " (again)" : "");
+         + size_label(size) + " " + to_string(pat);
 }
 
 // -- options -------------------------------------------------------------------
@@ -410,8 +410,8 @@ matrix build_matrix(const options& opts) {
         baselines.push_back(base);
     }
   result.cells.insert(result.cells.end(), baselines.begin(), baselines.end());
-  // Order: transport, then (size, pattern) so a baseline runs right before
-  // the ferry rows it is compared with, then baseline first.
+  // Order: transport, then (size, pattern): the cells compared with one
+  // baseline are neighbours and take turns (see main.cpp), baseline first.
   auto rank = [](const cell& c) {
     if (c.is_baseline())
       return 0;
@@ -432,22 +432,6 @@ matrix build_matrix(const options& opts) {
                        return x.pat < y.pat;
                      return rank(x) < rank(y);
                    });
-  // Measure each baseline again after the rows compared with it: a burst of
-  // noise during one baseline measurement must not inflate their ratios.
-  std::vector<cell> ordered;
-  for (size_t i = 0; i < result.cells.size(); ++i) {
-    ordered.push_back(result.cells[i]);
-    auto& c = result.cells[i];
-    bool last_of_key = i + 1 == result.cells.size()
-                       || result.cells[i + 1].tr != c.tr
-                       || result.cells[i + 1].size != c.size
-                       || result.cells[i + 1].pat != c.pat;
-    if (!last_of_key || c.is_baseline() || c.pat == pattern::handoff)
-      continue;
-    cell again{c.tr, raw_caf, payload_type::bytes, c.size, c.pat, true};
-    ordered.push_back(again);
-  }
-  result.cells = std::move(ordered);
   return result;
 }
 
@@ -469,7 +453,7 @@ run_params params_for(const cell& c, const options& opts) {
     p.handoff_runs = opts.handoff_runs > 0 ? opts.handoff_runs : 7;
     p.slow_cell_seconds = 20;
   }
-  p.repeats = big ? 1 : 5;
+  p.repeats = big ? 3 : 5;
   p.min_messages = (c.size >= GiB || opts.quick) ? 2 : (big ? 3 : 2);
   p.warmup_messages = 1;
   p.timeout_seconds = c.size >= GiB ? 600 : 120;

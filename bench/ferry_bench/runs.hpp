@@ -42,12 +42,38 @@ struct bench_env {
   uint64_t tcp_store_capacity = 0;
 };
 
+/// One oneway or pingpong cell being measured in rounds. The cells compared
+/// with one baseline take turns round by round (see main.cpp), so a slow
+/// phase of the machine hits all of them alike.
+class trial {
+public:
+  virtual ~trial() = default;
+
+  /// Warms up and works out how many rounds the cell takes; false on
+  /// failure (the reason is in `result().error`).
+  virtual bool warm_up() = 0;
+
+  /// Returns the number of rounds the cell takes (valid after `warm_up`).
+  virtual int rounds() const = 0;
+
+  /// Measures one round; false on failure.
+  virtual bool round() = 0;
+
+  /// Returns the figures of the rounds so far (median rate, latency
+  /// quantiles over every round), or the failure.
+  virtual measurement result() = 0;
+};
+
 class group {
 public:
   virtual ~group() = default;
 
-  /// Measures `c` with the parameters `p`.
-  virtual measurement run(const cell& c, const run_params& p) = 0;
+  /// Prepares measuring `c` (oneway or pingpong) with the parameters `p`;
+  /// throws std::runtime_error when the cell cannot be prepared.
+  virtual std::unique_ptr<trial> start(const cell& c, const run_params& p) = 0;
+
+  /// Measures a hand-off cell.
+  virtual measurement handoff(const cell& c, const run_params& p) = 0;
 };
 
 /// Plain CAF (actor_system + middleman publish/remote_actor); no ferry.
