@@ -13,9 +13,11 @@
 //
 // The record type has hand-written serialization for every library so that
 // ferry and the direct rows do exactly the same work, with no ferry code in
-// the direct rows. Compare ratios within one run only (noisy machines), and
-// let repetitions interleave so that no row always runs in the heap and
-// page-cache state the row before it left (the order alone moved single
+// the direct rows. Every iteration starts, untimed, with the heap's free
+// memory handed back to the system (fresh_heap), so buffers get fresh pages
+// in every row whatever ran before. Compare ratios within one run only
+// (noisy machines), and let repetitions interleave so that no row always
+// runs in the state the row before it left (the order alone moved single
 // ratios by 0.3 here):
 //
 //   ferry_serializers_bench --benchmark_repetitions=5
@@ -128,6 +130,20 @@ int64_t byte_count(const T& x) {
     return static_cast<int64_t>(x.size() * (sizeof(bench_record) + 256 * 4));
 }
 
+/// Starts an iteration, untimed, with the heap's free memory handed back to
+/// the system: every buffer a row allocates then gets fresh pages, as in a
+/// fresh process, whatever rows ran before. Without it, rows after
+/// records_100k (whose 100k records leave large free chunks in the middle of
+/// the heap) got their 64 MiB buffers from such a chunk, already faulted in:
+/// BM_memcpy/doubles_64MiB read 3.5 ms instead of 35 ms in some runs and not
+/// in others, and every ratio against it moved tenfold. The issue's
+/// BM_memcpy "pays the same page faults a decode into a new vector pays".
+void fresh_heap(benchmark::State& state) {
+  state.PauseTiming();
+  malloc_trim(0);
+  state.ResumeTiming();
+}
+
 // -- ferry -----------------------------------------------------------------------
 
 template <class T>
@@ -142,6 +158,7 @@ void roundtrip(benchmark::State& state, const std::string& family,
   dopts.limits.max_payload_bytes = uint64_t{8} << 30;
   eo.limits.max_payload_bytes = uint64_t{8} << 30;
   for (auto _ : state) {
+    fresh_heap(state);
     auto p = reg.encode(x, eo);
     if (!p) {
       state.SkipWithError(render(p.error()).c_str());
@@ -165,6 +182,7 @@ void roundtrip_view(benchmark::State& state) {
   decode_options dopts;
   dopts.deserializers = {"raw"};
   for (auto _ : state) {
+    fresh_heap(state);
     auto p = reg.encode(x, eo);
     auto y = reg.decode<std::span<const double>>(*p, dopts);
     benchmark::DoNotOptimize(y->data());
@@ -178,6 +196,7 @@ template <class Out, class In, class T>
 void direct_cereal(benchmark::State& state, const T& (*data)()) {
   auto& x = data();
   for (auto _ : state) {
+    fresh_heap(state);
     std::stringstream ss;
     {
       Out ar{ss};
@@ -197,6 +216,7 @@ template <class T>
 void direct_msgpack(benchmark::State& state, const T& (*data)()) {
   auto& x = data();
   for (auto _ : state) {
+    fresh_heap(state);
     msgpack::sbuffer buf;
     msgpack::pack(buf, x);
     auto handle = msgpack::unpack(buf.data(), buf.size());
@@ -211,6 +231,7 @@ template <class T>
 void direct_caf(benchmark::State& state, const T& (*data)()) {
   auto& x = data();
   for (auto _ : state) {
+    fresh_heap(state);
     std::vector<char> buf;
     caf::binary_serializer sink{nullptr, buf};
     if (auto err = sink(const_cast<T&>(x))) {
@@ -231,6 +252,7 @@ void direct_caf(benchmark::State& state, const T& (*data)()) {
 void direct_raw(benchmark::State& state, const doubles& (*data)()) {
   auto& x = data();
   for (auto _ : state) {
+    fresh_heap(state);
     // "Encode": the bytes of the vector; decode: a new vector filled by memcpy.
     auto bytes = std::as_bytes(std::span<const double>{x});
     doubles y(bytes.size() / sizeof(double));
@@ -242,6 +264,7 @@ void direct_raw(benchmark::State& state, const doubles& (*data)()) {
 
 void memcpy_fresh(benchmark::State& state, const void* src, size_t n) {
   for (auto _ : state) {
+    fresh_heap(state);
     std::unique_ptr<std::byte[]> dst{new std::byte[n]};
     std::memcpy(dst.get(), src, n);
     benchmark::DoNotOptimize(dst.get());
@@ -252,19 +275,11 @@ void memcpy_fresh(benchmark::State& state, const void* src, size_t n) {
 
 // -- registration ---------------------------------------------------------------
 
-/// Runs before every repetition of every row: hands the heap's free memory
-/// back to the system, so each row starts from the same state. Without it a
-/// row after records_100k (which leaves large free holes in the heap) got
-/// its 64 MiB buffers from a hole, already faulted in: BM_memcpy then read
-/// 3.5 ms instead of 35 ms and every ratio against it moved by 10x.
-void release_free_memory(const benchmark::State&) {
-  malloc_trim(0);
-}
 
 template <class T>
 void add_dataset(const std::string& dataset, const T& (*data)(), bool raw) {
   auto unit = [](benchmark::internal::Benchmark* b) {
-    b->Unit(benchmark::kMillisecond)->UseRealTime()->Setup(release_free_memory);
+    b->Unit(benchmark::kMillisecond)->UseRealTime();
   };
   for (auto family : {"cereal.binary", "cereal.portable", "cereal.json",
                       "msgpack", "caf", "raw"}) {
@@ -320,14 +335,17 @@ void add_dataset(const std::string& dataset, const T& (*data)(), bool raw) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // glibc's default mmap threshold (128 KiB), fixed: a fixed value turns off
+  // glibc's dynamic threshold, so every row allocates as a fresh process
+  // does, whatever ran before it (see also fresh_heap).
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   add_dataset<doubles>("doubles_1MiB", &doubles_1mib, true);
   add_dataset<doubles>("doubles_64MiB", &doubles_64mib, true);
   add_dataset<records>("records_100k", &records_100k, false);
   benchmark::RegisterBenchmark("BM_roundtrip_view/raw/doubles_64MiB",
                                roundtrip_view)
     ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Setup(release_free_memory);
+    ->UseRealTime();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;
