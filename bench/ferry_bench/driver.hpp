@@ -56,9 +56,6 @@ caf::message bytes_message(uint64_t size, bool chars);
 /// Returns a message holding a `bench_record` of about `size` bytes.
 caf::message record_message(uint64_t size);
 
-/// Drops cached payloads (before moving to another size).
-void clear_payload_cache();
-
 /// Checked between waits: returns a reason to give up (e.g. the link counted
 /// a send error), or an empty string.
 using failure_probe = std::function<std::string()>;

@@ -231,6 +231,8 @@ int main(int argc, char** argv) {
                 << progress_figure(rows[i]) << "\n";
       rep.results.push_back(std::move(rows[i]));
     }
+    trials.clear();
+    clear_payload_cache();
     first = last;
   }
   groups.clear();

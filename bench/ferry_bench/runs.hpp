@@ -76,6 +76,10 @@ public:
   virtual measurement handoff(const cell& c, const run_params& p) = 0;
 };
 
+/// Drops the payload messages cached for the cells of one set (see
+/// main.cpp), so a run holds at most one size's payloads.
+void clear_payload_cache();
+
 /// Plain CAF (actor_system + middleman publish/remote_actor); no ferry.
 std::unique_ptr<group> make_caf_group(transport tr, const bench_env& env);
 
