@@ -172,9 +172,11 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
   const std::function<void(std::string_view)>* sink = nullptr;
   if (trace_.load(std::memory_order_relaxed) || opts.trace)
     sink = st->sink.get();
-  auto trace = [&](const std::string& line) {
+  // Takes a function making the line: with tracing off (the common case)
+  // no string is built.
+  auto trace = [&](auto&& line) {
     if (sink != nullptr)
-      (*sink)("ferry.serializers trace: encode " + tname + ": " + line);
+      (*sink)("ferry.serializers trace: encode " + tname + ": " + line());
   };
   // A registered serializer replaces the value by its stand-in.
   const detail::type_ops* eops = &ops;
@@ -194,7 +196,7 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
     evalue = keep.get();
     eops = s->second->ops;
     stand_name = name_of(*st, eops->type);
-    trace("using the registered stand-in " + stand_name);
+    trace([&] { return "using the registered stand-in " + stand_name; });
   }
   if (opts.serializers.empty())
     return make_error(errc::no_family_can_encode,
@@ -204,10 +206,10 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
   std::string reasons;
   auto refuse = [&](const std::string& fam, const std::string& why) {
     reasons += "\n  - " + fam + ": " + why;
-    trace(fam + " refused: " + why);
+    trace([&] { return fam + " refused: " + why; });
   };
   for (auto& fam : opts.serializers) {
-    trace("trying family " + fam);
+    trace([&] { return "trying family " + fam; });
     payload result;
     uint32_t version = 1;
     if (auto b = detail::builtin_from_name(fam)) {
@@ -272,9 +274,11 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
                         "encoding " + tname + " with family " + fam + " made "
                           + std::to_string(result.frames.size())
                           + " frames, more than limits::max_frames");
-    trace("encoded with " + fam + " into "
-          + std::to_string(result.frames.size()) + " frame(s), "
-          + std::to_string(total) + " bytes");
+    trace([&] {
+      return "encoded with " + fam + " into "
+             + std::to_string(result.frames.size()) + " frame(s), "
+             + std::to_string(total) + " bytes";
+    });
     return result;
   }
   return make_error(
