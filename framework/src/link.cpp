@@ -46,6 +46,9 @@ constexpr uint64_t basp_payload_limit = (uint64_t{1} << 32) - (uint64_t{1} << 20
 /// Fixed per-message overhead counted against the credit window.
 constexpr uint64_t wire_overhead = 64;
 
+/// Peer actors remembered as down without a proxy (see link_state::proxy).
+constexpr size_t max_recently_down = 1024;
+
 std::string demangle(const char* name) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> result{
@@ -991,17 +994,25 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
 
 caf::strong_actor_ptr link_state::proxy(uint64_t id) {
   std::lock_guard<std::mutex> guard{actors_mtx_};
-  auto& slot = proxies_[id];
-  if (auto existing = slot.lock())
-    return existing;
+  if (auto i = proxies_.find(id); i != proxies_.end())
+    return i->second;
   auto& sys = node_.system();
   caf::actor_config cfg;
   auto result = caf::make_actor<remote_proxy, caf::strong_actor_ptr>(
     sys.next_actor_id(), sys.node(), &sys, cfg, weak_from_this(), id);
-  slot = caf::actor_cast<caf::weak_actor_ptr>(result);
-  if (down_)
-    static_cast<remote_proxy*>(caf::actor_cast<caf::abstract_actor*>(result))
-      ->kill(caf::exit_reason::remote_link_unreachable, nullptr);
+  auto* impl = static_cast<remote_proxy*>(
+    caf::actor_cast<caf::abstract_actor*>(result));
+  if (down_) {
+    impl->kill(caf::exit_reason::remote_link_unreachable, nullptr);
+    return result;
+  }
+  auto dead = std::find_if(recently_down_.begin(), recently_down_.end(),
+                           [id](const auto& x) { return x.first == id; });
+  if (dead != recently_down_.end()) {
+    impl->kill(dead->second, nullptr);
+    return result;
+  }
+  proxies_.emplace(id, result);
   return result;
 }
 
@@ -1043,8 +1054,12 @@ void link_state::on_down(uint64_t id, const caf::error& reason,
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
     if (auto i = proxies_.find(id); i != proxies_.end()) {
-      victim = i->second.lock();
+      victim = std::move(i->second);
       proxies_.erase(i);
+    } else {
+      if (recently_down_.size() == max_recently_down)
+        recently_down_.pop_front();
+      recently_down_.emplace_back(id, reason);
     }
   }
   if (victim)
@@ -1061,9 +1076,8 @@ void link_state::shut_down(const caf::error& reason,
   std::vector<caf::actor> spawned;
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
-    for (auto& [id, weak] : proxies_)
-      if (auto ptr = weak.lock())
-        victims.emplace_back(std::move(ptr));
+    for (auto& [id, ptr] : proxies_)
+      victims.emplace_back(std::move(ptr));
     proxies_.clear();
     exported_.clear();
     spawned.swap(spawned_);

@@ -184,6 +184,27 @@ TEST_F(node_fixture, MonitoringAProxyDeliversDownWhenRemoteActorQuits) {
   EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
 }
 
+TEST_F(node_fixture, RemoteSenderKeepsOneProxyAcrossMessages) {
+  // Arrange: one sender; nothing on B holds the proxy that stands for it
+  // there between its two requests.
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "mirror");
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  caf::scoped_actor self{local().system()};
+  auto ask_id = [&](int64_t x) {
+    uint64_t id = 0;
+    self->request(*sut, 30s, x).receive([&](uint64_t y) { id = y; },
+                                        [&](caf::error&) {});
+    return id;
+  };
+  // Act
+  auto first = ask_id(1);
+  auto second = ask_id(2);
+  // Assert
+  EXPECT_NE(first, 0u);
+  EXPECT_EQ(first, second);
+}
+
 TEST_F(node_fixture, KilledPeerFailsPendingRequestAndFreesStoreMemory) {
   // Arrange: "hole" keeps every request pending; the payload is spilled.
   auto& b = start_peer("B");

@@ -145,6 +145,17 @@ caf::behavior mortal(caf::event_based_actor* self) {
   };
 }
 
+/// Answers an int64 with the id its sender has on this node (the id of the
+/// proxy that stands for the remote sender here).
+caf::behavior mirror(caf::event_based_actor* self) {
+  return {
+    [self](int64_t) -> uint64_t {
+      auto sender = self->current_sender();
+      return sender ? sender->id() : 0;
+    },
+  };
+}
+
 std::string status_field(const char* key) {
   std::ifstream in{"/proc/self/status"};
   std::string line;
@@ -188,12 +199,14 @@ int main(int argc, char** argv) {
   auto& sys = (*n)->system();
   std::vector<caf::actor> actors{sys.spawn(echo), sys.spawn(slow),
                                  sys.spawn(mortal), sys.spawn(hole),
-                                 sys.spawn(atom_adder), sys.spawn(sequence)};
+                                 sys.spawn(atom_adder), sys.spawn(sequence),
+                                 sys.spawn(mirror)};
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
   (*n)->expose("adder-by-atom", actors[4]);
   (*n)->expose("sequence", actors[5]);
+  (*n)->expose("mirror", actors[6]);
   // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
   const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = (*n)->publish(actors[0], 0,

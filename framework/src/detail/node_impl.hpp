@@ -300,7 +300,8 @@ public:
 
   // -- actors -----------------------------------------------------------------
 
-  /// Returns the proxy for actor `id` of the peer, creating it if needed.
+  /// Returns the proxy for actor `id` of the peer, creating it if needed
+  /// (a proxy of an actor the peer reported down is returned terminated).
   caf::strong_actor_ptr proxy(uint64_t id);
 
   /// Makes a local actor reachable by the peer under its id (for responses
@@ -450,7 +451,15 @@ private:
 
   // Actors.
   std::mutex actors_mtx_;
-  std::unordered_map<uint64_t, caf::weak_actor_ptr> proxies_;
+  // Proxies of the peer's actors, kept until the peer reports the actor down
+  // or the link goes down (as CAF's proxy registry does): a weak slot made
+  // and destroyed a proxy actor for every request whose sender nothing else
+  // referenced.
+  std::unordered_map<uint64_t, caf::strong_actor_ptr> proxies_;
+  // Peer actors reported down that had no proxy yet (a message from them may
+  // still wait for its pulled frames): their proxies are made terminated.
+  // The last `max_recently_down` only.
+  std::deque<std::pair<uint64_t, caf::error>> recently_down_;
   std::unordered_map<uint64_t, caf::strong_actor_ptr> exported_;
   std::vector<caf::actor> spawned_;
 
