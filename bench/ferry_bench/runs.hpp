@@ -4,9 +4,11 @@
 // A *group* is either plain CAF (`make_caf_group`: the raw-caf baseline) or
 // ferry with one family (`make_ferry_group`). For ipc and tcp a group starts
 // its peer process (ferry-bench in peer mode, see peer.cpp) and connects to
-// it; inproc groups keep both actors in this process. `run` measures one cell
-// and returns its figures, or the reason it failed. Groups throw
-// std::runtime_error from their factory when they cannot start.
+// it; inproc groups keep both actors in this process. `start` prepares a
+// *trial* of one oneway or pingpong cell, which main.cpp warms up and then
+// runs round by round in turn with the other cells of its set; `handoff`
+// measures a hand-off cell at once. Groups throw std::runtime_error from
+// their factory when they cannot start.
 //
 // This header includes no CAF header.
 #pragma once
