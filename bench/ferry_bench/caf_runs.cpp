@@ -66,8 +66,8 @@ public:
     trial_hooks hooks;
     hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
     hooks.finish = [this](measurement& m) { m.rss_mb = peak_rss(); };
-    return make_trial(*sys_, dest_, std::move(payload), c.pat, p,
-                      std::move(hooks));
+    return make_trial(
+      *sys_, dest_, [payload] { return payload; }, c.pat, p, std::move(hooks));
   }
 
   measurement handoff(const cell&, const run_params&) override {

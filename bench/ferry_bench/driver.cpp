@@ -88,11 +88,15 @@ std::map<std::pair<uint64_t, int>, caf::message> cache;
 /// One oneway stream or pingpong series over an open scoped actor.
 class runner {
 public:
-  runner(caf::actor_system& sys, const caf::actor& dest,
-         const caf::message& payload, const run_params& p,
+  runner(caf::actor_system& sys, const caf::actor& dest, const run_params& p,
          const failure_probe& probe)
-    : self_(sys), dest_(dest), payload_(payload), p_(p), probe_(probe) {
+    : self_(sys), dest_(dest), p_(p), probe_(probe) {
     // nop
+  }
+
+  /// Sets the message to send (an empty message drops the previous one).
+  void payload(caf::message msg) {
+    payload_ = std::move(msg);
   }
 
   /// Sends until `seconds` passed and at least `min_messages` went out
@@ -283,13 +287,13 @@ namespace {
 class stream_trial final : public trial {
 public:
   stream_trial(caf::actor_system& sys, const caf::actor& dest,
-               caf::message payload, pattern pat, const run_params& p,
-               trial_hooks hooks)
-    : payload_(std::move(payload)),
+               std::function<caf::message()> make_payload, pattern pat,
+               const run_params& p, trial_hooks hooks)
+    : make_payload_(std::move(make_payload)),
       pat_(pat),
       p_(p),
       hooks_(std::move(hooks)),
-      runner_(sys, dest, payload_, p_, hooks_.probe) {
+      runner_(sys, dest, p_, hooks_.probe) {
     // nop
   }
 
@@ -298,7 +302,7 @@ public:
       return false;
     auto warm = once(p_.warmup_seconds, p_.warmup_messages, false);
     if (warm == 0) {
-      m_.error = "warm-up failed: " + runner_.error();
+      m_.error = "warm-up failed: " + why();
       return false;
     }
     // A cell whose messages take longer than its budget allows measures one
@@ -321,7 +325,7 @@ public:
       return false;
     auto n = once(p_.seconds / rounds_, min_messages_, true);
     if (n == 0) {
-      m_.error = runner_.error();
+      m_.error = why();
       return false;
     }
     m_.messages += n;
@@ -353,13 +357,29 @@ private:
     return true;
   }
 
+  /// Sends with a payload made for this call and dropped after it, so the
+  /// trials of one set hold no store objects between their turns.
   uint64_t once(double seconds, uint64_t min_messages, bool record) {
-    return pat_ == pattern::oneway
-             ? runner_.oneway(seconds, min_messages, record)
-             : runner_.pingpong(seconds, min_messages, record);
+    try {
+      runner_.payload(make_payload_());
+    } catch (std::exception& e) {
+      payload_error_ = e.what();
+      return 0;
+    }
+    auto n = pat_ == pattern::oneway
+               ? runner_.oneway(seconds, min_messages, record)
+               : runner_.pingpong(seconds, min_messages, record);
+    runner_.payload(caf::message{});
+    return n;
   }
 
-  caf::message payload_;
+  /// Returns why the last `once` sent nothing.
+  std::string why() const {
+    return payload_error_.empty() ? runner_.error() : payload_error_;
+  }
+
+  std::function<caf::message()> make_payload_;
+  std::string payload_error_;
   pattern pat_;
   run_params p_;
   trial_hooks hooks_;
@@ -373,11 +393,12 @@ private:
 } // namespace
 
 std::unique_ptr<trial> make_trial(caf::actor_system& sys,
-                                  const caf::actor& dest, caf::message payload,
+                                  const caf::actor& dest,
+                                  std::function<caf::message()> make_payload,
                                   pattern pat, const run_params& p,
                                   trial_hooks hooks) {
-  return std::make_unique<stream_trial>(sys, dest, std::move(payload), pat, p,
-                                        std::move(hooks));
+  return std::make_unique<stream_trial>(sys, dest, std::move(make_payload), pat,
+                                        p, std::move(hooks));
 }
 
 double timed_request(caf::actor_system& sys, const caf::actor& dest,

@@ -69,10 +69,13 @@ struct trial_hooks {
   std::function<void(measurement&)> finish;
 };
 
-/// Returns a trial of `pat` from a scoped actor in `sys` to `dest` with
-/// `payload` (see runs.hpp).
+/// Returns a trial of `pat` from a scoped actor in `sys` to `dest` (see
+/// runs.hpp). `make_payload` makes the message for the warm-up and for each
+/// round, which is dropped afterwards (a store object per round, not one per
+/// trial for the whole set); it throws std::runtime_error when it cannot.
 std::unique_ptr<trial> make_trial(caf::actor_system& sys,
-                                  const caf::actor& dest, caf::message payload,
+                                  const caf::actor& dest,
+                                  std::function<caf::message()> make_payload,
                                   pattern pat, const run_params& p,
                                   trial_hooks hooks);
 

@@ -101,17 +101,21 @@ public:
   }
 
   std::unique_ptr<trial> start(const cell& c, const run_params& p) override {
-    caf::message payload;
+    std::function<caf::message()> make_payload;
     if (c.type == payload_type::bytes) {
-      payload = bytes_message(c.size, false);
+      make_payload = [msg = bytes_message(c.size, false)] { return msg; };
     } else if (c.type == payload_type::record) {
-      payload = record_message(c.size);
+      make_payload = [msg = record_message(c.size)] { return msg; };
     } else {
-      std::string err;
-      auto arr = make_array(c.size, err);
-      if (!arr)
-        throw std::runtime_error(err);
-      payload = caf::make_message(std::move(*arr));
+      // A new store object per round: the trials of a set take turns, and
+      // holding one object per trial for the whole set would fill the store.
+      make_payload = [this, size = c.size] {
+        std::string err;
+        auto arr = make_array(size, err);
+        if (!arr)
+          throw std::runtime_error(err);
+        return caf::make_message(std::move(*arr));
+      };
     }
     auto before = std::make_shared<link_stats>();
     if (!peer_name_.empty())
@@ -142,8 +146,8 @@ public:
         m.error = "the link did not use family " + family_;
       }
     };
-    return make_trial(node_->system(), dest_, std::move(payload), c.pat, p,
-                      std::move(hooks));
+    return make_trial(node_->system(), dest_, std::move(make_payload), c.pat,
+                      p, std::move(hooks));
   }
 
   /// Time from the sender holding a sealed object to the receiver having
