@@ -8,6 +8,9 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #if defined(__GLIBC__)
 #  include <malloc.h>
@@ -174,13 +177,35 @@ TEST(node_config, KeepMallocDefaultsTurnsTuningOffByFlagOrFile) {
 
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)                      \
   && !defined(__SANITIZE_THREAD__)
+/// Unsets the variables that make a node leave malloc alone, for one scope
+/// (glibc read them at start-up already; the node reads them when it starts,
+/// which is what this test controls).
+class without_malloc_environment {
+public:
+  without_malloc_environment() {
+    for (auto* name : names)
+      if (auto* value = std::getenv(name)) {
+        saved_.emplace_back(name, value);
+        unsetenv(name);
+      }
+  }
+
+  ~without_malloc_environment() {
+    for (auto& [name, value] : saved_)
+      setenv(name.c_str(), value.c_str(), 1);
+  }
+
+private:
+  static constexpr const char* names[] = {
+    "GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+    "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"};
+  std::vector<std::pair<std::string, std::string>> saved_;
+};
+
 TEST(node, StartingANodeKeepsMidSizedBuffersInTheHeap) {
-  for (auto* name : {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_",
-                     "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
-                     "MALLOC_MMAP_MAX_"})
-    if (std::getenv(name) != nullptr)
-      GTEST_SKIP() << name << " is set: the node leaves malloc alone";
-  // Arrange
+  // Arrange (each ctest case is a process of its own: no node started
+  // before this one with other variables)
+  without_malloc_environment clean;
   ferry::node_config cfg;
   cfg.store_enabled = false;
   auto sut = ferry::node::start(cfg);
