@@ -459,7 +459,7 @@ registry::decode_message(const payload& p, const decode_options& opts) const {
 
 caf::expected<caf::message>
 registry::decode_message(payload&& p, const decode_options& opts) const {
-  return decode_message_impl(p, p.frames.size() == 1 ? &p.frames[0] : nullptr,
+  return decode_message_impl(p, p.frames.empty() ? nullptr : &p.frames.back(),
                              opts);
 }
 

@@ -93,6 +93,33 @@ TEST_F(hostile, CerealPortableClaimOf2To60ElementsIsRefused) {
   EXPECT_EQ(x.error(), errc::length_out_of_range);
 }
 
+TEST_F(hostile, SplitArrayWhoseSizeTagDisagreesWithItsFrameIsRefused) {
+  // Arrange: a split payload (size tag, elements) whose tag claims more
+  // elements than frame 1 holds, and one with bytes after the tag.
+  std::vector<std::byte> tag;
+  append_u64(tag, 1000);
+  auto p = make_payload("cereal.binary", name_in<std::vector<double>>(sut),
+                        tag);
+  p.frames.emplace_back(std::vector<std::byte>(999 * sizeof(double)));
+  p.header.frame_sizes.push_back(999 * sizeof(double));
+  auto trailing = p;
+  auto longer = tag;
+  longer.push_back(std::byte{0});
+  trailing.frames[0] = frame{longer};
+  trailing.header.frame_sizes[0] = longer.size();
+  // Act
+  auto x = sut.decode<std::vector<double>>(p, decode_with("cereal.binary"));
+  auto y = sut.decode<std::vector<double>>(trailing,
+                                           decode_with("cereal.binary"));
+  // Assert
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::frame_mismatch);
+  EXPECT_NE(render(x.error()).find("frame 1"), std::string::npos)
+    << render(x.error());
+  ASSERT_FALSE(y);
+  EXPECT_EQ(y.error(), errc::trailing_bytes);
+}
+
 TEST_F(hostile, MsgpackClaimOf4GElementsIsRefused) {
   auto bytes = bytes_of({0xdd, 0xff, 0xff, 0xff, 0xff, 0x01});
   auto x = decode_bytes<std::vector<int32_t>>("msgpack", bytes);

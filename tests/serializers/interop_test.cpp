@@ -111,13 +111,6 @@ TEST(interop, CafFrameDecodesWithPlainCaf) {
   EXPECT_EQ(out, in);
 }
 
-std::vector<std::byte> byte_ramp(size_t n) {
-  std::vector<std::byte> result(n);
-  for (size_t i = 0; i < n; ++i)
-    result[i] = static_cast<std::byte>(i * 7 + 3);
-  return result;
-}
-
 TEST(interop, ByteVectorsInOneBlockMatchPlainCafByteForByte) {
   // Arrange: ferry writes std::vector<std::byte> as one block; plain CAF
   // walks it element by element. 300 bytes: a two-byte size prefix.

@@ -195,6 +195,14 @@ inline decode_options decode_with(std::string family) {
   return result;
 }
 
+/// Returns `n` bytes that are not all alike.
+inline std::vector<std::byte> byte_ramp(size_t n) {
+  std::vector<std::byte> result(n);
+  for (size_t i = 0; i < n; ++i)
+    result[i] = static_cast<std::byte>(i * 7 + 3);
+  return result;
+}
+
 /// Returns `p` as it arrives from the wire: header through its codec, frames
 /// copied into owned buffers.
 inline caf::expected<payload> over_the_wire(const payload& p,

@@ -103,6 +103,107 @@ TEST(views, RawRefusesBoolEnumsAndPointers) {
   EXPECT_FALSE(sut.encode(std::vector<bool>{true}, encode_with("raw")));
 }
 
+/// Options for `family` with a keep-alive, as a link encodes.
+encode_options encode_kept(const std::string& family) {
+  auto opts = encode_with(family);
+  opts.keep_alive = std::make_shared<int>(0);
+  return opts;
+}
+
+/// Returns the bytes of `p`'s frames, one after another.
+std::string concatenated(const payload& p) {
+  std::string result;
+  for (auto& f : p.frames)
+    result.append(reinterpret_cast<const char*>(f.bytes().data()), f.size());
+  return result;
+}
+
+TEST(views, LargeArrayUnderCerealSplitsIntoSizeTagAndAViewOfItsElements) {
+  registry sut;
+  std::vector<float> xs(100'000);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = static_cast<float>(i) * 0.5f;
+  for (std::string family : {"cereal.binary", "cereal.portable"}) {
+    // Act
+    auto p = sut.encode(xs, encode_kept(family));
+    // Assert: frame 0 is cereal's prefix, frame 1 the vector's own memory,
+    // and together they are what plain cereal writes.
+    ASSERT_TRUE(p) << render(p.error());
+    ASSERT_EQ(p->frames.size(), 2u) << family;
+    EXPECT_EQ(p->frames[0].size(), family == "cereal.binary" ? 8u : 9u);
+    EXPECT_FALSE(p->frames[1].owned());
+    EXPECT_EQ(p->frames[1].bytes().data(),
+              reinterpret_cast<const std::byte*>(xs.data()));
+    std::ostringstream os;
+    if (family == "cereal.binary") {
+      cereal::BinaryOutputArchive ar{os};
+      ar(xs);
+    } else {
+      cereal::PortableBinaryOutputArchive ar{os};
+      ar(xs);
+    }
+    EXPECT_EQ(concatenated(*p), os.str()) << family;
+    auto wire = over_the_wire(*p);
+    ASSERT_TRUE(wire);
+    auto out = sut.decode<std::vector<float>>(*wire, decode_with(family));
+    ASSERT_TRUE(out) << render(out.error());
+    EXPECT_EQ(*out, xs) << family;
+  }
+}
+
+TEST(views, SplitStringAndByteVectorRoundTrip) {
+  registry sut;
+  std::string text(70'000, 'x');
+  text[12345] = '\0';
+  auto bytes = byte_ramp(200'000);
+  for (std::string family : {"cereal.binary", "cereal.portable"}) {
+    auto pt = sut.encode(text, encode_kept(family));
+    auto pb = sut.encode(bytes, encode_kept(family));
+    ASSERT_TRUE(pt && pb);
+    EXPECT_EQ(pt->frames.size(), 2u);
+    EXPECT_EQ(pb->frames.size(), 2u);
+    auto t = sut.decode<std::string>(*pt, decode_with(family));
+    auto b = sut.decode<std::vector<std::byte>>(*pb, decode_with(family));
+    ASSERT_TRUE(t) << render(t.error());
+    ASSERT_TRUE(b) << render(b.error());
+    EXPECT_EQ(*t, text);
+    EXPECT_EQ(*b, bytes);
+  }
+}
+
+TEST(views, SplitByteVectorOfAnRvaluePayloadIsAdoptedNotCopied) {
+  registry sut;
+  auto xs = byte_ramp(100'000);
+  auto wire = over_the_wire(*sut.encode(xs, encode_kept("cereal.binary")));
+  ASSERT_TRUE(wire);
+  ASSERT_EQ(wire->frames.size(), 2u);
+  auto bytes_at = wire->frames[1].bytes().data();
+  auto out = sut.decode<std::vector<std::byte>>(std::move(*wire),
+                                                decode_with("cereal.binary"));
+  ASSERT_TRUE(out) << render(out.error());
+  EXPECT_EQ(out->data(), bytes_at);
+  EXPECT_EQ(*out, xs);
+}
+
+TEST(views, CerealKeepsOneFrameWithoutKeepAliveOrBelowTheSplitSize) {
+  registry sut;
+  std::vector<double> large(20'000, 2.0);
+  std::vector<double> small(100, 2.0);
+  auto without = sut.encode(large, encode_with("cereal.binary"));
+  auto below = sut.encode(small, encode_kept("cereal.binary"));
+  auto json = sut.encode(large, encode_kept("cereal.json"));
+  ASSERT_TRUE(without && below && json);
+  // Without a keep-alive the payload holds its own copy of the elements.
+  ASSERT_EQ(without->frames.size(), 1u);
+  EXPECT_EQ(without->frames[0].size(), 8 + large.size() * sizeof(double));
+  EXPECT_EQ(below->frames.size(), 1u);
+  EXPECT_EQ(json->frames.size(), 1u);
+  auto out = sut.decode<std::vector<double>>(*without,
+                                             decode_with("cereal.binary"));
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, large);
+}
+
 struct image {
   std::string name;
   separate<std::vector<float>> pixels;

@@ -101,7 +101,9 @@ public:
   /// `T`. When none can, returns `errc::no_family_can_encode` naming the
   /// type, each family tried and why, and the fixes. View frames (`raw`,
   /// `separate`) point into `x`: keep `x` alive and unchanged while the
-  /// payload lives, or pass `opts.keep_alive`. Frames of 64 KiB or more that
+  /// payload lives, or pass `opts.keep_alive`. With a keep-alive, the binary
+  /// cereal families also split a large top-level array into a size-tag
+  /// frame and a view of its elements (families/cereal.hpp). Frames of 64 KiB or more that
   /// a family writes are views of pooled buffers (their keep-alive returns
   /// the buffer to a process-wide pool, at most 8 buffers / 256 MiB), so that
   /// steady-state sending writes into memory that is already mapped.
@@ -139,11 +141,12 @@ public:
   }
 
   /// As above; may adopt the payload's owned bytes instead of copying them
-  /// (`raw` into `std::vector<std::byte>` or `array_view<T>`).
+  /// (`raw` into `std::vector<std::byte>` or `array_view<T>`, and a split
+  /// `cereal.binary` / `cereal.portable` array into `std::vector<std::byte>`).
   template <class T>
   [[nodiscard]] caf::expected<T> decode(payload&& p,
                                         const decode_options& opts) const {
-    frame* adopt = p.frames.size() == 1 ? &p.frames[0] : nullptr;
+    frame* adopt = p.frames.empty() ? nullptr : &p.frames.back();
     return decode_typed<T>(p, adopt, opts);
   }
 

@@ -143,6 +143,11 @@ public:
     return pos_;
   }
 
+  /// Whether a portable stream's elements are byte-swapped on this machine.
+  bool swapped() const noexcept {
+    return swap_;
+  }
+
 private:
   std::span<const std::byte> in_;
   size_t pos_ = 0;

@@ -90,6 +90,27 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   frames.emplace_back();
   auto main = take_buffer();
   caf::error err;
+  if constexpr (cereal_splittable<T>::value) {
+    // A large top-level array: size tag in frame 0, a view of the elements
+    // in frame 1 (families/cereal.hpp). Only with a keep-alive: without
+    // one, callers rely on cereal frames owning their bytes.
+    if (keep_alive != nullptr) {
+      if (f == builtin::cereal_binary
+          && cereal_should_split<cereal_format::binary>(x))
+        err = cereal_encode_split<cereal_format::binary>(x, main, frames,
+                                                         keep_alive, info);
+      else if (f == builtin::cereal_portable
+               && cereal_should_split<cereal_format::portable>(x))
+        err = cereal_encode_split<cereal_format::portable>(x, main, frames,
+                                                           keep_alive, info);
+      if (err)
+        return err;
+      if (frames.size() == 2) {
+        frames[0] = pooled_frame(std::move(main));
+        return {};
+      }
+    }
+  }
   switch (f) {
     case builtin::cereal_binary:
     case builtin::cereal_portable:
@@ -120,8 +141,8 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   return {};
 }
 
-/// Decodes `frames` with `f` into `out`; `adopt` is frame 0 when the caller
-/// gave up the payload (may be null).
+/// Decodes `frames` with `f` into `out`; `adopt` is the payload's last frame
+/// when the caller gave up the payload (may be null).
 template <class T>
 caf::error builtin_decode(builtin f, std::span<const frame> frames,
                           frame* adopt, T& out, const limits& lim,
@@ -133,6 +154,14 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
   }
   if (auto err = require_main_frame(info, frames))
     return err;
+  if constexpr (cereal_splittable<T>::value) {
+    if (frames.size() == 2 && f == builtin::cereal_binary)
+      return cereal_decode_split<cereal_format::binary>(frames, adopt, out,
+                                                        lim, info);
+    if (frames.size() == 2 && f == builtin::cereal_portable)
+      return cereal_decode_split<cereal_format::portable>(frames, adopt, out,
+                                                          lim, info);
+  }
   auto in = frames[0].bytes();
   if constexpr (std::is_default_constructible_v<T>) {
     switch (f) {

@@ -9,6 +9,17 @@
 // by the element counts actually present (for JSON, up to half the input size
 // times the element size; JSON is meant for debugging a link).
 //
+// Large top-level arrays travel in two frames (the binary formats only): a
+// value that is itself a std::vector or std::basic_string of numbers or
+// std::byte, of at least `cereal_split_bytes`, encoded with a keep-alive (as
+// a link does), gives frame 0 = what cereal writes before the elements (the
+// portable format's endianness byte, the size tag) and frame 1 = a view of
+// the elements, which are the rest of cereal's bytes. Concatenated, the two
+// frames are cereal's output; apart, the elements reach the store or the
+// socket without first being copied behind the size tag (the copy that made
+// cereal.binary cost twice raw for large byte arrays), like Dask's frames
+// for top-level buffers. Decoding reads either form.
+//
 // cereal.json refuses strings holding a NUL character: cereal's JSON reader
 // would cut them there.
 //
@@ -29,8 +40,18 @@
 #include "ferry/serializers/detail/cereal_archive.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
 
+#include "ferry/serializers/frame.hpp"
+#include "ferry/serializers/options.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
 #include <istream>
+#include <memory>
 #include <ostream>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace ferry::serializers::detail {
 
@@ -158,6 +179,135 @@ caf::error cereal_decode(std::span<const std::byte> in, T& out,
           throw decode_fault{errc::trailing_bytes,
                              std::to_string(ar.remaining())
                                + " bytes follow the value"};
+      }
+      return {};
+    },
+    where);
+}
+
+/// Top-level arrays of at least this many bytes are split (see above).
+inline constexpr size_t cereal_split_bytes = 64 * 1024;
+
+template <class T>
+struct cereal_splittable : std::false_type {};
+
+template <class E>
+inline constexpr bool cereal_split_element
+  = (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>)
+    || std::is_same_v<E, std::byte>;
+
+template <class E, class A>
+struct cereal_splittable<std::vector<E, A>>
+  : std::bool_constant<cereal_split_element<E>> {};
+
+template <class E, class Tr, class A>
+struct cereal_splittable<std::basic_string<E, Tr, A>>
+  : std::bool_constant<cereal_split_element<E>> {};
+
+/// Whether cereal's binary formats write `x` as a size tag then its elements
+/// as they are in memory, and `x` is large enough to split.
+template <cereal_format F, class T>
+bool cereal_should_split(const T& x) {
+  if constexpr (F == cereal_format::json || !cereal_splittable<T>::value) {
+    return false;
+  } else {
+    using E = typename T::value_type;
+    // The portable format swaps multi-byte elements on big-endian machines.
+    if constexpr (F == cereal_format::portable && sizeof(E) > 1
+                  && std::endian::native != std::endian::little)
+      return false;
+    return x.size() * sizeof(E) >= cereal_split_bytes;
+  }
+}
+
+/// Writes the two frames of a split array (see above): `head` receives
+/// cereal's bytes before the elements, `frames` gets the view of the
+/// elements appended.
+template <cereal_format F, class T>
+caf::error cereal_encode_split(const T& x, std::vector<std::byte>& head,
+                               std::vector<frame>& frames,
+                               const std::shared_ptr<const void>& keep_alive,
+                               const call_info& info) {
+  using E = typename T::value_type;
+  auto err = guarded(
+    info,
+    [&]() -> caf::error {
+      byte_sink buf{head};
+      {
+        std::ostream os{&buf};
+        auto n = static_cast<cereal::size_type>(x.size());
+        if constexpr (F == cereal_format::binary) {
+          cereal::BinaryOutputArchive ar{os};
+          ar(cereal::make_size_tag(n));
+        } else {
+          cereal::PortableBinaryOutputArchive ar{os};
+          ar(cereal::make_size_tag(n));
+        }
+      }
+      buf.finish();
+      return {};
+    },
+    [] { return std::string{}; });
+  if (err)
+    return err;
+  auto bytes = std::as_bytes(std::span<const E>{x.data(), x.size()});
+  frames.push_back(frame::view(bytes, keep_alive));
+  return {};
+}
+
+/// Reads a split array: the size tag from frame 0, the elements from frame
+/// 1, adopting frame 1's bytes for std::vector<std::byte> when `adopt` is
+/// that frame and owns them.
+template <cereal_format F, class T>
+caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
+                               T& out, const limits& lim,
+                               const call_info& info) {
+  using E = typename T::value_type;
+  size_t frame_index = 0;
+  auto where = [&] { return " (frame " + std::to_string(frame_index) + ")"; };
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      checked_input_archive<F == cereal_format::portable> ar{frames[0].bytes(),
+                                                             lim.max_depth};
+      cereal::size_type n = 0;
+      ar(n);
+      if (ar.remaining() != 0)
+        throw decode_fault{errc::trailing_bytes,
+                           std::to_string(ar.remaining())
+                             + " bytes follow the size tag of a split array"};
+      frame_index = 1;
+      auto bytes = frames[1].bytes();
+      if (bytes.size() % sizeof(E) != 0 || n != bytes.size() / sizeof(E))
+        throw decode_fault{errc::frame_mismatch,
+                           "the size tag says " + std::to_string(n)
+                             + " elements of " + std::to_string(sizeof(E))
+                             + " bytes, the frame holds "
+                             + std::to_string(bytes.size()) + " bytes"};
+      // The elements are frame 1's bytes: the allocation is bounded by
+      // what arrived.
+      auto count = static_cast<size_t>(n);
+      if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
+        if (adopt == &frames[1] && adopt->owned()) {
+          out = adopt->release();
+          return {};
+        }
+      }
+      auto aligned
+        = reinterpret_cast<uintptr_t>(bytes.data()) % alignof(E) == 0;
+      if (aligned && count > 0) {
+        assign_fresh(out, reinterpret_cast<const E*>(bytes.data()), count);
+      } else {
+        out.resize(count);
+        if (count > 0)
+          std::memcpy(out.data(), bytes.data(), bytes.size());
+      }
+      if constexpr (F == cereal_format::portable && sizeof(E) > 1) {
+        if (ar.swapped())
+          for (auto& x : out) {
+            auto p = reinterpret_cast<unsigned char*>(&x);
+            std::reverse(p, p + sizeof(E));
+          }
       }
       return {};
     },
