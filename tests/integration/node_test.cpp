@@ -144,6 +144,43 @@ TEST_F(node_fixture, LargeFrameOnSameHostTravelsThroughStore) {
   EXPECT_LT(stats->bytes_inline_sent, uint64_t{64} << 10);
 }
 
+TEST_F(node_fixture, LargeArrayUnderCerealSpillsItsElementsWithoutACopy) {
+  // Arrange: cereal.binary splits a large byte vector into its size tag
+  // (inline) and a view of its elements (spilled as they are).
+  auto& b = start_peer("B");
+  cfg.default_link.serializers = {"cereal.binary"};
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  auto payload = make_bytes(4 << 20);
+  // Act
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  EXPECT_EQ(*hash, fnv1a(payload));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->sent_by_family["cereal.binary"], 1u);
+  EXPECT_EQ(stats->bytes_spilled_sent, uint64_t{4} << 20);
+}
+
+TEST_F(node_fixture, LargeArrayUnderCerealAcrossHostsIsPulledAsItsElements) {
+  // Arrange
+  auto& b = start_peer("B", {}, true);
+  cfg.default_link.serializers = {"cereal.portable"};
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  auto payload = make_bytes(12 << 20); // above the 8 MiB pull threshold
+  // Act
+  auto hash = ask<uint64_t>(*sut, payload);
+  // Assert
+  ASSERT_TRUE(hash) << ferry::render(hash.error());
+  EXPECT_EQ(*hash, fnv1a(payload));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->sent_by_family["cereal.portable"], 1u);
+  EXPECT_EQ(stats->bytes_pulled_by_peer, uint64_t{12} << 20);
+}
+
 TEST_F(node_fixture, LargeFrameWithoutSharedStoreTravelsInline) {
   // Arrange: B uses a store of its own, as a node on another host would.
   auto& b = start_peer("B", {}, true);
