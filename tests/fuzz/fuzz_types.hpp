@@ -5,6 +5,7 @@
 
 #include "ferry/serializers/all.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -87,6 +88,8 @@ inline registry& fuzz_registry() {
     r->add_type<sample>("sample");
     r->add_type<std::vector<sample>>("samples");
     r->add_type<std::vector<double>>("doubles");
+    r->add_type<std::vector<std::byte>>("bytes");
+    r->add_type<std::string>("string");
     return r;
   }();
   return *reg;
@@ -111,6 +114,37 @@ void decode_one(const char* family, const char* type_name,
     encode_options eo;
     eo.serializers = {family};
     (void) reg.encode(*x, eo);
+  }
+}
+
+/// Decodes `data` as a two-frame payload of a `T` (the split form of large
+/// top-level arrays, see families/cereal.hpp): the first byte chooses where
+/// frame 0 ends. Re-encodes what decodes, with a keep-alive so that large
+/// values split again.
+template <class T>
+void decode_split(const char* family, const char* type_name,
+                  std::span<const std::byte> data) {
+  if (data.empty())
+    return;
+  auto cut = std::min<size_t>(std::to_integer<size_t>(data[0]),
+                              data.size() - 1);
+  auto rest = data.subspan(1);
+  auto& reg = fuzz_registry();
+  payload p;
+  p.header.family = family;
+  p.header.type_name = type_name;
+  p.header.frame_sizes = {cut, rest.size() - cut};
+  p.frames.push_back(frame::view(rest.first(cut)));
+  p.frames.push_back(frame::view(rest.subspan(cut)));
+  decode_options opts;
+  opts.deserializers = {family};
+  auto x = reg.decode<T>(std::move(p), opts);
+  if (x) {
+    auto keep = std::make_shared<T>(std::move(*x));
+    encode_options eo;
+    eo.serializers = {family};
+    eo.keep_alive = keep;
+    (void) reg.encode(*keep, eo);
   }
 }
 

@@ -120,6 +120,34 @@ TEST_F(hostile, SplitArrayWhoseSizeTagDisagreesWithItsFrameIsRefused) {
   EXPECT_EQ(y.error(), errc::trailing_bytes);
 }
 
+TEST_F(hostile, SplitMsgpackPayloadWithABadHeaderIsRefused) {
+  // Arrange: two-frame msgpack payloads whose frame 0 is not a bin or str
+  // header, is cut short, or names more bytes than frame 1 holds.
+  auto make = [&](std::vector<std::byte> head, size_t body) {
+    auto p = make_payload("msgpack", name_in<std::vector<std::byte>>(sut),
+                          std::move(head));
+    p.frames.emplace_back(std::vector<std::byte>(body));
+    p.header.frame_sizes.push_back(body);
+    return p;
+  };
+  auto not_bin = make(bytes_of({0x93, 0x01, 0x02, 0x03}), 16);
+  auto cut = make(bytes_of({0xc6, 0x00, 0x01}), 16);
+  auto longer = make(bytes_of({0xc6, 0x00, 0x01, 0x00, 0x00}), 16);
+  // Act
+  auto x = sut.decode<std::vector<std::byte>>(not_bin, decode_with("msgpack"));
+  auto y = sut.decode<std::vector<std::byte>>(cut, decode_with("msgpack"));
+  auto z = sut.decode<std::vector<std::byte>>(longer, decode_with("msgpack"));
+  // Assert
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::malformed_frame);
+  ASSERT_FALSE(y);
+  EXPECT_EQ(y.error(), errc::truncated_frame);
+  ASSERT_FALSE(z);
+  EXPECT_EQ(z.error(), errc::frame_mismatch);
+  EXPECT_NE(render(z.error()).find("65536"), std::string::npos)
+    << render(z.error());
+}
+
 TEST_F(hostile, MsgpackClaimOf4GElementsIsRefused) {
   auto bytes = bytes_of({0xdd, 0xff, 0xff, 0xff, 0xff, 0x01});
   auto x = decode_bytes<std::vector<int32_t>>("msgpack", bytes);

@@ -4,6 +4,7 @@
 #include "test_types.hpp"
 
 #include <cereal/archives/binary.hpp>
+#include <msgpack.hpp>
 
 #include <sstream>
 
@@ -183,6 +184,36 @@ TEST(views, SplitByteVectorOfAnRvaluePayloadIsAdoptedNotCopied) {
   ASSERT_TRUE(out) << render(out.error());
   EXPECT_EQ(out->data(), bytes_at);
   EXPECT_EQ(*out, xs);
+}
+
+TEST(views, LargeByteArrayAndStringUnderMsgpackSplitIntoHeaderAndBytes) {
+  registry sut;
+  auto bytes = byte_ramp(100'000);
+  std::string text(70'000, 'y');
+  auto pb = sut.encode(bytes, encode_kept("msgpack"));
+  auto pt = sut.encode(text, encode_kept("msgpack"));
+  ASSERT_TRUE(pb && pt);
+  ASSERT_EQ(pb->frames.size(), 2u);
+  ASSERT_EQ(pt->frames.size(), 2u);
+  EXPECT_EQ(pb->frames[0].size(), 5u); // bin 32
+  EXPECT_EQ(pb->frames[1].bytes().data(), bytes.data());
+  EXPECT_EQ(pt->frames[1].bytes().data(),
+            reinterpret_cast<const std::byte*>(text.data()));
+  // Together the frames are what plain msgpack writes.
+  msgpack::sbuffer plain;
+  msgpack::pack(plain, bytes);
+  EXPECT_EQ(concatenated(*pb), std::string(plain.data(), plain.size()));
+  auto wire = over_the_wire(*pb);
+  ASSERT_TRUE(wire);
+  auto bytes_at = wire->frames[1].bytes().data();
+  auto b = sut.decode<std::vector<std::byte>>(std::move(*wire),
+                                              decode_with("msgpack"));
+  auto t = sut.decode<std::string>(*pt, decode_with("msgpack"));
+  ASSERT_TRUE(b) << render(b.error());
+  ASSERT_TRUE(t) << render(t.error());
+  EXPECT_EQ(*b, bytes);
+  EXPECT_EQ(b->data(), bytes_at); // adopted
+  EXPECT_EQ(*t, text);
 }
 
 TEST(views, CerealKeepsOneFrameWithoutKeepAliveOrBelowTheSplitSize) {

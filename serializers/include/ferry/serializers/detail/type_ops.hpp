@@ -92,7 +92,7 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   caf::error err;
   if constexpr (cereal_splittable<T>::value) {
     // A large top-level array: size tag in frame 0, a view of the elements
-    // in frame 1 (families/cereal.hpp). Only with a keep-alive: without
+    // in frame 1 (families/cereal.hpp; msgpack below likewise). Only with a keep-alive: without
     // one, callers rely on cereal frames owning their bytes.
     if (keep_alive != nullptr) {
       if (f == builtin::cereal_binary
@@ -109,6 +109,15 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
         frames[0] = pooled_frame(std::move(main));
         return {};
       }
+    }
+  }
+  if constexpr (msgpack_splittable<T>::value) {
+    if (keep_alive != nullptr && f == builtin::msgpack
+        && msgpack_should_split(x)) {
+      if (auto err = msgpack_encode_split(x, main, frames, keep_alive, info))
+        return err;
+      frames[0] = pooled_frame(std::move(main));
+      return {};
     }
   }
   switch (f) {
@@ -161,6 +170,10 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
     if (frames.size() == 2 && f == builtin::cereal_portable)
       return cereal_decode_split<cereal_format::portable>(frames, adopt, out,
                                                           lim, info);
+  }
+  if constexpr (msgpack_splittable<T>::value) {
+    if (frames.size() == 2 && f == builtin::msgpack)
+      return msgpack_decode_split(frames, adopt, out, info);
   }
   auto in = frames[0].bytes();
   if constexpr (std::is_default_constructible_v<T>) {

@@ -15,6 +15,13 @@
 // msgpack allocates it; truncation, malformed bytes and trailing bytes are
 // typed errors. Strings and binaries are referenced from the frame, never
 // copied into the zone.
+//
+// Large top-level byte arrays and strings travel in two frames, like the
+// cereal families' arrays (families/cereal.hpp): a value that is itself a
+// std::vector of std::byte, char or unsigned char (msgpack bin) or a
+// std::string (msgpack str), of at least `msgpack_split_bytes`, encoded with
+// a keep-alive, gives frame 0 = the bin or str header and frame 1 = a view of
+// the bytes. Concatenated, the frames are what msgpack::pack writes.
 #pragma once
 
 #include "ferry/serializers/detail/capability.hpp"
@@ -22,8 +29,16 @@
 
 #include <msgpack.hpp>
 
+#include "ferry/serializers/detail/fresh_memory.hpp"
+#include "ferry/serializers/frame.hpp"
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace ferry::serializers::detail {
 
@@ -155,6 +170,128 @@ caf::error msgpack_encode(const T& x, std::vector<std::byte>& out,
       return {};
     },
     [] { return std::string{}; });
+}
+
+/// Top-level byte arrays and strings of at least this many bytes are split
+/// (see above).
+inline constexpr size_t msgpack_split_bytes = 64 * 1024;
+
+template <class T>
+struct msgpack_splittable : std::false_type {};
+
+template <class A>
+struct msgpack_splittable<std::vector<std::byte, A>> : std::true_type {};
+
+template <class A>
+struct msgpack_splittable<std::vector<char, A>> : std::true_type {};
+
+template <class A>
+struct msgpack_splittable<std::vector<unsigned char, A>> : std::true_type {};
+
+template <>
+struct msgpack_splittable<std::string> : std::true_type {};
+
+/// Whether `x` is a byte array or string large enough to split.
+template <class T>
+bool msgpack_should_split(const T& x) {
+  if constexpr (msgpack_splittable<T>::value)
+    return x.size() >= msgpack_split_bytes && x.size() <= UINT32_MAX;
+  else
+    return false;
+}
+
+/// Writes the two frames of a split byte array or string: `head` receives
+/// the bin or str header, `frames` gets the view of the bytes appended.
+template <class T>
+caf::error msgpack_encode_split(const T& x, std::vector<std::byte>& head,
+                                std::vector<frame>& frames,
+                                const std::shared_ptr<const void>& keep_alive,
+                                const call_info& info) {
+  auto err = guarded(
+    info,
+    [&]() -> caf::error {
+      msgpack_writer w{head};
+      msgpack::packer<msgpack_writer> pk{w};
+      auto n = static_cast<uint32_t>(x.size());
+      if constexpr (std::is_same_v<T, std::string>)
+        pk.pack_str(n);
+      else
+        pk.pack_bin(n);
+      w.finish();
+      return {};
+    },
+    [] { return std::string{}; });
+  if (err)
+    return err;
+  frames.push_back(frame::view(std::as_bytes(std::span{x.data(), x.size()}),
+                               keep_alive));
+  return {};
+}
+
+/// Reads a split byte array or string: the bin or str header from frame 0,
+/// the bytes from frame 1, adopting frame 1 for std::vector<std::byte> when
+/// `adopt` is that frame and owns its bytes.
+template <class T>
+caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
+                                T& out, const call_info& info) {
+  size_t frame_index = 0;
+  auto where = [&] { return " (frame " + std::to_string(frame_index) + ")"; };
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      auto head = frames[0].bytes();
+      size_t width = 0;
+      if (!head.empty()) {
+        switch (std::to_integer<uint8_t>(head[0])) {
+          case 0xc4: // bin 8
+          case 0xd9: // str 8
+            width = 1;
+            break;
+          case 0xc5: // bin 16
+          case 0xda: // str 16
+            width = 2;
+            break;
+          case 0xc6: // bin 32
+          case 0xdb: // str 32
+            width = 4;
+            break;
+          default:
+            break;
+        }
+      }
+      if (width == 0)
+        throw decode_fault{errc::malformed_frame,
+                           "a two-frame msgpack payload must start with a "
+                           "bin or str header"};
+      if (head.size() != 1 + width)
+        throw decode_fault{head.size() < 1 + width ? errc::truncated_frame
+                                                   : errc::trailing_bytes,
+                           "the bin or str header takes "
+                             + std::to_string(1 + width) + " bytes, the frame "
+                             + "holds " + std::to_string(head.size())};
+      uint64_t n = 0;
+      for (size_t i = 1; i <= width; ++i)
+        n = (n << 8) | std::to_integer<uint8_t>(head[i]);
+      frame_index = 1;
+      auto bytes = frames[1].bytes();
+      if (n != bytes.size())
+        throw decode_fault{errc::frame_mismatch,
+                           "the header says " + std::to_string(n)
+                             + " bytes, the frame holds "
+                             + std::to_string(bytes.size())};
+      // The bytes are frame 1's: the allocation is bounded by what arrived.
+      if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
+        if (adopt == &frames[1] && adopt->owned()) {
+          out = adopt->release();
+          return {};
+        }
+      }
+      using E = typename T::value_type;
+      assign_fresh(out, reinterpret_cast<const E*>(bytes.data()),
+                   bytes.size());
+      return {};
+    },
+    where);
 }
 
 /// Unpacks hostile `in` in one pass, with depth and allocation checks before
