@@ -148,6 +148,33 @@ TEST_F(hostile, SplitMsgpackPayloadWithABadHeaderIsRefused) {
     << render(z.error());
 }
 
+TEST_F(hostile, SplitCafByteVectorWithABadSizeIsRefused) {
+  auto make = [&](std::vector<std::byte> head, size_t body) {
+    auto p = make_payload("caf", name_in<std::vector<std::byte>>(sut),
+                          std::move(head));
+    p.frames.emplace_back(std::vector<std::byte>(body));
+    p.header.frame_sizes.push_back(body);
+    return p;
+  };
+  auto endless = make(bytes_of({0xff, 0xff, 0xff, 0xff, 0xff, 0x01}), 16);
+  auto cut = make(bytes_of({0x80, 0x80}), 16);
+  auto trailing = make(bytes_of({0x10, 0x00}), 16);
+  auto longer = make(bytes_of({0x11}), 16);
+  for (auto* p : {&endless, &cut, &trailing, &longer}) {
+    auto x = sut.decode<std::vector<std::byte>>(*p, decode_with("caf"));
+    ASSERT_FALSE(x);
+    EXPECT_TRUE(is_typed_decode_error(x.error())
+                || x.error() == errc::trailing_bytes)
+      << render(x.error());
+  }
+  EXPECT_EQ(sut.decode<std::vector<std::byte>>(longer, decode_with("caf"))
+              .error(),
+            errc::frame_mismatch);
+  EXPECT_EQ(sut.decode<std::vector<std::byte>>(cut, decode_with("caf"))
+              .error(),
+            errc::truncated_frame);
+}
+
 TEST_F(hostile, MsgpackClaimOf4GElementsIsRefused) {
   auto bytes = bytes_of({0xdd, 0xff, 0xff, 0xff, 0xff, 0x01});
   auto x = decode_bytes<std::vector<int32_t>>("msgpack", bytes);

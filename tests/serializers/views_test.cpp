@@ -216,6 +216,28 @@ TEST(views, LargeByteArrayAndStringUnderMsgpackSplitIntoHeaderAndBytes) {
   EXPECT_EQ(*t, text);
 }
 
+TEST(views, LargeByteVectorUnderCafSplitsIntoSizeAndBytes) {
+  registry sut;
+  auto bytes = byte_ramp(300'000);
+  auto p = sut.encode(bytes, encode_kept("caf"));
+  ASSERT_TRUE(p) << render(p.error());
+  ASSERT_EQ(p->frames.size(), 2u);
+  EXPECT_EQ(p->frames[0].size(), 3u); // 300'000 takes three 7-bit groups
+  EXPECT_EQ(p->frames[1].bytes().data(), bytes.data());
+  auto whole = sut.encode(bytes, encode_with("caf"));
+  ASSERT_TRUE(whole);
+  ASSERT_EQ(whole->frames.size(), 1u);
+  EXPECT_EQ(concatenated(*p), concatenated(*whole));
+  auto wire = over_the_wire(*p);
+  ASSERT_TRUE(wire);
+  auto bytes_at = wire->frames[1].bytes().data();
+  auto out = sut.decode<std::vector<std::byte>>(std::move(*wire),
+                                                decode_with("caf"));
+  ASSERT_TRUE(out) << render(out.error());
+  EXPECT_EQ(*out, bytes);
+  EXPECT_EQ(out->data(), bytes_at);
+}
+
 TEST(views, CerealKeepsOneFrameWithoutKeepAliveOrBelowTheSplitSize) {
   registry sut;
   std::vector<double> large(20'000, 2.0);

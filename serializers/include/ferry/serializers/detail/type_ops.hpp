@@ -111,6 +111,14 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
       }
     }
   }
+  if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
+    if (keep_alive != nullptr && f == builtin::caf && caf_should_split(x)) {
+      if (auto err = caf_encode_split(x, main, frames, keep_alive, info))
+        return err;
+      frames[0] = pooled_frame(std::move(main));
+      return {};
+    }
+  }
   if constexpr (msgpack_splittable<T>::value) {
     if (keep_alive != nullptr && f == builtin::msgpack
         && msgpack_should_split(x)) {
@@ -174,6 +182,10 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
   if constexpr (msgpack_splittable<T>::value) {
     if (frames.size() == 2 && f == builtin::msgpack)
       return msgpack_decode_split(frames, adopt, out, info);
+  }
+  if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
+    if (frames.size() == 2 && f == builtin::caf)
+      return caf_decode_split(frames, adopt, out, info);
   }
   auto in = frames[0].bytes();
   if constexpr (std::is_default_constructible_v<T>) {

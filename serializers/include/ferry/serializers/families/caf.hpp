@@ -22,6 +22,11 @@
 // element, because which path CAF's data_processor takes is a trait every
 // translation unit would have to agree on. Subnormal floating-point values are refused on encode:
 // CAF 0.17's IEEE 754 packing corrupts them.
+//
+// A large std::vector<std::byte> value (at least `caf_split_bytes`) encoded
+// with a keep-alive travels in two frames, like the cereal families' arrays
+// (families/cereal.hpp): frame 0 = CAF's sequence size, frame 1 = a view of
+// the bytes; concatenated they are CAF's output.
 #pragma once
 
 #include "ferry/serializers/detail/capability.hpp"
@@ -212,6 +217,33 @@ caf::error caf_save_bytes(checked_caf_sink& sink,
 /// Reads what CAF writes for a byte sequence, the bytes as one block.
 caf::error caf_load_bytes(checked_caf_source& source,
                           std::vector<std::byte>& xs);
+
+/// std::vector<std::byte> values of at least this many bytes are split
+/// (see above).
+inline constexpr size_t caf_split_bytes = 64 * 1024;
+
+/// Whether `x` is a byte vector large enough to split.
+template <class T>
+bool caf_should_split(const T& x) {
+  if constexpr (std::is_same_v<T, std::vector<std::byte>>)
+    return x.size() >= caf_split_bytes && x.size() <= UINT32_MAX;
+  else
+    return false;
+}
+
+/// Writes the two frames of a split byte vector: `head` receives CAF's
+/// sequence size, `frames` gets the view of the bytes appended.
+caf::error caf_encode_split(const std::vector<std::byte>& x,
+                            std::vector<std::byte>& head,
+                            std::vector<frame>& frames,
+                            const std::shared_ptr<const void>& keep_alive,
+                            const call_info& info);
+
+/// Reads a split byte vector: the size from frame 0, the bytes from frame 1
+/// (adopted when `adopt` is frame 1 and owns its bytes).
+caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
+                            std::vector<std::byte>& out,
+                            const call_info& info);
 
 template <class T>
 caf::error caf_encode(const T& x, std::vector<std::byte>& out,
