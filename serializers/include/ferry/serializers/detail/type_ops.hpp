@@ -75,6 +75,83 @@ std::string builtin_why_not(builtin f) {
   return "unknown family";
 }
 
+/// Encodes a large top-level array with `f` as two frames when the family
+/// supports that for T: `head` gets what the family writes before the
+/// elements, `frames` a view of the elements (families/cereal.hpp,
+/// msgpack.hpp, caf.hpp). Returns false when it does not apply, else sets
+/// `err` on failure. Only with a keep-alive: without one, callers rely on
+/// these families' frames owning their bytes.
+template <class T>
+bool split_encode(builtin f, const T& x, std::vector<std::byte>& head,
+                  std::vector<frame>& frames,
+                  const std::shared_ptr<const void>& keep_alive,
+                  const call_info& info, caf::error& err) {
+  if (keep_alive == nullptr)
+    return false;
+  if constexpr (cereal_splittable<T>::value) {
+    if (f == builtin::cereal_binary
+        && cereal_should_split<cereal_format::binary>(x)) {
+      err = cereal_encode_split<cereal_format::binary>(x, head, frames,
+                                                       keep_alive, info);
+      return true;
+    }
+    if (f == builtin::cereal_portable
+        && cereal_should_split<cereal_format::portable>(x)) {
+      err = cereal_encode_split<cereal_format::portable>(x, head, frames,
+                                                         keep_alive, info);
+      return true;
+    }
+  }
+  if constexpr (msgpack_splittable<T>::value) {
+    if (f == builtin::msgpack && msgpack_should_split(x)) {
+      err = msgpack_encode_split(x, head, frames, keep_alive, info);
+      return true;
+    }
+  }
+  if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
+    if (f == builtin::caf && caf_should_split(x)) {
+      err = caf_encode_split(x, head, frames, keep_alive, info);
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Decodes the two frames of a split array (see `split_encode`); returns
+/// false when `frames` is not that form for T and `f`.
+template <class T>
+bool split_decode(builtin f, std::span<const frame> frames, frame* adopt,
+                  T& out, const limits& lim, const call_info& info,
+                  caf::error& err) {
+  if (frames.size() != 2)
+    return false;
+  if constexpr (cereal_splittable<T>::value) {
+    if (f == builtin::cereal_binary) {
+      err = cereal_decode_split<cereal_format::binary>(frames, adopt, out, lim,
+                                                       info);
+      return true;
+    }
+    if (f == builtin::cereal_portable) {
+      err = cereal_decode_split<cereal_format::portable>(frames, adopt, out,
+                                                         lim, info);
+      return true;
+    }
+  }
+  if constexpr (msgpack_splittable<T>::value) {
+    if (f == builtin::msgpack) {
+      err = msgpack_decode_split(frames, adopt, out, info);
+      return true;
+    }
+  }
+  if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
+    if (f == builtin::caf) {
+      err = caf_decode_split(frames, adopt, out, info);
+      return true;
+    }
+  }
+  return false;
+}
+
 /// Encodes `x` with `f`, appending frame 0 (and any separate frames) to
 /// `frames`.
 template <class T>
@@ -90,43 +167,11 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   frames.emplace_back();
   auto main = take_buffer();
   caf::error err;
-  if constexpr (cereal_splittable<T>::value) {
-    // A large top-level array: size tag in frame 0, a view of the elements
-    // in frame 1 (families/cereal.hpp; msgpack below likewise). Only with a keep-alive: without
-    // one, callers rely on cereal frames owning their bytes.
-    if (keep_alive != nullptr) {
-      if (f == builtin::cereal_binary
-          && cereal_should_split<cereal_format::binary>(x))
-        err = cereal_encode_split<cereal_format::binary>(x, main, frames,
-                                                         keep_alive, info);
-      else if (f == builtin::cereal_portable
-               && cereal_should_split<cereal_format::portable>(x))
-        err = cereal_encode_split<cereal_format::portable>(x, main, frames,
-                                                           keep_alive, info);
-      if (err)
-        return err;
-      if (frames.size() == 2) {
-        frames[0] = pooled_frame(std::move(main));
-        return {};
-      }
-    }
-  }
-  if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
-    if (keep_alive != nullptr && f == builtin::caf && caf_should_split(x)) {
-      if (auto err = caf_encode_split(x, main, frames, keep_alive, info))
-        return err;
-      frames[0] = pooled_frame(std::move(main));
-      return {};
-    }
-  }
-  if constexpr (msgpack_splittable<T>::value) {
-    if (keep_alive != nullptr && f == builtin::msgpack
-        && msgpack_should_split(x)) {
-      if (auto err = msgpack_encode_split(x, main, frames, keep_alive, info))
-        return err;
-      frames[0] = pooled_frame(std::move(main));
-      return {};
-    }
+  if (split_encode(f, x, main, frames, keep_alive, info, err)) {
+    if (err)
+      return err;
+    frames[0] = pooled_frame(std::move(main));
+    return {};
   }
   switch (f) {
     case builtin::cereal_binary:
@@ -171,22 +216,8 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
   }
   if (auto err = require_main_frame(info, frames))
     return err;
-  if constexpr (cereal_splittable<T>::value) {
-    if (frames.size() == 2 && f == builtin::cereal_binary)
-      return cereal_decode_split<cereal_format::binary>(frames, adopt, out,
-                                                        lim, info);
-    if (frames.size() == 2 && f == builtin::cereal_portable)
-      return cereal_decode_split<cereal_format::portable>(frames, adopt, out,
-                                                          lim, info);
-  }
-  if constexpr (msgpack_splittable<T>::value) {
-    if (frames.size() == 2 && f == builtin::msgpack)
-      return msgpack_decode_split(frames, adopt, out, info);
-  }
-  if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
-    if (frames.size() == 2 && f == builtin::caf)
-      return caf_decode_split(frames, adopt, out, info);
-  }
+  if (caf::error err; split_decode(f, frames, adopt, out, lim, info, err))
+    return err;
   auto in = frames[0].bytes();
   if constexpr (std::is_default_constructible_v<T>) {
     switch (f) {
