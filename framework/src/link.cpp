@@ -673,30 +673,29 @@ credit_token link_state::take(uint64_t wire_size) {
 
 caf::expected<caf::message>
 link_state::decode_element(wire_element& element) {
-  auto header = serializers::decode_header(element.header.bytes(),
-                                           dec_opts_.limits);
-  if (!header)
-    return std::move(header.error());
-  if (!node_.config().has_type(header->type_name))
+  serializers::payload input;
+  if (auto err = serializers::decode_header(element.header.bytes(),
+                                            dec_opts_.limits, input.header))
+    return err;
+  auto& header = input.header;
+  if (!node_.config().has_type(header.type_name))
     return caf::make_error(
       errc::unregistered_type,
       "node " + node_.config().node_name + " received type \""
-        + header->type_name + "\" from node " + peer_name_
+        + header.type_name + "\" from node " + peer_name_
         + " but has not registered it; call cfg.add_message_type<T>(\""
-        + header->type_name + "\") in this process too");
+        + header.type_name + "\") in this process too");
   if (std::find(cfg_.deserializers.begin(), cfg_.deserializers.end(),
-                header->family)
+                header.family)
       == cfg_.deserializers.end())
     return caf::make_error(
       errc::family_refused,
       "node " + node_.config().node_name + " refuses family \""
-        + header->family + "\" for type \"" + header->type_name
+        + header.family + "\" for type \"" + header.type_name
         + "\" on the link from node " + peer_name_ + ": its deserializers are "
         + join(cfg_.deserializers) + "; add the family to deserializers in "
         "[ferry.links." + peer_name_ + "] or remove it from the sender's "
         "serializers");
-  serializers::payload input;
-  input.header = std::move(*header);
   input.frames.reserve(element.frames.size());
   for (auto& in : element.frames) {
     switch (static_cast<frame_kind>(in.kind)) {

@@ -33,25 +33,28 @@ constexpr size_t frame_head = 1 + 8 + 8 + 8 + 8;
 constexpr uint8_t has_error_flag = 1;
 // Pieces at least this large are read into buffers of their own.
 constexpr uint64_t own_buffer_threshold = 64 * 1024;
+// Heads up to this size are written from the stack (one element with up to
+// 12 frames).
+constexpr size_t small_head = 512;
 // A head describes at most this many bytes (4096 frames of one element).
 constexpr uint32_t max_head = fixed_head + element_head + 4096 * frame_head;
 
 class head_writer {
 public:
-  explicit head_writer(std::vector<std::byte>& out) : out_(out) {
+  /// Writes to `out`, which has room for the whole head.
+  explicit head_writer(std::byte* out) : out_(out) {
     // nop
   }
 
   template <class T>
   void put(T x) {
-    std::array<std::byte, sizeof(T)> bytes;
     for (size_t i = 0; i < sizeof(T); ++i)
-      bytes[i] = static_cast<std::byte>((static_cast<uint64_t>(x) >> (8 * i)) & 0xFF);
-    out_.insert(out_.end(), bytes.begin(), bytes.end());
+      *out_++ = static_cast<std::byte>((static_cast<uint64_t>(x) >> (8 * i))
+                                       & 0xFF);
   }
 
 private:
-  std::vector<std::byte>& out_;
+  std::byte* out_;
 };
 
 class head_reader {
@@ -72,6 +75,12 @@ public:
     return true;
   }
 
+  /// Skips `n` bytes.
+  /// REQUIRES: `n <= remaining()`.
+  void skip(size_t n) {
+    pos_ += n;
+  }
+
   size_t remaining() const {
     return in_.size() - pos_;
   }
@@ -89,12 +98,19 @@ caf::error malformed(const std::string& what) {
 } // namespace
 
 caf::error wire_message::save(caf::serializer& sink) const {
-  std::vector<std::byte> head;
   size_t frames = 0;
   for (auto& element : elements)
     frames += element.frames.size();
-  head.reserve(fixed_head + elements.size() * element_head
-               + frames * frame_head);
+  auto head_size = fixed_head + elements.size() * element_head
+                   + frames * frame_head;
+  // The head of a message with a few frames fits on the stack.
+  std::array<std::byte, small_head> inline_head;
+  std::vector<std::byte> heap_head;
+  std::byte* head = inline_head.data();
+  if (head_size > small_head) {
+    heap_head.resize(head_size);
+    head = heap_head.data();
+  }
   head_writer w{head};
   w.put(target);
   w.put(sender);
@@ -112,10 +128,10 @@ caf::error wire_message::save(caf::serializer& sink) const {
       w.put(static_cast<uint64_t>(frame.data.size()));
     }
   }
-  auto head_size = static_cast<uint32_t>(head.size());
-  if (auto err = sink(head_size))
+  auto head_length = static_cast<uint32_t>(head_size);
+  if (auto err = sink(head_length))
     return err;
-  if (auto err = sink.apply_raw(head.size(), head.data()))
+  if (auto err = sink.apply_raw(head_size, head))
     return err;
   auto put_bytes = [&](const wire_bytes& bytes) -> caf::error {
     if (bytes.size() == 0)
@@ -179,9 +195,12 @@ caf::error wire_message::load(caf::deserializer& source) {
       || head_size > bin->remaining())
     return malformed("a head of " + std::to_string(head_size) + " bytes ("
                      + std::to_string(bin->remaining()) + " bytes left)");
-  std::vector<std::byte> head(head_size);
-  if (auto err = source.apply_raw(head.size(), head.data()))
-    return err;
+  // The head is read where CAF holds it; the pieces follow it.
+  auto rest = bin->remainder();
+  std::span<const std::byte> head{
+    reinterpret_cast<const std::byte*>(rest.data()), head_size};
+  bin->skip(head_size);
+  uint64_t available = bin->remaining();
   head_reader r{head};
   uint8_t flags = 0;
   uint32_t element_count = 0;
@@ -193,18 +212,12 @@ caf::error wire_message::load(caf::deserializer& source) {
   if (element_count > r.remaining() / element_head)
     return malformed(std::to_string(element_count)
                      + " elements in a head that holds fewer");
-  // Lengths of every piece, in stream order: (element, frame or -1 for the
-  // element's header, length).
-  struct piece {
-    size_t element;
-    ptrdiff_t frame;
-    uint64_t length;
-  };
-  std::vector<piece> pieces;
+  // First pass over the head: counts and lengths, checked before anything
+  // is allocated for the pieces.
   uint64_t total = 0;
   uint64_t shared_total = 0;
   auto count = [&](uint64_t length) -> bool {
-    if (length > bin->remaining() - total)
+    if (length > available - total)
       return false;
     total += length;
     if (length < own_buffer_threshold)
@@ -225,7 +238,6 @@ caf::error wire_message::load(caf::deserializer& source) {
       return malformed("element " + std::to_string(e) + " claims a header of "
                        + std::to_string(header_size)
                        + " bytes, more than the message holds");
-    pieces.push_back({e, -1, header_size});
     auto& frames = elements[e].frames;
     frames.resize(frame_count);
     for (size_t f = 0; f < frame_count; ++f) {
@@ -241,31 +253,47 @@ caf::error wire_message::load(caf::deserializer& source) {
                          + std::to_string(e) + " claims "
                          + std::to_string(data_size)
                          + " bytes, more than the message holds");
-      pieces.push_back({e, static_cast<ptrdiff_t>(f), data_size});
     }
   }
   if (r.remaining() != 0)
     return malformed(std::to_string(r.remaining()) + " bytes after the head");
-  auto shared = std::make_shared<std::vector<std::byte>>(shared_total);
+  // Second pass over the (now checked) head for the lengths, reading the
+  // pieces in stream order: small pieces share one buffer, large ones get
+  // their own.
+  std::shared_ptr<std::vector<std::byte>> shared;
+  if (shared_total > 0)
+    shared = std::make_shared<std::vector<std::byte>>(shared_total);
   size_t offset = 0;
-  for (auto& p : pieces) {
-    auto& slot = p.frame < 0 ? elements[p.element].header
-                             : elements[p.element]
-                                 .frames[static_cast<size_t>(p.frame)]
-                                 .data;
-    if (p.length >= own_buffer_threshold) {
-      std::vector<std::byte> own(p.length);
+  auto read_piece = [&](wire_bytes& slot, uint64_t length) -> caf::error {
+    if (length >= own_buffer_threshold) {
+      std::vector<std::byte> own(length);
       if (auto err = source.apply_raw(own.size(), own.data()))
         return err;
       slot = wire_bytes{std::move(own)};
-    } else if (p.length > 0) {
+    } else if (length > 0) {
       auto* at = shared->data() + offset;
-      if (auto err = source.apply_raw(p.length, at))
+      if (auto err = source.apply_raw(length, at))
         return err;
-      slot = wire_bytes{{at, p.length}, shared};
-      offset += p.length;
+      slot = wire_bytes{{at, length}, shared};
+      offset += length;
     } else {
       slot = wire_bytes{};
+    }
+    return caf::none;
+  };
+  head_reader lengths{head.subspan(fixed_head)};
+  for (auto& element : elements) {
+    uint32_t header_size = 0;
+    lengths.get(header_size);
+    lengths.skip(4); // frame count
+    if (auto err = read_piece(element.header, header_size))
+      return err;
+    for (auto& frame : element.frames) {
+      uint64_t data_size = 0;
+      lengths.skip(frame_head - 8); // kind, size, object id, ticket
+      lengths.get(data_size);
+      if (auto err = read_piece(frame.data, data_size))
+        return err;
     }
   }
   error = caf::error{};

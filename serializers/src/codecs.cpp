@@ -23,6 +23,41 @@ std::string describe(const call_info& info) {
   return result;
 }
 
+namespace {
+
+/// The stream `ostream_lease` hands out on this thread.
+struct cached_ostream {
+  std::ostream os{nullptr};
+  bool busy = false;
+};
+
+cached_ostream& thread_ostream() {
+  thread_local cached_ostream instance;
+  return instance;
+}
+
+} // namespace
+
+ostream_lease::ostream_lease(std::streambuf* buf) {
+  auto& cached = thread_ostream();
+  if (cached.busy) {
+    own_.emplace(buf);
+    os_ = &*own_;
+    return;
+  }
+  cached.busy = true;
+  cached.os.rdbuf(buf); // Also clears the state bits.
+  os_ = &cached.os;
+}
+
+ostream_lease::~ostream_lease() {
+  if (own_)
+    return;
+  auto& cached = thread_ostream();
+  cached.os.rdbuf(nullptr);
+  cached.busy = false;
+}
+
 caf::error require_main_frame(const call_info& info,
                               std::span<const frame> frames) {
   if (frames.empty())

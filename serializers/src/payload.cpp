@@ -33,16 +33,28 @@ namespace ferry::serializers {
 
 namespace {
 
-void put(std::vector<std::byte>& out, uint64_t x, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out.push_back(static_cast<std::byte>((x >> (8 * i)) & 0xff));
-}
+/// Writes the header format into memory sized for it.
+class header_writer {
+public:
+  explicit header_writer(std::byte* out) : out_(out) {
+    // nop
+  }
 
-void put_string(std::vector<std::byte>& out, const std::string& x) {
-  put(out, x.size(), 2);
-  for (char c : x)
-    out.push_back(static_cast<std::byte>(c));
-}
+  void put(uint64_t x, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      *out_++ = static_cast<std::byte>((x >> (8 * i)) & 0xff);
+  }
+
+  void put_string(const std::string& x) {
+    put(x.size(), 2);
+    if (!x.empty())
+      std::memcpy(out_, x.data(), x.size());
+    out_ += x.size();
+  }
+
+private:
+  std::byte* out_;
+};
 
 // Reads the header format. Every read checks the remaining input first.
 class header_reader {
@@ -75,15 +87,16 @@ public:
                   std::string{what} + " claims " + std::to_string(n)
                     + " bytes but only " + std::to_string(in_.size() - pos_)
                     + " remain");
-    x.resize(n);
-    std::memcpy(x.data(), in_.data() + pos_, n);
-    for (char c : x) {
-      auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u > 0x7e || (printable_only && u == ' '))
+    auto first = reinterpret_cast<const char*>(in_.data() + pos_);
+    auto lowest = printable_only ? 0x21 : 0x20;
+    for (size_t i = 0; i < n; ++i) {
+      auto u = static_cast<unsigned char>(first[i]);
+      if (u < lowest || u > 0x7e)
         return fail(errc::malformed_header,
                     std::string{what} + " holds a byte that is not printable "
                                         "ASCII");
     }
+    x.assign(first, n);
     pos_ += n;
     return true;
   }
@@ -116,26 +129,26 @@ private:
 } // namespace
 
 std::vector<std::byte> encode_header(const payload_header& x) {
-  std::vector<std::byte> out;
-  out.reserve(32 + x.family.size() + x.type_name.size() + x.stand_in.size()
-              + 8 * x.frame_sizes.size());
-  out.push_back(std::byte{'F'});
-  out.push_back(std::byte{'S'});
-  out.push_back(std::byte{header_format_version});
-  put_string(out, x.family);
-  put_string(out, x.type_name);
-  put_string(out, x.stand_in);
-  put(out, x.version, 4);
-  put(out, x.frame_sizes.size(), 4);
+  std::vector<std::byte> out(3 + 2 + x.family.size() + 2 + x.type_name.size()
+                             + 2 + x.stand_in.size() + 4 + 4
+                             + 8 * x.frame_sizes.size());
+  out[0] = std::byte{'F'};
+  out[1] = std::byte{'S'};
+  out[2] = std::byte{header_format_version};
+  header_writer w{out.data() + 3};
+  w.put_string(x.family);
+  w.put_string(x.type_name);
+  w.put_string(x.stand_in);
+  w.put(x.version, 4);
+  w.put(x.frame_sizes.size(), 4);
   for (auto n : x.frame_sizes)
-    put(out, n, 8);
+    w.put(n, 8);
   return out;
 }
 
-caf::expected<payload_header> decode_header(std::span<const std::byte> bytes,
-                                            const limits& lim) {
+caf::error decode_header(std::span<const std::byte> bytes, const limits& lim,
+                         payload_header& result) {
   header_reader rd{bytes, lim};
-  payload_header result;
   uint64_t magic = 0;
   if (!rd.read(magic, 3))
     return std::move(rd.err());
@@ -190,6 +203,14 @@ caf::expected<payload_header> decode_header(std::span<const std::byte> bytes,
                                     + " bytes follow the header");
     return std::move(rd.err());
   }
+  return caf::none;
+}
+
+caf::expected<payload_header> decode_header(std::span<const std::byte> bytes,
+                                            const limits& lim) {
+  payload_header result;
+  if (auto err = decode_header(bytes, lim, result))
+    return err;
   return result;
 }
 

@@ -183,7 +183,10 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
   const void* evalue = value;
   std::shared_ptr<const void> keep = keep_alive;
   std::string stand_name;
-  if (auto s = st->stand_ins.find(ops.type); s != st->stand_ins.end()) {
+  // (Most registries have no stand-ins: skip hashing the type then.)
+  auto s = st->stand_ins.empty() ? st->stand_ins.end()
+                                 : st->stand_ins.find(ops.type);
+  if (s != st->stand_ins.end()) {
     try {
       keep = s->second->to(value);
     } catch (const std::exception& e) {

@@ -75,4 +75,9 @@ inline constexpr uint8_t header_format_version = 1;
 [[nodiscard]] caf::expected<payload_header>
 decode_header(std::span<const std::byte> bytes, const limits& lim);
 
+/// Parses a header from hostile `bytes` into `out` (reusing its storage), as
+/// the overload above; on error `out` holds what was read before the fault.
+[[nodiscard]] caf::error decode_header(std::span<const std::byte> bytes,
+                                       const limits& lim, payload_header& out);
+
 } // namespace ferry::serializers

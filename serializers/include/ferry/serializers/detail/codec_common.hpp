@@ -12,6 +12,8 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
+#include <ostream>
 #include <stdexcept>
 #include <streambuf>
 #include <string>
@@ -36,10 +38,11 @@ std::string describe(const call_info& info);
 template <class F, class Where>
 caf::error guarded(const call_info& info, F&& f, Where&& where) {
   auto failed = info.decoding ? errc::decode_failed : errc::encode_failed;
-  auto fix = info.decoding
-               ? std::string{"; the bytes are corrupt or hostile, or the "
-                             "sender's type differs from the receiver's"}
-               : std::string{"; check the type's serialization functions"};
+  // A pointer, not a std::string: built on every call, used only on failure.
+  const char* fix = info.decoding
+                      ? "; the bytes are corrupt or hostile, or the sender's "
+                        "type differs from the receiver's"
+                      : "; check the type's serialization functions";
   try {
     return f();
   } catch (const decode_fault& e) {
@@ -127,6 +130,32 @@ private:
   }
 
   std::vector<std::byte>& out_;
+};
+
+/// A `std::ostream` writing into `buf` for one encode. Building a
+/// std::ostream (ios_base, its locale and facets) costs about 1,500
+/// instructions, more than cereal's binary formats spend on a small value, so
+/// each thread keeps one and points it at the caller's buffer; a nested
+/// encode on the same thread (a user's save function that encodes) builds a
+/// stream of its own. The stream's state is reset on every lease; cereal's
+/// binary archives only call `rdbuf()->sputn` on it.
+class ostream_lease {
+public:
+  explicit ostream_lease(std::streambuf* buf);
+
+  ostream_lease(const ostream_lease&) = delete;
+  ostream_lease& operator=(const ostream_lease&) = delete;
+
+  ~ostream_lease();
+
+  /// Returns the stream.
+  std::ostream& get() noexcept {
+    return *os_;
+  }
+
+private:
+  std::ostream* os_;
+  std::optional<std::ostream> own_;
 };
 
 /// An input stream buffer over read-only bytes.

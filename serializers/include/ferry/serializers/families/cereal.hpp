@@ -121,16 +121,18 @@ caf::error cereal_encode(const T& x, std::vector<std::byte>& out,
     info,
     [&]() -> caf::error {
       byte_sink buf{out};
-      {
+      if constexpr (F == cereal_format::json) {
+        // The JSON writer formats through the stream: a fresh one.
         std::ostream os{&buf};
+        cereal::JSONOutputArchive ar{os};
+        ar(x);
+      } else {
+        ostream_lease os{&buf};
         if constexpr (F == cereal_format::binary) {
-          cereal::BinaryOutputArchive ar{os};
-          ar(x);
-        } else if constexpr (F == cereal_format::portable) {
-          cereal::PortableBinaryOutputArchive ar{os};
+          cereal::BinaryOutputArchive ar{os.get()};
           ar(x);
         } else {
-          cereal::JSONOutputArchive ar{os};
+          cereal::PortableBinaryOutputArchive ar{os.get()};
           ar(x);
         }
       }
@@ -234,13 +236,13 @@ caf::error cereal_encode_split(const T& x, std::vector<std::byte>& head,
     [&]() -> caf::error {
       byte_sink buf{head};
       {
-        std::ostream os{&buf};
+        ostream_lease os{&buf};
         auto n = static_cast<cereal::size_type>(x.size());
         if constexpr (F == cereal_format::binary) {
-          cereal::BinaryOutputArchive ar{os};
+          cereal::BinaryOutputArchive ar{os.get()};
           ar(cereal::make_size_tag(n));
         } else {
-          cereal::PortableBinaryOutputArchive ar{os};
+          cereal::PortableBinaryOutputArchive ar{os.get()};
           ar(cereal::make_size_tag(n));
         }
       }
