@@ -18,6 +18,7 @@
 #include "ferry/errc.hpp"
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <span>
@@ -48,9 +49,14 @@ public:
 
   template <class T>
   void put(T x) {
-    for (size_t i = 0; i < sizeof(T); ++i)
-      *out_++ = static_cast<std::byte>((static_cast<uint64_t>(x) >> (8 * i))
-                                       & 0xFF);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out_, &x, sizeof(T));
+      out_ += sizeof(T);
+    } else {
+      for (size_t i = 0; i < sizeof(T); ++i)
+        *out_++ = static_cast<std::byte>((static_cast<uint64_t>(x) >> (8 * i))
+                                         & 0xFF);
+    }
   }
 
 private:
@@ -67,11 +73,15 @@ public:
   bool get(T& x) {
     if (in_.size() - pos_ < sizeof(T))
       return false;
-    uint64_t value = 0;
-    for (size_t i = 0; i < sizeof(T); ++i)
-      value |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&x, in_.data() + pos_, sizeof(T));
+    } else {
+      uint64_t value = 0;
+      for (size_t i = 0; i < sizeof(T); ++i)
+        value |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
+      x = static_cast<T>(value);
+    }
     pos_ += sizeof(T);
-    x = static_cast<T>(value);
     return true;
   }
 

@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -41,8 +42,13 @@ public:
   }
 
   void put(uint64_t x, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      *out_++ = static_cast<std::byte>((x >> (8 * i)) & 0xff);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(out_, &x, static_cast<size_t>(bytes));
+      out_ += bytes;
+    } else {
+      for (int i = 0; i < bytes; ++i)
+        *out_++ = static_cast<std::byte>((x >> (8 * i)) & 0xff);
+    }
   }
 
   void put_string(const std::string& x) {
@@ -67,8 +73,12 @@ public:
     if (in_.size() - pos_ < static_cast<size_t>(bytes))
       return fail(errc::truncated_frame, "header ends inside an integer");
     x = 0;
-    for (int i = 0; i < bytes; ++i)
-      x |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&x, in_.data() + pos_, static_cast<size_t>(bytes));
+    } else {
+      for (int i = 0; i < bytes; ++i)
+        x |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
+    }
     pos_ += bytes;
     return true;
   }
