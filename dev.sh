@@ -46,10 +46,7 @@ case "$cmd" in
   bench)
     deps
     build release >&2
-    if [ -x build/release/bench/ferry-bench ]; then
-      exec build/release/bench/ferry-bench --quick "$@"
-    fi
-    exec build/release/samples/hello_nodes "$@"
+    exec build/release/bench/ferry-bench --quick "$@"
     ;;
   test)
     deps
