@@ -502,52 +502,68 @@ caf::error caf_encode_split(const std::vector<std::byte>& x,
                             std::vector<frame>& frames,
                             const std::shared_ptr<const void>& keep_alive,
                             const call_info& info) {
-  head.clear();
-  checked_caf_sink sink{head};
-  auto n = x.size();
-  if (auto err = sink.begin_sequence(n))
-    return from_caf_error(err, info, 0);
-  frames.push_back(frame::view(std::span{x.data(), x.size()}, keep_alive));
-  return {};
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      head.clear();
+      checked_caf_sink sink{head};
+      auto n = x.size();
+      if (auto err = sink.begin_sequence(n))
+        return from_caf_error(err, info, 0);
+      frames.push_back(frame::view(std::span{x.data(), x.size()}, keep_alive));
+      return {};
+    },
+    [] { return std::string{}; });
 }
 
 caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
                             std::vector<std::byte>& out,
                             const call_info& info) {
-  // CAF's sequence size: 7 bits per byte, low bits first, at most 5 bytes.
-  auto head = frames[0].bytes();
-  uint64_t n = 0;
-  size_t used = 0;
-  bool done = false;
-  while (used < head.size() && used < 5 && !done) {
-    auto b = std::to_integer<uint8_t>(head[used]);
-    n |= static_cast<uint64_t>(b & 0x7f) << (7 * used);
-    done = (b & 0x80) == 0;
-    ++used;
-  }
-  if (!done)
-    return make_error(head.size() < 5 ? errc::truncated_frame
-                                      : errc::malformed_frame,
-                      describe(info)
-                        + " (frame 0): not a complete CAF sequence size");
-  if (used != head.size())
-    return make_error(errc::trailing_bytes,
-                      describe(info) + " (frame 0): "
-                        + std::to_string(head.size() - used)
-                        + " bytes follow the sequence size of a split byte "
-                          "vector");
-  auto bytes = frames[1].bytes();
-  if (n != bytes.size())
-    return make_error(errc::frame_mismatch,
-                      describe(info) + " (frame 1): the sequence size says "
-                        + std::to_string(n) + " bytes, the frame holds "
-                        + std::to_string(bytes.size()));
-  // The bytes are frame 1's: the allocation is bounded by what arrived.
-  if (adopt == &frames[1] && adopt->owned())
-    out = adopt->release();
-  else
-    assign_fresh(out, bytes.data(), bytes.size());
-  return {};
+  size_t frame_index = 0;
+  auto where = [&] { return " (frame " + std::to_string(frame_index) + ")"; };
+  // Like every decoder, inside guarded: the copy below may fail to allocate.
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      // CAF's sequence size: 7 bits per byte, low bits first, at most 5
+      // bytes.
+      auto head = frames[0].bytes();
+      uint64_t n = 0;
+      size_t used = 0;
+      bool done = false;
+      while (used < head.size() && used < 5 && !done) {
+        auto b = std::to_integer<uint8_t>(head[used]);
+        n |= static_cast<uint64_t>(b & 0x7f) << (7 * used);
+        done = (b & 0x80) == 0;
+        ++used;
+      }
+      if (!done)
+        return make_error(head.size() < 5 ? errc::truncated_frame
+                                          : errc::malformed_frame,
+                          describe(info)
+                            + " (frame 0): not a complete CAF sequence size");
+      if (used != head.size())
+        return make_error(errc::trailing_bytes,
+                          describe(info) + " (frame 0): "
+                            + std::to_string(head.size() - used)
+                            + " bytes follow the sequence size of a split "
+                              "byte vector");
+      frame_index = 1;
+      auto bytes = frames[1].bytes();
+      if (n != bytes.size())
+        return make_error(errc::frame_mismatch,
+                          describe(info)
+                            + " (frame 1): the sequence size says "
+                            + std::to_string(n) + " bytes, the frame holds "
+                            + std::to_string(bytes.size()));
+      // The bytes are frame 1's: the allocation is bounded by what arrived.
+      if (adopt == &frames[1] && adopt->owned())
+        out = adopt->release();
+      else
+        assign_fresh(out, bytes.data(), bytes.size());
+      return {};
+    },
+    where);
 }
 
 caf::error checked_caf_source::end_object() {

@@ -227,7 +227,9 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
       scope.op = "encode";
       scope.family = fam;
       detail::scope_guard guard{scope};
-      detail::call_info info{fam, tname, false};
+      // Split arrays view the value: only when the caller keeps it alive
+      // (a stand-in's keep-alive is ferry's own, not the caller's promise).
+      detail::call_info info{fam, tname, false, keep_alive != nullptr};
       if (auto err = eops->encode(*b, evalue, result.frames, keep, info)) {
         refuse(fam, render(err));
         continue;

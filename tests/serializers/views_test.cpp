@@ -4,8 +4,13 @@
 #include "test_types.hpp"
 
 #include <cereal/archives/binary.hpp>
+#include <cereal/archives/portable_binary.hpp>
+#include <cereal/types/string.hpp>
 #include <msgpack.hpp>
 
+#include <algorithm>
+#include <bit>
+#include <cstring>
 #include <sstream>
 
 namespace ferry::serializers::test {
@@ -236,6 +241,115 @@ TEST(views, LargeByteVectorUnderCafSplitsIntoSizeAndBytes) {
   ASSERT_TRUE(out) << render(out.error());
   EXPECT_EQ(*out, bytes);
   EXPECT_EQ(out->data(), bytes_at);
+}
+
+TEST(views, SplitStringsAndByteVectorsConcatenateToPlainLibraryBytes) {
+  registry sut;
+  std::string text(70'000, 'x');
+  auto bytes = byte_ramp(200'000);
+  for (std::string family : {"cereal.binary", "cereal.portable"}) {
+    auto pt = sut.encode(text, encode_kept(family));
+    auto pb = sut.encode(bytes, encode_kept(family));
+    ASSERT_TRUE(pt && pb);
+    ASSERT_EQ(pt->frames.size(), 2u);
+    ASSERT_EQ(pb->frames.size(), 2u);
+    std::ostringstream ot;
+    std::ostringstream ob;
+    if (family == "cereal.binary") {
+      cereal::BinaryOutputArchive at{ot};
+      cereal::BinaryOutputArchive ab{ob};
+      at(text);
+      ab(bytes);
+    } else {
+      cereal::PortableBinaryOutputArchive at{ot};
+      cereal::PortableBinaryOutputArchive ab{ob};
+      at(text);
+      ab(bytes);
+    }
+    EXPECT_EQ(concatenated(*pt), ot.str()) << family;
+    EXPECT_EQ(concatenated(*pb), ob.str()) << family;
+  }
+  auto pm = sut.encode(text, encode_kept("msgpack"));
+  ASSERT_TRUE(pm);
+  ASSERT_EQ(pm->frames.size(), 2u);
+  msgpack::sbuffer plain;
+  msgpack::pack(plain, text);
+  EXPECT_EQ(concatenated(*pm), std::string(plain.data(), plain.size()));
+}
+
+TEST(views, PortableSplitFromABigEndianSenderIsByteSwapped) {
+  // Arrange: what a big-endian machine writes for a split vector<double>:
+  // frame 0 = endianness byte 0 and the size tag big-endian, frame 1 = the
+  // elements big-endian.
+  registry sut;
+  std::vector<double> xs(10'000);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = static_cast<double>(i) * 1.25 - 7.0;
+  auto p = sut.encode(xs, encode_kept("cereal.portable"));
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->frames.size(), 2u);
+  auto big_endian = [](const void* data, size_t n, size_t width) {
+    std::vector<std::byte> out(n);
+    std::memcpy(out.data(), data, n);
+    if (std::endian::native == std::endian::little)
+      for (size_t i = 0; i + width <= n; i += width)
+        std::reverse(out.begin() + static_cast<ptrdiff_t>(i),
+                     out.begin() + static_cast<ptrdiff_t>(i + width));
+    return out;
+  };
+  uint64_t count = xs.size();
+  auto head = big_endian(&count, sizeof(count), sizeof(count));
+  head.insert(head.begin(), std::byte{0});
+  payload sut_input;
+  sut_input.header = p->header;
+  sut_input.frames.emplace_back(std::move(head));
+  sut_input.frames.emplace_back(
+    big_endian(xs.data(), xs.size() * sizeof(double), sizeof(double)));
+  // Act
+  auto out = sut.decode<std::vector<double>>(sut_input,
+                                             decode_with("cereal.portable"));
+  // Assert
+  ASSERT_TRUE(out) << render(out.error());
+  EXPECT_EQ(*out, xs);
+}
+
+/// A type registered with a stand-in that is a large top-level array.
+struct samples {
+  std::vector<float> values;
+};
+
+std::vector<float> samples_to_values(const samples& x) {
+  return x.values;
+}
+
+samples samples_from_values(std::vector<float>&& x) {
+  return samples{std::move(x)};
+}
+
+TEST(views, StandInSplitsOnlyWhenTheCallerKeepsTheValueAlive) {
+  registry sut;
+  sut.add_type<samples>("samples");
+  ASSERT_TRUE(sut.register_serializer<samples>(&samples_to_values,
+                                               &samples_from_values));
+  samples x{std::vector<float>(50'000, 0.5f)};
+  // Act
+  auto without = sut.encode(x, encode_with("cereal.binary"));
+  auto with = sut.encode(x, encode_kept("cereal.binary"));
+  // Assert: without a keep-alive the payload holds its own bytes (not a
+  // view of the stand-in) in one frame, which plain cereal reads.
+  ASSERT_TRUE(without && with);
+  ASSERT_EQ(without->frames.size(), 1u);
+  EXPECT_EQ(without->frames[0].size(), 8 + x.values.size() * sizeof(float));
+  std::ostringstream os;
+  {
+    cereal::BinaryOutputArchive ar{os};
+    ar(x.values);
+  }
+  EXPECT_EQ(concatenated(*without), os.str());
+  EXPECT_EQ(with->frames.size(), 2u);
+  auto out = sut.decode<samples>(*without, decode_with("cereal.binary"));
+  ASSERT_TRUE(out) << render(out.error());
+  EXPECT_EQ(out->values, x.values);
 }
 
 TEST(views, CerealKeepsOneFrameWithoutKeepAliveOrBelowTheSplitSize) {

@@ -27,6 +27,9 @@ struct call_info {
   std::string_view family;
   std::string_view type_name;
   bool decoding;
+  /// Encoding: whether the caller holds the value alive (gave a keep-alive),
+  /// so large top-level arrays may travel as a view (see `split_encode`).
+  bool views_allowed = false;
 };
 
 /// Returns the start of an error message about `info`.

@@ -79,14 +79,15 @@ std::string builtin_why_not(builtin f) {
 /// supports that for T: `head` gets what the family writes before the
 /// elements, `frames` a view of the elements (families/cereal.hpp,
 /// msgpack.hpp, caf.hpp). Returns false when it does not apply, else sets
-/// `err` on failure. Only with a keep-alive: without one, callers rely on
-/// these families' frames owning their bytes.
+/// `err` on failure. Only when the caller keeps the value alive
+/// (`info.views_allowed`): otherwise callers rely on these families' frames
+/// owning their bytes.
 template <class T>
 bool split_encode(builtin f, const T& x, std::vector<std::byte>& head,
                   std::vector<frame>& frames,
                   const std::shared_ptr<const void>& keep_alive,
                   const call_info& info, caf::error& err) {
-  if (keep_alive == nullptr)
+  if (!info.views_allowed || keep_alive == nullptr)
     return false;
   if constexpr (cereal_splittable<T>::value) {
     if (f == builtin::cereal_binary
@@ -165,14 +166,16 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   }
   frames.clear();
   frames.emplace_back();
-  auto main = take_buffer();
   caf::error err;
-  if (split_encode(f, x, main, frames, keep_alive, info, err)) {
+  // A split array's head is a few bytes: no pooled buffer for it.
+  if (std::vector<std::byte> head;
+      split_encode(f, x, head, frames, keep_alive, info, err)) {
     if (err)
       return err;
-    frames[0] = pooled_frame(std::move(main));
+    frames[0] = frame{std::move(head)};
     return {};
   }
+  auto main = take_buffer();
   switch (f) {
     case builtin::cereal_binary:
     case builtin::cereal_portable:
