@@ -973,7 +973,22 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
            host);
     return;
   }
-  auto content = decode_message(msg);
+  auto content = [&]() -> caf::expected<caf::message> {
+    // Decoders turn what they throw into errors; this catches the rest (an
+    // allocation failing outside them, say): a refusal, never a dead node.
+    try {
+      return decode_message(msg);
+    } catch (const std::exception& e) {
+      return caf::make_error(errc::decode_failed,
+                             "decoding a message from node " + peer_name_
+                               + " threw: " + e.what());
+    } catch (...) {
+      return caf::make_error(errc::decode_failed,
+                             "decoding a message from node " + peer_name_
+                               + " threw an exception that is not a "
+                                 "std::exception");
+    }
+  }();
   if (!content) {
     refuse(msg, std::move(content.error()), host);
     return;

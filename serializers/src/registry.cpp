@@ -46,6 +46,18 @@ std::string list(const std::vector<std::string>& xs) {
   return result;
 }
 
+/// Returns what the exception being handled says. Call only in a catch
+/// block; user code may throw anything, and nothing may escape a codec.
+std::string current_exception_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
 bool env_trace() {
   auto value = std::getenv("FERRY_SERIALIZERS_TRACE");
   if (value == nullptr)
@@ -189,12 +201,12 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
   if (s != st->stand_ins.end()) {
     try {
       keep = s->second->to(value);
-    } catch (const std::exception& e) {
+    } catch (...) {
       return make_error(errc::encode_failed,
                         "encoding " + tname
                           + ": the registered serializer's `to` function "
                             "threw: "
-                          + e.what());
+                          + current_exception_text());
     }
     evalue = keep.get();
     eops = s->second->ops;
@@ -247,8 +259,8 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
         }
         result.frames = std::move(*frames);
         version = f->second->version();
-      } catch (const std::exception& e) {
-        refuse(fam, std::string{"threw: "} + e.what());
+      } catch (...) {
+        refuse(fam, "threw: " + current_exception_text());
         continue;
       }
     } else {
@@ -428,10 +440,10 @@ caf::error registry::decode_impl(const detail::type_ops& ops, const payload& p,
                           + ": " + f->second->why_not(dops->type));
     try {
       err = f->second->decode(dops->type, p.frames, target, opts.context, lim);
-    } catch (const std::exception& e) {
-      err = make_error(errc::decode_failed, "decoding " + dname
-                                              + " with family " + hdr.family
-                                              + " threw: " + e.what());
+    } catch (...) {
+      err = make_error(errc::decode_failed,
+                       "decoding " + dname + " with family " + hdr.family
+                         + " threw: " + current_exception_text());
     }
   } else {
     return make_error(errc::unknown_family,
@@ -446,12 +458,12 @@ caf::error registry::decode_impl(const detail::type_ops& ops, const payload& p,
   if (stand) {
     try {
       stand->from(target, out);
-    } catch (const std::exception& e) {
+    } catch (...) {
       return make_error(errc::decode_failed,
                         "decoding " + tname
                           + ": the registered serializer's `from` function "
                             "threw: "
-                          + e.what());
+                          + current_exception_text());
     }
   }
   return {};

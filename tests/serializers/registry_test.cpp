@@ -191,6 +191,41 @@ TEST(registry, RegisteredFamilyEncodesAndDecodesWithContext) {
   EXPECT_TRUE(sut.can_encode("text.v1", typeid(point)));
 }
 
+TEST(registry, FamilyThrowingAnythingGivesAnErrorNamingTheFamily) {
+  // Arrange: a family whose functions throw something that is not a
+  // std::exception (user code may).
+  registry sut;
+  sut.add_type<point>("point");
+  auto f = std::make_shared<function_family>();
+  f->add<point>(
+    [](const point&, const context&) -> caf::expected<std::vector<frame>> {
+      throw 42;
+    },
+    [](std::span<const frame>, const context&,
+       const limits&) -> caf::expected<point> { throw 43; });
+  ASSERT_FALSE(sut.register_family("throws.v1", f));
+  ASSERT_FALSE(sut.register_family("text.v1",
+                                   make_text_family(std::make_shared<context>())));
+  auto sent = sut.encode(point{1, 0, "one"}, encode_with("text.v1"));
+  ASSERT_TRUE(sent);
+  sent->header.family = "throws.v1";
+  // Act
+  auto enc = sut.encode(point{1, 0, "one"}, encode_with("throws.v1"));
+  auto dec = sut.decode<point>(*sent, decode_with("throws.v1"));
+  // Assert
+  ASSERT_FALSE(enc);
+  EXPECT_EQ(enc.error(), errc::no_family_can_encode);
+  EXPECT_NE(render(enc.error()).find("throws.v1: threw: an exception that is "
+                                     "not a std::exception"),
+            std::string::npos)
+    << render(enc.error());
+  ASSERT_FALSE(dec);
+  EXPECT_EQ(dec.error(), errc::decode_failed);
+  EXPECT_NE(render(dec.error()).find("with family throws.v1 threw"),
+            std::string::npos)
+    << render(dec.error());
+}
+
 TEST(registry, RegisterFamilyRulesAreIdempotentAndExclusive) {
   registry sut;
   auto f = std::make_shared<function_family>();
