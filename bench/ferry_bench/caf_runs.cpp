@@ -65,7 +65,7 @@ public:
       throw std::runtime_error("plain CAF cannot send a shared_array");
     trial_hooks hooks;
     hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
-    hooks.finish = [this](measurement& m) { m.rss_mb = peak_rss(); };
+    hooks.peak_rss = [this] { return peak_rss(); };
     return make_trial(
       *sys_, dest_, [payload] { return payload; }, c.pat, p, std::move(hooks));
   }

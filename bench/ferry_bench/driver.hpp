@@ -61,11 +61,16 @@ caf::message record_message(uint64_t size);
 using failure_probe = std::function<std::string()>;
 
 /// What a group adds to a trial: resetting its sink (before the warm-up and
-/// every round), a check between waits, and last figures after the last
-/// round (the receiver's peak memory, ferry's family check).
+/// every round), a check between waits, the receiver's peak memory after
+/// each round, and last figures after the last round (ferry's family
+/// check).
 struct trial_hooks {
   std::function<bool(uint64_t ack_every)> reset;
   failure_probe probe;
+  /// Returns the receiver's peak resident memory since the last reset
+  /// (MiB); read right after each round, before another trial of the same
+  /// receiver resets it.
+  std::function<double()> peak_rss;
   std::function<void(measurement&)> finish;
 };
 

@@ -135,8 +135,8 @@ public:
         return "the peer refused a message (see its log above)";
       return {};
     };
+    hooks.peak_rss = [this] { return peak_rss(); };
     hooks.finish = [this, before](measurement& m) {
-      m.rss_mb = peak_rss();
       if (peer_name_.empty())
         return;
       auto st = node_->stats(peer_name_);

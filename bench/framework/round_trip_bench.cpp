@@ -74,8 +74,17 @@ public:
   }
 
 protected:
+  /// Ends the echo actor and drops the handles (before the systems go).
+  void stop() {
+    caf::anon_send_exit(echo_, caf::exit_reason::user_shutdown);
+    self_.reset();
+    dest_ = nullptr;
+    echo_ = nullptr;
+  }
+
   std::unique_ptr<caf::scoped_actor> self_;
   caf::actor dest_;
+  caf::actor echo_;
 };
 
 class caf_endpoints final : public endpoints {
@@ -98,10 +107,7 @@ public:
   }
 
   ~caf_endpoints() override {
-    caf::anon_send_exit(echo_, caf::exit_reason::user_shutdown);
-    self_.reset();
-    dest_ = nullptr;
-    echo_ = nullptr;
+    stop();
   }
 
 private:
@@ -109,7 +115,6 @@ private:
   caf::actor_system_config cfg_b_;
   std::unique_ptr<caf::actor_system> a_;
   std::unique_ptr<caf::actor_system> b_;
-  caf::actor echo_;
 };
 
 class ferry_endpoints final : public endpoints {
@@ -143,10 +148,7 @@ public:
   }
 
   ~ferry_endpoints() override {
-    caf::anon_send_exit(echo_, caf::exit_reason::user_shutdown);
-    self_.reset();
-    dest_ = nullptr;
-    echo_ = nullptr;
+    stop();
     b_.reset();
     a_.reset();
   }
@@ -156,7 +158,6 @@ private:
   ferry::node_config cfg_b_;
   std::unique_ptr<ferry::node> a_;
   std::unique_ptr<ferry::node> b_;
-  caf::actor echo_;
 };
 
 /// Times round trips of `msg` over the endpoints `make` returns (made on
