@@ -15,6 +15,7 @@
 
 #include "ferry/errc.hpp"
 
+#include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/errc.hpp"
 #include "ferry/serializers/payload.hpp"
 #include "ferry/store/import_scope.hpp"
@@ -978,15 +979,11 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
     // allocation failing outside them, say): a refusal, never a dead node.
     try {
       return decode_message(msg);
-    } catch (const std::exception& e) {
-      return caf::make_error(errc::decode_failed,
-                             "decoding a message from node " + peer_name_
-                               + " threw: " + e.what());
     } catch (...) {
       return caf::make_error(errc::decode_failed,
                              "decoding a message from node " + peer_name_
-                               + " threw an exception that is not a "
-                                 "std::exception");
+                               + " threw: "
+                               + serializers::detail::current_exception_text());
     }
   }();
   if (!content) {

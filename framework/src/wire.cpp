@@ -17,8 +17,9 @@
 
 #include "ferry/errc.hpp"
 
+#include "ferry/serializers/detail/little_endian.hpp"
+
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstring>
 #include <span>
@@ -49,14 +50,8 @@ public:
 
   template <class T>
   void put(T x) {
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(out_, &x, sizeof(T));
-      out_ += sizeof(T);
-    } else {
-      for (size_t i = 0; i < sizeof(T); ++i)
-        *out_++ = static_cast<std::byte>((static_cast<uint64_t>(x) >> (8 * i))
-                                         & 0xFF);
-    }
+    out_ = serializers::detail::put_le(out_, static_cast<uint64_t>(x),
+                                       sizeof(T));
   }
 
 private:
@@ -73,14 +68,8 @@ public:
   bool get(T& x) {
     if (in_.size() - pos_ < sizeof(T))
       return false;
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(&x, in_.data() + pos_, sizeof(T));
-    } else {
-      uint64_t value = 0;
-      for (size_t i = 0; i < sizeof(T); ++i)
-        value |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
-      x = static_cast<T>(value);
-    }
+    x = static_cast<T>(
+      serializers::detail::get_le(in_.data() + pos_, sizeof(T)));
     pos_ += sizeof(T);
     return true;
   }

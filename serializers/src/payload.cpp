@@ -1,12 +1,13 @@
 #include "ferry/serializers/payload.hpp"
 
 #include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/detail/little_endian.hpp"
 
 #include <cxxabi.h>
 
-#include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 
 namespace ferry::serializers::detail {
@@ -28,6 +29,16 @@ std::string demangle(const std::type_info& type) {
   return demangle_name(type.name());
 }
 
+std::string current_exception_text() {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
+
 } // namespace ferry::serializers::detail
 
 namespace ferry::serializers {
@@ -42,13 +53,7 @@ public:
   }
 
   void put(uint64_t x, int bytes) {
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(out_, &x, static_cast<size_t>(bytes));
-      out_ += bytes;
-    } else {
-      for (int i = 0; i < bytes; ++i)
-        *out_++ = static_cast<std::byte>((x >> (8 * i)) & 0xff);
-    }
+    out_ = detail::put_le(out_, x, static_cast<size_t>(bytes));
   }
 
   void put_string(const std::string& x) {
@@ -72,13 +77,7 @@ public:
   bool read(uint64_t& x, int bytes) {
     if (in_.size() - pos_ < static_cast<size_t>(bytes))
       return fail(errc::truncated_frame, "header ends inside an integer");
-    x = 0;
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(&x, in_.data() + pos_, static_cast<size_t>(bytes));
-    } else {
-      for (int i = 0; i < bytes; ++i)
-        x |= static_cast<uint64_t>(in_[pos_ + i]) << (8 * i);
-    }
+    x = detail::get_le(in_.data() + pos_, static_cast<size_t>(bytes));
     pos_ += bytes;
     return true;
   }

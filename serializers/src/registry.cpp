@@ -46,18 +46,6 @@ std::string list(const std::vector<std::string>& xs) {
   return result;
 }
 
-/// Returns what the exception being handled says. Call only in a catch
-/// block; user code may throw anything, and nothing may escape a codec.
-std::string current_exception_text() {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an exception that is not a std::exception";
-  }
-}
-
 bool env_trace() {
   auto value = std::getenv("FERRY_SERIALIZERS_TRACE");
   if (value == nullptr)
@@ -206,7 +194,7 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
                         "encoding " + tname
                           + ": the registered serializer's `to` function "
                             "threw: "
-                          + current_exception_text());
+                          + detail::current_exception_text());
     }
     evalue = keep.get();
     eops = s->second->ops;
@@ -260,7 +248,7 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
         result.frames = std::move(*frames);
         version = f->second->version();
       } catch (...) {
-        refuse(fam, "threw: " + current_exception_text());
+        refuse(fam, "threw: " + detail::current_exception_text());
         continue;
       }
     } else {
@@ -443,7 +431,7 @@ caf::error registry::decode_impl(const detail::type_ops& ops, const payload& p,
     } catch (...) {
       err = make_error(errc::decode_failed,
                        "decoding " + dname + " with family " + hdr.family
-                         + " threw: " + current_exception_text());
+                         + " threw: " + detail::current_exception_text());
     }
   } else {
     return make_error(errc::unknown_family,
@@ -463,7 +451,7 @@ caf::error registry::decode_impl(const detail::type_ops& ops, const payload& p,
                         "decoding " + tname
                           + ": the registered serializer's `from` function "
                             "threw: "
-                          + current_exception_text());
+                          + detail::current_exception_text());
     }
   }
   return {};

@@ -136,7 +136,7 @@ private:
 };
 
 /// A `std::ostream` writing into `buf` for one encode. Building a
-/// std::ostream (ios_base, its locale and facets) costs about 1,500
+/// std::ostream (ios_base, its locale and facets) costs about 1,000
 /// instructions, more than cereal's binary formats spend on a small value, so
 /// each thread keeps one and points it at the caller's buffer; a nested
 /// encode on the same thread (a user's save function that encodes) builds a

@@ -19,6 +19,11 @@ namespace ferry::serializers::detail {
 /// Returns the demangled form of the mangled name `name`.
 [[nodiscard]] std::string demangle_name(const char* name);
 
+/// Returns what the exception being handled says ("an exception that is not
+/// a std::exception" for anything else). Call only inside a catch block:
+/// user code may throw anything, and nothing may escape ferry's codecs.
+[[nodiscard]] std::string current_exception_text();
+
 /// Returns the demangled name of `T`.
 template <class T>
 [[nodiscard]] std::string type_label() {
