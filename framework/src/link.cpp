@@ -2,7 +2,9 @@
 //
 // Invariants:
 // - Every wire_message a node sends takes credit for `wire_size(msg)` bytes
-//   and one message; the receiving node returns exactly that credit once the
+//   (frames in the store or left with the sender count at their full size:
+//   the receiver turns them into memory of its own as surely as inline
+//   bytes) and one message; the receiving node returns exactly that credit once the
 //   target actor has processed (or the node refused) the message. Senders of
 //   requests and one-way messages wait for credit; responses never wait (they
 //   are bounded by the requests outstanding), so two saturated nodes cannot
@@ -143,7 +145,7 @@ uint64_t wire_size(const wire_message& msg) {
   for (auto& element : msg.elements) {
     result += element.header.size();
     for (auto& frame : element.frames)
-      result += (is_pulled(static_cast<frame_kind>(frame.kind))
+      result += (is_out_of_band(static_cast<frame_kind>(frame.kind))
                    ? frame.size
                    : frame.data.size())
                 + 32;
@@ -417,9 +419,9 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
     return caf::make_error(
       errc::message_too_large,
       "message to node " + peer_name_ + " needs " + std::to_string(size)
-        + " bytes inline, above the link's max-message-size of "
+        + " bytes in all frames, above the link's max-message-size of "
         + std::to_string(cfg_.max_message_size)
-        + "; raise max-message-size or lower spill-threshold");
+        + "; raise max-message-size on both nodes or send less");
   uint64_t inline_bytes = wire_overhead;
   for (auto& element : out.elements) {
     inline_bytes += element.header.size();

@@ -327,6 +327,34 @@ TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
   EXPECT_EQ(stats->send_errors, 0u);
 }
 
+TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
+  // Arrange: same host, so 1 MiB messages travel through a 32 MiB store as
+  // store objects. "slow" takes 2 ms per message; the window holds 4 MiB
+  // but many more messages, so only the bytes can hold the sender back.
+  store_bytes_ = uint64_t{32} << 20;
+  auto& b = start_peer("B");
+  cfg.default_link.window_messages = 4096;
+  cfg.default_link.window_bytes = uint64_t{4} << 20;
+  auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
+  ASSERT_TRUE(sut);
+  auto chunk = make_bytes(1 << 20);
+  caf::scoped_actor self{local().system()};
+  // Act: 100 MiB in all, three times what the store holds.
+  for (int i = 0; i < 100; ++i)
+    self->send(*sut, chunk);
+  auto count = ask<uint64_t>(*sut, std::string{"count"});
+  // Assert: nothing refused for a full store; the sender waited instead.
+  ASSERT_TRUE(count) << ferry::render(count.error());
+  EXPECT_EQ(*count, 100u);
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_TRUE(stats->same_host);
+  EXPECT_EQ(stats->bytes_spilled_sent, uint64_t{100} << 20);
+  EXPECT_EQ(stats->send_errors, 0u);
+  EXPECT_GT(stats->credit_waits, 0u);
+  EXPECT_LE(stats->peak_in_flight_bytes, (uint64_t{5} << 20) + (64 << 10));
+}
+
 TEST_F(node_fixture, BurstOfSmallMessagesTravelsInBatchesInOrder) {
   // Arrange: with a 10 s gap every message after the first is part of the
   // burst; batches of at most 16.

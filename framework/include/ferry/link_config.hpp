@@ -72,6 +72,8 @@ struct link_config {
   uint64_t max_message_size = uint64_t{16} << 30;
 
   /// Credit window: bytes sent but not yet processed by the receiving actors.
+  /// Frames that travel through the host store or are pulled count at their
+  /// full size, like inline ones: the receiver holds them all the same.
   uint64_t window_bytes = uint64_t{256} << 20;
 
   /// Credit window: messages sent but not yet processed.

@@ -157,6 +157,12 @@ constexpr bool is_pulled(frame_kind kind) {
   return kind == frame_kind::remote_object || kind == frame_kind::remote_handle;
 }
 
+/// Returns whether a frame of `kind` carries its bytes outside the wire
+/// message (in the store or with the sender): its `size` says how many.
+constexpr bool is_out_of_band(frame_kind kind) {
+  return kind == frame_kind::store_object || is_pulled(kind);
+}
+
 /// One frame of an encoded element.
 struct wire_frame {
   uint8_t kind = 0;
