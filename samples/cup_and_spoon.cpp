@@ -17,6 +17,7 @@
 // on the link, inline and spilled, from `node::stats()`.
 // Run: ./cup_and_spoon
 #include "peer_process.hpp"
+#include "store_cleanup.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -177,14 +178,6 @@ struct way {
   std::string last_reply;
 };
 
-/// Removes the sample's store when `main` returns, on every path.
-struct remove_store_at_exit {
-  std::string name;
-  ~remove_store_at_exit() {
-    static_cast<void>(ferry::store::object_store::remove(name));
-  }
-};
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -201,7 +194,7 @@ int main(int argc, char** argv) {
     return run_kitchen(cfg);
   cfg.node_name = "table";
   cfg.store_name = "ferry-sample-cup_and_spoon-" + std::to_string(getpid());
-  remove_store_at_exit cleanup{cfg.store_name};
+  sample::remove_store_at_exit cleanup{cfg.store_name};
   int rc = 1;
   {
     sample::peer_process kitchen{{"--ferry.node-name=kitchen",

@@ -19,6 +19,7 @@
 // This process ("teller") sends to an actor in a second process ("bank"),
 // which is this program started again. Run: ./custom_serialization
 #include "peer_process.hpp"
+#include "store_cleanup.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -159,14 +160,6 @@ int run_bank(ferry::node_config& cfg) {
   return 0;
 }
 
-/// Removes the sample's store when `main` returns, on every path.
-struct remove_store_at_exit {
-  std::string name;
-  ~remove_store_at_exit() {
-    static_cast<void>(ferry::store::object_store::remove(name));
-  }
-};
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -182,7 +175,7 @@ int main(int argc, char** argv) {
   cfg.node_name = "teller";
   cfg.store_name = "ferry-sample-custom_serialization-"
                    + std::to_string(getpid());
-  remove_store_at_exit cleanup{cfg.store_name};
+  sample::remove_store_at_exit cleanup{cfg.store_name};
   std::string outcomes;
   {
     sample::peer_process bank_process{

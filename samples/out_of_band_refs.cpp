@@ -14,6 +14,8 @@
 // This process runs the default case, then starts itself again with
 // `--ferry.store.strict-refs` for the strict case (the setting is per
 // process; both share one store). Run: ./out_of_band_refs
+#include "store_cleanup.hpp"
+
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 
@@ -156,15 +158,6 @@ int run_child(std::vector<std::string> args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/// Removes the sample's store when `main` returns, on every path.
-struct remove_store_at_exit {
-  std::string name;
-  ~remove_store_at_exit() {
-    if (!name.empty())
-      static_cast<void>(ferry::store::object_store::remove(name));
-  }
-};
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -180,7 +173,8 @@ int main(int argc, char** argv) {
     cfg.store_name = "ferry-sample-out_of_band_refs-"
                      + std::to_string(getpid());
   // The parent removes the store at the end; the child only attaches.
-  remove_store_at_exit cleanup{is_child ? std::string{} : cfg.store_name};
+  sample::remove_store_at_exit cleanup{is_child ? std::string{}
+                                                : cfg.store_name};
   cfg.store_capacity = 8 << 20;
   bool ok = false;
   {

@@ -16,6 +16,7 @@
 // by the array's size, which shows the measurement would have seen a copy.
 // Run: ./zero_copy_arrays [--sample.mib=N]   (default 128)
 #include "peer_process.hpp"
+#include "store_cleanup.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -167,14 +168,6 @@ std::string mib(int64_t kib) {
   return buf;
 }
 
-/// Removes the sample's store when `main` returns, on every path.
-struct remove_store_at_exit {
-  std::string name;
-  ~remove_store_at_exit() {
-    static_cast<void>(ferry::store::object_store::remove(name));
-  }
-};
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -189,7 +182,7 @@ int main(int argc, char** argv) {
     return run_reader(cfg);
   cfg.node_name = "maker";
   cfg.store_name = "ferry-sample-zero_copy_arrays-" + std::to_string(getpid());
-  remove_store_at_exit cleanup{cfg.store_name};
+  sample::remove_store_at_exit cleanup{cfg.store_name};
   bool ok = true;
   {
     auto peer = [&](const char* name) {
