@@ -323,6 +323,10 @@ public:
   bool round() override {
     if (!reset())
       return false;
+    if (p_.warm_each_round && once(0, 1, false) == 0) {
+      m_.error = "warm-up of a round failed: " + why();
+      return false;
+    }
     auto n = once(p_.seconds / rounds_, min_messages_, true);
     if (n == 0) {
       m_.error = why();

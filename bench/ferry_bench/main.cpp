@@ -130,11 +130,14 @@ int main(int argc, char** argv) {
   for (auto size : sizes)
     rep.memcpy_us[size] = memcpy_us(size);
   // One host store for this run, removed at the end. Sized for the largest
-  // ipc payload: a window of up to 128 MiB in flight, plus the payload held
-  // by the sender and one being written.
+  // payload that lives in it: ipc payloads and the tcp rows' shared_arrays,
+  // which the sender creates here. A window of up to 128 MiB in flight, plus
+  // the payload held by the sender and one being written.
   bench_env env;
   env.store_name = "ferry-bench-" + std::to_string(getpid());
-  env.store_capacity = max_ipc <= 64 * MiB ? 512 * MiB : 3 * max_ipc + 512 * MiB;
+  auto max_local = std::max(max_ipc, max_tcp_array);
+  env.store_capacity =
+    max_local <= 64 * MiB ? 512 * MiB : 3 * max_local + 512 * MiB;
   env.tcp_store_name = env.store_name + "-tcp-peer";
   // The tcp peer's own store receives copies of shared_array payloads (one
   // being pulled, one being read, one spare).

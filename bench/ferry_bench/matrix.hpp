@@ -144,6 +144,10 @@ struct run_params {
   /// longer than this, one round of one message (or acknowledgement batch)
   /// is measured instead.
   double slow_cell_seconds = 10;
+  /// Send one untimed message (or acknowledgement batch) at the start of
+  /// every round, so the round's timed messages follow one of their own
+  /// instead of whatever the previous row left the memory in.
+  bool warm_each_round = false;
   /// Hand-off runs (p50 reported).
   int handoff_runs = 5;
   /// Give up on a reply after this long.
