@@ -2,10 +2,10 @@
 //
 // Invariants:
 // - Every wire_message a node sends takes credit for `wire_size(msg)` bytes
-//   (frames in the store or left with the sender count at their full size:
-//   the receiver turns them into memory of its own as surely as inline
-//   bytes) and one message; the receiving node returns exactly that credit once the
-//   target actor has processed (or the node refused) the message. Senders of
+//   and one message; the receiving node returns exactly that credit once the
+//   target actor has processed (or the node refused) the message. Frames
+//   count at their full size whether they travel inline, compressed, in the
+//   store or by pull: the receiver holds them all the same. Senders of
 //   requests and one-way messages wait for credit; responses never wait (they
 //   are bounded by the requests outstanding), so two saturated nodes cannot
 //   deadlock on each other's windows.
@@ -140,15 +140,28 @@ uint64_t request_key(caf::message_id mid) {
   return mid.integer_value() & caf::message_id::request_id_mask;
 }
 
+uint64_t frame_bytes(const wire_frame& frame) {
+  // `size` is what the frame decodes to; inline frames are checked against
+  // it on receipt, compressed ones on decompression, store and pulled ones
+  // when the object or transfer is redeemed.
+  auto kind = static_cast<frame_kind>(frame.kind);
+  return kind == frame_kind::inline_plain || kind == frame_kind::inline_handle
+           ? frame.data.size()
+           : frame.size;
+}
+
 uint64_t wire_size(const wire_message& msg) {
+  // Saturates: a peer's claimed sizes must not wrap around to a small figure.
+  auto add = [](uint64_t x, uint64_t y) {
+    return x > std::numeric_limits<uint64_t>::max() - y
+             ? std::numeric_limits<uint64_t>::max()
+             : x + y;
+  };
   uint64_t result = wire_overhead;
   for (auto& element : msg.elements) {
-    result += element.header.size();
+    result = add(result, element.header.size());
     for (auto& frame : element.frames)
-      result += (is_out_of_band(static_cast<frame_kind>(frame.kind))
-                   ? frame.size
-                   : frame.data.size())
-                + 32;
+      result = add(result, add(frame_bytes(frame), 32));
   }
   return result;
 }
@@ -414,7 +427,12 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
     out.elements.emplace_back(std::move(*element));
     families.emplace_back(std::move(family));
   }
-  auto size = wire_size(out);
+  // The limit is on payload bytes (what the encoder and the puller check),
+  // not on the wire's own headers.
+  uint64_t size = 0;
+  for (auto& element : out.elements)
+    for (auto& frame : element.frames)
+      size += frame.size;
   if (size > cfg_.max_message_size)
     return caf::make_error(
       errc::message_too_large,
@@ -578,10 +596,25 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
                 || in_flight_bytes_ + bytes <= cfg_.window_bytes)
                && in_flight_messages_ < cfg_.window_messages);
   };
-  if (may_wait && !fits()) {
+  // Waiting senders take credit in the order they came: a message larger
+  // than what is left of the window (one above window-bytes needs an empty
+  // link) would otherwise wait out send-timeout while smaller ones from other
+  // senders keep taking what is freed. Responses never wait and bypass the
+  // queue.
+  if (may_wait && (!credit_waiters_.empty() || !fits())) {
     ++counters_.credit_waits;
+    auto me = next_credit_waiter_++;
+    credit_waiters_.push_back(me);
+    auto my_turn = [&] {
+      return down_ || (credit_waiters_.front() == me && fits());
+    };
+    auto leave = [&] {
+      credit_waiters_.erase(
+        std::find(credit_waiters_.begin(), credit_waiters_.end(), me));
+      credit_cv_.notify_all(); // the next in line may fit as well
+    };
     auto deadline = std::chrono::steady_clock::now() + cfg_.send_timeout;
-    while (!fits()) {
+    while (!my_turn()) {
       if (!probing_) {
         // The peer batches credit: ask for what it holds back.
         probing_ = true;
@@ -591,8 +624,9 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
         continue;
       }
       if (credit_cv_.wait_until(guard, deadline) != std::cv_status::timeout
-          || fits())
+          || my_turn())
         continue;
+      leave();
       return caf::make_error(
         errc::link_down,
         "no credit from node " + peer_name_ + " within "
@@ -600,9 +634,10 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
           + " ms: its actors process messages slower than they arrive ("
           + std::to_string(in_flight_messages_) + " messages, "
           + std::to_string(in_flight_bytes_)
-          + " bytes in flight); raise send-timeout or window-bytes, or slow "
-            "the sender down");
+          + " bytes in flight, this message " + std::to_string(bytes)
+          + "); raise send-timeout or window-bytes, or slow the sender down");
     }
+    leave();
   }
   if (down_)
     return caf::make_error(errc::link_down,

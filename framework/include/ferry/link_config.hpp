@@ -72,8 +72,10 @@ struct link_config {
   uint64_t max_message_size = uint64_t{16} << 30;
 
   /// Credit window: bytes sent but not yet processed by the receiving actors.
-  /// Frames that travel through the host store or are pulled count at their
-  /// full size, like inline ones: the receiver holds them all the same.
+  /// Frames count at their full size however they travel (inline,
+  /// compressed, through the host store, pulled): the receiver holds them
+  /// all the same. Waiting senders get credit in the order they came; a
+  /// message larger than the window goes when nothing else is in flight.
   uint64_t window_bytes = uint64_t{256} << 20;
 
   /// Credit window: messages sent but not yet processed.

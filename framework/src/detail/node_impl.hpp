@@ -437,6 +437,9 @@ private:
   uint64_t in_flight_messages_ = 0;
   // A probe went out and no credit came back since.
   bool probing_ = false;
+  // Senders waiting for credit, first come first served (see acquire_credit).
+  std::deque<uint64_t> credit_waiters_;
+  uint64_t next_credit_waiter_ = 0;
 
   // Credit to return (receiver side), in batches of a quarter window, or at
   // once after a probe.
