@@ -1,6 +1,7 @@
 // Non-template parts of the built-in family codecs.
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
+#include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/detail/type_ops.hpp"
 
 #include <caf/detail/ieee_754.hpp>
@@ -557,10 +558,7 @@ caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
                             + std::to_string(n) + " bytes, the frame holds "
                             + std::to_string(bytes.size()));
       // The bytes are frame 1's: the allocation is bounded by what arrived.
-      if (adopt == &frames[1] && adopt->owned())
-        out = adopt->release();
-      else
-        assign_fresh(out, bytes.data(), bytes.size());
+      take_elements(frames[1], adopt, out);
       return {};
     },
     where);

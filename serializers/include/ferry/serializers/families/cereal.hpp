@@ -39,6 +39,7 @@
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/cereal_archive.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
+#include "ferry/serializers/detail/take_elements.hpp"
 
 #include "ferry/serializers/frame.hpp"
 #include "ferry/serializers/options.hpp"
@@ -288,22 +289,7 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
                              + std::to_string(bytes.size()) + " bytes"};
       // The elements are frame 1's bytes: the allocation is bounded by
       // what arrived.
-      auto count = static_cast<size_t>(n);
-      if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
-        if (adopt == &frames[1] && adopt->owned()) {
-          out = adopt->release();
-          return {};
-        }
-      }
-      auto aligned
-        = reinterpret_cast<uintptr_t>(bytes.data()) % alignof(E) == 0;
-      if (aligned && count > 0) {
-        assign_fresh(out, reinterpret_cast<const E*>(bytes.data()), count);
-      } else {
-        out.resize(count);
-        if (count > 0)
-          std::memcpy(out.data(), bytes.data(), bytes.size());
-      }
+      take_elements(frames[1], adopt, out);
       if constexpr (F == cereal_format::portable && sizeof(E) > 1) {
         if (ar.swapped())
           for (auto& x : out) {

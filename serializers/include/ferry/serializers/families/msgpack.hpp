@@ -29,7 +29,7 @@
 
 #include <msgpack.hpp>
 
-#include "ferry/serializers/detail/fresh_memory.hpp"
+#include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/frame.hpp"
 
 #include <algorithm>
@@ -280,15 +280,7 @@ caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
                              + " bytes, the frame holds "
                              + std::to_string(bytes.size())};
       // The bytes are frame 1's: the allocation is bounded by what arrived.
-      if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
-        if (adopt == &frames[1] && adopt->owned()) {
-          out = adopt->release();
-          return {};
-        }
-      }
-      using E = typename T::value_type;
-      assign_fresh(out, reinterpret_cast<const E*>(bytes.data()),
-                   bytes.size());
+      take_elements(frames[1], adopt, out);
       return {};
     },
     where);

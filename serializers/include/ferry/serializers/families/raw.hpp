@@ -22,7 +22,7 @@
 #include "ferry/serializers/array_view.hpp"
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
-#include "ferry/serializers/detail/fresh_memory.hpp"
+#include "ferry/serializers/detail/take_elements.hpp"
 
 #include <cstring>
 
@@ -163,20 +163,8 @@ caf::error raw_decode(std::span<const frame> frames, frame* adopt, T& out,
         }
         out = T{xs, std::move(keep)};
       }
-    } else if constexpr (std::is_same_v<T, std::vector<std::byte>>) {
-      if (adopt != nullptr)
-        out = adopt->release();
-      else
-        assign_fresh(out, bytes.data(), bytes.size());
     } else {
-      if (aligned && n > 0) {
-        auto first = reinterpret_cast<const E*>(bytes.data());
-        assign_fresh(out, first, n);
-      } else {
-        out.resize(n);
-        if (n > 0)
-          std::memcpy(out.data(), bytes.data(), bytes.size());
-      }
+      take_elements(frames[0], adopt, out);
     }
   } else {
     if (bytes.size() != sizeof(T))
