@@ -427,12 +427,18 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
     out.elements.emplace_back(std::move(*element));
     families.emplace_back(std::move(family));
   }
-  // The limit is on payload bytes (what the encoder and the puller check),
-  // not on the wire's own headers.
+  // One pass: payload bytes against max-message-size (what the encoder and
+  // the puller check, not the wire's own headers), inline bytes against
+  // CAF's BASP limit.
   uint64_t size = 0;
-  for (auto& element : out.elements)
-    for (auto& frame : element.frames)
+  uint64_t inline_bytes = wire_overhead;
+  for (auto& element : out.elements) {
+    inline_bytes += element.header.size();
+    for (auto& frame : element.frames) {
       size += frame.size;
+      inline_bytes += frame.data.size() + 32;
+    }
+  }
   if (size > cfg_.max_message_size)
     return caf::make_error(
       errc::message_too_large,
@@ -440,12 +446,6 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
         + " bytes in all frames, above the link's max-message-size of "
         + std::to_string(cfg_.max_message_size)
         + "; raise max-message-size on both nodes or send less");
-  uint64_t inline_bytes = wire_overhead;
-  for (auto& element : out.elements) {
-    inline_bytes += element.header.size();
-    for (auto& frame : element.frames)
-      inline_bytes += frame.data.size() + 32;
-  }
   if (inline_bytes > basp_payload_limit)
     return caf::make_error(
       errc::message_too_large,
