@@ -520,48 +520,43 @@ caf::error caf_encode_split(const std::vector<std::byte>& x,
 caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
                             std::vector<std::byte>& out,
                             const call_info& info) {
-  size_t frame_index = 0;
-  auto where = [&] { return " (frame " + std::to_string(frame_index) + ")"; };
   // Like every decoder, inside guarded: the copy below may fail to allocate.
-  return guarded(
-    info,
-    [&]() -> caf::error {
-      // CAF's sequence size: 7 bits per byte, low bits first, at most 5
-      // bytes.
-      auto head = frames[0].bytes();
-      uint64_t n = 0;
-      size_t used = 0;
-      bool done = false;
-      while (used < head.size() && used < 5 && !done) {
-        auto b = std::to_integer<uint8_t>(head[used]);
-        n |= static_cast<uint64_t>(b & 0x7f) << (7 * used);
-        done = (b & 0x80) == 0;
-        ++used;
-      }
-      if (!done)
-        return make_error(head.size() < 5 ? errc::truncated_frame
-                                          : errc::malformed_frame,
-                          describe(info)
-                            + " (frame 0): not a complete CAF sequence size");
-      if (used != head.size())
-        return make_error(errc::trailing_bytes,
-                          describe(info) + " (frame 0): "
-                            + std::to_string(head.size() - used)
-                            + " bytes follow the sequence size of a split "
-                              "byte vector");
-      frame_index = 1;
-      auto bytes = frames[1].bytes();
-      if (n != bytes.size())
-        return make_error(errc::frame_mismatch,
-                          describe(info)
-                            + " (frame 1): the sequence size says "
-                            + std::to_string(n) + " bytes, the frame holds "
-                            + std::to_string(bytes.size()));
-      // The bytes are frame 1's: the allocation is bounded by what arrived.
-      take_elements(frames[1], adopt, out);
-      return {};
-    },
-    where);
+  return guarded_frames(info, [&](size_t& frame_index) -> caf::error {
+    // CAF's sequence size: 7 bits per byte, low bits first, at most 5
+    // bytes.
+    auto head = frames[0].bytes();
+    uint64_t n = 0;
+    size_t used = 0;
+    bool done = false;
+    while (used < head.size() && used < 5 && !done) {
+      auto b = std::to_integer<uint8_t>(head[used]);
+      n |= static_cast<uint64_t>(b & 0x7f) << (7 * used);
+      done = (b & 0x80) == 0;
+      ++used;
+    }
+    if (!done)
+      return make_error(head.size() < 5 ? errc::truncated_frame
+                                        : errc::malformed_frame,
+                        describe(info)
+                          + " (frame 0): not a complete CAF sequence size");
+    if (used != head.size())
+      return make_error(errc::trailing_bytes,
+                        describe(info) + " (frame 0): "
+                          + std::to_string(head.size() - used)
+                          + " bytes follow the sequence size of a split "
+                            "byte vector");
+    frame_index = 1;
+    auto bytes = frames[1].bytes();
+    if (n != bytes.size())
+      return make_error(errc::frame_mismatch,
+                        describe(info)
+                          + " (frame 1): the sequence size says "
+                          + std::to_string(n) + " bytes, the frame holds "
+                          + std::to_string(bytes.size()));
+    // The bytes are frame 1's: the allocation is bounded by what arrived.
+    take_elements(frames[1], adopt, out);
+    return {};
+  });
 }
 
 caf::error checked_caf_source::end_object() {

@@ -66,6 +66,16 @@ caf::error guarded(const call_info& info, F&& f, Where&& where) {
   }
 }
 
+/// `guarded` for decoders that read several frames: `f(frame_index)` keeps
+/// `frame_index` at the frame it is reading, which errors then name.
+template <class F>
+caf::error guarded_frames(const call_info& info, F&& f) {
+  size_t frame_index = 0;
+  return guarded(
+    info, [&] { return f(frame_index); },
+    [&] { return " (frame " + std::to_string(frame_index) + ")"; });
+}
+
 /// An output stream buffer appending to a byte vector, with a put area so that
 /// small writes stay cheap.
 class byte_sink : public std::streambuf {

@@ -266,40 +266,35 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
                                T& out, const limits& lim,
                                const call_info& info) {
   using E = typename T::value_type;
-  size_t frame_index = 0;
-  auto where = [&] { return " (frame " + std::to_string(frame_index) + ")"; };
-  return guarded(
-    info,
-    [&]() -> caf::error {
-      checked_input_archive<F == cereal_format::portable> ar{frames[0].bytes(),
-                                                             lim.max_depth};
-      cereal::size_type n = 0;
-      ar(n);
-      if (ar.remaining() != 0)
-        throw decode_fault{errc::trailing_bytes,
-                           std::to_string(ar.remaining())
-                             + " bytes follow the size tag of a split array"};
-      frame_index = 1;
-      auto bytes = frames[1].bytes();
-      if (bytes.size() % sizeof(E) != 0 || n != bytes.size() / sizeof(E))
-        throw decode_fault{errc::frame_mismatch,
-                           "the size tag says " + std::to_string(n)
-                             + " elements of " + std::to_string(sizeof(E))
-                             + " bytes, the frame holds "
-                             + std::to_string(bytes.size()) + " bytes"};
-      // The elements are frame 1's bytes: the allocation is bounded by
-      // what arrived.
-      take_elements(frames[1], adopt, out);
-      if constexpr (F == cereal_format::portable && sizeof(E) > 1) {
-        if (ar.swapped())
-          for (auto& x : out) {
-            auto p = reinterpret_cast<unsigned char*>(&x);
-            std::reverse(p, p + sizeof(E));
-          }
-      }
-      return {};
-    },
-    where);
+  return guarded_frames(info, [&](size_t& frame_index) -> caf::error {
+    checked_input_archive<F == cereal_format::portable> ar{frames[0].bytes(),
+                                                           lim.max_depth};
+    cereal::size_type n = 0;
+    ar(n);
+    if (ar.remaining() != 0)
+      throw decode_fault{errc::trailing_bytes,
+                         std::to_string(ar.remaining())
+                           + " bytes follow the size tag of a split array"};
+    frame_index = 1;
+    auto bytes = frames[1].bytes();
+    if (bytes.size() % sizeof(E) != 0 || n != bytes.size() / sizeof(E))
+      throw decode_fault{errc::frame_mismatch,
+                         "the size tag says " + std::to_string(n)
+                           + " elements of " + std::to_string(sizeof(E))
+                           + " bytes, the frame holds "
+                           + std::to_string(bytes.size()) + " bytes"};
+    // The elements are frame 1's bytes: the allocation is bounded by
+    // what arrived.
+    take_elements(frames[1], adopt, out);
+    if constexpr (F == cereal_format::portable && sizeof(E) > 1) {
+      if (ar.swapped())
+        for (auto& x : out) {
+          auto p = reinterpret_cast<unsigned char*>(&x);
+          std::reverse(p, p + sizeof(E));
+        }
+    }
+    return {};
+  });
 }
 
 } // namespace ferry::serializers::detail

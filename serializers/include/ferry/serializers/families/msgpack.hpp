@@ -234,56 +234,51 @@ caf::error msgpack_encode_split(const T& x, std::vector<std::byte>& head,
 template <class T>
 caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
                                 T& out, const call_info& info) {
-  size_t frame_index = 0;
-  auto where = [&] { return " (frame " + std::to_string(frame_index) + ")"; };
-  return guarded(
-    info,
-    [&]() -> caf::error {
-      auto head = frames[0].bytes();
-      size_t width = 0;
-      if (!head.empty()) {
-        switch (std::to_integer<uint8_t>(head[0])) {
-          case 0xc4: // bin 8
-          case 0xd9: // str 8
-            width = 1;
-            break;
-          case 0xc5: // bin 16
-          case 0xda: // str 16
-            width = 2;
-            break;
-          case 0xc6: // bin 32
-          case 0xdb: // str 32
-            width = 4;
-            break;
-          default:
-            break;
-        }
+  return guarded_frames(info, [&](size_t& frame_index) -> caf::error {
+    auto head = frames[0].bytes();
+    size_t width = 0;
+    if (!head.empty()) {
+      switch (std::to_integer<uint8_t>(head[0])) {
+        case 0xc4: // bin 8
+        case 0xd9: // str 8
+          width = 1;
+          break;
+        case 0xc5: // bin 16
+        case 0xda: // str 16
+          width = 2;
+          break;
+        case 0xc6: // bin 32
+        case 0xdb: // str 32
+          width = 4;
+          break;
+        default:
+          break;
       }
-      if (width == 0)
-        throw decode_fault{errc::malformed_frame,
-                           "a two-frame msgpack payload must start with a "
-                           "bin or str header"};
-      if (head.size() != 1 + width)
-        throw decode_fault{head.size() < 1 + width ? errc::truncated_frame
-                                                   : errc::trailing_bytes,
-                           "the bin or str header takes "
-                             + std::to_string(1 + width) + " bytes, the frame "
-                             + "holds " + std::to_string(head.size())};
-      uint64_t n = 0;
-      for (size_t i = 1; i <= width; ++i)
-        n = (n << 8) | std::to_integer<uint8_t>(head[i]);
-      frame_index = 1;
-      auto bytes = frames[1].bytes();
-      if (n != bytes.size())
-        throw decode_fault{errc::frame_mismatch,
-                           "the header says " + std::to_string(n)
-                             + " bytes, the frame holds "
-                             + std::to_string(bytes.size())};
-      // The bytes are frame 1's: the allocation is bounded by what arrived.
-      take_elements(frames[1], adopt, out);
-      return {};
-    },
-    where);
+    }
+    if (width == 0)
+      throw decode_fault{errc::malformed_frame,
+                         "a two-frame msgpack payload must start with a "
+                         "bin or str header"};
+    if (head.size() != 1 + width)
+      throw decode_fault{head.size() < 1 + width ? errc::truncated_frame
+                                                 : errc::trailing_bytes,
+                         "the bin or str header takes "
+                           + std::to_string(1 + width) + " bytes, the frame "
+                           + "holds " + std::to_string(head.size())};
+    uint64_t n = 0;
+    for (size_t i = 1; i <= width; ++i)
+      n = (n << 8) | std::to_integer<uint8_t>(head[i]);
+    frame_index = 1;
+    auto bytes = frames[1].bytes();
+    if (n != bytes.size())
+      throw decode_fault{errc::frame_mismatch,
+                         "the header says " + std::to_string(n)
+                           + " bytes, the frame holds "
+                           + std::to_string(bytes.size())};
+    // The bytes are frame 1's: the allocation is bounded by what arrived.
+    take_elements(frames[1], adopt, out);
+    return {};
+  });
 }
 
 /// Unpacks hostile `in` in one pass, with depth and allocation checks before
