@@ -310,7 +310,8 @@ public:
     rounds_ = p_.repeats;
     min_messages_ = p_.min_messages;
     auto per_message = runner_.elapsed() / static_cast<double>(warm);
-    if (per_message * static_cast<double>(min_messages_ * rounds_)
+    auto per_round = min_messages_ + (p_.warm_each_round ? 1 : 0);
+    if (per_message * static_cast<double>(per_round * rounds_)
         > p_.slow_cell_seconds) {
       rounds_ = 1;
       min_messages_ = 1;
@@ -348,6 +349,7 @@ public:
     if (!m.ok)
       return m;
     m.msgs_per_s = median(rates_);
+    m.round_rates = rates_;
     m.p50_us = quantile(runner_.latencies(), 0.5);
     m.p99_us = quantile(runner_.latencies(), 0.99);
     if (hooks_.finish)

@@ -78,6 +78,7 @@ void fill(result& r, const measurement& m) {
   r.p50_us = m.p50_us;
   r.p99_us = m.p99_us;
   r.receiver_peak_rss_mb = m.rss_mb;
+  r.round_msgs_per_s = m.round_rates;
 }
 
 /// Returns whether `x` and `y` are compared with the same baseline.

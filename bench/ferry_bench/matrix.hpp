@@ -121,6 +121,9 @@ struct result {
   /// Peak resident memory of the receiving process (MiB), without the pages
   /// of the host store it maps; negative when unknown.
   double receiver_peak_rss_mb = -1;
+  /// msgs_per_s of each round (oneway and pingpong; the median is
+  /// msgs_per_s), so a reader sees how much the machine varied.
+  std::vector<double> round_msgs_per_s;
   /// Hand-off rows: one warm memcpy of the same size (µs).
   double memcpy_us = -1;
 };

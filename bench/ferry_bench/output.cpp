@@ -288,8 +288,14 @@ bool write_json(const report& r, const std::string& path) {
         << ", \"receiver_peak_rss_mb\": "
         << (x.receiver_peak_rss_mb >= 0 ? json_number(x.receiver_peak_rss_mb)
                                         : "null");
-    if (c.pat == pattern::handoff)
+    if (c.pat == pattern::handoff) {
       out << ", \"memcpy_us\": " << json_number(x.memcpy_us);
+    } else {
+      out << ", \"round_msgs_per_s\": [";
+      for (size_t i = 0; i < x.round_msgs_per_s.size(); ++i)
+        out << (i == 0 ? "" : ", ") << json_number(x.round_msgs_per_s[i]);
+      out << "]";
+    }
     out << "}";
     first = false;
   }

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ferry::bench {
 
@@ -32,6 +33,8 @@ struct measurement {
   /// Peak resident memory of the receiving process (MiB), without the pages
   /// of the host store it maps; negative when unknown.
   double rss_mb = -1;
+  /// The rate of each round, in the order they ran (oneway and pingpong).
+  std::vector<double> round_rates;
 };
 
 /// Where the stores live, shared by every group of one run.

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Runs ferry-bench on one small cell per transport and checks what it writes.
+
+Usage: check_ferry_bench.py FERRY_BENCH WORK_DIR
+
+The bench is a command-line program whose JSON other tools read, so this test
+runs it as a user does (real peer processes for ipc and tcp, a real host
+store, gnuplot) and checks the output against bench/ferry_bench/README.md:
+every selected row and its baseline are there, the figures agree with each
+other (ratio, MB/s, the median of the rounds), the plot is a PNG, and bad
+filters are refused with exit code 2 and a message naming the bad value.
+It checks no speed: targets are read from full runs, never from tests.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def close(a, b, rel=1e-4):
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+
+def run(bench, *args):
+    return subprocess.run([bench, *args], capture_output=True, text=True,
+                          timeout=240)
+
+
+def check_json(path, selected):
+    with open(path) as f:
+        doc = json.load(f)
+    machine = doc.get("machine", {})
+    for key in ("cpu", "cores", "memory_gib", "kernel", "compiler",
+                "caf_version", "date", "mode", "wall_seconds", "memcpy_us"):
+        check(key in machine, f"machine block lacks {key}")
+    check(machine.get("mode") == "full", "mode is not 'full' without --quick")
+    check(float(machine.get("memcpy_us", {}).get("64", -1)) > 0,
+          "memcpy_us has no positive figure for 64 bytes")
+    check(doc.get("skipped") == [], f"cells skipped or failed: {doc.get('skipped')}")
+    rows = {(r["transport"], r["family"], r["pattern"]): r
+            for r in doc.get("results", [])}
+    for tr, fam, pat in selected:
+        key = (tr, fam, pat)
+        if not check(key in rows, f"no row {key}"):
+            continue
+        r = rows[key]
+        base = rows.get((tr, "raw-caf", pat))
+        where = " ".join(key)
+        check(r["payload_type"] == "bytes" and r["payload_bytes"] == 64,
+              f"{where}: wrong payload {r['payload_type']} {r['payload_bytes']}")
+        check(r["msgs_per_s"] > 0, f"{where}: msgs_per_s {r['msgs_per_s']}")
+        check(close(r["mb_per_s"], r["msgs_per_s"] * 64 / 1e6, 1e-3),
+              f"{where}: mb_per_s {r['mb_per_s']} is not msgs_per_s * 64 B")
+        check(0 < r["p50_us"] <= r["p99_us"],
+              f"{where}: p50 {r['p50_us']} / p99 {r['p99_us']}")
+        rss = r["receiver_peak_rss_mb"]
+        check(rss is not None and rss > 0, f"{where}: receiver_peak_rss_mb {rss}")
+        rounds = r.get("round_msgs_per_s", [])
+        check(len(rounds) == 5, f"{where}: {len(rounds)} rounds, expected 5")
+        if rounds:
+            check(close(sorted(rounds)[len(rounds) // 2], r["msgs_per_s"]),
+                  f"{where}: msgs_per_s is not the median of {rounds}")
+        if check(base is not None, f"{where}: no baseline row"):
+            check(close(r["baseline_msgs_per_s"], base["msgs_per_s"]),
+                  f"{where}: baseline_msgs_per_s is not the baseline row's")
+            check(close(r["ratio"], r["msgs_per_s"] / base["msgs_per_s"], 1e-3),
+                  f"{where}: ratio {r['ratio']} is not msgs_per_s / baseline")
+            if fam == "raw-caf":
+                check(r["ratio"] == 1, f"{where}: baseline ratio {r['ratio']}")
+
+
+def main():
+    bench, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    js = os.path.join(work, "smoke.json")
+    png = os.path.join(work, "smoke.png")
+    for f in (js, png):
+        if os.path.exists(f):
+            os.remove(f)
+    res = run(bench, "--transport", "inproc,ipc,tcp", "--payload", "64",
+              "--pattern", "oneway,pingpong", "--family", "caf,ferry",
+              "--type", "bytes", "--seconds", "0.05", "--json", js,
+              "--plot", png)
+    if not check(res.returncode == 0,
+                 f"ferry-bench exited {res.returncode}:\n{res.stderr[-3000:]}"):
+        return
+    check("targets (issue 6):" in res.stdout, "the table lacks the targets")
+    check("round 5/5" in res.stderr, "no progress line with the rounds on stderr")
+    selected = [(tr, fam, pat)
+                for tr, fam in (("inproc", "ferry"), ("ipc", "caf"),
+                                ("tcp", "caf"))
+                for pat in ("oneway", "pingpong")]
+    selected += [(tr, "raw-caf", pat) for tr in ("inproc", "ipc", "tcp")
+                 for pat in ("oneway", "pingpong")]
+    check_json(js, selected)
+    with open(png, "rb") as f:
+        check(f.read(8) == b"\x89PNG\r\n\x1a\n", "--plot did not write a PNG")
+    for args, names in ((["--payload", "3K"], "3K"),
+                        (["--transport", "udp"], "udp"),
+                        (["--family", "nope"], "nope"),
+                        (["--seconds", "0"], "--seconds")):
+        bad = run(bench, *args)
+        check(bad.returncode == 2 and names in bad.stderr,
+              f"{' '.join(args)}: exit {bad.returncode}, stderr "
+              f"{bad.stderr.splitlines()[:1]}")
+
+
+if __name__ == "__main__":
+    main()
+    for f in failures:
+        print("FAILED:", f)
+    if failures:
+        sys.exit(1)
+    print("ferry-bench output checks passed")
