@@ -311,8 +311,23 @@ public:
     min_messages_ = p_.min_messages;
     auto per_message = runner_.elapsed() / static_cast<double>(warm);
     auto per_round = min_messages_ + (p_.warm_each_round ? 1 : 0);
-    if (per_message * static_cast<double>(per_round * rounds_)
-        > p_.slow_cell_seconds) {
+    auto limit = p_.slow_cell_seconds
+                 / static_cast<double>(per_round * static_cast<uint64_t>(rounds_));
+    // The first message of a large row can be several times slower than the
+    // rest (fresh pages after the row before it: tcp 1 GiB raw, warmed up
+    // right after CAF's, was a one-round cell in three runs of three). A
+    // cell within three times its budget measures once more and keeps the
+    // faster figure; a truly slow one (cereal.json at 64 MiB) does not.
+    if (per_message > limit && per_message <= 3 * limit) {
+      auto again = once(0, 1, false);
+      if (again == 0) {
+        m_.error = "warm-up failed: " + why();
+        return false;
+      }
+      per_message = std::min(per_message, runner_.elapsed()
+                                            / static_cast<double>(again));
+    }
+    if (per_message > limit) {
       rounds_ = 1;
       min_messages_ = 1;
     }
