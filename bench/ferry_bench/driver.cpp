@@ -310,9 +310,14 @@ public:
     rounds_ = p_.repeats;
     min_messages_ = p_.min_messages;
     auto per_message = runner_.elapsed() / static_cast<double>(warm);
-    auto per_round = min_messages_ + (p_.warm_each_round ? 1 : 0);
+    // A oneway round ends on a whole acknowledgement batch, and so does its
+    // untimed message: a 1 MiB round sends 32 messages, not 2.
+    auto batch = pat_ == pattern::oneway ? p_.ack_every : uint64_t{1};
+    auto per_round = (min_messages_ + batch - 1) / batch * batch
+                     + (p_.warm_each_round ? batch : 0);
     auto limit = p_.slow_cell_seconds
-                 / static_cast<double>(per_round * static_cast<uint64_t>(rounds_));
+                 / static_cast<double>(per_round
+                                       * static_cast<uint64_t>(rounds_));
     // The first message of a large row can be several times slower than the
     // rest (fresh pages after the row before it: tcp 1 GiB raw, warmed up
     // right after CAF's, was a one-round cell in three runs of three). A

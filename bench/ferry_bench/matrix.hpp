@@ -141,11 +141,14 @@ struct run_params {
   /// `min_messages` messages each, taking turns with the other cells of the
   /// same baseline; the median rate is reported.
   double seconds = 0.3;
-  int repeats = 3;
+  int repeats = 5;
   uint64_t min_messages = 2;
-  /// When the warm-up shows that `repeats * min_messages` messages would take
-  /// longer than this, one round of one message (or acknowledgement batch)
-  /// is measured instead.
+  /// When the warm-up shows that the messages of `repeats` rounds (each at
+  /// least `min_messages`, rounded up to whole acknowledgement batches for
+  /// oneway, plus the untimed ones of `warm_each_round`) would take longer
+  /// than this, one round of one message (or acknowledgement batch) is
+  /// measured instead. A cell within three times the budget measures one
+  /// more warm-up message first. Baselines get ten times the budget.
   double slow_cell_seconds = 10;
   /// Send one untimed message (or acknowledgement batch) at the start of
   /// every round, so the round's timed messages follow one of their own

@@ -30,9 +30,17 @@ def close(a, b, rel=1e-4):
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
 
 
-def run(bench, *args):
-    return subprocess.run([bench, *args], capture_output=True, text=True,
-                          timeout=240)
+def run(bench, *args, timeout=200):
+    try:
+        return subprocess.run([bench, *args], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(args, -1, "",
+                                           f"timed out after {timeout} s")
+
+
+def number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def check_json(path, selected):
@@ -46,8 +54,10 @@ def check_json(path, selected):
     check(float(machine.get("memcpy_us", {}).get("64", -1)) > 0,
           "memcpy_us has no positive figure for 64 bytes")
     check(doc.get("skipped") == [], f"cells skipped or failed: {doc.get('skipped')}")
-    rows = {(r["transport"], r["family"], r["pattern"]): r
+    rows = {(r.get("transport"), r.get("family"), r.get("pattern")): r
             for r in doc.get("results", [])}
+    fields = ("msgs_per_s", "mb_per_s", "p50_us", "p99_us",
+              "baseline_msgs_per_s", "ratio", "receiver_peak_rss_mb")
     for tr, fam, pat in selected:
         key = (tr, fam, pat)
         if not check(key in rows, f"no row {key}"):
@@ -55,6 +65,13 @@ def check_json(path, selected):
         r = rows[key]
         base = rows.get((tr, "raw-caf", pat))
         where = " ".join(key)
+        bad = [f for f in fields if not number(r.get(f))]
+        if not check(not bad, f"{where}: not numbers: {bad}"):
+            continue
+        if base is not None and not check(number(base.get("msgs_per_s"))
+                                          and base["msgs_per_s"] > 0,
+                                          f"{where}: baseline rate {base.get('msgs_per_s')}"):
+            continue
         check(r["payload_type"] == "bytes" and r["payload_bytes"] == 64,
               f"{where}: wrong payload {r['payload_type']} {r['payload_bytes']}")
         check(r["msgs_per_s"] > 0, f"{where}: msgs_per_s {r['msgs_per_s']}")
@@ -65,8 +82,11 @@ def check_json(path, selected):
         rss = r["receiver_peak_rss_mb"]
         check(rss is not None and rss > 0, f"{where}: receiver_peak_rss_mb {rss}")
         rounds = r.get("round_msgs_per_s", [])
-        check(len(rounds) == 5, f"{where}: {len(rounds)} rounds, expected 5")
-        if rounds:
+        check(isinstance(rounds, list) and len(rounds) == 5
+              and all(number(x) for x in rounds),
+              f"{where}: round_msgs_per_s {rounds}, expected 5 rates")
+        if isinstance(rounds, list) and len(rounds) == 5 \
+                and all(number(x) for x in rounds):
             check(close(sorted(rounds)[len(rounds) // 2], r["msgs_per_s"]),
                   f"{where}: msgs_per_s is not the median of {rounds}")
         if check(base is not None, f"{where}: no baseline row"):
@@ -104,14 +124,17 @@ def main():
     check_json(js, selected)
     with open(png, "rb") as f:
         check(f.read(8) == b"\x89PNG\r\n\x1a\n", "--plot did not write a PNG")
-    for args, names in ((["--payload", "3K"], "3K"),
-                        (["--transport", "udp"], "udp"),
-                        (["--family", "nope"], "nope"),
-                        (["--seconds", "0"], "--seconds")):
-        bad = run(bench, *args)
-        check(bad.returncode == 2 and names in bad.stderr,
-              f"{' '.join(args)}: exit {bad.returncode}, stderr "
-              f"{bad.stderr.splitlines()[:1]}")
+    # --list: a refusal that regressed prints cells instead of running them.
+    for args, name in ((["--payload", "3K"], "3K"),
+                       (["--quick", "--payload", "64K"], "64 KiB"),
+                       (["--transport", "udp"], "udp"),
+                       (["--family", "nope"], "nope"),
+                       (["--seconds", "0"], "--seconds must be positive")):
+        bad = run(bench, *args, "--list", timeout=30)
+        first = (bad.stderr.splitlines() or [""])[0]
+        check(bad.returncode == 2 and name in first,
+              f"{' '.join(args)}: exit {bad.returncode}, first line of "
+              f"stderr {first!r}")
 
 
 if __name__ == "__main__":
