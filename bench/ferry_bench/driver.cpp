@@ -300,16 +300,14 @@ public:
   bool warm_up() override {
     if (!reset())
       return false;
-    auto warm = once(p_.warmup_seconds, p_.warmup_messages, false);
-    if (warm == 0) {
-      m_.error = "warm-up failed: " + why();
+    auto per_message = untimed(p_.warmup_seconds, p_.warmup_messages,
+                               "warm-up");
+    if (per_message < 0)
       return false;
-    }
     // A cell whose messages take longer than its budget allows measures one
     // round of as few messages as its acknowledgements allow.
     rounds_ = p_.repeats;
     min_messages_ = p_.min_messages;
-    auto per_message = runner_.elapsed() / static_cast<double>(warm);
     // A oneway round ends on a whole acknowledgement batch, and so does its
     // untimed message: a 1 MiB round sends 32 messages, not 2.
     auto batch = pat_ == pattern::oneway ? p_.ack_every : uint64_t{1};
@@ -324,13 +322,10 @@ public:
     // cell within three times its budget measures once more and keeps the
     // faster figure; a truly slow one (cereal.json at 64 MiB) does not.
     if (per_message > limit && per_message <= 3 * limit) {
-      auto again = once(0, 1, false);
-      if (again == 0) {
-        m_.error = "warm-up failed: " + why();
+      auto again = untimed(0, 1, "warm-up");
+      if (again < 0)
         return false;
-      }
-      per_message = std::min(per_message, runner_.elapsed()
-                                            / static_cast<double>(again));
+      per_message = std::min(per_message, again);
     }
     if (per_message > limit) {
       rounds_ = 1;
@@ -344,10 +339,8 @@ public:
   bool round() override {
     if (!reset())
       return false;
-    if (p_.warm_each_round && once(0, 1, false) == 0) {
-      m_.error = "warm-up of a round failed: " + why();
+    if (p_.warm_each_round && untimed(0, 1, "warm-up of a round") < 0)
       return false;
-    }
     auto n = once(p_.seconds / rounds_, min_messages_, true);
     if (n == 0) {
       m_.error = why();
@@ -401,6 +394,17 @@ private:
                : runner_.pingpong(seconds, min_messages, record);
     runner_.payload(caf::message{});
     return n;
+  }
+
+  /// Sends untimed messages (see `once`); returns the seconds per message,
+  /// or -1 after recording "<what> failed: <why>" as the cell's error.
+  double untimed(double seconds, uint64_t min_messages, const char* what) {
+    auto n = once(seconds, min_messages, false);
+    if (n == 0) {
+      m_.error = std::string{what} + " failed: " + why();
+      return -1;
+    }
+    return runner_.elapsed() / static_cast<double>(n);
   }
 
   /// Returns why the last `once` sent nothing.
