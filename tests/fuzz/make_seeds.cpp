@@ -3,6 +3,12 @@
 
 #include "fuzz_types.hpp"
 
+#include "detail/wire.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <caf/binary_serializer.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -43,6 +49,48 @@ common make_common() {
   c.nested = {{1, 2}, {}, {3}};
   c.flags = {true, false, true};
   return c;
+}
+
+/// A wire message of `elements` elements with two frames each: every frame
+/// kind the reader knows a length for, small inline data.
+ferry::detail::wire_message sample_wire(size_t elements) {
+  using namespace ferry::detail;
+  wire_message msg;
+  msg.target = 7;
+  msg.sender = 9;
+  msg.mid = 11;
+  for (size_t e = 0; e < elements; ++e) {
+    wire_element el;
+    el.header = wire_bytes{std::vector<std::byte>(12 + e, std::byte{0x46})};
+    for (size_t f = 0; f < 2; ++f) {
+      wire_frame frame;
+      frame.kind = static_cast<uint8_t>(f == 0 ? frame_kind::inline_plain
+                                               : frame_kind::store_object);
+      frame.size = f == 0 ? 8 + e : 4096;
+      frame.object_id = f;
+      frame.ticket = 3 + f;
+      if (f == 0)
+        frame.data = wire_bytes{std::vector<std::byte>(8 + e, std::byte{7})};
+      el.frames.push_back(std::move(frame));
+    }
+    msg.elements.push_back(std::move(el));
+  }
+  return msg;
+}
+
+/// Writes `x` as CAF's binary serializer does, behind the fuzz target's
+/// selector byte (even: wire_message, odd: wire_batch).
+template <class T>
+void seed_wire(const std::filesystem::path& root, const std::string& name,
+               uint8_t selector, T x) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{nullptr, buf};
+  if (auto err = sink(x)) {
+    std::cerr << "wire/" << name << ": " << caf::to_string(err) << '\n';
+    std::exit(1);
+  }
+  buf.insert(buf.begin(), static_cast<char>(selector));
+  write(root / "wire", name, std::as_bytes(std::span{buf}));
 }
 
 } // namespace
@@ -86,5 +134,13 @@ int main(int argc, char** argv) {
   h.stand_in = "proxy";
   write(root / "header", "two_frames", encode_header(h));
   write(root / "header", "empty_names", encode_header(payload_header{"x", "", 1, {}, ""}));
+  seed_wire(root, "message", 0, sample_wire(2));
+  auto failed = sample_wire(0);
+  failed.error = caf::make_error(ferry::errc::no_such_actor, "gone");
+  seed_wire(root, "error", 0, std::move(failed));
+  ferry::detail::wire_batch batch;
+  batch.messages.push_back(sample_wire(1));
+  batch.messages.push_back(sample_wire(3));
+  seed_wire(root, "batch", 1, std::move(batch));
   return 0;
 }

@@ -1,0 +1,126 @@
+// libFuzzer target: ferry's wire format, the bytes a peer node sends a
+// gateway (framework/src/wire.cpp). The first input byte picks the type, the
+// rest is what CAF's binary deserializer hands ferry's reader:
+//   even: one `wire_message` (a user message, read flat by hand);
+//   odd:  a `wire_batch` (several of them in one CAF message).
+// The reader is the one parser in ferry that takes bytes straight from the
+// network; it must refuse anything malformed with an error, allocate no more
+// than the input holds, and what it accepts must survive writing it back.
+#include "detail/wire.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+using namespace ferry::detail;
+
+namespace {
+
+caf::actor_system& fuzz_system() {
+  // The error a wire message may carry holds a caf::message, which CAF
+  // reads against the system's type table, as a gateway's would be.
+  static auto* cfg = [] {
+    auto* result = new caf::actor_system_config;
+    register_wire_types(*result);
+    return result;
+  }();
+  static auto* sys = new caf::actor_system(*cfg);
+  return *sys;
+}
+
+void check(bool ok) {
+  if (!ok)
+    std::abort();
+}
+
+void same_bytes(const wire_bytes& x, const wire_bytes& y) {
+  check(x.size() == y.size());
+  check(x.size() == 0
+        || std::memcmp(x.bytes().data(), y.bytes().data(), x.size()) == 0);
+}
+
+void same_message(const wire_message& x, const wire_message& y) {
+  check(x.target == y.target && x.sender == y.sender && x.mid == y.mid);
+  check(x.error == y.error);
+  check(x.elements.size() == y.elements.size());
+  for (size_t e = 0; e < x.elements.size(); ++e) {
+    auto& a = x.elements[e];
+    auto& b = y.elements[e];
+    same_bytes(a.header, b.header);
+    check(a.frames.size() == b.frames.size());
+    for (size_t f = 0; f < a.frames.size(); ++f) {
+      auto& fa = a.frames[f];
+      auto& fb = b.frames[f];
+      check(fa.kind == fb.kind && fa.size == fb.size
+            && fa.object_id == fb.object_id && fa.ticket == fb.ticket);
+      same_bytes(fa.data, fb.data);
+    }
+  }
+}
+
+/// Reads `T` from `bytes`; returns whether it was accepted. Whatever was
+/// accepted fits the input (no piece longer than the bytes that held it).
+template <class T>
+bool read(caf::actor_system& sys, const char* bytes, size_t size, T& out) {
+  caf::binary_deserializer source{sys, bytes, size};
+  if (source(out))
+    return false;
+  check(source.remaining() <= size);
+  return true;
+}
+
+void check_fits(const wire_message& msg, size_t size) {
+  size_t total = 0;
+  for (auto& element : msg.elements) {
+    total += element.header.size();
+    for (auto& frame : element.frames)
+      total += frame.data.size();
+  }
+  check(total <= size);
+}
+
+/// Writes `x` back and reads it again: the same value must come out.
+template <class T, class Compare>
+void round_trip(caf::actor_system& sys, const T& x, Compare same) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  check(!sink(const_cast<T&>(x)));
+  T again;
+  check(read(sys, buf.data(), buf.size(), again));
+  same(x, again);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0)
+    return 0;
+  auto& sys = fuzz_system();
+  auto* bytes = reinterpret_cast<const char*>(data) + 1;
+  auto n = size - 1;
+  if (data[0] % 2 == 0) {
+    wire_message msg;
+    if (read(sys, bytes, n, msg)) {
+      check_fits(msg, n);
+      round_trip(sys, msg, same_message);
+    }
+  } else {
+    wire_batch batch;
+    if (read(sys, bytes, n, batch)) {
+      for (auto& msg : batch.messages)
+        check_fits(msg, n);
+      round_trip(sys, batch, [](const wire_batch& x, const wire_batch& y) {
+        check(x.messages.size() == y.messages.size());
+        for (size_t i = 0; i < x.messages.size(); ++i)
+          same_message(x.messages[i], y.messages[i]);
+      });
+    }
+  }
+  return 0;
+}
