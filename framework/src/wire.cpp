@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <span>
 #include <string>
 
@@ -296,9 +297,22 @@ caf::error wire_message::load(caf::deserializer& source) {
     }
   }
   error = caf::error{};
-  if ((flags & has_error_flag) != 0)
+  if ((flags & has_error_flag) == 0)
+    return caf::none;
+  // The error's context is a caf::message, read by CAF's generic code, which
+  // throws on some malformed values (a config_value with an unknown type
+  // index: "invalid type found"). Thrown here, inside CAF's middleman, it
+  // would take the node down; a peer's bytes must only get an error.
+  try {
     return source(error);
-  return caf::none;
+  } catch (const std::exception& e) {
+    error = caf::error{};
+    return malformed(std::string{"the error it carries does not decode: "}
+                     + e.what());
+  } catch (...) {
+    error = caf::error{};
+    return malformed("the error it carries does not decode");
+  }
 }
 
 } // namespace ferry::detail

@@ -257,6 +257,35 @@ TEST(wire_message_codec, HugeClaimedCountsAreRefusedBeforeAllocating) {
     << caf::to_string(err2);
 }
 
+TEST(wire_message_codec, ErrorThatMakesCafThrowGetsAnErrorInstead) {
+  // Arrange: found by fuzz_wire (tests/fuzz/corpus/wire/error_throws): a
+  // message whose error's context holds an "@config_value" with an unknown
+  // type index, on which CAF's deserializer throws "invalid type found".
+  // Read by a gateway's middleman, the exception would end the node.
+  const unsigned char input[] = {
+    0, 0, 0, 29, 7, 32, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0,
+    0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 70, 64, 60,
+    62, 43, 64, 99, 111, 110, 102, 105, 103, 95, 118, 97, 108, 117, 101, 43,
+    70, 0, 0, 0, 83, 235, 52, 118, 101, 116, 1, 0, 0, 0, 0, 241, 255, 240, 81,
+    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 39, 16, 0, 0, 0, 0, 70, 70, 70, 70,
+    70, 70, 249, 1, 8, 0, 0, 0, 7, 255, 255, 255, 255, 38, 1};
+  caf::actor_system_config cfg;
+  register_wire_types(cfg);
+  caf::actor_system sys{cfg};
+  caf::binary_deserializer source{sys, reinterpret_cast<const char*>(input),
+                                  sizeof(input)};
+  wire_message out;
+  // Act
+  caf::error err;
+  EXPECT_NO_THROW(err = source(out));
+  // Assert
+  ASSERT_TRUE(err);
+  EXPECT_NE(caf::to_string(err).find("the error it carries does not decode"),
+            std::string::npos)
+    << caf::to_string(err);
+  EXPECT_FALSE(out.error);
+}
+
 TEST(wire_batch_codec, RoundTripKeepsEveryMessageInOrder) {
   // Arrange
   wire_batch batch;
