@@ -17,12 +17,12 @@
 
 #include "ferry/errc.hpp"
 
+#include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/detail/little_endian.hpp"
 
 #include <array>
 #include <cstddef>
 #include <cstring>
-#include <exception>
 #include <span>
 #include <string>
 
@@ -305,13 +305,10 @@ caf::error wire_message::load(caf::deserializer& source) {
   // would take the node down; a peer's bytes must only get an error.
   try {
     return source(error);
-  } catch (const std::exception& e) {
-    error = caf::error{};
-    return malformed(std::string{"the error it carries does not decode: "}
-                     + e.what());
   } catch (...) {
     error = caf::error{};
-    return malformed("the error it carries does not decode");
+    return malformed("the error it carries does not decode: "
+                     + serializers::detail::current_exception_text());
   }
 }
 

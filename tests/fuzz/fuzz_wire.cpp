@@ -15,7 +15,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 using namespace ferry::detail;
@@ -64,17 +63,15 @@ void same_message(const wire_message& x, const wire_message& y) {
   }
 }
 
-/// Reads `T` from `bytes`; returns whether it was accepted. Whatever was
-/// accepted fits the input (no piece longer than the bytes that held it).
+/// Reads `T` from `bytes`; returns whether it was accepted.
 template <class T>
 bool read(caf::actor_system& sys, const char* bytes, size_t size, T& out) {
   caf::binary_deserializer source{sys, bytes, size};
-  if (source(out))
-    return false;
-  check(source.remaining() <= size);
-  return true;
+  return !source(out);
 }
 
+/// What was accepted fits the input: its pieces hold no more bytes than
+/// the input did.
 void check_fits(const wire_message& msg, size_t size) {
   size_t total = 0;
   for (auto& element : msg.elements) {
