@@ -168,7 +168,11 @@ link_config::from_settings(const caf::settings& section, link_config base) {
 namespace detail {
 
 void register_wire_types(caf::actor_system_config& cfg) {
-  cfg.add_message_type<wire_message>("ferry.message")
+  // CAF 0.17 writes and reads every message's type as "@<>+" followed by its
+  // elements' names, in a std::string: the two types on the data path keep
+  // that within the string's 15 inline characters, so neither side allocates
+  // for it (an allocation per message on each side with "ferry.message").
+  cfg.add_message_type<wire_message>("ferry.msg")
     .add_message_type<wire_batch>("ferry.batch")
     .add_message_type<hello>("ferry.hello")
     .add_message_type<identify>("ferry.identify")

@@ -239,12 +239,13 @@ link_state::~link_state() = default;
 
 // -- link_state: sending ------------------------------------------------------
 
-caf::expected<wire_element>
+caf::error
 link_state::encode_element(std::type_index type, const void* value,
                            const std::shared_ptr<const void>& keep_alive,
                            std::string& family_used,
                            std::vector<store::transfer_ticket>& tickets,
-                           std::vector<uint64_t>& transfers) {
+                           std::vector<uint64_t>& transfers,
+                           wire_element& result) {
   // Tickets of handles inside the value (the store's in-band hook).
   std::vector<store::transfer_ticket> handles;
   auto encoded = [&]() -> caf::expected<serializers::payload> {
@@ -284,7 +285,6 @@ link_state::encode_element(std::type_index type, const void* value,
     return std::move(encoded.error());
   }
   family_used = encoded->header.family;
-  wire_element result;
   if (same_host_) {
     tickets.insert(tickets.end(), handles.begin(), handles.end());
   } else if (!handles.empty()) {
@@ -337,7 +337,7 @@ link_state::encode_element(std::type_index type, const void* value,
     }
     result.frames.emplace_back(std::move(out));
   }
-  return result;
+  return caf::none;
 }
 
 uint64_t link_state::add_transfer(std::shared_ptr<serializers::frame> frame) {
@@ -393,13 +393,13 @@ link_state::export_handles(const std::vector<store::transfer_ticket>& tickets,
   return caf::none;
 }
 
-caf::expected<wire_message>
+caf::error
 link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
                            caf::message_id mid, const caf::message& msg,
                            std::vector<store::transfer_ticket>& tickets,
                            std::vector<uint64_t>& transfers,
-                           std::vector<std::string>& families) {
-  wire_message out;
+                           inline_one<std::string>& families,
+                           wire_message& out) {
   out.target = target;
   out.mid = mid.integer_value();
   if (sender)
@@ -419,13 +419,10 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
           + describe_element(msg, pos) + " to node " + peer_name_
           + ": the type is not registered; call "
             "cfg.add_message_type<T>(\"name\") in both processes");
-    std::string family;
-    auto element = encode_element(type, msg.at(pos), keep_alive, family,
-                                  tickets, transfers);
-    if (!element)
-      return std::move(element.error());
-    out.elements.emplace_back(std::move(*element));
-    families.emplace_back(std::move(family));
+    auto& family = families.emplace_back();
+    if (auto err = encode_element(type, msg.at(pos), keep_alive, family,
+                                  tickets, transfers, out.elements.emplace_back()))
+      return err;
   }
   // One pass: payload bytes against max-message-size (what the encoder and
   // the puller check, not the wire's own headers), inline bytes against
@@ -453,7 +450,7 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
         + " bytes inline, above CAF's 32-bit BASP limit; lower "
           "pull-threshold (or spill-threshold on one host) so large frames "
           "leave the message");
-  return out;
+  return caf::none;
 }
 
 caf::error link_state::send(uint64_t target,
@@ -465,7 +462,7 @@ caf::error link_state::send(uint64_t target,
                            "the link to node " + peer_name_ + " is down");
   std::vector<store::transfer_ticket> tickets;
   std::vector<uint64_t> transfers;
-  std::vector<std::string> families;
+  inline_one<std::string> families;
   auto fail = [&](caf::error err) {
     if (auto* store = node_.store())
       for (auto& ticket : tickets)
@@ -475,11 +472,11 @@ caf::error link_state::send(uint64_t target,
     ++counters_.send_errors;
     return err;
   };
-  auto out = encode_message(target, sender, mid, msg, tickets, transfers,
-                            families);
-  if (!out)
-    return fail(std::move(out.error()));
-  auto size = wire_size(*out);
+  wire_message out;
+  if (auto err = encode_message(target, sender, mid, msg, tickets, transfers,
+                                families, out))
+    return fail(std::move(err));
+  auto size = wire_size(out);
   if (auto err = acquire_credit(size, !mid.is_response()))
     return fail(std::move(err));
   ++counters_.messages_sent;
@@ -491,7 +488,7 @@ caf::error link_state::send(uint64_t target,
                      std::make_pair(caf::actor_cast<caf::weak_actor_ptr>(sender),
                                     mid));
   }
-  post(std::move(*out), size, tickets, host);
+  post(std::move(out), size, tickets, host);
   return caf::none;
 }
 
@@ -513,7 +510,7 @@ caf::behavior flusher(caf::event_based_actor*, std::weak_ptr<link_state> link) {
 
 } // namespace
 
-void link_state::post(wire_message msg, uint64_t size,
+void link_state::post(wire_message&& msg, uint64_t size,
                       const std::vector<store::transfer_ticket>& tickets,
                       caf::execution_unit* host) {
   std::lock_guard<std::mutex> guard{post_mtx_};

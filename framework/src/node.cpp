@@ -446,9 +446,10 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
   caf::scoped_actor self{impl_->system()};
   std::vector<store::transfer_ticket> tickets;
   std::vector<uint64_t> transfers;
-  std::vector<std::string> families;
-  auto wire = (*link)->encode_message(0, nullptr, caf::make_message_id(), args,
-                                      tickets, transfers, families);
+  detail::inline_one<std::string> families;
+  detail::spawn_request req{type_name, {}};
+  auto err = (*link)->encode_message(0, nullptr, caf::make_message_id(), args,
+                                     tickets, transfers, families, req.args);
   // Store tickets and held frames of the arguments go back if the peer never
   // takes them.
   auto release = [&] {
@@ -458,14 +459,14 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
     for (auto transfer : transfers)
       (*link)->finish_transfer(transfer);
   };
-  if (!wire) {
+  if (err) {
     release();
-    return std::move(wire.error());
+    return err;
   }
   uint64_t id = 0;
   caf::error failure;
   self->request((*link)->peer_gateway(), timeout,
-                detail::spawn_request{type_name, std::move(*wire)})
+                std::move(req))
     .receive([&](uint64_t x) { id = x; },
              [&](caf::error& err) { failure = std::move(err); });
   if (failure) {

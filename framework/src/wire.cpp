@@ -92,7 +92,7 @@ private:
 
 caf::error malformed(const std::string& what) {
   return caf::make_error(errc::decode_failed,
-                         "malformed ferry.message from the peer: " + what);
+                         "malformed ferry.msg from the peer: " + what);
 }
 
 } // namespace
@@ -187,7 +187,7 @@ caf::error wire_message::load(caf::deserializer& source) {
   auto* bin = dynamic_cast<caf::binary_deserializer*>(&source);
   if (bin == nullptr)
     return caf::make_error(errc::decode_failed,
-                           "ferry.message reads from CAF's binary format only");
+                           "ferry.msg reads from CAF's binary format only");
   uint32_t head_size = 0;
   if (auto err = source(head_size))
     return err;
@@ -260,9 +260,10 @@ caf::error wire_message::load(caf::deserializer& source) {
   // Second pass over the (now checked) head for the lengths, reading the
   // pieces in stream order: small pieces share one buffer, large ones get
   // their own.
-  std::shared_ptr<std::vector<std::byte>> shared;
+  // One allocation holds the small pieces and their reference count.
+  std::shared_ptr<std::byte[]> shared;
   if (shared_total > 0)
-    shared = std::make_shared<std::vector<std::byte>>(shared_total);
+    shared = std::make_shared_for_overwrite<std::byte[]>(shared_total);
   size_t offset = 0;
   auto read_piece = [&](wire_bytes& slot, uint64_t length) -> caf::error {
     if (length >= own_buffer_threshold) {
@@ -271,7 +272,7 @@ caf::error wire_message::load(caf::deserializer& source) {
         return err;
       slot = wire_bytes{std::move(own)};
     } else if (length > 0) {
-      auto* at = shared->data() + offset;
+      auto* at = shared.get() + offset;
       if (auto err = source.apply_raw(length, at))
         return err;
       slot = wire_bytes{{at, length}, shared};

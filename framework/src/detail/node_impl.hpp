@@ -224,15 +224,16 @@ public:
                   caf::message_id mid, caf::message msg,
                   caf::execution_unit* host);
 
-  /// Encodes `msg` for actor `target` of the peer; exports `sender`. Adds the
-  /// store tickets it exported to `tickets` and the family of each element to
-  /// `families`.
-  caf::expected<wire_message>
-  encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
-                 caf::message_id mid, const caf::message& msg,
-                 std::vector<store::transfer_ticket>& tickets,
-                 std::vector<uint64_t>& transfers,
-                 std::vector<std::string>& families);
+  /// Encodes `msg` for actor `target` of the peer into `out` (a fresh
+  /// wire_message, filled in place: it holds its first element inline, so
+  /// moving it is not free); exports `sender`. Adds the store tickets it
+  /// exported to `tickets` and the family of each element to `families`.
+  caf::error encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
+                            caf::message_id mid, const caf::message& msg,
+                            std::vector<store::transfer_ticket>& tickets,
+                            std::vector<uint64_t>& transfers,
+                            inline_one<std::string>& families,
+                            wire_message& out);
 
   /// Sends a control message to the peer's gateway (after the messages the
   /// link holds in its batch, so order is kept).
@@ -333,12 +334,13 @@ public:
   link_stats snapshot() const;
 
 private:
-  caf::expected<wire_element>
-  encode_element(std::type_index type, const void* value,
-                 const std::shared_ptr<const void>& keep_alive,
-                 std::string& family_used,
-                 std::vector<store::transfer_ticket>& tickets,
-                 std::vector<uint64_t>& transfers);
+  /// Encodes one element into `result` (fresh, filled in place).
+  caf::error encode_element(std::type_index type, const void* value,
+                            const std::shared_ptr<const void>& keep_alive,
+                            std::string& family_used,
+                            std::vector<store::transfer_ticket>& tickets,
+                            std::vector<uint64_t>& transfers,
+                            wire_element& result);
 
   caf::expected<caf::message> decode_element(wire_element& element);
 
@@ -357,7 +359,7 @@ private:
   /// Sends `msg` (`size`: its wire_size) in link order, remembering
   /// `tickets` until the peer has taken the message. Small messages of a
   /// burst join a batch instead.
-  void post(wire_message msg, uint64_t size,
+  void post(wire_message&& msg, uint64_t size,
             const std::vector<store::transfer_ticket>& tickets,
             caf::execution_unit* host);
 

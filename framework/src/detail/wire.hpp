@@ -23,7 +23,8 @@
 
 #include "ferry/store/object_ref.hpp"
 
-#include <cstddef>
+#include <boost/container/small_vector.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,7 +37,7 @@ namespace ferry::detail {
 
 /// Protocol version of ferry's wire types; peers with another version are
 /// refused at the handshake.
-inline constexpr uint32_t wire_protocol_version = 4;
+inline constexpr uint32_t wire_protocol_version = 5;
 
 /// Bytes on the wire: a view when sending, an owned buffer when received.
 class wire_bytes {
@@ -178,11 +179,17 @@ typename Inspector::result_type inspect(Inspector& f, wire_frame& x) {
            x.ticket, x.data);
 }
 
+/// Sequences that almost always hold one item (one element per message, one
+/// frame per small element) keep it inline: the small messages that dominate
+/// round trips then allocate no vector on either side.
+template <class T>
+using inline_one = boost::container::small_vector<T, 1>;
+
 /// One message element: the payload header (ferry's fixed header codec) and
 /// its frames.
 struct wire_element {
   wire_bytes header;
-  std::vector<wire_frame> frames;
+  inline_one<wire_frame> frames;
 };
 
 template <class Inspector>
@@ -208,7 +215,7 @@ struct wire_message {
   /// Set for error responses (the content is then this error alone).
   caf::error error;
   /// The encoded elements.
-  std::vector<wire_element> elements;
+  inline_one<wire_element> elements;
   /// Receiving side only, never on the wire: local copies of the sender's
   /// store objects named by `remote_handle` frames (sender's object id,
   /// copy), filled by the puller before the message is decoded
@@ -231,7 +238,7 @@ typename Inspector::result_type inspect(Inspector& f, wire_message& x) {
     return x.load(f);
   } else {
     auto n = static_cast<uint64_t>(x.elements.size());
-    return f(caf::meta::type_name("ferry.message"), x.target, x.sender, x.mid,
+    return f(caf::meta::type_name("ferry.msg"), x.target, x.sender, x.mid,
              x.error, n);
   }
 }
