@@ -18,6 +18,7 @@
 #include "ferry/errc.hpp"
 
 #include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/little_endian.hpp"
 
 #include <array>
@@ -264,37 +265,36 @@ caf::error wire_message::load(caf::deserializer& source) {
   std::shared_ptr<std::byte[]> shared;
   if (shared_total > 0)
     shared = std::make_shared_for_overwrite<std::byte[]>(shared_total);
+  // The pieces are copied straight from CAF's buffer (every length is
+  // checked against it above): a large piece's buffer is not zeroed first.
   size_t offset = 0;
-  auto read_piece = [&](wire_bytes& slot, uint64_t length) -> caf::error {
+  auto read_piece = [&](wire_bytes& slot, uint64_t length) {
+    auto* from = reinterpret_cast<const std::byte*>(bin->remainder().data());
     if (length >= own_buffer_threshold) {
-      std::vector<std::byte> own(length);
-      if (auto err = source.apply_raw(own.size(), own.data()))
-        return err;
+      std::vector<std::byte> own;
+      serializers::detail::assign_fresh(own, from, length);
       slot = wire_bytes{std::move(own)};
     } else if (length > 0) {
       auto* at = shared.get() + offset;
-      if (auto err = source.apply_raw(length, at))
-        return err;
+      std::memcpy(at, from, length);
       slot = wire_bytes{{at, length}, shared};
       offset += length;
     } else {
       slot = wire_bytes{};
     }
-    return caf::none;
+    bin->skip(length);
   };
   head_reader lengths{head.subspan(fixed_head)};
   for (auto& element : elements) {
     uint32_t header_size = 0;
     lengths.get(header_size);
     lengths.skip(4); // frame count
-    if (auto err = read_piece(element.header, header_size))
-      return err;
+    read_piece(element.header, header_size);
     for (auto& frame : element.frames) {
       uint64_t data_size = 0;
       lengths.skip(frame_head - 8); // kind, size, object id, ticket
       lengths.get(data_size);
-      if (auto err = read_piece(frame.data, data_size))
-        return err;
+      read_piece(frame.data, data_size);
     }
   }
   error = caf::error{};

@@ -23,6 +23,8 @@
 
 #include "ferry/store/object_ref.hpp"
 
+#include "ferry/serializers/detail/fresh_memory.hpp"
+
 #include <boost/container/small_vector.hpp>
 
 #include <cstddef>
@@ -91,21 +93,29 @@ public:
     return sink.apply_raw(n, const_cast<std::byte*>(view_.data()));
   }
 
-  /// Loads: length, checked against the bytes left, then the bytes.
+  /// Loads: length, checked against the bytes left, then the bytes (copied
+  /// straight from a binary deserializer's buffer, without zeroing first).
   caf::error load(caf::deserializer& source) {
     uint64_t n = 0;
     if (auto err = source(n))
       return err;
-    if (auto bin = dynamic_cast<caf::binary_deserializer*>(&source);
-        bin != nullptr && n > bin->remaining())
+    auto bin = dynamic_cast<caf::binary_deserializer*>(&source);
+    if (bin != nullptr && n > bin->remaining())
       return caf::make_error(caf::sec::end_of_stream,
                              "ferry wire_bytes claims " + std::to_string(n)
                                + " bytes but the message holds only "
                                + std::to_string(bin->remaining()));
-    std::vector<std::byte> buf(n);
-    if (n > 0)
-      if (auto err = source.apply_raw(n, buf.data()))
-        return err;
+    std::vector<std::byte> buf;
+    if (bin != nullptr) {
+      auto* from = reinterpret_cast<const std::byte*>(bin->remainder().data());
+      serializers::detail::assign_fresh(buf, from, n);
+      bin->skip(n);
+    } else {
+      buf.resize(n);
+      if (n > 0)
+        if (auto err = source.apply_raw(n, buf.data()))
+          return err;
+    }
     *this = wire_bytes{std::move(buf)};
     return caf::none;
   }
