@@ -420,8 +420,9 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
           + ": the type is not registered; call "
             "cfg.add_message_type<T>(\"name\") in both processes");
     auto& family = families.emplace_back();
+    auto& element = out.elements.emplace_back();
     if (auto err = encode_element(type, msg.at(pos), keep_alive, family,
-                                  tickets, transfers, out.elements.emplace_back()))
+                                  tickets, transfers, element))
       return err;
   }
   // One pass: payload bytes against max-message-size (what the encoder and

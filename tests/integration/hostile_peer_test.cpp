@@ -286,6 +286,52 @@ TEST(wire_message_codec, ErrorThatMakesCafThrowGetsAnErrorInstead) {
   EXPECT_FALSE(out.error);
 }
 
+TEST(wire_bytes_codec, RoundTripAtEverySizeClassAndNextValueStillReads) {
+  // Arrange: chunk payloads travel as wire_bytes; sizes below and above
+  // the 2 MiB huge-page advice, each followed by a value the reader must
+  // still find where it belongs.
+  for (size_t n : {size_t{0}, size_t{1}, size_t{70} << 10, size_t{3} << 20}) {
+    std::vector<std::byte> bytes(n);
+    for (size_t i = 0; i < n; ++i)
+      bytes[i] = static_cast<std::byte>(i * 31 + 7);
+    wire_bytes in{bytes};
+    uint32_t trailer = 0xC0FFEE;
+    std::vector<char> buf;
+    caf::binary_serializer sink{nullptr, buf};
+    ASSERT_FALSE(sink(in, trailer));
+    // Act
+    caf::binary_deserializer source{nullptr, buf.data(), buf.size()};
+    wire_bytes out;
+    uint32_t after = 0;
+    auto err = source(out, after);
+    // Assert
+    ASSERT_FALSE(err) << n << " bytes: " << caf::to_string(err);
+    EXPECT_TRUE(std::ranges::equal(out.bytes(), bytes)) << n << " bytes";
+    EXPECT_TRUE(n == 0 || out.sole_owner()) << n << " bytes";
+    EXPECT_EQ(after, trailer) << n << " bytes";
+    EXPECT_EQ(source.remaining(), 0u) << n << " bytes";
+  }
+}
+
+TEST(wire_bytes_codec, LengthBeyondTheMessageIsRefused) {
+  // Arrange: a length of 17 (CAF's integer encoding) before 16 bytes.
+  std::vector<char> buf;
+  caf::binary_serializer sink{nullptr, buf};
+  uint64_t claimed = 17;
+  ASSERT_FALSE(sink(claimed));
+  buf.insert(buf.end(), 16, char{1});
+  // Act
+  wire_bytes out;
+  auto err = decode_wire(buf, out);
+  // Assert
+  ASSERT_TRUE(err);
+  EXPECT_NE(caf::to_string(err).find("claims 17 bytes but the message holds "
+                                     "only 16"),
+            std::string::npos)
+    << caf::to_string(err);
+  EXPECT_EQ(out.size(), 0u);
+}
+
 TEST(wire_batch_codec, RoundTripKeepsEveryMessageInOrder) {
   // Arrange
   wire_batch batch;

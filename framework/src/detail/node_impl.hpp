@@ -228,7 +228,8 @@ public:
   /// wire_message, filled in place: it holds its first element inline, so
   /// moving it is not free); exports `sender`. Adds the store tickets it
   /// exported to `tickets` and the family of each element to `families`.
-  caf::error encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
+  caf::error encode_message(uint64_t target,
+                            const caf::strong_actor_ptr& sender,
                             caf::message_id mid, const caf::message& msg,
                             std::vector<store::transfer_ticket>& tickets,
                             std::vector<uint64_t>& transfers,
