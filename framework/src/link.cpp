@@ -499,6 +499,10 @@ namespace {
 // bytes.
 constexpr uint64_t batch_item_bytes = 16 * 1024;
 constexpr uint64_t batch_bytes = 256 * 1024;
+// Receivers refuse larger batches (wire_batch::load); a batch is flushed once
+// it reaches batch_bytes, and wire_size counts every message as at least
+// wire_overhead bytes.
+static_assert(batch_bytes / wire_overhead + 1 <= max_batch_messages);
 
 caf::behavior flusher(caf::event_based_actor*, std::weak_ptr<link_state> link) {
   return {

@@ -170,6 +170,12 @@ caf::error wire_batch::load(caf::deserializer& source) {
   uint32_t count = 0;
   if (auto err = source(count))
     return err;
+  if (count > max_batch_messages)
+    return caf::make_error(errc::decode_failed,
+                           "malformed ferry.batch from the peer: "
+                             + std::to_string(count)
+                             + " messages, more than a batch holds ("
+                             + std::to_string(max_batch_messages) + ")");
   // Each message takes at least its head length and fixed head.
   if (count > bin->remaining() / (4 + fixed_head))
     return caf::make_error(errc::decode_failed,

@@ -332,6 +332,31 @@ TEST(wire_bytes_codec, LengthBeyondTheMessageIsRefused) {
   EXPECT_EQ(out.size(), 0u);
 }
 
+TEST(wire_batch_codec, MoreMessagesThanABatchHoldsAreRefused) {
+  // Arrange: a well-formed batch one message above the limit (its bytes
+  // would hold them all), and one at the limit.
+  wire_batch over;
+  over.messages.resize(max_batch_messages + 1);
+  wire_batch at;
+  at.messages.resize(max_batch_messages);
+  auto over_buf = encode_wire(over);
+  auto at_buf = encode_wire(at);
+  // Act
+  wire_batch out_over;
+  wire_batch out_at;
+  auto err_over = decode_wire(over_buf, out_over);
+  auto err_at = decode_wire(at_buf, out_at);
+  // Assert
+  ASSERT_TRUE(err_over);
+  EXPECT_NE(caf::to_string(err_over).find("8193 messages, more than a batch "
+                                          "holds (8192)"),
+            std::string::npos)
+    << caf::to_string(err_over);
+  EXPECT_TRUE(out_over.messages.empty());
+  ASSERT_FALSE(err_at) << caf::to_string(err_at);
+  EXPECT_EQ(out_at.messages.size(), size_t{max_batch_messages});
+}
+
 TEST(wire_batch_codec, RoundTripKeepsEveryMessageInOrder) {
   // Arrange
   wire_batch batch;
@@ -365,8 +390,19 @@ TEST(wire_batch_codec, TruncationsAndHugeCountsGetErrors) {
   batch.messages.push_back(sample_wire_message());
   batch.messages.push_back(sample_wire_message());
   auto buf = encode_wire(batch);
-  auto many = buf; // the count is the first 4 bytes
-  std::memset(many.data(), 0xFF, 4);
+  // The count is the first 4 bytes: 2^32 - 1 (above the limit), and the
+  // limit itself in a buffer that holds two messages.
+  auto huge = buf;
+  std::memset(huge.data(), 0xFF, 4);
+  auto many = buf;
+  {
+    std::vector<char> count;
+    caf::binary_serializer sink{nullptr, count};
+    uint32_t n = max_batch_messages;
+    ASSERT_FALSE(sink(n));
+    ASSERT_EQ(count.size(), 4u);
+    std::copy(count.begin(), count.end(), many.begin());
+  }
   // Act
   size_t errors = 0;
   for (size_t n = 0; n < buf.size(); ++n) {
@@ -375,13 +411,20 @@ TEST(wire_batch_codec, TruncationsAndHugeCountsGetErrors) {
     if (decode_wire(cut, out))
       ++errors;
   }
-  wire_batch out;
-  auto err = decode_wire(many, out);
+  wire_batch out1;
+  wire_batch out2;
+  auto err_huge = decode_wire(huge, out1);
+  auto err_many = decode_wire(many, out2);
   // Assert
   EXPECT_EQ(errors, buf.size());
-  ASSERT_TRUE(err);
-  EXPECT_NE(caf::to_string(err).find("messages in"), std::string::npos)
-    << caf::to_string(err);
+  ASSERT_TRUE(err_huge);
+  EXPECT_NE(caf::to_string(err_huge).find("more than a batch holds"),
+            std::string::npos)
+    << caf::to_string(err_huge);
+  ASSERT_TRUE(err_many);
+  EXPECT_NE(caf::to_string(err_many).find("8192 messages in"),
+            std::string::npos)
+    << caf::to_string(err_many);
 }
 
 TEST_F(hostile_fixture, FamilyOutsideTheAllowlistIsRefusedWithTypedError) {

@@ -262,6 +262,12 @@ inline bool has_pulled_frames(const wire_message& msg) {
   return false;
 }
 
+/// A batch holds at most this many messages. A sender flushes its batch at
+/// 256 KiB and counts every message as at least 64 bytes (link.cpp), so its
+/// batches hold 4097 at most; a receiver refuses more before allocating (a
+/// wire_message takes about 230 bytes in memory whatever its wire size).
+inline constexpr uint32_t max_batch_messages = 8192;
+
 /// Small wire messages a link sent in a burst, in order, as one CAF message
 /// (see link_state::post): CAF's cost per message (BASP header, two reads,
 /// a worker hand-off, a mailbox element) is paid once per batch.
