@@ -18,7 +18,6 @@
 #include "ferry/errc.hpp"
 
 #include "ferry/serializers/detail/error.hpp"
-#include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/little_endian.hpp"
 
 #include <array>
@@ -275,20 +274,17 @@ caf::error wire_message::load(caf::deserializer& source) {
   // checked against it above): a large piece's buffer is not zeroed first.
   size_t offset = 0;
   auto read_piece = [&](wire_bytes& slot, uint64_t length) {
-    auto* from = reinterpret_cast<const std::byte*>(bin->remainder().data());
     if (length >= own_buffer_threshold) {
-      std::vector<std::byte> own;
-      serializers::detail::assign_fresh(own, from, length);
-      slot = wire_bytes{std::move(own)};
+      slot = wire_bytes::take_from(*bin, length);
     } else if (length > 0) {
       auto* at = shared.get() + offset;
-      std::memcpy(at, from, length);
+      std::memcpy(at, bin->remainder().data(), length);
+      bin->skip(length);
       slot = wire_bytes{{at, length}, shared};
       offset += length;
     } else {
       slot = wire_bytes{};
     }
-    bin->skip(length);
   };
   head_reader lengths{head.subspan(fixed_head)};
   for (auto& element : elements) {

@@ -60,6 +60,17 @@ public:
     keep_alive_ = owned_;
   }
 
+  /// Takes the next `n` bytes of `source` into an owned buffer, copied
+  /// straight from its buffer (not zero-filled first).
+  /// REQUIRES: `n <= source.remaining()`.
+  static wire_bytes take_from(caf::binary_deserializer& source, size_t n) {
+    std::vector<std::byte> buf;
+    auto* from = reinterpret_cast<const std::byte*>(source.remainder().data());
+    serializers::detail::assign_fresh(buf, from, n);
+    source.skip(n);
+    return wire_bytes{std::move(buf)};
+  }
+
   /// Returns the bytes.
   std::span<const std::byte> bytes() const { return view_; }
 
@@ -105,17 +116,14 @@ public:
                              "ferry wire_bytes claims " + std::to_string(n)
                                + " bytes but the message holds only "
                                + std::to_string(bin->remaining()));
-    std::vector<std::byte> buf;
     if (bin != nullptr) {
-      auto* from = reinterpret_cast<const std::byte*>(bin->remainder().data());
-      serializers::detail::assign_fresh(buf, from, n);
-      bin->skip(n);
-    } else {
-      buf.resize(n);
-      if (n > 0)
-        if (auto err = source.apply_raw(n, buf.data()))
-          return err;
+      *this = take_from(*bin, n);
+      return caf::none;
     }
+    std::vector<std::byte> buf(n);
+    if (n > 0)
+      if (auto err = source.apply_raw(n, buf.data()))
+        return err;
     *this = wire_bytes{std::move(buf)};
     return caf::none;
   }
