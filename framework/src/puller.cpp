@@ -19,13 +19,12 @@
 #include "ferry/errc.hpp"
 #include "ferry/store/object_builder.hpp"
 
-#include "ferry/serializers/detail/fresh_memory.hpp"
-
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include <cstring>
 #include <new>
+#include <span>
 
 namespace ferry::detail {
 
@@ -41,12 +40,19 @@ struct frame_job {
   uint64_t next_offset = 0;
   uint64_t received = 0;
   /// Where a large frame lands.
-  std::vector<std::byte> buffer;
+  landing_buffer buffer;
   /// Where a store handle's object lands (remote_handle frames).
   store::object_builder object;
 
-  std::byte* target() {
-    return object ? object.bytes().data() : buffer.data();
+  /// Writes a chunk at `offset`; false if it does not fit.
+  bool land(uint64_t offset, std::span<const std::byte> bytes) {
+    if (!object)
+      return buffer.land(offset, bytes);
+    auto target = object.bytes();
+    if (offset > target.size() || bytes.size() > target.size() - offset)
+      return false;
+    std::memcpy(target.data() + offset, bytes.data(), bytes.size());
+    return true;
   }
 };
 
@@ -87,7 +93,7 @@ void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
       continue;
     }
     frame.kind = static_cast<uint8_t>(frame_kind::inline_plain);
-    frame.data = wire_bytes{std::move(job.buffer)};
+    frame.data = wire_bytes{job.buffer.take()};
   }
   link->deliver(msg, st.current->second, self->context());
   st.current.reset();
@@ -140,7 +146,17 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
                                         + std::to_string(length)));
               return;
             }
-            std::memcpy(job.target() + offset, chunk.bytes().data(), length);
+            if (!job.land(offset, chunk.bytes())) {
+              abandon(self, link,
+                      caf::make_error(errc::transfer_failed,
+                                      "a chunk at offset "
+                                        + std::to_string(offset)
+                                        + " from node " + link->peer_name()
+                                        + " does not fit its frame of "
+                                        + std::to_string(job.size)
+                                        + " bytes"));
+              return;
+            }
             job.received += length;
             link->count_pulled(length);
             if (job.received == job.size) {
@@ -213,14 +229,9 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
     job.object = std::move(*object);
   }
   try {
-    for (auto& job : st.jobs) {
-      if (job.object)
-        continue;
-      // Large buffers fault in huge pages (see serializers' fresh_memory).
-      job.buffer.reserve(job.size);
-      serializers::detail::advise_huge_pages(job.buffer.data(), job.size);
-      job.buffer.resize(job.size);
-    }
+    for (auto& job : st.jobs)
+      if (!job.object)
+        job.buffer = landing_buffer{job.size};
   } catch (const std::bad_alloc&) {
     abandon(self, link,
             caf::make_error(errc::transfer_failed,

@@ -315,4 +315,34 @@ caf::error wire_message::load(caf::deserializer& source) {
   }
 }
 
+// -- landing_buffer -----------------------------------------------------------
+
+landing_buffer::landing_buffer(uint64_t size) : size_(size) {
+  buf_.reserve(size);
+  serializers::detail::advise_huge_pages(buf_.data(), size);
+}
+
+bool landing_buffer::land(uint64_t offset, std::span<const std::byte> bytes) {
+  if (offset > size_ || bytes.size() > size_ - offset)
+    return false;
+  if (offset == buf_.size()) {
+    // Within the reserved capacity: no reallocation, no zero-fill.
+    buf_.insert(buf_.end(), bytes.begin(), bytes.end());
+    return true;
+  }
+  if (buf_.size() < offset + bytes.size())
+    buf_.resize(offset + bytes.size());
+  if (!bytes.empty())
+    std::memcpy(buf_.data() + offset, bytes.data(), bytes.size());
+  return true;
+}
+
+std::vector<std::byte> landing_buffer::take() {
+  buf_.resize(size_);
+  size_ = 0;
+  auto out = std::move(buf_);
+  buf_ = {};
+  return out;
+}
+
 } // namespace ferry::detail

@@ -342,6 +342,58 @@ TEST(wire_bytes_codec, LengthBeyondTheMessageIsRefused) {
   EXPECT_EQ(out.size(), 0u);
 }
 
+std::vector<std::byte> pattern_bytes(size_t n, int seed) {
+  std::vector<std::byte> out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = static_cast<std::byte>(i * 13 + static_cast<size_t>(seed));
+  return out;
+}
+
+TEST(landing_buffer, ChunksInAnyOrderMakeTheWholeFrame) {
+  // Arrange: a frame of three chunks (the last one short), landed in order
+  // and, in a second frame, in the order 2, 0, 1.
+  const size_t chunk = 5000;
+  auto frame = pattern_bytes(2 * chunk + 123, 3);
+  auto piece = [&](size_t k) {
+    auto first = frame.begin() + static_cast<std::ptrdiff_t>(k * chunk);
+    auto last = frame.begin()
+                + static_cast<std::ptrdiff_t>(
+                  std::min(frame.size(), (k + 1) * chunk));
+    return std::span<const std::byte>{&*first, static_cast<size_t>(last - first)};
+  };
+  for (auto order : {std::vector<size_t>{0, 1, 2}, std::vector<size_t>{2, 0, 1}}) {
+    landing_buffer buf{frame.size()};
+    // Act
+    for (auto k : order)
+      ASSERT_TRUE(buf.land(k * chunk, piece(k))) << "chunk " << k;
+    auto out = buf.take();
+    // Assert
+    EXPECT_EQ(out, frame) << "landed in order " << order[0] << order[1]
+                          << order[2];
+    EXPECT_EQ(buf.size(), 0u);
+  }
+}
+
+TEST(landing_buffer, ChunkBeyondTheFrameIsRefusedAndWritesNothing) {
+  // Arrange
+  landing_buffer buf{100};
+  auto first = pattern_bytes(60, 1);
+  auto tail = pattern_bytes(41, 2);
+  ASSERT_TRUE(buf.land(0, first));
+  // Act: 60 + 41 bytes reach one past the end; so does any offset past it.
+  auto past_end = buf.land(60, tail);
+  auto far_away = buf.land(uint64_t{1} << 62, std::span{tail}.first(1));
+  auto fits = buf.land(60, std::span{tail}.first(40));
+  // Assert
+  EXPECT_FALSE(past_end);
+  EXPECT_FALSE(far_away);
+  EXPECT_TRUE(fits);
+  auto out = buf.take();
+  ASSERT_EQ(out.size(), 100u);
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), out.begin()));
+  EXPECT_TRUE(std::equal(tail.begin(), tail.begin() + 40, out.begin() + 60));
+}
+
 TEST(wire_batch_codec, MoreMessagesThanABatchHoldsAreRefused) {
   // Arrange: a well-formed batch one message above the limit (its bytes
   // would hold them all), and one at the limit.

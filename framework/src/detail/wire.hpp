@@ -134,6 +134,37 @@ private:
   std::shared_ptr<std::vector<std::byte>> owned_;
 };
 
+/// Where a pulled frame lands: an owned buffer of a known size, filled as its
+/// chunks arrive. Chunks that arrive in order (the puller asks for them in
+/// order over one connection) are appended to reserved memory, so the frame
+/// is written once and never zero-filled first: for a 1 GiB frame that is one
+/// pass less over fresh pages. A chunk that arrives out of order is still put
+/// in its place. The frame ends as a `std::vector`, which a `raw` decoder
+/// adopts without a copy.
+class landing_buffer {
+public:
+  landing_buffer() = default;
+
+  /// Reserves `size` bytes, advised as huge-page candidates when large.
+  /// Throws std::bad_alloc when the memory is not there.
+  explicit landing_buffer(uint64_t size);
+
+  /// Writes `bytes` at `offset`. Returns false, writing nothing, when they
+  /// reach beyond the frame's size.
+  bool land(uint64_t offset, std::span<const std::byte> bytes);
+
+  /// Returns the frame's bytes (all of its size; bytes never landed read as
+  /// zero) and leaves this empty.
+  std::vector<std::byte> take();
+
+  /// Returns the frame's size.
+  uint64_t size() const { return size_; }
+
+private:
+  uint64_t size_ = 0;
+  std::vector<std::byte> buf_;
+};
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_bytes& x) {
   if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
