@@ -156,7 +156,7 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   } else if (content.match_elements<chunk_request>()) {
     auto l = link();
     auto chunk = l ? l->serve_chunk(content.get_as<chunk_request>(0))
-                   : caf::expected<wire_bytes>{caf::make_error(
+                   : caf::expected<chunk_reply>{caf::make_error(
                      errc::link_down, "chunk request without a link")};
     respond(this, *what,
             chunk ? caf::make_message(std::move(*chunk))

@@ -185,7 +185,7 @@ void register_wire_types(caf::actor_system_config& cfg) {
     .add_message_type<chunk_request>("ferry.chunk_req")
     .add_message_type<transfer_done>("ferry.xfer_done")
     .add_message_type<spawn_request>("ferry.spawn")
-    .add_message_type<wire_bytes>("ferry.bytes");
+    .add_message_type<chunk_reply>("ferry.chunk");
 }
 
 } // namespace detail

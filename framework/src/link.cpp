@@ -941,7 +941,7 @@ std::optional<std::pair<wire_message, uint64_t>> link_state::take_queued() {
   return result;
 }
 
-caf::expected<wire_bytes> link_state::serve_chunk(const chunk_request& req) {
+caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
   std::shared_ptr<serializers::frame> frame;
   {
     std::lock_guard<std::mutex> guard{transfers_mtx_};
@@ -962,7 +962,8 @@ caf::expected<wire_bytes> link_state::serve_chunk(const chunk_request& req) {
                            "chunk request outside transfer "
                              + std::to_string(req.transfer));
   counters_.bytes_pulled_by_peer += req.length;
-  return wire_bytes{bytes.subspan(req.offset, req.length), frame};
+  return chunk_reply{req.landing,
+                     wire_bytes{bytes.subspan(req.offset, req.length), frame}};
 }
 
 void link_state::finish_transfer(uint64_t id) {

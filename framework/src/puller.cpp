@@ -25,6 +25,7 @@
 #include <cstring>
 #include <new>
 #include <span>
+#include <vector>
 
 namespace ferry::detail {
 
@@ -39,15 +40,15 @@ struct frame_job {
   uint64_t size = 0;
   uint64_t next_offset = 0;
   uint64_t received = 0;
-  /// Where a large frame lands.
-  landing_buffer buffer;
+  /// Where a large frame lands (shared with the landings of its chunks).
+  std::shared_ptr<landing_buffer> buffer;
   /// Where a store handle's object lands (remote_handle frames).
   store::object_builder object;
 
   /// Writes a chunk at `offset`; false if it does not fit.
   bool land(uint64_t offset, std::span<const std::byte> bytes) {
     if (!object)
-      return buffer.land(offset, bytes);
+      return buffer->land(offset, bytes);
     auto target = object.bytes();
     if (offset > target.size() || bytes.size() > target.size() - offset)
       return false;
@@ -60,11 +61,28 @@ struct puller_state {
   // Not an aggregate: CAF probes actor states for `inspect`, and ferry's
   // aggregate reflection must not try to take this one apart.
   puller_state() = default;
+  puller_state(const puller_state&) = delete;
+  puller_state& operator=(const puller_state&) = delete;
+
+  ~puller_state() {
+    for (auto key : landings)
+      release_landing(key);
+  }
+
+  /// Takes `key` off the outstanding landings and out of the registry.
+  void forget_landing(uint64_t key) {
+    if (key == 0)
+      return;
+    release_landing(key);
+    std::erase(landings, key);
+  }
 
   std::weak_ptr<link_state> link;
   std::optional<std::pair<wire_message, uint64_t>> current;
   std::vector<frame_job> jobs;
   size_t outstanding = 0;
+  /// Landings of the chunks requested and not yet answered.
+  std::vector<uint64_t> landings;
   size_t done = 0;
   /// Bumped per message so late replies to an abandoned one are ignored.
   uint64_t generation = 0;
@@ -93,7 +111,7 @@ void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
       continue;
     }
     frame.kind = static_cast<uint8_t>(frame_kind::inline_plain);
-    frame.data = wire_bytes{job.buffer.take()};
+    frame.data = wire_bytes{job.buffer->take()};
   }
   link->deliver(msg, st.current->second, self->context());
   st.current.reset();
@@ -125,18 +143,35 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       job.next_offset += length;
       ++st.outstanding;
       auto generation = st.generation;
+      // Chunks for the store land in the puller (an object_builder is not
+      // shared with BASP workers); frames in memory straight from CAF.
+      uint64_t key = 0;
+      if (!job.object) {
+        key = register_landing(job.buffer, offset, length);
+        st.landings.push_back(key);
+      }
       self
         ->request(link->peer_gateway(), chunk_timeout,
-                  chunk_request{job.transfer, offset, length})
+                  chunk_request{job.transfer, offset, length, key})
         .then(
-          [self, index, offset, length, generation](wire_bytes& chunk) {
+          [self, index, offset, length, generation, key](chunk_reply& reply) {
             auto& st = self->state;
+            st.forget_landing(key);
             auto link = st.link.lock();
             if (!link || generation != st.generation || !st.current)
               return;
             --st.outstanding;
             auto& job = st.jobs[index];
-            if (chunk.size() != length) {
+            if (reply.landed && reply.landing != key) {
+              abandon(self, link,
+                      caf::make_error(errc::transfer_failed,
+                                      "node " + link->peer_name()
+                                        + " answered a chunk request with the"
+                                          " chunk of another request"));
+              return;
+            }
+            auto& chunk = reply.data;
+            if (!reply.landed && chunk.size() != length) {
               abandon(self, link,
                       caf::make_error(errc::transfer_failed,
                                       "node " + link->peer_name()
@@ -146,7 +181,7 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
                                         + std::to_string(length)));
               return;
             }
-            if (!job.land(offset, chunk.bytes())) {
+            if (!reply.landed && !job.land(offset, chunk.bytes())) {
               abandon(self, link,
                       caf::make_error(errc::transfer_failed,
                                       "a chunk at offset "
@@ -170,8 +205,9 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
             }
             request_more(self, link);
           },
-          [self, generation](caf::error& err) {
+          [self, generation, key](caf::error& err) {
             auto& st = self->state;
+            st.forget_landing(key);
             auto link = st.link.lock();
             if (!link || generation != st.generation || !st.current)
               return;
@@ -231,7 +267,7 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
   try {
     for (auto& job : st.jobs)
       if (!job.object)
-        job.buffer = landing_buffer{job.size};
+        job.buffer = std::make_shared<landing_buffer>(job.size);
   } catch (const std::bad_alloc&) {
     abandon(self, link,
             caf::make_error(errc::transfer_failed,

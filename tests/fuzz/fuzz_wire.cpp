@@ -1,8 +1,11 @@
 // libFuzzer target: ferry's wire format, the bytes a peer node sends a
 // gateway (framework/src/wire.cpp). The first input byte picks the type, the
-// rest is what CAF's binary deserializer hands ferry's reader:
-//   even: one `wire_message` (a user message, read flat by hand);
-//   odd:  a `wire_batch` (several of them in one CAF message).
+// rest is what CAF's binary deserializer hands ferry's reader (by the
+// first byte modulo 3):
+//   0: one `wire_message` (a user message, read flat by hand);
+//   1: a `wire_batch` (several of them in one CAF message);
+//   2: a `chunk_reply` (a chunk of a pulled frame; no landing is registered
+//      here, so its bytes must be read aside).
 // The reader is the one parser in ferry that takes bytes straight from the
 // network; it must refuse anything malformed with an error, allocate no more
 // than the input holds, and what it accepts must survive writing it back.
@@ -101,7 +104,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& sys = fuzz_system();
   auto* bytes = reinterpret_cast<const char*>(data) + 1;
   auto n = size - 1;
-  if (data[0] % 2 == 0) {
+  if (data[0] % 3 == 2) {
+    chunk_reply reply;
+    if (read(sys, bytes, n, reply)) {
+      check(!reply.landed && reply.data.size() <= n);
+      round_trip(sys, reply, [](const chunk_reply& x, const chunk_reply& y) {
+        check(x.landing == y.landing && !y.landed);
+        same_bytes(x.data, y.data);
+      });
+    }
+  } else if (data[0] % 3 == 0) {
     wire_message msg;
     if (read(sys, bytes, n, msg)) {
       check_fits(msg, n);

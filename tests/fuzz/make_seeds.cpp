@@ -79,7 +79,7 @@ ferry::detail::wire_message sample_wire(size_t elements) {
 }
 
 /// Writes `x` as CAF's binary serializer does, behind the fuzz target's
-/// selector byte (even: wire_message, odd: wire_batch).
+/// selector byte (0: wire_message, 1: wire_batch, 2: chunk_reply).
 template <class T>
 void seed_wire(const std::filesystem::path& root, const std::string& name,
                uint8_t selector, T x) {
@@ -142,5 +142,9 @@ int main(int argc, char** argv) {
   batch.messages.push_back(sample_wire(1));
   batch.messages.push_back(sample_wire(3));
   seed_wire(root, "batch", 1, std::move(batch));
+  seed_wire(root, "chunk", 2,
+            ferry::detail::chunk_reply{
+              0x0123456789abcdef,
+              ferry::detail::wire_bytes{std::vector<std::byte>(40, std::byte{9})}});
   return 0;
 }

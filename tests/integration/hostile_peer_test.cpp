@@ -370,7 +370,7 @@ TEST(landing_buffer, ChunksInAnyOrderMakeTheWholeFrame) {
     // Assert
     EXPECT_EQ(out, frame) << "landed in order " << order[0] << order[1]
                           << order[2];
-    EXPECT_EQ(buf.size(), 0u);
+    EXPECT_TRUE(buf.take().empty()) << "taken once";
   }
 }
 
@@ -392,6 +392,92 @@ TEST(landing_buffer, ChunkBeyondTheFrameIsRefusedAndWritesNothing) {
   ASSERT_EQ(out.size(), 100u);
   EXPECT_TRUE(std::equal(first.begin(), first.end(), out.begin()));
   EXPECT_TRUE(std::equal(tail.begin(), tail.begin() + 40, out.begin() + 60));
+}
+
+/// A chunk reply for `landing` carrying `bytes`, as its owner writes it.
+std::vector<char> chunk_reply_bytes(uint64_t landing,
+                                    const std::vector<std::byte>& bytes) {
+  chunk_reply reply{landing, wire_bytes{bytes}};
+  std::vector<char> buf;
+  caf::binary_serializer sink{nullptr, buf};
+  EXPECT_FALSE(sink(reply));
+  return buf;
+}
+
+TEST(chunk_reply_codec, ReplyForARegisteredLandingGoesStraightIntoTheFrame) {
+  // Arrange: a frame of two chunks; the second one's landing is registered.
+  auto frame = std::make_shared<landing_buffer>(200);
+  auto first = pattern_bytes(100, 1);
+  auto second = pattern_bytes(100, 2);
+  ASSERT_TRUE(frame->land(0, first));
+  auto key = register_landing(frame, 100, 100);
+  auto buf = chunk_reply_bytes(key, second);
+  // Act
+  chunk_reply out;
+  auto err = decode_wire(buf, out);
+  // Assert: landed, nothing kept aside, and the landing is used up.
+  ASSERT_FALSE(err) << caf::to_string(err);
+  EXPECT_TRUE(out.landed);
+  EXPECT_EQ(out.landing, key);
+  EXPECT_EQ(out.data.size(), 0u);
+  auto whole = frame->take();
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), whole.begin()));
+  EXPECT_TRUE(std::equal(second.begin(), second.end(), whole.begin() + 100));
+  chunk_reply again;
+  ASSERT_FALSE(decode_wire(buf, again));
+  EXPECT_FALSE(again.landed);
+  EXPECT_EQ(again.data.size(), 100u);
+}
+
+TEST(chunk_reply_codec, ReplyThatMatchesNoLandingIsKeptAsideAndWritesNothing) {
+  // Arrange: a landing for 100 bytes; replies with another length, an
+  // unknown key, and for a frame given up meanwhile.
+  auto frame = std::make_shared<landing_buffer>(100);
+  auto key = register_landing(frame, 0, 100);
+  auto gone = std::make_shared<landing_buffer>(100);
+  auto gone_key = register_landing(gone, 0, 100);
+  gone.reset();
+  auto bytes = pattern_bytes(100, 5);
+  auto longer = pattern_bytes(101, 6);
+  struct sample {
+    const char* what;
+    std::vector<char> buf;
+    size_t size;
+  };
+  std::vector<sample> samples{
+    {"another length", chunk_reply_bytes(key, longer), 101},
+    {"an unknown key", chunk_reply_bytes(key ^ 1, bytes), 100},
+    {"no landing", chunk_reply_bytes(0, bytes), 100},
+    {"a frame given up", chunk_reply_bytes(gone_key, bytes), 100},
+  };
+  for (auto& x : samples) {
+    // Act
+    chunk_reply out;
+    auto err = decode_wire(x.buf, out);
+    // Assert
+    ASSERT_FALSE(err) << x.what << ": " << caf::to_string(err);
+    EXPECT_FALSE(out.landed) << x.what;
+    EXPECT_EQ(out.data.size(), x.size) << x.what;
+  }
+  EXPECT_EQ(frame->take(), std::vector<std::byte>(100)) << "nothing landed";
+  release_landing(key);
+}
+
+TEST(chunk_reply_codec, LengthBeyondTheMessageIsRefusedEvenForALanding) {
+  // Arrange: a reply claiming 100 bytes for a registered landing of 100,
+  // cut to 60 bytes of data.
+  auto frame = std::make_shared<landing_buffer>(100);
+  auto key = register_landing(frame, 0, 100);
+  auto buf = chunk_reply_bytes(key, pattern_bytes(100, 7));
+  buf.resize(buf.size() - 40);
+  // Act
+  chunk_reply out;
+  auto err = decode_wire(buf, out);
+  // Assert
+  EXPECT_TRUE(mentions(err, "claims 100 bytes but the message holds only 60"));
+  EXPECT_FALSE(out.landed);
+  EXPECT_EQ(frame->take(), std::vector<std::byte>(100));
+  release_landing(key);
 }
 
 TEST(wire_batch_codec, MoreMessagesThanABatchHoldsAreRefused) {

@@ -280,7 +280,7 @@ public:
   std::optional<std::pair<wire_message, uint64_t>> take_queued();
 
   /// Serves a chunk of a frame this node holds for the peer.
-  caf::expected<wire_bytes> serve_chunk(const chunk_request& req);
+  caf::expected<chunk_reply> serve_chunk(const chunk_request& req);
 
   /// The peer has (or gave up on) a pulled frame: release it.
   void finish_transfer(uint64_t id);

@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -39,7 +40,7 @@ namespace ferry::detail {
 
 /// Protocol version of ferry's wire types; peers with another version are
 /// refused at the handshake.
-inline constexpr uint32_t wire_protocol_version = 5;
+inline constexpr uint32_t wire_protocol_version = 6;
 
 /// Bytes on the wire: a view when sending, an owned buffer when received.
 class wire_bytes {
@@ -110,6 +111,11 @@ public:
     uint64_t n = 0;
     if (auto err = source(n))
       return err;
+    return load_body(source, n);
+  }
+
+  /// Loads the `n` bytes after the length (see `load`).
+  caf::error load_body(caf::deserializer& source, uint64_t n) {
     auto bin = dynamic_cast<caf::binary_deserializer*>(&source);
     if (bin != nullptr && n > bin->remaining())
       return caf::make_error(caf::sec::end_of_stream,
@@ -134,18 +140,16 @@ private:
   std::shared_ptr<std::vector<std::byte>> owned_;
 };
 
-/// Where a pulled frame lands: an owned buffer of a known size, filled as its
-/// chunks arrive. Chunks that arrive in order (the puller asks for them in
-/// order over one connection) are appended to reserved memory, so the frame
-/// is written once and never zero-filled first: for a 1 GiB frame that is one
-/// pass less over fresh pages. A chunk that arrives out of order is still put
-/// in its place. The frame ends as a `std::vector`, which a `raw` decoder
+/// Where a pulled frame lands: an owned buffer of the frame's size that its
+/// chunks are copied into as they arrive, from the puller or, straight from
+/// CAF's receive buffer, from a BASP worker reading a `chunk_reply` (so every
+/// call locks). The frame ends as a `std::vector`, which a `raw` decoder
 /// adopts without a copy.
 class landing_buffer {
 public:
   landing_buffer() = default;
 
-  /// Reserves `size` bytes, advised as huge-page candidates when large.
+  /// Allocates `size` zeroed bytes (huge-page candidates when large).
   /// Throws std::bad_alloc when the memory is not there.
   explicit landing_buffer(uint64_t size);
 
@@ -153,17 +157,23 @@ public:
   /// reach beyond the frame's size.
   bool land(uint64_t offset, std::span<const std::byte> bytes);
 
-  /// Returns the frame's bytes (all of its size; bytes never landed read as
-  /// zero) and leaves this empty.
+  /// Returns the frame's bytes (bytes never landed read as zero) and leaves
+  /// this empty.
   std::vector<std::byte> take();
 
-  /// Returns the frame's size.
-  uint64_t size() const { return size_; }
-
 private:
-  uint64_t size_ = 0;
+  std::mutex mtx_;
   std::vector<std::byte> buf_;
 };
+
+/// Registers the place of one chunk of `target` for a `chunk_reply` to land
+/// in; returns its key (never 0, drawn from std::random_device). The
+/// registry holds `target` weakly: a frame given up meanwhile is not kept.
+uint64_t register_landing(std::weak_ptr<landing_buffer> target,
+                          uint64_t offset, uint64_t length);
+
+/// Forgets a landing; nothing happens when it was claimed or is unknown.
+void release_landing(uint64_t key);
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_bytes& x) {
@@ -447,12 +457,49 @@ struct chunk_request {
   uint64_t transfer = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
+  /// Echoed in the `chunk_reply` (0: none).
+  uint64_t landing = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, chunk_request& x) {
   return f(caf::meta::type_name("ferry.chunk_req"), x.transfer, x.offset,
-           x.length);
+           x.length, x.landing);
+}
+
+/// A chunk of a pulled frame, as its owner sends it back (the response to a
+/// `chunk_request`). The request names a *landing*: a key the receiver
+/// registered for that chunk's place in its frame (`register_landing`).
+/// When a reply is read whose landing is registered for exactly its length,
+/// its bytes are copied straight from CAF's receive buffer into the frame
+/// (`landed`), one copy less per pulled byte than reading them into `data`
+/// and copying that into the frame; the landing is used up. Otherwise they
+/// are read into `data` like any wire_bytes. Keys are 64 random bits per
+/// chunk, so a peer cannot reach a landing of another link but by guessing;
+/// the puller checks that a landed reply names the landing it asked for.
+struct chunk_reply {
+  uint64_t landing = 0;
+  wire_bytes data;
+  /// Set on reading when the bytes went into the frame (not on the wire).
+  bool landed = false;
+
+  /// Saves: the landing, then `data` as wire_bytes does.
+  caf::error save(caf::serializer& sink) const;
+
+  /// Loads: the landing, then the bytes, into the frame or into `data`.
+  caf::error load(caf::deserializer& source);
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, chunk_reply& x) {
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    return x.save(f);
+  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
+    return x.load(f);
+  } else {
+    auto n = static_cast<uint64_t>(x.data.size());
+    return f(caf::meta::type_name("ferry.chunk"), x.landing, n);
+  }
 }
 
 /// The receiver has all bytes of a transfer (or gave up): release it.
