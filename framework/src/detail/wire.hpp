@@ -42,6 +42,20 @@ namespace ferry::detail {
 /// refused at the handshake.
 inline constexpr uint32_t wire_protocol_version = 6;
 
+/// CAF 0.17 `inspect` for a wire type that writes and reads itself
+/// (`save`/`load`); any other inspector (CAF's to_string) gets `summary()`.
+template <class Inspector, class T, class Summary>
+typename Inspector::result_type inspect_by_hand(Inspector& f, T& x,
+                                                Summary summary) {
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    return x.save(f);
+  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
+    return x.load(f);
+  } else {
+    return summary();
+  }
+}
+
 /// Bytes on the wire: a view when sending, an owned buffer when received.
 class wire_bytes {
 public:
@@ -177,14 +191,10 @@ void release_landing(uint64_t key);
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_bytes& x) {
-  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
-    return x.save(f);
-  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
-    return x.load(f);
-  } else {
+  return inspect_by_hand(f, x, [&] {
     auto n = static_cast<uint64_t>(x.size());
     return f(caf::meta::type_name("ferry.bytes"), n);
-  }
+  });
 }
 
 /// How a frame travels.
@@ -291,15 +301,11 @@ struct wire_message {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_message& x) {
-  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
-    return x.save(f);
-  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
-    return x.load(f);
-  } else {
+  return inspect_by_hand(f, x, [&] {
     auto n = static_cast<uint64_t>(x.elements.size());
     return f(caf::meta::type_name("ferry.msg"), x.target, x.sender, x.mid,
              x.error, n);
-  }
+  });
 }
 
 /// Returns whether `msg` has frames the receiver must pull first.
@@ -332,14 +338,10 @@ struct wire_batch {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_batch& x) {
-  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
-    return x.save(f);
-  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
-    return x.load(f);
-  } else {
+  return inspect_by_hand(f, x, [&] {
     auto n = static_cast<uint64_t>(x.messages.size());
     return f(caf::meta::type_name("ferry.batch"), n);
-  }
+  });
 }
 
 /// Handshake, both directions: who I am and what I accept.
@@ -492,14 +494,10 @@ struct chunk_reply {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, chunk_reply& x) {
-  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
-    return x.save(f);
-  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
-    return x.load(f);
-  } else {
+  return inspect_by_hand(f, x, [&] {
     auto n = static_cast<uint64_t>(x.data.size());
     return f(caf::meta::type_name("ferry.chunk"), x.landing, n);
-  }
+  });
 }
 
 /// The receiver has all bytes of a transfer (or gave up): release it.
