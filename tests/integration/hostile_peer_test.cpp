@@ -631,3 +631,60 @@ TEST_F(hostile_fixture, GarbageHeadersAndFramesGetErrorsAndTheNodeLivesOn) {
     .receive([&](std::string& x) { reply = x; }, [&](caf::error&) {});
   EXPECT_EQ(reply, "evila");
 }
+
+TEST_F(hostile_fixture, ChunkReplyNamingAnotherRequestsLandingIsRefused) {
+  // Arrange: a request whose one 12 MiB frame stays with "rogue" (another
+  // host), so the peer pulls it in 4 MiB chunks from our gateway (self_).
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  const uint64_t size = uint64_t{12} << 20;
+  ferry::serializers::payload_header header;
+  header.family = "msgpack";
+  header.type_name = "string";
+  header.frame_sizes = {size};
+  wire_element el;
+  el.header = wire_bytes{ferry::serializers::encode_header(header)};
+  wire_frame frame;
+  frame.kind = static_cast<uint8_t>(frame_kind::remote_object);
+  frame.size = size;
+  frame.ticket = 7;
+  el.frames.push_back(std::move(frame));
+  wire_message msg;
+  msg.target = target;
+  msg.sender = (*self_)->id();
+  msg.mid = (uint64_t{1} << 60) | 43; // a request id
+  msg.elements.push_back(std::move(el));
+  (*self_)->send(gateway_, std::move(msg));
+  std::vector<chunk_request> requests;
+  std::vector<caf::response_promise> promises;
+  bool done = false;
+  (*self_)->receive_while([&] { return !done && requests.size() < 2; })(
+    [&](chunk_request& req) {
+      requests.push_back(req);
+      promises.push_back((*self_)->make_response_promise());
+    },
+    [&](credit&) {}, caf::after(10s) >> [&] { done = true; });
+  ASSERT_EQ(requests.size(), 2u) << "the peer did not pull the frame";
+  ASSERT_EQ(requests[0].transfer, 7u);
+  ASSERT_NE(requests[0].landing, requests[1].landing);
+  ASSERT_EQ(requests[0].length, requests[1].length);
+  // Act: answer the first request with a chunk for the second's landing.
+  promises[0].deliver(chunk_reply{
+    requests[1].landing,
+    wire_bytes{std::vector<std::byte>(requests[0].length, std::byte{5})}});
+  caf::error err;
+  done = false;
+  (*self_)->receive_while([&] { return !done; })(
+    [&](wire_message& answer) {
+      err = answer.error;
+      done = true;
+    },
+    [&](chunk_request&) {}, [&](transfer_done&) {}, [&](credit&) {},
+    caf::after(10s) >> [&] { done = true; });
+  // Assert: the message is refused with a typed error naming the cause,
+  // and the peer released our transfer.
+  ASSERT_TRUE(err) << "no answer to the message";
+  EXPECT_EQ(err, caf::make_error(ferry::errc::transfer_failed, err.context()));
+  EXPECT_TRUE(mentions(err, "with the chunk of another request"));
+  EXPECT_NE(peer_link_stats().find("refusals=1"), std::string::npos);
+}
