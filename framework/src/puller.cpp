@@ -162,26 +162,26 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
               return;
             --st.outstanding;
             auto& job = st.jobs[index];
-            if (reply.landed && reply.landing != key) {
-              abandon(self, link,
-                      caf::make_error(errc::transfer_failed,
-                                      "node " + link->peer_name()
-                                        + " answered a chunk request with the"
-                                          " chunk of another request"));
-              return;
-            }
-            auto& chunk = reply.data;
-            if (!reply.landed && chunk.size() != length) {
+            if (reply.landed) {
+              // The bytes are in the frame; they must be this request's.
+              if (reply.landing != key) {
+                abandon(self, link,
+                        caf::make_error(errc::transfer_failed,
+                                        "node " + link->peer_name()
+                                          + " answered a chunk request with"
+                                            " the chunk of another request"));
+                return;
+              }
+            } else if (reply.data.size() != length) {
               abandon(self, link,
                       caf::make_error(errc::transfer_failed,
                                       "node " + link->peer_name()
                                         + " sent a chunk of "
-                                        + std::to_string(chunk.size())
+                                        + std::to_string(reply.data.size())
                                         + " bytes for a request of "
                                         + std::to_string(length)));
               return;
-            }
-            if (!reply.landed && !job.land(offset, chunk.bytes())) {
+            } else if (!job.land(offset, reply.data.bytes())) {
               abandon(self, link,
                       caf::make_error(errc::transfer_failed,
                                       "a chunk at offset "

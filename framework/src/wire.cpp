@@ -407,27 +407,35 @@ caf::error chunk_reply::save(caf::serializer& sink) const {
   return data.save(sink);
 }
 
+namespace {
+
+/// Copies the next `n` bytes of `source` straight into the landing `key`
+/// when it is registered for `n` bytes and its frame is still wanted.
+bool land_in_place(caf::binary_deserializer& source, uint64_t key,
+                   uint64_t n) {
+  auto place = claim_landing(key, n);
+  if (!place)
+    return false;
+  auto target = place->target.lock();
+  if (!target || !target->land(place->offset, next_bytes(source, n)))
+    return false;
+  source.skip(static_cast<size_t>(n));
+  return true;
+}
+
+} // namespace
+
 caf::error chunk_reply::load(caf::deserializer& source) {
-  landed = false;
   uint64_t n = 0;
   if (auto err = source(landing, n))
     return err;
   auto bin = dynamic_cast<caf::binary_deserializer*>(&source);
-  if (bin != nullptr && landing != 0 && n <= bin->remaining()) {
-    if (auto place = claim_landing(landing, n)) {
-      if (auto target = place->target.lock()) {
-        auto* from
-          = reinterpret_cast<const std::byte*>(bin->remainder().data());
-        if (target->land(place->offset, {from, static_cast<size_t>(n)})) {
-          bin->skip(static_cast<size_t>(n));
-          data = wire_bytes{};
-          landed = true;
-          return caf::none;
-        }
-      }
-    }
-  }
-  return data.load_body(source, n);
+  landed = bin != nullptr && landing != 0 && n <= bin->remaining()
+           && land_in_place(*bin, landing, n);
+  if (!landed)
+    return data.load_body(source, n);
+  data = wire_bytes{};
+  return caf::none;
 }
 
 } // namespace ferry::detail

@@ -56,6 +56,14 @@ typename Inspector::result_type inspect_by_hand(Inspector& f, T& x,
   }
 }
 
+/// The next `n` bytes of `source`, where CAF holds them.
+/// REQUIRES: `n <= source.remaining()`.
+inline std::span<const std::byte> next_bytes(caf::binary_deserializer& source,
+                                             uint64_t n) {
+  return {reinterpret_cast<const std::byte*>(source.remainder().data()),
+          static_cast<size_t>(n)};
+}
+
 /// Bytes on the wire: a view when sending, an owned buffer when received.
 class wire_bytes {
 public:
@@ -80,8 +88,7 @@ public:
   /// REQUIRES: `n <= source.remaining()`.
   static wire_bytes take_from(caf::binary_deserializer& source, size_t n) {
     std::vector<std::byte> buf;
-    auto* from = reinterpret_cast<const std::byte*>(source.remainder().data());
-    serializers::detail::assign_fresh(buf, from, n);
+    serializers::detail::assign_fresh(buf, next_bytes(source, n).data(), n);
     source.skip(n);
     return wire_bytes{std::move(buf)};
   }
@@ -161,8 +168,6 @@ private:
 /// adopts without a copy.
 class landing_buffer {
 public:
-  landing_buffer() = default;
-
   /// Allocates `size` zeroed bytes (huge-page candidates when large).
   /// Throws std::bad_alloc when the memory is not there.
   explicit landing_buffer(uint64_t size);
