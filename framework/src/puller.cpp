@@ -14,6 +14,8 @@
 // docs/architecture.md. Store handles inside the message (`remote_handle`
 // frames) are pulled the same way into new objects of this host's store:
 // the payload's handles then resolve to those copies (store::import_scope).
+// Either way each chunk names a landing (`landing_buffer`), so the BASP
+// worker reading the reply copies it from CAF's buffer into its place.
 #include "detail/node_impl.hpp"
 
 #include "ferry/errc.hpp"
@@ -22,9 +24,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
-#include <cstring>
 #include <new>
-#include <span>
 #include <vector>
 
 namespace ferry::detail {
@@ -40,21 +40,9 @@ struct frame_job {
   uint64_t size = 0;
   uint64_t next_offset = 0;
   uint64_t received = 0;
-  /// Where a large frame lands (shared with the landings of its chunks).
+  /// Where the frame lands (shared with the landings of its chunks): an
+  /// owned buffer, or a new store object for a store handle.
   std::shared_ptr<landing_buffer> buffer;
-  /// Where a store handle's object lands (remote_handle frames).
-  store::object_builder object;
-
-  /// Writes a chunk at `offset`; false if it does not fit.
-  bool land(uint64_t offset, std::span<const std::byte> bytes) {
-    if (!object)
-      return buffer->land(offset, bytes);
-    auto target = object.bytes();
-    if (offset > target.size() || bytes.size() > target.size() - offset)
-      return false;
-    std::memcpy(target.data() + offset, bytes.data(), bytes.size());
-    return true;
-  }
 };
 
 struct puller_state {
@@ -102,7 +90,7 @@ void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
   for (auto& job : st.jobs) {
     auto& frame = msg.elements[job.element].frames[job.frame];
     if (static_cast<frame_kind>(frame.kind) == frame_kind::remote_handle) {
-      auto ref = job.object.seal();
+      auto ref = job.buffer->seal();
       if (!ref) {
         abandon(self, link, std::move(ref.error()));
         return;
@@ -143,13 +131,8 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       job.next_offset += length;
       ++st.outstanding;
       auto generation = st.generation;
-      // Chunks for the store land in the puller (an object_builder is not
-      // shared with BASP workers); frames in memory straight from CAF.
-      uint64_t key = 0;
-      if (!job.object) {
-        key = register_landing(job.buffer, offset, length);
-        st.landings.push_back(key);
-      }
+      auto key = register_landing(job.buffer, offset, length);
+      st.landings.push_back(key);
       self
         ->request(link->peer_gateway(), chunk_timeout,
                   chunk_request{job.transfer, offset, length, key})
@@ -181,7 +164,7 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
                                         + " bytes for a request of "
                                         + std::to_string(length)));
               return;
-            } else if (!job.land(offset, reply.data.bytes())) {
+            } else if (!job.buffer->land(offset, reply.data.bytes())) {
               abandon(self, link,
                       caf::make_error(errc::transfer_failed,
                                       "a chunk at offset "
@@ -262,11 +245,11 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
       abandon(self, link, std::move(object.error()));
       return;
     }
-    job.object = std::move(*object);
+    job.buffer = std::make_shared<landing_buffer>(std::move(*object));
   }
   try {
     for (auto& job : st.jobs)
-      if (!job.object)
+      if (!job.buffer)
         job.buffer = std::make_shared<landing_buffer>(job.size);
   } catch (const std::bad_alloc&) {
     abandon(self, link,

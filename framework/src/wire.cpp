@@ -327,14 +327,20 @@ landing_buffer::landing_buffer(uint64_t size) {
   // up front measured faster than faulting it chunk by chunk while the
   // chunks stream in (sessions 8 and 11, tcp 1 GiB A/B runs).
   buf_.resize(size);
+  target_ = buf_;
+}
+
+landing_buffer::landing_buffer(store::object_builder object)
+  : object_(std::move(object)), target_(object_.bytes()) {
+  // nop
 }
 
 bool landing_buffer::land(uint64_t offset, std::span<const std::byte> bytes) {
   std::lock_guard<std::mutex> guard{mtx_};
-  if (offset > buf_.size() || bytes.size() > buf_.size() - offset)
+  if (offset > target_.size() || bytes.size() > target_.size() - offset)
     return false;
   if (!bytes.empty())
-    std::memcpy(buf_.data() + offset, bytes.data(), bytes.size());
+    std::memcpy(target_.data() + offset, bytes.data(), bytes.size());
   return true;
 }
 
@@ -342,7 +348,19 @@ std::vector<std::byte> landing_buffer::take() {
   std::lock_guard<std::mutex> guard{mtx_};
   auto out = std::move(buf_);
   buf_ = {};
+  if (!object_)
+    target_ = {};
   return out;
+}
+
+caf::expected<store::object_ref> landing_buffer::seal() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  target_ = {};
+  if (!object_)
+    return caf::make_error(errc::transfer_failed,
+                           "a pulled store handle landed in memory, not in "
+                           "a store object");
+  return object_.seal();
 }
 
 // -- landings -----------------------------------------------------------------

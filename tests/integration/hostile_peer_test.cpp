@@ -12,6 +12,7 @@
 #include "detail/wire.hpp"
 
 #include "ferry/serializers/payload.hpp"
+#include "ferry/store/object_store.hpp"
 
 #include <caf/all.hpp>
 #include <caf/binary_serializer.hpp>
@@ -22,6 +23,8 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+
+#include <unistd.h>
 
 using namespace std::chrono_literals;
 using namespace ferry::detail;
@@ -478,6 +481,58 @@ TEST(chunk_reply_codec, LengthBeyondTheMessageIsRefusedEvenForALanding) {
   EXPECT_FALSE(out.landed);
   EXPECT_EQ(frame->take(), std::vector<std::byte>(100));
   release_landing(key);
+}
+
+TEST(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
+  // Arrange: a store object of three chunks (the last one short), as the
+  // puller creates for a store handle pulled from another host; the middle
+  // chunk's landing is registered.
+  ferry::store::store_config cfg;
+  cfg.name = "ferry-test-" + std::to_string(::getpid()) + "-landing";
+  cfg.capacity = uint64_t{1} << 20;
+  cfg.spill_directory = "/tmp/" + cfg.name + "-spill";
+  cfg.reaper_interval = std::chrono::milliseconds{0};
+  struct cleanup {
+    std::string name;
+    ~cleanup() { static_cast<void>(ferry::store::object_store::remove(name)); }
+  } removes{cfg.name};
+  auto store = ferry::store::object_store::attach(cfg);
+  ASSERT_TRUE(store) << ferry::render(store.error());
+  const size_t chunk = 5000;
+  auto frame = pattern_bytes(2 * chunk + 123, 9);
+  auto piece = [&](size_t k) {
+    auto first = frame.begin() + static_cast<std::ptrdiff_t>(k * chunk);
+    auto last = frame.begin()
+                + static_cast<std::ptrdiff_t>(
+                  std::min(frame.size(), (k + 1) * chunk));
+    return std::vector<std::byte>{first, last};
+  };
+  auto object = store->create(frame.size());
+  ASSERT_TRUE(object) << ferry::render(object.error());
+  auto id = object->id();
+  auto target = std::make_shared<landing_buffer>(std::move(*object));
+  auto key = register_landing(target, chunk, chunk);
+  // Act: the middle chunk as a BASP worker reads its reply, the others as
+  // the puller lands replies read aside; one more beyond the object.
+  chunk_reply reply;
+  auto err = decode_wire(chunk_reply_bytes(key, piece(1)), reply);
+  auto first = target->land(0, piece(0));
+  auto last = target->land(2 * chunk, piece(2));
+  auto beyond = target->land(2 * chunk + 1, piece(2));
+  auto ref = target->seal();
+  // Assert
+  ASSERT_FALSE(err) << caf::to_string(err);
+  EXPECT_TRUE(reply.landed);
+  EXPECT_TRUE(first);
+  EXPECT_TRUE(last);
+  EXPECT_FALSE(beyond);
+  ASSERT_TRUE(ref) << ferry::render(ref.error());
+  EXPECT_EQ(ref->id(), id);
+  auto bytes = ref->bytes();
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), frame.begin(),
+                         frame.end()));
+  EXPECT_FALSE(target->land(0, piece(0))) << "nothing lands after the seal";
+  EXPECT_FALSE(target->seal()) << "sealed once";
 }
 
 TEST(wire_batch_codec, MoreMessagesThanABatchHoldsAreRefused) {

@@ -21,6 +21,7 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/serializer.hpp>
 
+#include "ferry/store/object_builder.hpp"
 #include "ferry/store/object_ref.hpp"
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
@@ -161,28 +162,39 @@ private:
   std::shared_ptr<std::vector<std::byte>> owned_;
 };
 
-/// Where a pulled frame lands: an owned buffer of the frame's size that its
-/// chunks are copied into as they arrive, from the puller or, straight from
-/// CAF's receive buffer, from a BASP worker reading a `chunk_reply` (so every
-/// call locks). The frame ends as a `std::vector`, which a `raw` decoder
-/// adopts without a copy.
+/// Where a pulled frame lands: an owned buffer of the frame's size, or a new
+/// object of this host's store (a store handle pulled from another host),
+/// that its chunks are copied into as they arrive, from the puller or,
+/// straight from CAF's receive buffer, from a BASP worker reading a
+/// `chunk_reply` (so every call locks). An owned frame ends as a
+/// `std::vector`, which a `raw` decoder adopts without a copy; a store object
+/// ends sealed.
 class landing_buffer {
 public:
   /// Allocates `size` zeroed bytes (huge-page candidates when large).
   /// Throws std::bad_alloc when the memory is not there.
   explicit landing_buffer(uint64_t size);
 
+  /// Lands the chunks in `object` (an unsealed store object).
+  explicit landing_buffer(store::object_builder object);
+
   /// Writes `bytes` at `offset`. Returns false, writing nothing, when they
   /// reach beyond the frame's size.
   bool land(uint64_t offset, std::span<const std::byte> bytes);
 
-  /// Returns the frame's bytes (bytes never landed read as zero) and leaves
-  /// this empty.
+  /// Returns the owned frame's bytes (bytes never landed read as zero) and
+  /// leaves this empty.
   std::vector<std::byte> take();
+
+  /// Seals the store object and returns its handle; this is empty after.
+  caf::expected<store::object_ref> seal();
 
 private:
   std::mutex mtx_;
   std::vector<std::byte> buf_;
+  store::object_builder object_;
+  /// Where chunks land: `buf_` or `object_`'s bytes.
+  std::span<std::byte> target_;
 };
 
 /// Registers the place of one chunk of `target` for a `chunk_reply` to land
