@@ -535,6 +535,79 @@ TEST(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
   EXPECT_FALSE(target->seal()) << "sealed once";
 }
 
+TEST(wire_message_codec, LargeStoreHandleLandsInTheReadingNodesStore) {
+  // Arrange: a store set as the import store of one actor system; a message
+  // with two handles of another host's store, of 64 KiB (lands) and of 100
+  // bytes (read aside, copied while decoding), read in a context of that
+  // system, of another system, of none, and with the store full.
+  ferry::store::store_config cfg;
+  cfg.name = "ferry-test-" + std::to_string(::getpid()) + "-imports";
+  cfg.capacity = uint64_t{1} << 20;
+  cfg.spill_directory = "/tmp/" + cfg.name + "-spill";
+  cfg.reaper_interval = std::chrono::milliseconds{0};
+  struct cleanup {
+    std::string name;
+    ~cleanup() { static_cast<void>(ferry::store::object_store::remove(name)); }
+  } removes{cfg.name};
+  auto store = ferry::store::object_store::attach(cfg);
+  ASSERT_TRUE(store) << ferry::render(store.error());
+  caf::actor_system_config sys_cfg;
+  caf::actor_system sys{sys_cfg};
+  caf::actor_system_config other_cfg;
+  caf::actor_system other{other_cfg};
+  set_import_store(sys, *store);
+  auto big = pattern_bytes(64 * 1024, 4);
+  auto small = pattern_bytes(100, 5);
+  wire_message msg;
+  msg.target = 1;
+  auto& element = msg.elements.emplace_back();
+  element.header = wire_bytes{pattern_bytes(10, 6)};
+  for (auto* bytes : {&big, &small}) {
+    auto& frame = element.frames.emplace_back();
+    frame.kind = static_cast<uint8_t>(frame_kind::inline_handle);
+    frame.size = bytes->size();
+    frame.object_id = bytes == &big ? 77 : 78;
+    frame.data = wire_bytes{*bytes};
+  }
+  auto buf = encode_wire(msg);
+  auto read = [&](caf::execution_unit* ctx, wire_message& out) {
+    caf::binary_deserializer source{ctx, buf.data(), buf.size()};
+    return source(out);
+  };
+  caf::scoped_execution_unit ours{&sys};
+  caf::scoped_execution_unit theirs{&other};
+  caf::scoped_execution_unit nobody;
+  // Act
+  wire_message landed;
+  wire_message other_system;
+  wire_message no_system;
+  wire_message store_full;
+  auto err_landed = read(&ours, landed);
+  auto err_other = read(&theirs, other_system);
+  auto err_none = read(&nobody, no_system);
+  // Leaves about 32 KiB free beside the 64 KiB object that landed.
+  auto filler = store->create(cfg.capacity - 96 * 1024);
+  auto err_full = read(&ours, store_full);
+  set_import_store(sys, std::nullopt);
+  // Assert
+  ASSERT_FALSE(err_landed) << caf::to_string(err_landed);
+  ASSERT_EQ(landed.imports.size(), 1u);
+  EXPECT_EQ(landed.imports[0].first, 77u);
+  auto copy = landed.imports[0].second.bytes();
+  EXPECT_TRUE(std::equal(copy.begin(), copy.end(), big.begin(), big.end()));
+  EXPECT_EQ(landed.elements[0].frames[0].data.size(), 0u);
+  EXPECT_EQ(landed.elements[0].frames[1].data.size(), small.size());
+  ASSERT_TRUE(filler) << ferry::render(filler.error());
+  for (auto* out : {&other_system, &no_system, &store_full}) {
+    EXPECT_TRUE(out->imports.empty());
+    ASSERT_EQ(out->elements.size(), 1u);
+    EXPECT_EQ(out->elements[0].frames[0].data.size(), big.size());
+  }
+  EXPECT_FALSE(err_other);
+  EXPECT_FALSE(err_none);
+  EXPECT_FALSE(err_full);
+}
+
 TEST(wire_batch_codec, MoreMessagesThanABatchHoldsAreRefused) {
   // Arrange: a well-formed batch one message above the limit (its bytes
   // would hold them all), and one at the limit.
