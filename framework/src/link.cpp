@@ -841,10 +841,6 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
               "the spawn");
       if (kind != frame_kind::inline_handle)
         continue;
-      counters_.bytes_inline_received += frame.size;
-      // Landed in this host's store while the message was read.
-      if (frame.data.size() == 0 && frame.size > 0 && imported())
-        continue;
       // A small object behind a handle came with the message: copy it into
       // this host's store.
       if (frame.data.size() != frame.size)
@@ -859,6 +855,7 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
       auto ref = copy->seal();
       if (!ref)
         return std::move(ref.error());
+      counters_.bytes_inline_received += frame.size;
       msg.imports.emplace_back(frame.object_id, std::move(*ref));
     }
   // Handles of the peer's store resolve to the local copies.

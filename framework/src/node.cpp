@@ -47,7 +47,6 @@ node_impl::node_impl(node_config& cfg)
 }
 
 node_impl::~node_impl() {
-  set_import_store(sys_, std::nullopt);
   if (gateway_) {
     static_cast<gateway*>(caf::actor_cast<caf::abstract_actor*>(gateway_))
       ->detach_node();
@@ -82,7 +81,6 @@ caf::error node_impl::init() {
     auto attached = store::object_store::attach(sc);
     if (attached) {
       store_.emplace(std::move(*attached));
-      set_import_store(sys_, store_);
     } else {
       log("runs without a store (large frames travel inline or in chunks): "
           + render(attached.error()));

@@ -20,8 +20,6 @@
 #include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/detail/little_endian.hpp"
 
-#include <caf/execution_unit.hpp>
-
 #include <array>
 #include <cstddef>
 #include <cstring>
@@ -30,7 +28,6 @@
 #include <span>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
 namespace ferry::detail {
 
@@ -101,61 +98,7 @@ caf::error malformed(const std::string& what) {
                          "malformed ferry.msg from the peer: " + what);
 }
 
-// -- import stores ------------------------------------------------------------
-
-struct import_registry {
-  std::mutex mtx;
-  std::vector<std::pair<const caf::actor_system*, store::object_store>> stores;
-};
-
-import_registry& import_stores() {
-  // Never destroyed: BASP workers may read messages while the process exits.
-  static auto* registry = new import_registry;
-  return *registry;
-}
-
-/// Reads the actor system of an execution unit without CAF's accessor,
-/// which asserts one is set (a default `scoped_execution_unit` has none).
-struct system_of : caf::execution_unit {
-  static caf::actor_system* get(const caf::execution_unit& unit) {
-    return unit.*(&system_of::system_);
-  }
-};
-
-/// Returns the store of the node whose actor system `ctx` runs, if any.
-std::optional<store::object_store> import_store_of(caf::execution_unit* ctx) {
-  const caf::actor_system* sys = ctx ? system_of::get(*ctx) : nullptr;
-  if (sys == nullptr)
-    return std::nullopt;
-  auto& reg = import_stores();
-  std::lock_guard<std::mutex> guard{reg.mtx};
-  for (auto& [owner, store] : reg.stores)
-    if (owner == sys)
-      return store;
-  return std::nullopt;
-}
-
-/// Copies `bytes` into a new sealed object of `store`.
-caf::expected<store::object_ref> copy_into(store::object_store& store,
-                                           std::span<const std::byte> bytes) {
-  auto object = store.create(bytes.size());
-  if (!object)
-    return std::move(object.error());
-  if (!bytes.empty())
-    std::memcpy(object->bytes().data(), bytes.data(), bytes.size());
-  return object->seal();
-}
-
 } // namespace
-
-void set_import_store(const caf::actor_system& sys,
-                      std::optional<store::object_store> store) {
-  auto& reg = import_stores();
-  std::lock_guard<std::mutex> guard{reg.mtx};
-  std::erase_if(reg.stores, [&](auto& x) { return x.first == &sys; });
-  if (store)
-    reg.stores.emplace_back(&sys, std::move(*store));
-}
 
 caf::error wire_message::save(caf::serializer& sink) const {
   size_t frames = 0;
@@ -325,8 +268,7 @@ caf::error wire_message::load(caf::deserializer& source) {
     return malformed(std::to_string(r.remaining()) + " bytes after the head");
   // Second pass over the (now checked) head for the lengths, reading the
   // pieces in stream order: small pieces share one buffer, large ones get
-  // their own; large store handles from another host land in this node's
-  // store when it takes them.
+  // their own.
   // One allocation holds the small pieces and their reference count.
   std::shared_ptr<std::byte[]> shared;
   if (shared_total > 0)
@@ -347,23 +289,6 @@ caf::error wire_message::load(caf::deserializer& source) {
       slot = wire_bytes{};
     }
   };
-  imports.clear();
-  std::optional<std::optional<store::object_store>> import_store;
-  auto land_import = [&](const wire_frame& frame, uint64_t length) {
-    if (static_cast<frame_kind>(frame.kind) != frame_kind::inline_handle
-        || length < own_buffer_threshold || length != frame.size)
-      return false;
-    if (!import_store)
-      import_store = import_store_of(bin->context());
-    if (!*import_store)
-      return false;
-    auto ref = copy_into(**import_store, next_bytes(*bin, length));
-    if (!ref)
-      return false; // e.g. the store is full: read aside, decoding reports
-    bin->skip(length);
-    imports.emplace_back(frame.object_id, std::move(*ref));
-    return true;
-  };
   head_reader lengths{head.subspan(fixed_head)};
   for (auto& element : elements) {
     uint32_t header_size = 0;
@@ -374,8 +299,7 @@ caf::error wire_message::load(caf::deserializer& source) {
       uint64_t data_size = 0;
       lengths.skip(frame_head - 8); // kind, size, object id, ticket
       lengths.get(data_size);
-      if (!land_import(frame, data_size))
-        read_piece(frame.data, data_size);
+      read_piece(frame.data, data_size);
     }
   }
   error = caf::error{};

@@ -23,7 +23,6 @@
 
 #include "ferry/store/object_builder.hpp"
 #include "ferry/store/object_ref.hpp"
-#include "ferry/store/object_store.hpp"
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
 
@@ -33,7 +32,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -208,15 +206,6 @@ uint64_t register_landing(std::weak_ptr<landing_buffer> target,
 /// Forgets a landing; nothing happens when it was claimed or is unknown.
 void release_landing(uint64_t key);
 
-/// Sets the store that the node on `sys` copies store handles from other
-/// hosts into: `inline_handle` frames of 64 KiB and more land there straight
-/// from CAF's buffer while their message is read (`wire_message::load`),
-/// instead of in a buffer copied into the store later. `std::nullopt`
-/// forgets it. Process-wide; a node sets it when it starts and clears it
-/// when it shuts down.
-void set_import_store(const caf::actor_system& sys,
-                      std::optional<store::object_store> store);
-
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_bytes& x) {
   return inspect_by_hand(f, x, [&] {
@@ -314,11 +303,9 @@ struct wire_message {
   /// The encoded elements.
   inline_one<wire_element> elements;
   /// Receiving side only, never on the wire: local copies of the sender's
-  /// store objects named by handle frames (sender's object id, copy).
-  /// `remote_handle` frames are filled in by the puller before the message
-  /// is decoded; `inline_handle` frames by `load` when the reading node's
-  /// store takes them (see `set_import_store`, the frame's `data` is then
-  /// empty), else they are copied while decoding.
+  /// store objects named by `remote_handle` frames (sender's object id,
+  /// copy), filled by the puller before the message is decoded
+  /// (`inline_handle` frames are copied while decoding).
   std::vector<std::pair<uint64_t, store::object_ref>> imports;
 
   /// Writes the message (see above).
