@@ -352,18 +352,20 @@ std::vector<std::byte> pattern_bytes(size_t n, int seed) {
   return out;
 }
 
+/// Chunk `k` of `frame` in chunks of `chunk` bytes (the last one short).
+std::span<const std::byte> chunk_of(const std::vector<std::byte>& frame,
+                                    size_t chunk, size_t k) {
+  auto first = std::min(frame.size(), k * chunk);
+  auto last = std::min(frame.size(), (k + 1) * chunk);
+  return std::span{frame}.subspan(first, last - first);
+}
+
 TEST(landing_buffer, ChunksInAnyOrderMakeTheWholeFrame) {
   // Arrange: a frame of three chunks (the last one short), landed in order
   // and, in a second frame, in the order 2, 0, 1.
   const size_t chunk = 5000;
   auto frame = pattern_bytes(2 * chunk + 123, 3);
-  auto piece = [&](size_t k) {
-    auto first = frame.begin() + static_cast<std::ptrdiff_t>(k * chunk);
-    auto last = frame.begin()
-                + static_cast<std::ptrdiff_t>(
-                  std::min(frame.size(), (k + 1) * chunk));
-    return std::span<const std::byte>{&*first, static_cast<size_t>(last - first)};
-  };
+  auto piece = [&](size_t k) { return chunk_of(frame, chunk, k); };
   for (auto order : {std::vector<size_t>{0, 1, 2}, std::vector<size_t>{2, 0, 1}}) {
     landing_buffer buf{frame.size()};
     // Act
@@ -501,11 +503,8 @@ TEST(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
   const size_t chunk = 5000;
   auto frame = pattern_bytes(2 * chunk + 123, 9);
   auto piece = [&](size_t k) {
-    auto first = frame.begin() + static_cast<std::ptrdiff_t>(k * chunk);
-    auto last = frame.begin()
-                + static_cast<std::ptrdiff_t>(
-                  std::min(frame.size(), (k + 1) * chunk));
-    return std::vector<std::byte>{first, last};
+    auto bytes = chunk_of(frame, chunk, k);
+    return std::vector<std::byte>{bytes.begin(), bytes.end()};
   };
   auto object = store->create(frame.size());
   ASSERT_TRUE(object) << ferry::render(object.error());
