@@ -348,6 +348,8 @@ std::vector<std::byte> landing_buffer::take() {
   std::lock_guard<std::mutex> guard{mtx_};
   auto out = std::move(buf_);
   buf_ = {};
+  // The owned frame leaves with `out`; a store object stays the target
+  // until it is sealed.
   if (!object_)
     target_ = {};
   return out;
