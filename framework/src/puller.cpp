@@ -59,8 +59,6 @@ struct puller_state {
 
   /// Takes `key` off the outstanding landings and out of the registry.
   void forget_landing(uint64_t key) {
-    if (key == 0)
-      return;
     release_landing(key);
     std::erase(landings, key);
   }

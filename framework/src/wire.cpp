@@ -327,20 +327,20 @@ landing_buffer::landing_buffer(uint64_t size) {
   // up front measured faster than faulting it chunk by chunk while the
   // chunks stream in (sessions 8 and 11, tcp 1 GiB A/B runs).
   buf_.resize(size);
-  target_ = buf_;
 }
 
 landing_buffer::landing_buffer(store::object_builder object)
-  : object_(std::move(object)), target_(object_.bytes()) {
+  : object_(std::move(object)) {
   // nop
 }
 
 bool landing_buffer::land(uint64_t offset, std::span<const std::byte> bytes) {
   std::lock_guard<std::mutex> guard{mtx_};
-  if (offset > target_.size() || bytes.size() > target_.size() - offset)
+  auto frame = target();
+  if (offset > frame.size() || bytes.size() > frame.size() - offset)
     return false;
   if (!bytes.empty())
-    std::memcpy(target_.data() + offset, bytes.data(), bytes.size());
+    std::memcpy(frame.data() + offset, bytes.data(), bytes.size());
   return true;
 }
 
@@ -348,16 +348,11 @@ std::vector<std::byte> landing_buffer::take() {
   std::lock_guard<std::mutex> guard{mtx_};
   auto out = std::move(buf_);
   buf_ = {};
-  // The owned frame leaves with `out`; a store object stays the target
-  // until it is sealed.
-  if (!object_)
-    target_ = {};
   return out;
 }
 
 caf::expected<store::object_ref> landing_buffer::seal() {
   std::lock_guard<std::mutex> guard{mtx_};
-  target_ = {};
   if (!object_)
     return caf::make_error(errc::transfer_failed,
                            "a pulled store handle landed in memory, not in "

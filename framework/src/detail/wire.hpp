@@ -190,11 +190,15 @@ public:
   caf::expected<store::object_ref> seal();
 
 private:
+  /// Where chunks land: the store object's bytes or the owned frame (empty
+  /// once sealed or taken). Requires `mtx_`.
+  std::span<std::byte> target() {
+    return object_ ? object_.bytes() : std::span<std::byte>{buf_};
+  }
+
   std::mutex mtx_;
   std::vector<std::byte> buf_;
   store::object_builder object_;
-  /// Where chunks land: `buf_` or `object_`'s bytes.
-  std::span<std::byte> target_;
 };
 
 /// Registers the place of one chunk of `target` for a `chunk_reply` to land
