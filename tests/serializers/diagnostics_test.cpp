@@ -40,6 +40,41 @@ TEST(diagnostics, ReportNamesWhichMemberBlocksWhichFamily) {
   EXPECT_NE(text.find("shared identity"), std::string::npos);
 }
 
+/// A string of another character type: cereal's binary archives write it,
+/// its JSON archives do not compile for it.
+struct wide_label {
+  int32_t id = 0;
+  std::u16string label;
+  friend bool operator==(const wide_label&, const wide_label&) = default;
+};
+
+TEST(diagnostics, CerealJsonRefusesStringsOtherThanStdString) {
+  // Arrange
+  registry sut;
+  wide_label in{7, u"seven"};
+  // Act
+  auto report = inspect_serializability<wide_label>();
+  auto json = sut.encode(in, encode_with("cereal.json"));
+  auto binary = sut.encode(in, encode_with("cereal.binary"));
+  // Assert: cereal.json is blocked by the member and says so; the binary
+  // format carries the value.
+  ASSERT_EQ(report.members.size(), 2u);
+  std::string why;
+  for (auto& [family, reason] : report.members[1].blocked)
+    if (family == "cereal.json")
+      why = reason;
+  EXPECT_NE(why.find("cereal.json has no support for"), std::string::npos)
+    << why;
+  ASSERT_FALSE(json);
+  EXPECT_EQ(json.error(), errc::no_family_can_encode);
+  EXPECT_NE(render(json.error()).find("cereal.json"), std::string::npos)
+    << render(json.error());
+  ASSERT_TRUE(binary) << render(binary.error());
+  auto out = sut.decode<wide_label>(*binary, decode_with("cereal.binary"));
+  ASSERT_TRUE(out) << render(out.error());
+  EXPECT_EQ(*out, in);
+}
+
 struct with_pointer_deep {
   std::vector<point> ok;
   std::optional<int> fine;

@@ -39,8 +39,9 @@ constexpr bool builtin_can_encode(builtin f) {
   switch (f) {
     case builtin::cereal_binary:
     case builtin::cereal_portable:
-    case builtin::cereal_json:
       return deep_ok<cereal_policy, T>();
+    case builtin::cereal_json:
+      return deep_ok<cereal_json_policy, T>();
     case builtin::msgpack:
       return deep_ok<msgpack_policy, T>();
     case builtin::caf:
@@ -63,8 +64,9 @@ std::string builtin_why_not(builtin f) {
   switch (f) {
     case builtin::cereal_binary:
     case builtin::cereal_portable:
-    case builtin::cereal_json:
       return why_not<cereal_policy, T>();
+    case builtin::cereal_json:
+      return why_not<cereal_json_policy, T>();
     case builtin::msgpack:
       return why_not<msgpack_policy, T>();
     case builtin::caf:
@@ -179,15 +181,16 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   switch (f) {
     case builtin::cereal_binary:
     case builtin::cereal_portable:
-    case builtin::cereal_json:
       if constexpr (deep_ok<cereal_policy, T>()) {
         if (f == builtin::cereal_binary)
           err = cereal_encode<cereal_format::binary>(x, main, info);
-        else if (f == builtin::cereal_portable)
-          err = cereal_encode<cereal_format::portable>(x, main, info);
         else
-          err = cereal_encode<cereal_format::json>(x, main, info);
+          err = cereal_encode<cereal_format::portable>(x, main, info);
       }
+      break;
+    case builtin::cereal_json:
+      if constexpr (deep_ok<cereal_json_policy, T>())
+        err = cereal_encode<cereal_format::json>(x, main, info);
       break;
     case builtin::msgpack:
       if constexpr (deep_ok<msgpack_policy, T>())
@@ -233,7 +236,7 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
           return cereal_decode<cereal_format::portable>(in, out, lim, info);
         break;
       case builtin::cereal_json:
-        if constexpr (deep_ok<cereal_policy, T>())
+        if constexpr (deep_ok<cereal_json_policy, T>())
           return cereal_decode<cereal_format::json>(in, out, lim, info);
         break;
       case builtin::msgpack:

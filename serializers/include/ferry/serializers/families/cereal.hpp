@@ -108,6 +108,19 @@ struct cereal_policy {
   }
 };
 
+/// cereal.json: like the binary formats, but cereal's JSON archives write
+/// and read `std::string` only (any other `std::basic_string`, e.g.
+/// `std::u16string`, does not compile in them), so the family refuses the
+/// others with a message instead of failing the user's build.
+struct cereal_json_policy : cereal_policy {
+  static constexpr const char* name = "cereal.json";
+
+  template <class T>
+  static constexpr bool string() {
+    return std::is_same_v<T, std::string>;
+  }
+};
+
 template <class T>
 concept cereal_reflect
   = is_reflectable_v<T> && !has_own_cereal<T>
