@@ -189,7 +189,7 @@ void cereal_flat_encode(const T& x, std::vector<std::byte>& out) {
 /// and the bounds-checked archive would accept it with `lim`; returns false
 /// (leaving `out` as it was) for anything else, which the archive then reads
 /// and reports. Charges the decode scope's allocation budget like the
-/// archive.
+/// archive (and fails as it does when the budget is spent).
 template <cereal_format F, class T>
   requires cereal_flat<F, T>
 bool cereal_flat_decode(std::span<const std::byte> in, T& out,
