@@ -14,10 +14,11 @@
 #include <cereal/types/string.hpp>
 #include <cereal/types/vector.hpp>
 
+#include <cstring>
 #include <limits>
-#include <optional>
 #include <random>
 #include <sstream>
+#include <variant>
 
 namespace ferry::serializers::test {
 namespace {
