@@ -57,7 +57,7 @@ namespace {
 
 caf::error bad_value(const std::string& key, const std::string& expected) {
   return caf::make_error(errc::invalid_config,
-                         "link setting \"" + key + "\" must be " + expected);
+                         "setting \"" + key + "\" must be " + expected);
 }
 
 caf::error read_uint(const caf::config_value& value, const std::string& key,
@@ -82,6 +82,38 @@ caf::error read_strings(const caf::config_value& value, const std::string& key,
     result.emplace_back(*str);
   }
   out = std::move(result);
+  return caf::none;
+}
+
+/// Reads section `ferry.vector-pool` into `out`.
+caf::error read_vector_pool(const caf::settings& section,
+                            serializers::vector_pool_limits& out) {
+  for (auto& [key, value] : section) {
+    caf::error err;
+    uint64_t tmp = 0;
+    if (key == "min-bytes") {
+      err = read_uint(value, "ferry.vector-pool.min-bytes", out.min_bytes);
+    } else if (key == "max-bytes") {
+      err = read_uint(value, "ferry.vector-pool.max-bytes", out.max_bytes);
+    } else if (key == "max-idle") {
+      if (auto ts = caf::get_if<caf::timespan>(&value))
+        out.max_idle
+          = std::chrono::duration_cast<std::chrono::milliseconds>(*ts);
+      else if (!(err = read_uint(value, "ferry.vector-pool.max-idle", tmp)))
+        out.max_idle = std::chrono::milliseconds{tmp};
+    } else {
+      return caf::make_error(errc::invalid_config,
+                             "unknown setting \"ferry.vector-pool." + key
+                               + "\": known are min-bytes, max-bytes, "
+                                 "max-idle");
+    }
+    if (err)
+      return err;
+  }
+  if (out.max_idle.count() <= 0)
+    return caf::make_error(errc::invalid_config,
+                           "ferry.vector-pool.max-idle must be positive (turn "
+                           "the pool off with max-bytes = 0)");
   return caf::none;
 }
 
@@ -242,6 +274,13 @@ node_config::node_config()
     .add_neg(tune_malloc, "keep-malloc-defaults",
              "leave glibc malloc's thresholds alone (default: raise them so "
              "large decoded buffers reuse faulted-in memory)");
+  opt_group{custom_options_, "ferry.vector-pool"}
+    .add(vector_pool.min_bytes, "min-bytes",
+         "smallest decoded vector kept for reuse (default 32 MiB)")
+    .add(vector_pool.max_bytes, "max-bytes",
+         "most bytes of decoded vectors kept for reuse (0: none)")
+    .add<caf::timespan>("max-idle",
+                        "a kept vector unused this long is freed (e.g. 2s)");
   opt_group{custom_options_, "ferry.store"}
     .add_neg(store_enabled, "disabled",
              "run without the host store (large frames go inline or pulled)")
@@ -341,6 +380,9 @@ caf::error node_config::finalize() {
     host_id = *x;
   if (auto x = caf::get_if<bool>(&content, "ferry.keep-malloc-defaults"))
     tune_malloc = !*x;
+  if (auto section = caf::get_if<caf::settings>(&content, "ferry.vector-pool"))
+    if (auto err = read_vector_pool(*section, vector_pool))
+      return err;
   if (auto x = caf::get_if<bool>(&content, "ferry.store.disabled"))
     store_enabled = !*x;
   if (auto x = caf::get_if<std::string>(&content, "ferry.store.name"))

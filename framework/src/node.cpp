@@ -4,12 +4,14 @@
 #include "detail/node_impl.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/serializers/vector_pool.hpp"
 
 #include "ferry/store/object_store.hpp"
 #include "ferry/store/store_config.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/make_actor.hpp>
@@ -39,6 +41,21 @@ std::vector<std::string> meet(const std::vector<std::string>& prefs,
 
 constexpr auto handshake_timeout = std::chrono::seconds{30};
 
+using trim_atom = caf::atom_constant<caf::atom("ferry_trim")>;
+
+/// Frees the vector pool's idle vectors every `every`, so that an idle
+/// process gives them back too (the pool checks by itself only when used).
+caf::behavior pool_janitor(caf::event_based_actor* self,
+                           std::chrono::milliseconds every) {
+  self->delayed_send(self, every, trim_atom::value);
+  return {
+    [self, every](trim_atom) {
+      serializers::trim_vector_pool();
+      self->delayed_send(self, every, trim_atom::value);
+    },
+  };
+}
+
 } // namespace
 
 node_impl::node_impl(node_config& cfg)
@@ -47,6 +64,8 @@ node_impl::node_impl(node_config& cfg)
 }
 
 node_impl::~node_impl() {
+  if (janitor_)
+    caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
   if (gateway_) {
     static_cast<gateway*>(caf::actor_cast<caf::abstract_actor*>(gateway_))
       ->detach_node();
@@ -60,6 +79,11 @@ node_impl::~node_impl() {
 caf::error node_impl::init() {
   if (cfg_.tune_malloc)
     tune_malloc();
+  serializers::vector_pool_config(cfg_.vector_pool);
+  if (cfg_.vector_pool.max_bytes > 0)
+    janitor_ = sys_.spawn<caf::hidden>(
+      pool_janitor, std::max(cfg_.vector_pool.max_idle / 2,
+                             std::chrono::milliseconds{50}));
   for (auto* cfg : {&cfg_.default_link}) {
     auto known = registry_->families();
     for (auto& family : cfg->serializers)

@@ -321,6 +321,13 @@ caf::error wire_message::load(caf::deserializer& source) {
 // -- landing_buffer -----------------------------------------------------------
 
 landing_buffer::landing_buffer(uint64_t size) {
+  buf_ = serializers::detail::take_vector_unwritten<std::byte>(size);
+  if (buf_.capacity() >= size) {
+    // Already faulted in; shrinking writes nothing, growing zero-fills only
+    // the part beyond what the vector held before.
+    buf_.resize(size);
+    return;
+  }
   buf_.reserve(size);
   serializers::detail::advise_huge_pages(buf_.data(), size);
   // Zero-filled here, before any chunk is asked for: faulting the frame in

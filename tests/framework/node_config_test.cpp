@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -222,3 +223,59 @@ TEST(node, StartingANodeKeepsMidSizedBuffersInTheHeap) {
   EXPECT_EQ(mapped_after, mapped_before);
 }
 #endif
+
+TEST(node_config, VectorPoolIsSetByFlagOrFile) {
+  // Arrange
+  ferry::node_config by_default;
+  ferry::node_config by_flag;
+  ferry::node_config by_file;
+  // Act
+  ASSERT_FALSE(parse(by_default, ""));
+  ASSERT_FALSE(parse(by_flag, "", {"--ferry.vector-pool.max-bytes=0"}));
+  ASSERT_FALSE(parse(by_file, "[ferry.vector-pool]\nmin-bytes = 4096\n"
+                              "max-bytes = 8192\nmax-idle = 5s\n"));
+  ASSERT_FALSE(by_default.finalize());
+  ASSERT_FALSE(by_flag.finalize());
+  ASSERT_FALSE(by_file.finalize());
+  // Assert
+  EXPECT_EQ(by_default.vector_pool.min_bytes, uint64_t{32} << 20);
+  EXPECT_EQ(by_default.vector_pool.max_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(by_default.vector_pool.max_idle, std::chrono::seconds{2});
+  EXPECT_EQ(by_flag.vector_pool.max_bytes, 0u);
+  EXPECT_EQ(by_file.vector_pool.min_bytes, 4096u);
+  EXPECT_EQ(by_file.vector_pool.max_bytes, 8192u);
+  EXPECT_EQ(by_file.vector_pool.max_idle, std::chrono::seconds{5});
+}
+
+TEST(node_config, BadVectorPoolSettingFailsNamingIt) {
+  ferry::node_config unknown;
+  ferry::node_config no_idle;
+  ASSERT_FALSE(parse(unknown, "[ferry.vector-pool]\nmax-byte = 1\n"));
+  ASSERT_FALSE(parse(no_idle, "[ferry.vector-pool]\nmax-idle = 0s\n"));
+  auto err = unknown.finalize();
+  EXPECT_EQ(err, ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(err).find("ferry.vector-pool.max-byte"),
+            std::string::npos)
+    << ferry::render(err);
+  err = no_idle.finalize();
+  EXPECT_EQ(err, ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(err).find("max-idle must be positive"),
+            std::string::npos)
+    << ferry::render(err);
+}
+
+TEST(node, StartingANodeSetsTheVectorPoolLimits) {
+  // Arrange
+  ferry::node_config cfg;
+  cfg.store_enabled = false;
+  cfg.vector_pool.min_bytes = 12345;
+  cfg.vector_pool.max_bytes = 67890;
+  // Act
+  auto sut = ferry::node::start(cfg);
+  // Assert
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  auto limits = ferry::serializers::vector_pool_config();
+  EXPECT_EQ(limits.min_bytes, 12345u);
+  EXPECT_EQ(limits.max_bytes, 67890u);
+  ferry::serializers::vector_pool_config({});
+}

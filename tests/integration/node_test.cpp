@@ -11,12 +11,14 @@
 #include "ferry/test/child_process.hpp"
 
 #include "ferry/serializers/errc.hpp"
+#include "ferry/serializers/vector_pool.hpp"
 #include "ferry/store/object_store.hpp"
 
 #include <caf/all.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -493,6 +495,56 @@ TEST_F(node_fixture, HugeFrameAcrossHostsIsPulledInChunks) {
   EXPECT_EQ(stats->bytes_pulled_by_peer, uint64_t{24} << 20);
   EXPECT_LT(stats->bytes_inline_sent, uint64_t{1} << 20);
 }
+
+class vector_pool_across : public node_fixture,
+                           public ::testing::WithParamInterface<bool> {};
+
+TEST_P(vector_pool_across, LargeVectorLandsInTheMemoryOfAnEarlierOne) {
+  // Arrange: B shares the store (decoded from it) or has its own (pulled in
+  // chunks, above the 8 MiB threshold); this node keeps vectors from 1 MiB.
+  bool other_host = GetParam();
+  cfg.vector_pool.min_bytes = 1 << 20;
+  auto& b = start_peer("B", {}, other_host);
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  auto reused_before = ferry::serializers::vector_pool_stats().reused;
+  caf::scoped_actor self{local().system()};
+  auto fetch = [&](uint64_t n, int32_t fill, const std::byte*& memory) {
+    // Reads the answer in place: a vector moved out of its message stays
+    // with its new owner instead of going back to the pool.
+    bool ok = false;
+    self->request(*sut, 30s, n, fill)
+      .receive(
+        [&](const std::vector<std::byte>& xs) {
+          memory = xs.data();
+          ok = xs.size() == n
+               && std::all_of(xs.begin(), xs.end(), [&](std::byte x) {
+                    return x == static_cast<std::byte>(fill);
+                  });
+        },
+        [&](caf::error& err) { ADD_FAILURE() << ferry::render(err); });
+    return ok;
+  };
+  const std::byte* first = nullptr;
+  const std::byte* second = nullptr;
+  // Act: 24 MiB of 0x11, gone once read; then 20 MiB of 0x22.
+  ASSERT_TRUE(fetch(uint64_t{24} << 20, 0x11, first));
+  ASSERT_TRUE(fetch(uint64_t{20} << 20, 0x22, second));
+  // Assert: the second answer reused the first one's memory, every byte its
+  // own.
+  EXPECT_EQ(second, first);
+  EXPECT_GE(ferry::serializers::vector_pool_stats().reused, reused_before + 1);
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->bytes_pulled > 0, other_host);
+  EXPECT_EQ(stats->bytes_spilled_received > 0, !other_host);
+}
+
+INSTANTIATE_TEST_SUITE_P(hosts, vector_pool_across,
+                         ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "other_host" : "same_host";
+                         });
 
 TEST_F(node_fixture, MessagesBehindAPulledOneKeepTheirOrder) {
   // Arrange

@@ -45,6 +45,10 @@ caf::behavior echo() {
     },
     [](const ferry::test::cereal_only& x) { return x.value() * 2; },
     [](int32_t x) { return x + 1; },
+    [](uint64_t n, int32_t fill) {
+      // Answers `n` bytes of value `fill`.
+      return std::vector<std::byte>(n, static_cast<std::byte>(fill));
+    },
     [](const ferry::store::shared_array<double>& xs) {
       // Answers which store object it reads and the sum of its elements.
       double sum = 0;

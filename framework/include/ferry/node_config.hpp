@@ -35,6 +35,7 @@
 #include "ferry/link_config.hpp"
 
 #include "ferry/serializers/registry.hpp"
+#include "ferry/serializers/vector_pool.hpp"
 
 #include <caf/actor_system_config.hpp>
 #include <caf/message.hpp>
@@ -112,6 +113,13 @@ public:
   /// `ferry.keep-malloc-defaults` leaves malloc alone. Skipped when the
   /// environment tunes malloc itself (GLIBC_TUNABLES, MALLOC_*_).
   bool tune_malloc = true;
+
+  /// Limits of the process-wide vector pool (serializers/vector_pool.hpp),
+  /// set when this node starts: large decoded `std::vector`s of numbers or
+  /// bytes go back to it when their message is gone, so the next one reuses
+  /// memory already faulted in (section `ferry.vector-pool`: `min-bytes`,
+  /// `max-bytes`, 0 turns the pool off, `max-idle`).
+  serializers::vector_pool_limits vector_pool;
 
   /// Link settings for peers not named in `links` (section `ferry.link`).
   link_config default_link;

@@ -543,6 +543,8 @@ private:
   std::shared_ptr<serializers::registry> registry_;
   std::optional<store::object_store> store_;
   caf::actor gateway_;
+  /// Trims the vector pool while the node runs (null when the pool is off).
+  caf::actor janitor_;
 
   mutable std::mutex mtx_;
   std::map<caf::node_id, std::shared_ptr<link_state>> links_;

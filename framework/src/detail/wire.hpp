@@ -25,6 +25,7 @@
 #include "ferry/store/object_ref.hpp"
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
+#include "ferry/serializers/detail/vector_pool.hpp"
 
 #include <boost/container/small_vector.hpp>
 
@@ -77,9 +78,18 @@ public:
     // nop
   }
 
-  /// Owns `bytes`.
-  explicit wire_bytes(std::vector<std::byte> bytes)
-    : owned_(std::make_shared<std::vector<std::byte>>(std::move(bytes))) {
+  /// Owns `bytes`; a large buffer goes back to the vector pool when the last
+  /// frame sharing it is gone (unless a decoder took it over).
+  explicit wire_bytes(std::vector<std::byte> bytes) {
+    if (serializers::detail::pool_keeps(bytes.capacity()))
+      owned_ = std::shared_ptr<std::vector<std::byte>>(
+        new std::vector<std::byte>(std::move(bytes)),
+        [](std::vector<std::byte>* buf) {
+          serializers::detail::give_vector(std::move(*buf));
+          delete buf;
+        });
+    else
+      owned_ = std::make_shared<std::vector<std::byte>>(std::move(bytes));
     view_ = {owned_->data(), owned_->size()};
     keep_alive_ = owned_;
   }
@@ -171,7 +181,9 @@ private:
 /// ends sealed.
 class landing_buffer {
 public:
-  /// Allocates `size` zeroed bytes (huge-page candidates when large).
+  /// Allocates `size` bytes: a vector of the vector pool when it has one
+  /// (holding an earlier message's bytes until the chunks overwrite them),
+  /// else zeroed fresh memory (huge-page candidates when large).
   /// Throws std::bad_alloc when the memory is not there.
   explicit landing_buffer(uint64_t size);
 
@@ -182,8 +194,9 @@ public:
   /// reach beyond the frame's size.
   bool land(uint64_t offset, std::span<const std::byte> bytes);
 
-  /// Returns the owned frame's bytes (bytes never landed read as zero) and
-  /// leaves this empty.
+  /// Returns the owned frame's bytes and leaves this empty. REQUIRES: every
+  /// byte has landed (the puller takes a frame only then; before, a reused
+  /// buffer still holds an earlier message's bytes).
   std::vector<std::byte> take();
 
   /// Seals the store object and returns its handle; this is empty after.

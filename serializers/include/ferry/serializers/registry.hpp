@@ -37,6 +37,7 @@
 #pragma once
 
 #include "ferry/serializers/detail/type_ops.hpp"
+#include "ferry/serializers/detail/recycling_message.hpp"
 #include "ferry/serializers/family.hpp"
 #include "ferry/serializers/payload.hpp"
 
@@ -153,7 +154,9 @@ public:
   /// Decodes `p` into a `caf::message` holding a value of the type registered
   /// under `p.header.type_name`; returns `errc::unknown_type` for names not
   /// added with `add_type`, and for types CAF cannot hold in a message (no
-  /// `inspect` and not `CAF_ALLOW_UNSAFE_MESSAGE_TYPE`).
+  /// `inspect` and not `CAF_ALLOW_UNSAFE_MESSAGE_TYPE`). A large
+  /// `std::vector` of numbers or bytes goes back to the vector pool
+  /// (vector_pool.hpp) when the message's last reference drops.
   [[nodiscard]] caf::expected<caf::message>
   decode_message(const payload& p, const decode_options& opts) const;
 
@@ -264,7 +267,10 @@ private:
     auto x = self.decode_typed<T>(p, adopt, opts);
     if (!x)
       return std::move(x.error());
-    return caf::make_message(std::move(*x));
+    if constexpr (detail::is_poolable_vector<T>)
+      return detail::recycling_message(std::move(*x));
+    else
+      return caf::make_message(std::move(*x));
   }
 
   template <class T>
