@@ -280,7 +280,7 @@ node_config::node_config()
     .add(vector_pool.max_bytes, "max-bytes",
          "most bytes of decoded vectors kept for reuse (0: none)")
     .add<caf::timespan>("max-idle",
-                        "a kept vector unused this long is freed (e.g. 2s)");
+                        "a kept vector unused this long is freed (default 10s)");
   opt_group{custom_options_, "ferry.store"}
     .add_neg(store_enabled, "disabled",
              "run without the host store (large frames go inline or pulled)")

@@ -240,7 +240,7 @@ TEST(node_config, VectorPoolIsSetByFlagOrFile) {
   // Assert
   EXPECT_EQ(by_default.vector_pool.min_bytes, uint64_t{32} << 20);
   EXPECT_EQ(by_default.vector_pool.max_bytes, uint64_t{1} << 30);
-  EXPECT_EQ(by_default.vector_pool.max_idle, std::chrono::seconds{2});
+  EXPECT_EQ(by_default.vector_pool.max_idle, std::chrono::seconds{10});
   EXPECT_EQ(by_flag.vector_pool.max_bytes, 0u);
   EXPECT_EQ(by_file.vector_pool.min_bytes, 4096u);
   EXPECT_EQ(by_file.vector_pool.max_bytes, 8192u);

@@ -43,8 +43,9 @@ struct vector_pool_limits {
   uint64_t min_bytes = uint64_t{32} << 20;
   /// Most bytes kept in all; 0 turns the pool off.
   uint64_t max_bytes = uint64_t{1} << 30;
-  /// A kept vector not reused for this long is freed.
-  std::chrono::milliseconds max_idle{2000};
+  /// A kept vector not reused for this long is freed (10 s, as jemalloc's
+  /// default decay of unused dirty pages).
+  std::chrono::milliseconds max_idle{10000};
 };
 
 /// What the pool holds and did since the process started.
