@@ -25,6 +25,14 @@ caf::error parse(ferry::node_config& cfg, const std::string& ini,
   return cfg.parse(std::move(args), in);
 }
 
+/// Parses `ini` and `args` into `cfg` and finalizes it; fails the test on
+/// an error.
+void load(ferry::node_config& cfg, const std::string& ini,
+          std::vector<std::string> args = {}) {
+  ASSERT_FALSE(parse(cfg, ini, std::move(args)));
+  ASSERT_FALSE(cfg.finalize());
+}
+
 } // namespace
 
 TEST(node_config, ConfigFileSetsNodeAndPerLinkSettings) {
@@ -164,12 +172,9 @@ TEST(node_config, KeepMallocDefaultsTurnsTuningOffByFlagOrFile) {
   ferry::node_config by_flag;
   ferry::node_config by_file;
   // Act
-  ASSERT_FALSE(parse(by_default, ""));
-  ASSERT_FALSE(parse(by_flag, "", {"--ferry.keep-malloc-defaults"}));
-  ASSERT_FALSE(parse(by_file, "[ferry]\nkeep-malloc-defaults = true\n"));
-  ASSERT_FALSE(by_default.finalize());
-  ASSERT_FALSE(by_flag.finalize());
-  ASSERT_FALSE(by_file.finalize());
+  load(by_default, "");
+  load(by_flag, "", {"--ferry.keep-malloc-defaults"});
+  load(by_file, "[ferry]\nkeep-malloc-defaults = true\n");
   // Assert
   EXPECT_TRUE(by_default.tune_malloc);
   EXPECT_FALSE(by_flag.tune_malloc);
@@ -230,13 +235,10 @@ TEST(node_config, VectorPoolIsSetByFlagOrFile) {
   ferry::node_config by_flag;
   ferry::node_config by_file;
   // Act
-  ASSERT_FALSE(parse(by_default, ""));
-  ASSERT_FALSE(parse(by_flag, "", {"--ferry.vector-pool.max-bytes=0"}));
-  ASSERT_FALSE(parse(by_file, "[ferry.vector-pool]\nmin-bytes = 4096\n"
-                              "max-bytes = 8192\nmax-idle = 5s\n"));
-  ASSERT_FALSE(by_default.finalize());
-  ASSERT_FALSE(by_flag.finalize());
-  ASSERT_FALSE(by_file.finalize());
+  load(by_default, "");
+  load(by_flag, "", {"--ferry.vector-pool.max-bytes=0"});
+  load(by_file, "[ferry.vector-pool]\nmin-bytes = 4096\n"
+                "max-bytes = 8192\nmax-idle = 5s\n");
   // Assert
   EXPECT_EQ(by_default.vector_pool.min_bytes, uint64_t{32} << 20);
   EXPECT_EQ(by_default.vector_pool.max_bytes, uint64_t{1} << 30);

@@ -45,25 +45,12 @@ void* take_pooled(const std::type_info& element, size_t bytes) noexcept;
 bool give_pooled(const std::type_info& element, void* vec, size_t bytes,
                  void (*destroy)(void*)) noexcept;
 
-/// Returns an empty vector with capacity for at least `n` elements when the
-/// pool has one, else an empty vector without capacity. Counts a reuse or a
-/// miss when `n` elements are large enough to be pooled.
-template <class E>
-std::vector<E> take_vector(size_t n) noexcept {
-  static_assert(poolable_element<E>);
-  auto* held = static_cast<std::vector<E>*>(take_pooled(typeid(E),
-                                                        n * sizeof(E)));
-  if (held == nullptr)
-    return {};
-  std::vector<E> result = std::move(*held);
-  delete held;
-  result.clear();
-  return result;
-}
-
-/// Like `take_vector`, but keeps the reused vector's elements: its size is
-/// at least `n` when it held that many, so resizing it to `n` writes
-/// nothing. REQUIRES: the caller overwrites every element before reading.
+/// Returns a kept vector with capacity for at least `n` elements, its
+/// elements as they were (its size is at least `n` when it held that many,
+/// so resizing it to `n` writes nothing), or an empty vector without
+/// capacity when the pool has none. Counts a reuse or a miss when `n`
+/// elements are large enough to be pooled. REQUIRES: the caller overwrites
+/// every element before reading it.
 template <class E>
 std::vector<E> take_vector_unwritten(size_t n) noexcept {
   static_assert(poolable_element<E>);
@@ -73,6 +60,14 @@ std::vector<E> take_vector_unwritten(size_t n) noexcept {
     return {};
   std::vector<E> result = std::move(*held);
   delete held;
+  return result;
+}
+
+/// Like `take_vector_unwritten`, but the vector comes back empty.
+template <class E>
+std::vector<E> take_vector(size_t n) noexcept {
+  auto result = take_vector_unwritten<E>(n);
+  result.clear();
   return result;
 }
 
