@@ -80,16 +80,8 @@ public:
 
   /// Owns `bytes`; a large buffer goes back to the vector pool when the last
   /// frame sharing it is gone (unless a decoder took it over).
-  explicit wire_bytes(std::vector<std::byte> bytes) {
-    if (serializers::detail::pool_keeps(bytes.capacity()))
-      owned_ = std::shared_ptr<std::vector<std::byte>>(
-        new std::vector<std::byte>(std::move(bytes)),
-        [](std::vector<std::byte>* buf) {
-          serializers::detail::give_vector(std::move(*buf));
-          delete buf;
-        });
-    else
-      owned_ = std::make_shared<std::vector<std::byte>>(std::move(bytes));
+  explicit wire_bytes(std::vector<std::byte> bytes)
+    : owned_(serializers::detail::shared_pooled(std::move(bytes))) {
     view_ = {owned_->data(), owned_->size()};
     keep_alive_ = owned_;
   }

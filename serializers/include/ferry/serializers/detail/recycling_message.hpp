@@ -3,6 +3,7 @@
 // drops. Not API.
 #pragma once
 
+#include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/vector_pool.hpp"
 
 #include <caf/detail/tuple_vals.hpp>
@@ -40,8 +41,8 @@ public:
 
   recycling_vector_vals* copy() const override {
     auto& xs = std::get<0>(this->data());
-    auto fresh = take_vector<E>(xs.size());
-    fresh.assign(xs.begin(), xs.end());
+    std::vector<E> fresh;
+    assign_fresh(fresh, xs.data(), xs.size());
     return new recycling_vector_vals(std::move(fresh));
   }
 };

@@ -9,6 +9,7 @@
 #include "ferry/serializers/vector_pool.hpp"
 
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -89,6 +90,19 @@ void give_vector(std::vector<E>&& xs) noexcept {
         delete static_cast<std::vector<E>*>(p);
       }))
     delete held;
+}
+
+/// Returns `xs` held by a shared pointer that hands it to the pool when the
+/// last copy goes (a plain `make_shared` when it is too small to be kept).
+template <class E>
+std::shared_ptr<std::vector<E>> shared_pooled(std::vector<E>&& xs) {
+  if (!pool_keeps(xs.capacity() * sizeof(E)))
+    return std::make_shared<std::vector<E>>(std::move(xs));
+  return std::shared_ptr<std::vector<E>>(new std::vector<E>(std::move(xs)),
+                                         [](std::vector<E>* held) {
+                                           give_vector(std::move(*held));
+                                           delete held;
+                                         });
 }
 
 } // namespace ferry::serializers::detail
