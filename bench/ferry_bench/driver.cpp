@@ -312,7 +312,7 @@ public:
     // untimed message: a 1 MiB round sends 32 messages, not 2.
     auto batch = pat_ == pattern::oneway ? p_.ack_every : uint64_t{1};
     auto per_round = (min_messages_ + batch - 1) / batch * batch
-                     + (p_.warm_each_round ? batch : 0);
+                     + (p_.warm_each_round ? round_warm_up() : 0);
     auto limit = p_.slow_cell_seconds
                  / static_cast<double>(per_round
                                        * static_cast<uint64_t>(rounds_));
@@ -339,7 +339,8 @@ public:
   bool round() override {
     if (!reset())
       return false;
-    if (p_.warm_each_round && untimed(0, 1, "warm-up of a round") < 0)
+    if (p_.warm_each_round
+        && untimed(0, round_warm_up(), "warm-up of a round") < 0)
       return false;
     auto n = once(p_.seconds / rounds_, min_messages_, true);
     if (n == 0) {
@@ -398,6 +399,13 @@ private:
 
   /// Sends untimed messages (see `once`); returns the seconds per message,
   /// or -1 after recording "<what> failed: <why>" as the cell's error.
+  /// Untimed messages at the start of a round: one window's worth for
+  /// oneway (as many as the round itself keeps in flight, so the receiver
+  /// holds as many buffers as the timed messages need), one for pingpong.
+  uint64_t round_warm_up() const {
+    return pat_ == pattern::oneway ? std::max(p_.window, p_.ack_every) : 1;
+  }
+
   double untimed(double seconds, uint64_t min_messages, const char* what) {
     auto n = once(seconds, min_messages, false);
     if (n == 0) {

@@ -150,9 +150,10 @@ struct run_params {
   /// measured instead. A cell within three times the budget measures one
   /// more warm-up message first. Baselines get ten times the budget.
   double slow_cell_seconds = 10;
-  /// Send one untimed message (or acknowledgement batch) at the start of
-  /// every round, so the round's timed messages follow one of their own
-  /// instead of whatever the previous row left the memory in.
+  /// Send untimed messages at the start of every round (a window's worth
+  /// for oneway, one round trip for pingpong), so the round's timed messages
+  /// follow their own row instead of whatever the previous row left the
+  /// memory in.
   bool warm_each_round = false;
   /// Hand-off runs (p50 reported).
   int handoff_runs = 5;

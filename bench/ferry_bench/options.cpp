@@ -482,9 +482,14 @@ run_params params_for(const cell& c, const options& opts) {
   // Large rows allocate fresh memory for every message, and on this VM how
   // fast that is depends on what ran just before (memory freed or left
   // untouched for seconds goes back to the host and comes back slowly). So
-  // each round starts with one untimed message of its own. In two full
-  // runs without it, tcp 1 GiB raw read half of every other family (1.05
-  // against 1.81-2.20 msg/s); with it, 2.07 against 2.08-2.12.
+  // each round starts with untimed messages of its own: one window's worth
+  // (oneway), so a receiver that reuses its buffers has them all again. In
+  // two full runs without it, tcp 1 GiB raw read half of every other family
+  // (1.05 against 1.81-2.20 msg/s); with one message, 2.07 against
+  // 2.08-2.12. One message was not a window at 64 MiB (two in flight): after
+  // a 27 s cereal.json round, ferry's receivers had freed their idle
+  // buffers, and the first two rounds of raw, cereal.binary and
+  // cereal.portable read 13-33 msg/s against 70-88 in the others.
   p.warm_each_round = big;
   p.min_messages = (c.size >= GiB || opts.quick) ? 2 : (big ? 3 : 2);
   p.warmup_messages = 1;
