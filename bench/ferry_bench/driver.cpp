@@ -397,8 +397,6 @@ private:
     return n;
   }
 
-  /// Sends untimed messages (see `once`); returns the seconds per message,
-  /// or -1 after recording "<what> failed: <why>" as the cell's error.
   /// Untimed messages at the start of a round: one window's worth for
   /// oneway (as many as the round itself keeps in flight, so the receiver
   /// holds as many buffers as the timed messages need), one for pingpong.
@@ -406,6 +404,8 @@ private:
     return pat_ == pattern::oneway ? std::max(p_.window, p_.ack_every) : 1;
   }
 
+  /// Sends untimed messages (see `once`); returns the seconds per message,
+  /// or -1 after recording "<what> failed: <why>" as the cell's error.
   double untimed(double seconds, uint64_t min_messages, const char* what) {
     auto n = once(seconds, min_messages, false);
     if (n == 0) {
