@@ -5,7 +5,8 @@
 // publishes an actor, this node connects to it and asks it 1000 questions.
 // The actor is a plain CAF actor: ferry encodes the requests and replies
 // with the link's family (cereal.binary unless a config says otherwise) and
-// CAF's middleman carries them. Run: ./hello_nodes
+// CAF's middleman carries them. Run: ./hello_nodes (options such as
+// --ferry.store.name=NAME apply to both processes).
 #include "peer_process.hpp"
 
 #include "ferry/errc.hpp"
@@ -72,7 +73,8 @@ int main(int argc, char** argv) {
   }
   if (cfg.node_name == "hello-peer")
     return run_peer(cfg);
-  sample::peer_process peer{{"--ferry.node-name=hello-peer"}};
+  sample::peer_process peer{
+    sample::peer_args({argv + 1, argv + argc}, "hello-peer")};
   cfg.node_name = "hello-main";
   auto n = ferry::node::start(cfg);
   if (!n) {

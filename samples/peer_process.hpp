@@ -72,6 +72,20 @@ private:
   uint16_t port_ = 0;
 };
 
+/// Arguments for a peer named `node_name`: this process's own arguments
+/// (`args`, without the program name) with its node name replaced, so every
+/// option given to the sample (a store name, a config file) applies to its
+/// peers too.
+inline std::vector<std::string> peer_args(const std::vector<std::string>& args,
+                                          const std::string& node_name) {
+  std::vector<std::string> result;
+  for (auto& arg : args)
+    if (arg.rfind("--ferry.node-name=", 0) != 0)
+      result.push_back(arg);
+  result.push_back("--ferry.node-name=" + node_name);
+  return result;
+}
+
 /// In a peer process: prints the port for the parent, then blocks until the
 /// parent closes stdin.
 inline void serve_until_parent_exits(uint16_t port) {

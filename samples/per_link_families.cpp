@@ -120,17 +120,11 @@ int main(int argc, char** argv) {
   }
   if (cfg.node_name == "node-b" || cfg.node_name == "node-c")
     return run_peer(cfg);
-  // This process is node-a; start the others with the same config file.
+  // This process is node-a; start the others with the same config file
+  // and options.
   cfg.node_name = "node-a";
-  auto with_config = [&](const std::string& name) {
-    std::vector<std::string> peer_args{"--ferry.node-name=" + name};
-    for (auto& arg : args)
-      if (arg.rfind("--config-file=", 0) == 0)
-        peer_args.push_back(arg);
-    return peer_args;
-  };
-  sample::peer_process b{with_config("node-b")};
-  sample::peer_process c{with_config("node-c")};
+  sample::peer_process b{sample::peer_args(args, "node-b")};
+  sample::peer_process c{sample::peer_args(args, "node-c")};
   auto n = ferry::node::start(cfg);
   if (!n) {
     std::cerr << ferry::render(n.error()) << '\n';
