@@ -397,11 +397,16 @@ private:
     return n;
   }
 
-  /// Untimed messages at the start of a round: one window's worth for
-  /// oneway (as many as the round itself keeps in flight, so the receiver
-  /// holds as many buffers as the timed messages need), one for pingpong.
+  /// Untimed messages at the start of a round: as many as the round itself
+  /// keeps in flight, so the receiver holds as many buffers as the timed
+  /// messages need. For oneway one window's worth, or one acknowledgement
+  /// batch in a slow cell (its round is that one batch); one for pingpong.
   uint64_t round_warm_up() const {
-    return pat_ == pattern::oneway ? std::max(p_.window, p_.ack_every) : 1;
+    if (pat_ != pattern::oneway)
+      return 1;
+    if (rounds_ == 1 && min_messages_ == 1)
+      return p_.ack_every;
+    return std::max(p_.window, p_.ack_every);
   }
 
   /// Sends untimed messages (see `once`); returns the seconds per message,
