@@ -404,9 +404,7 @@ private:
   uint64_t round_warm_up() const {
     if (pat_ != pattern::oneway)
       return 1;
-    if (rounds_ == 1 && min_messages_ == 1)
-      return p_.ack_every;
-    return std::max(p_.window, p_.ack_every);
+    return rounds_ == 1 && min_messages_ == 1 ? p_.ack_every : p_.window;
   }
 
   /// Sends untimed messages (see `once`); returns the seconds per message,

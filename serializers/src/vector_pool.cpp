@@ -59,10 +59,10 @@ void evict(pool_state& st, bool all, std::vector<kept_vector>& out) {
     bytes_after -= first_kept->bytes;
     ++first_kept;
   }
+  st.freed += static_cast<uint64_t>(first_kept - st.kept.begin());
   out.insert(out.end(), st.kept.begin(), first_kept);
   st.kept.erase(st.kept.begin(), first_kept);
   st.kept_bytes = bytes_after;
-  st.freed += out.size();
 }
 
 void destroy_all(std::vector<kept_vector>& xs) noexcept {
