@@ -101,11 +101,33 @@ decompress(frame_kind kind, std::span<const std::byte> in, uint64_t size,
                            "compressed frame claims " + std::to_string(size)
                              + " bytes, above the link's max-message-size of "
                              + std::to_string(limit));
-  std::vector<std::byte> out(size);
+  // Everything a peer claims is checked before the buffer is allocated: no
+  // codec turns a few bytes into more than its best ratio allows (lz4: 255
+  // to 1; zstd: a 128 KiB block from a 4-byte RLE block), and a zstd frame
+  // states its own size.
+  auto refuse = [&](const char* codec, const std::string& why) {
+    return caf::make_error(errc::decode_failed,
+                           std::string{codec} + " frame of "
+                             + std::to_string(in.size())
+                             + " bytes cannot decompress to its declared "
+                             + std::to_string(size) + " bytes: " + why);
+  };
   if (kind == frame_kind::inline_lz4) {
     if (size > static_cast<uint64_t>(std::numeric_limits<int>::max())
         || in.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
-      return caf::make_error(errc::decode_failed, "lz4 frame too large");
+      return refuse("lz4", "above lz4's 2 GiB limit");
+    if (size > uint64_t{255} * in.size() + 255)
+      return refuse("lz4", "more than lz4's largest ratio (255:1)");
+  } else {
+    constexpr uint64_t zstd_block = 128 * 1024;
+    auto declared = ZSTD_getFrameContentSize(in.data(), in.size());
+    if (declared != size)
+      return refuse("zstd", "the frame's header says otherwise");
+    if (size / zstd_block > in.size() / 4 + 1)
+      return refuse("zstd", "more than zstd's largest ratio");
+  }
+  std::vector<std::byte> out(size);
+  if (kind == frame_kind::inline_lz4) {
     auto n = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()),
                                  reinterpret_cast<char*>(out.data()),
                                  static_cast<int>(in.size()),
@@ -484,7 +506,14 @@ caf::error link_state::send(uint64_t target,
   for (auto& family : families)
     count_sent_family(family);
   if (mid.is_request() && sender) {
+    // shut_down sets down_ before it takes pending_ under this lock: a
+    // request either lands in pending_ before that (and gets link_down from
+    // shut_down) or sees down_ here.
     std::lock_guard<std::mutex> guard{requests_mtx_};
+    if (down_)
+      return fail(caf::make_error(errc::link_down, "the link to node "
+                                                     + peer_name_
+                                                     + " went down"));
     pending_.emplace(std::make_pair(sender->id(), request_key(mid)),
                      std::make_pair(caf::actor_cast<caf::weak_actor_ptr>(sender),
                                     mid));
@@ -523,9 +552,26 @@ void link_state::post(wire_message&& msg, uint64_t size,
   if (!tickets.empty()) {
     // Kept until the peer's credit says it took the message; cancelled when
     // the link dies before that.
-    std::lock_guard<std::mutex> tickets_guard{tickets_mtx_};
+    auto spilled = [&](const store::transfer_ticket& ticket) {
+      for (auto& element : msg.elements)
+        for (auto& frame : element.frames)
+          if (static_cast<frame_kind>(frame.kind) == frame_kind::store_object
+              && frame.ticket == ticket.id)
+            return true;
+      return false;
+    };
+    std::unique_lock<std::mutex> tickets_guard{tickets_mtx_};
+    if (down_) {
+      // shut_down took in_transit_ already (it sets down_ first): nobody
+      // would cancel these, and the message goes nowhere.
+      tickets_guard.unlock();
+      if (auto* store = node_.store())
+        for (auto& ticket : tickets)
+          static_cast<void>(store->cancel(ticket));
+      return;
+    }
     for (auto& ticket : tickets)
-      in_transit_.emplace_back(seq, ticket);
+      in_transit_.push_back({seq, ticket, !spilled(ticket)});
   }
   // A small message close behind the previous one joins the batch; the
   // flusher (or a full batch) sends it. Anything else goes out at once,
@@ -660,10 +706,22 @@ void link_state::on_credit(const credit& x) {
     probing_ = false;
   }
   credit_cv_.notify_all();
-  // The peer redeemed or cancelled the tickets of the messages it took.
-  std::lock_guard<std::mutex> guard{tickets_mtx_};
-  while (!in_transit_.empty() && in_transit_.front().first < x.delivered)
-    in_transit_.pop_front();
+  // The peer redeemed or cancelled the frame tickets of the messages it took.
+  // A handle's ticket inside a message it refused before decoding is still
+  // there: cancel what is left of those (a redeemed one is gone, and ticket
+  // ids are never reused, so this cancels nothing else).
+  std::vector<store::transfer_ticket> leftover;
+  {
+    std::lock_guard<std::mutex> guard{tickets_mtx_};
+    while (!in_transit_.empty() && in_transit_.front().seq < x.delivered) {
+      if (in_transit_.front().in_value)
+        leftover.push_back(in_transit_.front().ticket);
+      in_transit_.pop_front();
+    }
+  }
+  if (auto* store = node_.store())
+    for (auto& ticket : leftover)
+      static_cast<void>(store->cancel(ticket));
 }
 
 void link_state::on_probe() {
@@ -913,6 +971,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
 void link_state::receive(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
   auto remote = has_pulled_frames(msg);
+  caf::actor puller; // a copy: shut_down swaps puller_ under the lock
   {
     std::unique_lock<std::mutex> guard{inbox_mtx_};
     if (!draining_ && !remote) {
@@ -926,8 +985,9 @@ void link_state::receive(wire_message& msg, uint64_t wire_bytes_count,
     draining_ = true;
     if (!puller_)
       puller_ = spawn_puller(node_.system(), weak_from_this());
+    puller = puller_;
   }
-  caf::anon_send(puller_, pull_atom::value);
+  caf::anon_send(puller, pull_atom::value);
 }
 
 std::optional<std::pair<wire_message, uint64_t>> link_state::take_queued() {
@@ -1002,6 +1062,12 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
   auto token = take(wire_bytes_count);
   taken_mark mark{taken_};
   caf::message_id mid{msg.mid};
+  if (mid.is_response()) {
+    // Answered, delivered or not: a response that cannot be delivered must
+    // not keep its request's entry for the link's lifetime.
+    std::lock_guard<std::mutex> guard{requests_mtx_};
+    pending_.erase(std::make_pair(msg.target, request_key(mid)));
+  }
   auto target = exported(msg.target);
   if (!target)
     target = node_.exposed(msg.target);
@@ -1027,12 +1093,15 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
     }
   }();
   if (!content) {
+    if (mid.is_response()) {
+      // The requester gets the reason now instead of waiting out its
+      // timeout; the peer hears of it too (refuse).
+      target->enqueue(caf::make_mailbox_element(nullptr, mid, {},
+                                                content.error()),
+                      host);
+    }
     refuse(msg, std::move(content.error()), host);
     return;
-  }
-  if (mid.is_response()) {
-    std::lock_guard<std::mutex> guard{requests_mtx_};
-    pending_.erase(std::make_pair(msg.target, request_key(mid)));
   }
   auto sender = msg.sender != 0 ? proxy(msg.sender) : nullptr;
   target->enqueue(caf::mailbox_element_ptr{new credited_element(
@@ -1181,7 +1250,7 @@ void link_state::shut_down(const caf::error& reason,
   }
   if (auto* store = node_.store())
     for (auto& entry : tickets)
-      static_cast<void>(store->cancel(entry.second));
+      static_cast<void>(store->cancel(entry.ticket));
 }
 
 // -- link_state: stats --------------------------------------------------------

@@ -24,7 +24,10 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <cstdint>
+#include <exception>
 #include <new>
+#include <string>
 #include <vector>
 
 namespace ferry::detail {
@@ -215,7 +218,9 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
       auto& frame = msg.elements[e].frames[f];
       if (!is_pulled(static_cast<frame_kind>(frame.kind)))
         continue;
-      total += frame.size;
+      // Saturates: a peer's sizes may add up beyond 2^64.
+      total = frame.size > UINT64_MAX - total ? UINT64_MAX
+                                              : total + frame.size;
       frame_job job;
       job.element = e;
       job.frame = f;
@@ -227,7 +232,9 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
     abandon(self, link,
             caf::make_error(errc::message_too_large,
                             "node " + link->peer_name() + " offers "
-                              + std::to_string(total)
+                              + (total == UINT64_MAX
+                                   ? std::string{"2^64 or more"}
+                                   : std::to_string(total))
                               + " bytes of large frames, above the link's "
                                 "max-message-size of "
                               + std::to_string(link->config().max_message_size)
@@ -249,12 +256,15 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
     for (auto& job : st.jobs)
       if (!job.buffer)
         job.buffer = std::make_shared<landing_buffer>(job.size);
-  } catch (const std::bad_alloc&) {
+  } catch (const std::exception& e) {
+    // std::bad_alloc, or std::length_error for a size no vector can hold.
     abandon(self, link,
             caf::make_error(errc::transfer_failed,
                             "cannot allocate " + std::to_string(total)
                               + " bytes for frames from node "
-                              + link->peer_name()));
+                              + link->peer_name() + " (" + e.what()
+                              + "); lower max-message-size to what this "
+                                "host can hold"));
     return;
   }
   for (auto& job : st.jobs)
@@ -282,7 +292,17 @@ void advance(puller_actor* self) {
       st.current.reset();
       continue;
     }
-    start(self, link);
+    // Nothing a peer sends may end the puller: the link's later messages
+    // wait for it.
+    try {
+      start(self, link);
+    } catch (const std::exception& e) {
+      abandon(self, link,
+              caf::make_error(errc::transfer_failed,
+                              "cannot start pulling the large frames of a "
+                              "message from node "
+                                + link->peer_name() + ": " + e.what()));
+    }
     return;
   }
 }

@@ -742,3 +742,71 @@ TEST_F(hostile_fixture, ChunkReplyNamingAnotherRequestsLandingIsRefused) {
   EXPECT_TRUE(mentions(err, "with the chunk of another request"));
   EXPECT_NE(peer_link_stats().find("refusals=1"), std::string::npos);
 }
+
+TEST_F(hostile_fixture, PulledFrameSizesThatWrapAroundAreRefusedAndTheLinkGoesOn) {
+  // Arrange: two frames to pull whose sizes add up to 2^64 (0 when added
+  // without a check), the first one larger than any buffer.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  ferry::serializers::payload_header header;
+  header.family = "msgpack";
+  header.type_name = "string";
+  header.frame_sizes = {UINT64_MAX, 1};
+  wire_element el;
+  el.header = wire_bytes{ferry::serializers::encode_header(header)};
+  for (uint64_t size : {UINT64_MAX, uint64_t{1}}) {
+    wire_frame frame;
+    frame.kind = static_cast<uint8_t>(frame_kind::remote_object);
+    frame.size = size;
+    frame.ticket = size == 1 ? 8 : 9;
+    el.frames.push_back(std::move(frame));
+  }
+  wire_message msg;
+  msg.target = target;
+  msg.elements.push_back(std::move(el));
+  // Act: the message, then an ordinary one behind it on the same link.
+  auto err = send_and_await_error(std::move(msg));
+  wire_message next;
+  next.target = target;
+  next.elements.push_back(element("cereal.binary", "string",
+                                  std::vector<std::byte>(13, std::byte{1})));
+  auto next_err = send_and_await_error(std::move(next));
+  // Assert: a typed error for the first, and the second is still read
+  // (refused for its family) instead of waiting behind a dead puller.
+  ASSERT_TRUE(err) << "no answer to the message";
+  EXPECT_EQ(err, caf::make_error(ferry::errc::message_too_large, err.context()));
+  EXPECT_TRUE(mentions(err, "2^64 or more bytes of large frames"));
+  EXPECT_EQ(next_err,
+            caf::make_error(ferry::errc::family_refused, next_err.context()));
+}
+
+TEST_F(hostile_fixture, CompressedFrameClaimingMoreThanItsCodecAllowsIsRefused) {
+  // Arrange: 16 bytes of "compressed" data that claim to become 1 GiB, once
+  // as lz4 and once as zstd (whose frame header does not say so).
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  const uint64_t size = uint64_t{1} << 30;
+  std::vector<caf::error> errors;
+  for (auto kind : {frame_kind::inline_lz4, frame_kind::inline_zstd}) {
+    ferry::serializers::payload_header header;
+    header.family = "msgpack";
+    header.type_name = "string";
+    header.frame_sizes = {size};
+    wire_element el;
+    el.header = wire_bytes{ferry::serializers::encode_header(header)};
+    wire_frame frame;
+    frame.kind = static_cast<uint8_t>(kind);
+    frame.size = size;
+    frame.data = wire_bytes{std::vector<std::byte>(16, std::byte{0})};
+    el.frames.push_back(std::move(frame));
+    wire_message msg;
+    msg.target = target;
+    msg.elements.push_back(std::move(el));
+    // Act
+    errors.push_back(send_and_await_error(std::move(msg)));
+  }
+  // Assert: refused before a buffer of the claimed size is made.
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_TRUE(mentions(errors[0], "more than lz4's largest ratio"));
+  EXPECT_TRUE(mentions(errors[1], "the frame's header says otherwise"));
+}

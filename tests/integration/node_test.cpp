@@ -605,6 +605,55 @@ TEST_F(node_fixture, SharedArrayOnSameHostArrivesAsTheSameObject) {
     << *answer;
 }
 
+TEST_F(node_fixture, HandleInAMessageRefusedBeforeDecodingIsReleased) {
+  // Arrange: a type only this node registers makes B refuse the message at
+  // its first element, before it decodes (and redeems) the handle behind
+  // it. A window of 4 messages makes B return credit after every message.
+  cfg.add_message_type<std::vector<uint16_t>>("test.only_here");
+  cfg.default_link.window_messages = 4;
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  auto array = ferry::store::make_shared_array<double>(
+    *local().store(), std::vector<double>(1024, 1.0));
+  ASSERT_TRUE(array) << ferry::render(array.error());
+  // Act
+  auto refused = ask<std::string>(*sut, std::vector<uint16_t>{1, 2, 3},
+                                  *array);
+  auto after = ask<std::string>(*sut, std::string{"abc"});
+  // Assert: the refusal names the type; once B's credit for the refused
+  // message is back, only our own handle holds the object.
+  ASSERT_FALSE(refused);
+  EXPECT_NE(ferry::render(refused.error()).find("test.only_here"),
+            std::string::npos)
+    << ferry::render(refused.error());
+  ASSERT_TRUE(after) << ferry::render(after.error());
+  for (int i = 0; i < 100 && array->ref().ref_count() != 1; ++i)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(array->ref().ref_count(), 1u);
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->tickets_in_transit, 0u);
+}
+
+TEST_F(node_fixture, ResponseThisNodeCannotDecodeFailsTheRequestAtOnce) {
+  // Arrange: this node decodes at most 4 KiB; B answers with 100,000 bytes.
+  cfg.default_link.max_message_size = 4096;
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  // Act
+  auto reply = ask_within<std::vector<std::byte>>(10s, *sut, uint64_t{100000},
+                                                  int32_t{7});
+  // Assert: the decoding error, not the request's timeout.
+  ASSERT_FALSE(reply);
+  EXPECT_NE(reply.error(), caf::make_error(caf::sec::request_timeout))
+    << ferry::render(reply.error());
+  EXPECT_NE(ferry::render(reply.error()).find("max_payload_bytes (4096)"),
+            std::string::npos)
+    << ferry::render(reply.error());
+}
+
 class handle_across_hosts : public node_fixture,
                             public ::testing::WithParamInterface<size_t> {};
 

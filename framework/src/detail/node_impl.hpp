@@ -430,8 +430,18 @@ private:
   bool flush_scheduled_ = false;
   std::chrono::steady_clock::time_point last_post_;
   caf::actor flusher_;
+  /// A store ticket of a message sent and not yet taken by the peer.
+  struct ticket_in_transit {
+    /// The message's place in the order of posted messages.
+    uint64_t seq = 0;
+    store::transfer_ticket ticket;
+    /// A handle's ticket inside the encoded value: the peer redeems it only
+    /// if it decodes the message, and cannot see it to cancel it when it
+    /// refuses the message (a frame's ticket it can).
+    bool in_value = false;
+  };
   mutable std::mutex tickets_mtx_;
-  std::deque<std::pair<uint64_t, store::transfer_ticket>> in_transit_;
+  std::deque<ticket_in_transit> in_transit_;
 
   // Credit window (sender side).
   std::mutex credit_mtx_;
