@@ -29,10 +29,13 @@ public:
   }
 
   /// Formats the data region as one free block.
-  /// REQUIRES: capacity is a multiple of 64 and at least `min_block_size`.
+  /// REQUIRES: capacity is a multiple of 64, at least `min_block_size` and
+  /// at most `max_capacity`.
   void init(uint64_t capacity) noexcept;
 
-  /// Returns the block size needed for a payload of `size` bytes.
+  /// Returns the block size needed for a payload of `size` bytes. Saturates
+  /// at the largest multiple of 64 (more than any store holds) instead of
+  /// wrapping around for payloads near 2^64.
   static uint64_t block_size_for(uint64_t payload) noexcept;
 
   /// Allocates a block for `payload` bytes; returns {offset, block size} or

@@ -46,6 +46,10 @@ inline constexpr uint32_t sl_count = 1u << sl_bits;
 /// Sizes below this use linear bins of 64 bytes.
 inline constexpr uint64_t small_block = uint64_t{sl_count} << align_shift;
 inline constexpr uint32_t fl_count = 48;
+/// Largest data region the bins can index: first level `fl_count - 1` holds
+/// blocks below 2^57 bytes (128 PiB).
+inline constexpr uint64_t max_capacity
+  = (uint64_t{1} << (fl_count + sl_bits + align_shift - 1)) - block_align;
 
 /// Header at the start of every block in the data region.
 struct block_header {

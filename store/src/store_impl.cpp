@@ -17,15 +17,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 // Invariants of this file, in prose:
 //
@@ -105,6 +108,38 @@ bool process_alive(int32_t pid, uint64_t start_time) noexcept {
     return false;
   // /proc not readable: fall back to kill(0).
   return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/// A file of the spill directory that belongs to one store.
+struct spill_file {
+  /// Id of the object the file holds.
+  uint64_t id;
+  /// True for `<store>.<id>.spill.tmp` (being written), false for
+  /// `<store>.<id>.spill`.
+  bool tmp;
+};
+
+/// Returns what `file` is if it is named exactly `<store>.<id>.spill` or
+/// `<store>.<id>.spill.tmp`, or nothing. The spill directory is shared by
+/// all stores of a user, so a prefix match would also take the files of a
+/// store named `<store>.<more>`; requiring digits and then the exact suffix
+/// makes the split of a file name into store and id unambiguous.
+std::optional<spill_file> parse_spill_file(std::string_view file,
+                                           std::string_view store) noexcept {
+  if (!file.starts_with(store) || file.size() <= store.size()
+      || file[store.size()] != '.')
+    return std::nullopt;
+  file.remove_prefix(store.size() + 1);
+  uint64_t id = 0;
+  auto [end, ec] = std::from_chars(file.data(), file.data() + file.size(), id);
+  if (ec != std::errc{} || end == file.data())
+    return std::nullopt;
+  auto rest = file.substr(static_cast<size_t>(end - file.data()));
+  if (rest == ".spill")
+    return spill_file{id, false};
+  if (rest == ".spill.tmp")
+    return spill_file{id, true};
+  return std::nullopt;
 }
 
 bool write_all(int fd, const std::byte* data, uint64_t size) {
@@ -255,6 +290,10 @@ store_impl::attach(const store_config& cfg) {
     return fail(errc::segment_too_small, "store '", cfg.name, "': capacity ",
                 cfg.capacity, " bytes is too small; use at least ",
                 min_block_size, " bytes");
+  if (cfg.capacity > max_capacity)
+    return fail(errc::invalid_config, "store '", cfg.name, "': capacity ",
+                cfg.capacity, " bytes is too large; use at most ",
+                max_capacity, " bytes (128 PiB)");
   if (cfg.max_objects == 0 || cfg.max_objects > (1u << 24)
       || cfg.max_processes == 0 || cfg.max_processes > 65536
       || cfg.max_tickets == 0 || cfg.max_tickets > (1u << 24))
@@ -492,14 +531,27 @@ caf::error store_impl::open_segment() {
   }
   auto* h = reinterpret_cast<segment_header*>(base_);
   if (h->version != layout_version
-      || h->header_size != sizeof(segment_header)
-      || h->entry_sizes != entry_sizes()
-      || h->segment_size != region_.get_size())
+      || h->header_size != sizeof(segment_header))
     return fail(errc::incompatible_segment, "store '", name_,
                 "': segment has layout version ", h->version,
                 " and header size ", h->header_size, ", expected version ",
                 layout_version, " and ", sizeof(segment_header),
                 "; remove it with `ferry-store remove ", name_, "`");
+  // Same version and header: the rest of the header can be read. Say which
+  // of the remaining checks failed.
+  if (h->entry_sizes != entry_sizes())
+    return fail(errc::incompatible_segment, "store '", name_,
+                "': segment has layout version ", h->version,
+                " but table entry sizes 0x", std::hex, h->entry_sizes,
+                ", expected 0x", entry_sizes(), std::dec,
+                " (made by a build of ferry with another layout); remove it "
+                "with `ferry-store remove ", name_, "`");
+  if (h->segment_size != region_.get_size())
+    return fail(errc::incompatible_segment, "store '", name_,
+                "': segment header says ", h->segment_size,
+                " bytes but the segment has ", region_.get_size(),
+                " bytes (resized or damaged); remove it with "
+                "`ferry-store remove ", name_, "`");
   hdr_ = h;
   procs_ = reinterpret_cast<process_entry*>(base_ + h->process_offset);
   slots_ = reinterpret_cast<slot_entry*>(base_ + h->slot_offset);
@@ -591,13 +643,16 @@ caf::error store_impl::remove(const std::string& name) {
         std::string dir(h->spill_directory,
                         strnlen(h->spill_directory, max_path));
         std::error_code ec;
-        auto prefix = name + ".";
         for (auto it = std::filesystem::directory_iterator{dir, ec};
              !ec && it != std::filesystem::directory_iterator{};
              it.increment(ec)) {
+          // Only this store's files: the directory may be shared with a
+          // store named `<name>.<more>`.
           auto file = it->path().filename().string();
-          if (file.starts_with(prefix))
-            std::filesystem::remove(it->path(), ec);
+          if (parse_spill_file(file, name)) {
+            std::error_code ignored;
+            std::filesystem::remove(it->path(), ignored);
+          }
         }
       }
     }
@@ -691,7 +746,9 @@ void store_impl::free_object_locked(uint32_t slot) noexcept {
   commit();
   if (s.block != npos64 && state != slot_state::spilled)
     allocator{hdr_->alloc, data_}.deallocate(s.block);
-  if (state == slot_state::spilled) {
+  // A restoring object has both its new block and its file (counted in
+  // bytes_spilled until the restore completes).
+  if (state == slot_state::spilled || state == slot_state::restoring) {
     ::unlink(spill_path(id).c_str());
     hdr_->bytes_spilled -= s.size;
   }
@@ -750,8 +807,16 @@ caf::error store_impl::store_full_locked(uint64_t payload,
 
 caf::expected<std::pair<uint64_t, uint64_t>>
 store_impl::allocate_locked(guard& g, uint64_t payload, uint32_t keep) {
-  if (allocator::block_size_for(payload) > hdr_->alloc.capacity)
-    return store_full_locked(payload, "the object is larger than the store");
+  // Compared before rounding up to a block, which cannot overflow here: the
+  // largest payload is one block spanning the whole data region.
+  auto largest = hdr_->alloc.capacity - block_header_size;
+  if (payload > largest)
+    return fail(errc::store_full, "store '", name_,
+                "' cannot hold an object of ", payload,
+                " bytes: the object is larger than the store (capacity ",
+                hdr_->alloc.capacity, " bytes, the largest object that fits ",
+                largest, " bytes). Fix: create the store with a larger "
+                "capacity or split the object");
   for (;;) {
     auto [offset, size] = allocator{hdr_->alloc, data_}.allocate(payload);
     if (offset != npos64)
@@ -882,6 +947,9 @@ caf::error store_impl::spill_locked(guard& g, uint32_t slot) {
       s.state = slot_state::sealed;
     }
   }
+  // Cleared after the state changed: a process that dies in between leaves
+  // the object in a settled state or names itself for the reaper.
+  commit();
   s.io_process = npos32;
   if (!spilled)
     ::unlink(path.c_str());
@@ -917,9 +985,13 @@ store_impl::acquire_locked(guard& g, object_id id) {
       }
       case slot_state::restoring: {
         // Another process (or thread) reads the file: wait for it, unless
-        // it died doing so.
+        // it died doing so, or no attached process does it any more.
         auto io = s->io_process;
-        if (io < hdr_->max_processes && io != self_
+        if (io >= hdr_->max_processes || procs_[io].pid == 0) {
+          roll_back_io_locked(slot);
+          continue;
+        }
+        if (io != self_
             && !process_alive(procs_[io].pid, procs_[io].start_time)) {
           reap_process_locked(io);
           continue;
@@ -970,11 +1042,16 @@ store_impl::acquire_locked(guard& g, object_id id) {
       ::close(fd);
     if (!g.lock())
       return g.error();
-    s->io_process = npos32;
+    // The state changes first and `io_process` is cleared last (as in
+    // spill_locked): a process that dies in between is named by the slot,
+    // so the reaper settles the object instead of leaving it `restoring`
+    // with nobody to finish it.
     if (ok) {
       s->state = slot_state::sealed;
       hdr_->bytes_spilled -= size;
       s->last_use = ++hdr_->tick;
+      commit();
+      s->io_process = npos32;
       ::unlink(path.c_str());
       return std::pair{slot, *holder};
     }
@@ -982,6 +1059,8 @@ store_impl::acquire_locked(guard& g, object_id id) {
     commit();
     s->block = npos64;
     allocator{hdr_->alloc, data_}.deallocate(offset);
+    commit();
+    s->io_process = npos32;
     drop_handle_locked(slot, *holder);
     return fail(errc::spill_failed, "store '", name_, "': cannot restore ",
                 describe(id), " from ", path, ": ", errno_text(err));
@@ -990,23 +1069,22 @@ store_impl::acquire_locked(guard& g, object_id id) {
 
 void store_impl::clean_spill_directory_locked() noexcept {
   // Keeps the files of spilled objects and those that live processes are
-  // writing or reading right now; removes everything else of this store.
+  // writing or reading right now; removes everything else of this store
+  // (and nothing of other stores sharing the directory).
   std::error_code ec;
-  auto prefix = name_ + ".";
   for (auto it = std::filesystem::directory_iterator{
          std::filesystem::path{hdr_->spill_directory}, ec};
        !ec && it != std::filesystem::directory_iterator{}; it.increment(ec)) {
-    auto file = it->path().filename().string();
-    if (!file.starts_with(prefix))
+    auto parsed = parse_spill_file(it->path().filename().string(), name_);
+    if (!parsed)
       continue;
-    auto id = std::strtoull(file.c_str() + prefix.size(), nullptr, 10);
-    auto* s = lookup_locked(object_id{id});
+    auto* s = lookup_locked(object_id{parsed->id});
     bool keep = false;
-    if (s != nullptr && file.ends_with(".spill"))
+    if (s != nullptr && !parsed->tmp)
       keep = s->state == slot_state::spilled
              || s->state == slot_state::restoring
              || s->state == slot_state::spilling;
-    else if (s != nullptr && file.ends_with(".spill.tmp"))
+    else if (s != nullptr)
       keep = s->state == slot_state::spilling;
     if (!keep) {
       std::error_code ignored;
@@ -1332,26 +1410,11 @@ caf::error store_impl::unpin(object_id id) {
 // -- reaping and recovery -----------------------------------------------------
 
 void store_impl::reap_process_locked(uint32_t process) noexcept {
-  // Spill I/O the process left half done: a spill keeps the object in
-  // memory, a restore leaves it in its file.
-  for (uint32_t i = 0; i < hdr_->max_objects; ++i) {
-    auto& s = slots_[i];
-    if (s.id == 0 || s.io_process != process)
-      continue;
-    if (s.state == slot_state::spilling) {
-      ::unlink((spill_path(s.id) + ".tmp").c_str());
-      ::unlink(spill_path(s.id).c_str());
-      s.state = slot_state::sealed;
-    } else if (s.state == slot_state::restoring) {
-      auto block = s.block;
-      s.state = slot_state::spilled;
-      commit();
-      s.block = npos64;
-      if (block != npos64)
-        allocator{hdr_->alloc, data_}.deallocate(block);
-    }
-    s.io_process = npos32;
-  }
+  // Spill I/O the process left half done (or finished, if it died before
+  // clearing `io_process`): settle it before its handles go.
+  for (uint32_t i = 0; i < hdr_->max_objects; ++i)
+    if (slots_[i].id != 0 && slots_[i].io_process == process)
+      roll_back_io_locked(i);
   std::set<uint32_t> touched;
   for (uint32_t i = 0; i < hdr_->max_tickets; ++i) {
     auto& t = tickets_[i];
@@ -1383,6 +1446,24 @@ void store_impl::reap_process_locked(uint32_t process) noexcept {
     free_object_if_unreferenced_locked(slot);
   procs_[process].pid = 0;
   procs_[process].start_time = 0;
+}
+
+void store_impl::roll_back_io_locked(uint32_t slot) noexcept {
+  auto& s = slots_[slot];
+  if (s.state == slot_state::spilling) {
+    ::unlink((spill_path(s.id) + ".tmp").c_str());
+    ::unlink(spill_path(s.id).c_str());
+    s.state = slot_state::sealed;
+  } else if (s.state == slot_state::restoring) {
+    auto block = s.block;
+    s.state = slot_state::spilled;
+    commit();
+    s.block = npos64;
+    if (block != npos64)
+      allocator{hdr_->alloc, data_}.deallocate(block);
+  }
+  commit();
+  s.io_process = npos32;
 }
 
 void store_impl::unregister_locked() noexcept {
@@ -1505,7 +1586,7 @@ void store_impl::recover_locked() noexcept {
       continue;
     }
     // A restoring object has both its file and its new block (I/O of a
-    // live process, or of a dead one that step 6 reverts).
+    // live process, or of a dead or unknown one that step 6 reverts).
     if (s.state == slot_state::spilled || s.state == slot_state::restoring)
       h.bytes_spilled += s.size;
     if (s.state != slot_state::spilled && s.block != npos64)
@@ -1530,7 +1611,20 @@ void store_impl::recover_locked() noexcept {
   allocator{h.alloc, data_}.rebuild(std::move(used));
   clean_spill_directory_locked();
   h.recoveries += 1;
-  // 6. The owner that died (and any other dead process) gives up its counts.
+  // 6. Spill I/O that names no attached process has nobody to finish it
+  //    (left by a build that cleared `io_process` before the state change):
+  //    roll it back before any count drops, so that freeing the object
+  //    sees a settled state. Then the owner that died (and any other dead
+  //    process) gives up its counts, rolling back its own I/O first.
+  for (uint32_t i = 0; i < h.max_objects; ++i) {
+    auto& s = slots_[i];
+    if (s.id != 0
+        && (s.state == slot_state::spilling
+            || s.state == slot_state::restoring)
+        && (s.io_process >= h.max_processes
+            || procs_[s.io_process].pid == 0))
+      roll_back_io_locked(i);
+  }
   for (uint32_t i = 0; i < h.max_processes; ++i)
     if (procs_[i].pid != 0 && i != self_
         && !process_alive(procs_[i].pid, procs_[i].start_time))

@@ -159,6 +159,9 @@ private:
   /// Repairs the segment after its lock owner died.
   void recover_locked() noexcept;
   void reap_process_locked(uint32_t process) noexcept;
+  /// Undoes the spill I/O of `slot` whose process will never finish it: a
+  /// spill leaves the object in memory, a restore in its file.
+  void roll_back_io_locked(uint32_t slot) noexcept;
   void unregister_locked() noexcept;
 
   slot_entry* lookup_locked(object_id id) noexcept;

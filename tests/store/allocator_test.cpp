@@ -72,6 +72,20 @@ TEST_F(allocator_test, TooLargeRequestsFail) {
   EXPECT_EQ(sut.allocate(~uint64_t{0} - 10).first, npos64);
 }
 
+TEST_F(allocator_test, BlockSizeOfHugePayloadsSaturatesInsteadOfWrapping) {
+  // Arrange
+  constexpr auto largest = ~(block_align - 1);
+  // Act
+  auto near_max = allocator::block_size_for(~uint64_t{0} - 10);
+  auto at_max = allocator::block_size_for(~uint64_t{0});
+  auto last_exact = allocator::block_size_for(largest - block_header_size);
+  // Assert: never smaller than the payload (it used to wrap to 128 bytes).
+  EXPECT_EQ(near_max, largest);
+  EXPECT_EQ(at_max, largest);
+  EXPECT_EQ(last_exact, largest);
+  EXPECT_EQ(allocator::block_size_for(4096), 4096u + block_header_size);
+}
+
 TEST_F(allocator_test, RandomWorkloadKeepsBlocksDisjointAndRebuildAgrees) {
   std::mt19937 gen{42};
   std::map<uint64_t, uint64_t> live; // offset -> block size

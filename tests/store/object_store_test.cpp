@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <set>
+#include <sstream>
 
 using namespace ferry::store;
 using namespace ferry::store::test;
@@ -263,6 +264,91 @@ TEST(object_store_attach, ForeignSegmentIsRejectedAsIncompatible) {
   ASSERT_FALSE(sut);
   EXPECT_EQ(code_of(sut.error()), errc::incompatible_segment);
   EXPECT_NE(text_of(sut.error()).find("ferry-store remove"), std::string::npos);
+}
+
+TEST(object_store_attach, CapacityBeyondTheAllocatorsReachIsInvalidConfig) {
+  for (auto capacity : {UINT64_MAX, detail::max_capacity + 1}) {
+    // Arrange
+    auto cfg = small_config("huge", capacity);
+    // Act
+    auto sut = object_store::attach(cfg);
+    // Assert: refused before any segment exists (UINT64_MAX used to wrap
+    // the segment size and write past the mapping).
+    ASSERT_FALSE(sut) << capacity;
+    EXPECT_EQ(code_of(sut.error()), errc::invalid_config) << capacity;
+    auto text = text_of(sut.error());
+    EXPECT_NE(text.find("capacity " + std::to_string(capacity)
+                        + " bytes is too large"),
+              std::string::npos)
+      << text;
+    EXPECT_NE(text.find(std::to_string(detail::max_capacity)),
+              std::string::npos)
+      << text;
+    EXPECT_NE(::access(("/dev/shm/" + cfg.name).c_str(), F_OK), 0);
+  }
+}
+
+/// Publishes a segment named `name` of `size` bytes whose header is valid
+/// except for what `edit` changes.
+void publish_segment(const std::string& name, size_t size,
+                     void (*edit)(detail::segment_header&, size_t)) {
+  auto fd = ::shm_open(("/" + name).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+  auto* mem = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ::close(fd);
+  auto* hdr = static_cast<detail::segment_header*>(mem);
+  hdr->version = detail::layout_version;
+  hdr->header_size = sizeof(detail::segment_header);
+  hdr->entry_sizes = detail::entry_sizes();
+  hdr->segment_size = size;
+  edit(*hdr, size);
+  hdr->magic.store(detail::segment_magic, std::memory_order_release);
+  ::munmap(mem, size);
+}
+
+TEST(object_store_attach, SegmentWithOtherEntrySizesIsRejectedNamingThem) {
+  // Arrange: same layout version and header size, other table entries.
+  store_cleanup cleanup{small_config("entries")};
+  ASSERT_NO_FATAL_FAILURE(publish_segment(
+    cleanup.cfg.name, sizeof(detail::segment_header) + 4096,
+    [](detail::segment_header& hdr, size_t) {
+      hdr.entry_sizes = detail::entry_sizes() + 8;
+    }));
+  // Act
+  auto sut = object_store::attach(cleanup.cfg);
+  // Assert
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::incompatible_segment);
+  auto text = text_of(sut.error());
+  std::ostringstream sizes;
+  sizes << std::hex << "entry sizes 0x" << detail::entry_sizes() + 8
+        << ", expected 0x" << detail::entry_sizes();
+  EXPECT_NE(text.find(sizes.str()), std::string::npos) << text;
+  EXPECT_NE(text.find("ferry-store remove"), std::string::npos) << text;
+}
+
+TEST(object_store_attach, SegmentOfAnotherSizeIsRejectedNamingBothSizes) {
+  // Arrange: the header claims 4 KiB more than the segment has.
+  store_cleanup cleanup{small_config("resized")};
+  auto size = sizeof(detail::segment_header) + 4096;
+  ASSERT_NO_FATAL_FAILURE(publish_segment(
+    cleanup.cfg.name, size, [](detail::segment_header& hdr, size_t actual) {
+      hdr.segment_size = actual + 4096;
+    }));
+  // Act
+  auto sut = object_store::attach(cleanup.cfg);
+  // Assert
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::incompatible_segment);
+  auto text = text_of(sut.error());
+  EXPECT_NE(text.find("header says " + std::to_string(size + 4096)
+                      + " bytes but the segment has " + std::to_string(size)
+                      + " bytes"),
+            std::string::npos)
+    << text;
+  EXPECT_EQ(text.find("expected version"), std::string::npos) << text;
 }
 
 TEST(object_store_attach, SegmentOfADeadCreatorIsReportedWithTheFix) {

@@ -27,7 +27,7 @@ struct store_config {
   std::string name = default_name();
 
   /// Bytes available for objects (the data region; bookkeeping comes on
-  /// top). Default: 256 MiB.
+  /// top), from 128 bytes to 2^57 - 64 bytes (128 PiB). Default: 256 MiB.
   uint64_t capacity = uint64_t{256} << 20;
 
   /// Maximum number of objects alive at once (sealed, being created or
