@@ -13,6 +13,9 @@
 #include <caf/mailbox_element.hpp>
 #include <caf/system_messages.hpp>
 
+#include <chrono>
+#include <thread>
+
 namespace ferry::detail {
 
 // -- remote_proxy -------------------------------------------------------------
@@ -41,10 +44,28 @@ void fail_request(caf::abstract_actor* self, caf::mailbox_element& what,
 void remote_proxy::enqueue(caf::mailbox_element_ptr what,
                            caf::execution_unit* host) {
   auto link = link_.lock();
-  if (!link || link->is_down() || getf(is_terminated_flag)) {
+  if (!link || link->is_down()) {
     fail_request(this, *what,
                  caf::make_error(errc::link_down,
-                                 "the actor's node is no longer connected"),
+                                 link ? "the link to node " + link->peer_name()
+                                          + " is down"
+                                      : std::string{"the link to the actor's "
+                                                    "node is gone"}),
+                 host);
+    return;
+  }
+  if (getf(is_terminated_flag)) {
+    // The remote actor ended (a down_notice), its node is still connected.
+    std::string reason;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      reason = render(fail_state_);
+    }
+    fail_request(this, *what,
+                 caf::make_error(errc::no_such_actor,
+                                 "actor " + std::to_string(remote_id_)
+                                   + " on node " + link->peer_name()
+                                   + " has terminated (" + reason + ")"),
                  host);
     return;
   }
@@ -94,10 +115,20 @@ gateway::gateway(caf::actor_config& cfg, node_impl* node)
 
 void gateway::detach_node() {
   node_.store(nullptr);
+  // The node's links are down by now: no call waits for credit.
+  while (in_flight_.load() != 0)
+    std::this_thread::sleep_for(std::chrono::microseconds{100});
 }
 
 void gateway::enqueue(caf::mailbox_element_ptr what,
                       caf::execution_unit* host) {
+  // Sequentially consistent, with detach_node's store and load: either
+  // detach_node waits for this call or this call sees no node.
+  in_flight_.fetch_add(1);
+  struct leave {
+    std::atomic<uint32_t>& count;
+    ~leave() { count.fetch_sub(1); }
+  } guard{in_flight_};
   auto node = node_.load();
   if (node == nullptr) {
     fail_request(this, *what, caf::make_error(errc::link_down,

@@ -428,6 +428,12 @@ caf::error node_config::finalize() {
       links.emplace(peer, std::move(*cfg));
     }
   }
+  // Links set in code (node_config::link) get the same checks as the file's.
+  for (auto& [peer, cfg] : links)
+    if (auto checked = link_config::from_settings({}, cfg); !checked)
+      return caf::make_error(errc::invalid_config,
+                             "in the link config for peer \"" + peer
+                               + "\": " + render(checked.error()));
   return caf::none;
 }
 

@@ -21,6 +21,7 @@ std::string to_string(errc x) {
     case errc::transfer_failed: return "transfer_failed";
     case errc::invalid_config: return "invalid_config";
     case errc::decode_failed: return "decode_failed";
+    case errc::send_timeout: return "send_timeout";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

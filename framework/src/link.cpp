@@ -37,10 +37,14 @@
 #include <algorithm>
 #include <cxxabi.h>
 #include <limits>
+#include <utility>
 
 namespace ferry::detail {
 
 namespace {
+
+/// Whether this thread is inside link_state::deliver (see send).
+thread_local bool delivering = false;
 
 /// CAF's BASP keeps payload lengths in 32 bits without a check; stay well
 /// below that so the header and framing always fit.
@@ -72,7 +76,11 @@ caf::expected<std::vector<std::byte>> compress(compression codec,
   if (codec == compression::lz4) {
     if (in.size() > static_cast<size_t>(LZ4_MAX_INPUT_SIZE))
       return caf::make_error(errc::message_too_large,
-                             "frame too large for lz4 compression");
+                             "a frame of " + std::to_string(in.size())
+                               + " bytes is above lz4's limit of "
+                               + std::to_string(LZ4_MAX_INPUT_SIZE)
+                               + "; use compression \"zstd\" or a lower "
+                                 "pull-threshold or spill-threshold");
     out.resize(static_cast<size_t>(LZ4_compressBound(static_cast<int>(in.size()))));
     auto n = LZ4_compress_default(reinterpret_cast<const char*>(in.data()),
                                   reinterpret_cast<char*>(out.data()),
@@ -500,7 +508,11 @@ caf::error link_state::send(uint64_t target,
                                 families, out))
     return fail(std::move(err));
   auto size = wire_size(out);
-  if (auto err = acquire_credit(size, !mid.is_response()))
+  // Responses never wait, and neither does a delivery: a message delivered
+  // to a proxy of another link (an actor forwarded from a third node) is
+  // sent on CAF's BASP worker, which must not stop reading for credit that
+  // it would itself have to read.
+  if (auto err = acquire_credit(size, !mid.is_response() && !delivering))
     return fail(std::move(err));
   ++counters_.messages_sent;
   for (auto& family : families)
@@ -676,7 +688,7 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
         continue;
       leave();
       return caf::make_error(
-        errc::link_down,
+        errc::send_timeout,
         "no credit from node " + peer_name_ + " within "
           + std::to_string(cfg_.send_timeout.count())
           + " ms: its actors process messages slower than they arrive ("
@@ -1016,11 +1028,22 @@ caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
                              + std::to_string(req.transfer) + " for node "
                              + peer_name_ + " (finished or link restarted)");
   auto bytes = frame->bytes();
-  if (req.offset > bytes.size() || req.length > bytes.size() - req.offset
-      || req.length > cfg_.chunk_size * 4)
+  if (req.offset > bytes.size() || req.length > bytes.size() - req.offset)
     return caf::make_error(errc::transfer_failed,
-                           "chunk request outside transfer "
-                             + std::to_string(req.transfer));
+                           "node " + peer_name_ + " asked for bytes "
+                             + std::to_string(req.offset) + " to "
+                             + std::to_string(req.offset + req.length)
+                             + " of transfer " + std::to_string(req.transfer)
+                             + ", which holds "
+                             + std::to_string(bytes.size()));
+  if (req.length > cfg_.chunk_size * 4)
+    return caf::make_error(errc::transfer_failed,
+                           "node " + peer_name_ + " asked for a chunk of "
+                             + std::to_string(req.length)
+                             + " bytes, more than 4 times chunk-size ("
+                             + std::to_string(cfg_.chunk_size)
+                             + ") on node " + node_.config().node_name
+                             + "; set the same chunk-size on both nodes");
   counters_.bytes_pulled_by_peer += req.length;
   return chunk_reply{req.landing,
                      wire_bytes{bytes.subspan(req.offset, req.length), frame}};
@@ -1058,6 +1081,10 @@ void link_state::refuse_taken(wire_message& msg, uint64_t wire_size,
 
 void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
+  struct delivery_scope {
+    bool outer = std::exchange(delivering, true);
+    ~delivery_scope() { delivering = outer; }
+  } scope;
   ++counters_.messages_received;
   auto token = take(wire_bytes_count);
   taken_mark mark{taken_};

@@ -66,12 +66,17 @@ node_impl::node_impl(node_config& cfg)
 node_impl::~node_impl() {
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
+  // Links first: shutting them down wakes every sender waiting for credit,
+  // then the gateway lets go of this node once its running calls are done.
+  for (auto& link : links())
+    link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
   if (gateway_) {
     static_cast<gateway*>(caf::actor_cast<caf::abstract_actor*>(gateway_))
       ->detach_node();
+    // A handshake may have made a link in between.
+    for (auto& link : links())
+      link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
   }
-  for (auto& link : links())
-    link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
   std::lock_guard<std::mutex> guard{mtx_};
   links_.clear();
 }
@@ -84,15 +89,22 @@ caf::error node_impl::init() {
     janitor_ = sys_.spawn<caf::hidden>(
       pool_janitor, std::max(cfg_.vector_pool.max_idle / 2,
                              std::chrono::milliseconds{50}));
-  for (auto* cfg : {&cfg_.default_link}) {
-    auto known = registry_->families();
-    for (auto& family : cfg->serializers)
+  auto known = registry_->families();
+  auto check_families = [&](const link_config& cfg,
+                            const std::string& where) -> caf::error {
+    for (auto& family : cfg.serializers)
       if (std::find(known.begin(), known.end(), family) == known.end())
         return caf::make_error(errc::invalid_config,
                                "unknown family \"" + family
-                                 + "\" in serializers; known families are "
-                                 + join(known));
-  }
+                                 + "\" in serializers" + where
+                                 + "; known families are " + join(known));
+    return caf::none;
+  };
+  if (auto err = check_families(cfg_.default_link, ""))
+    return err;
+  for (auto& [peer, cfg] : cfg_.links)
+    if (auto err = check_families(cfg, " of the link to \"" + peer + "\""))
+      return err;
   if (cfg_.store_enabled) {
     store::store_config sc;
     sc.name = cfg_.store_name;
@@ -145,7 +157,8 @@ hello node_impl::make_hello(const link_config& cfg) const {
 }
 
 caf::expected<hello> node_impl::accept(const hello& peer,
-                                       caf::execution_unit* host) {
+                                       caf::execution_unit* host,
+                                       const link_config* chosen) {
   if (peer.protocol != wire_protocol_version)
     return caf::make_error(errc::handshake_failed,
                            "node " + peer.node_name + " speaks ferry wire "
@@ -157,7 +170,9 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   if (!peer.gateway)
     return caf::make_error(errc::handshake_failed,
                            "handshake without a gateway");
-  auto& cfg = cfg_.link_for(peer.node_name);
+  // The connecting side passes the config it offered in its hello (one set
+  // for the peer's address counts there); the accepting side goes by name.
+  auto& cfg = chosen != nullptr ? *chosen : cfg_.link_for(peer.node_name);
   auto mine = make_hello(cfg);
   auto send_families = meet(cfg.serializers, peer.deserializers,
                             peer.decodable);
@@ -169,11 +184,22 @@ caf::expected<hello> node_impl::accept(const hello& peer,
     auto& receiver = outbound ? peer.node_name : cfg_.node_name;
     auto& prefs = outbound ? cfg.serializers : peer.serializers;
     auto& allowed = outbound ? peer.deserializers : cfg.deserializers;
+    auto& decodable = outbound ? peer.decodable : mine.decodable;
+    // Families both lists name that the receiver has no decoder for.
+    std::vector<std::string> missing;
+    for (auto& family : meet(prefs, allowed, prefs))
+      if (std::find(decodable.begin(), decodable.end(), family)
+          == decodable.end())
+        missing.push_back(family);
     return caf::make_error(
       errc::no_common_family,
       "node " + sender + " sends with serializers " + join(prefs)
         + " but node " + receiver + " accepts only deserializers "
         + join(allowed)
+        + (missing.empty()
+             ? std::string{}
+             : ", and of those it cannot decode " + join(missing)
+                 + " (no such family registered there)")
         + "; add a common family to one of the lists (ferry.links."
         + receiver + ".serializers on " + sender + " or ferry.links." + sender
         + ".deserializers on " + receiver + ")");
@@ -253,7 +279,7 @@ node_impl::connect(const std::string& host, uint16_t port) {
   // The peer accepted; build our side from its answer.
   if (peer_name != reply.node_name)
     reply.node_name = peer_name;
-  auto link = accept(reply, nullptr);
+  auto link = accept(reply, nullptr, &cfg);
   if (!link)
     return std::move(link.error());
   std::lock_guard<std::mutex> guard{mtx_};

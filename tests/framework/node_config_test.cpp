@@ -126,6 +126,42 @@ TEST(node, UnknownFamilyInSerializersIsAConfigError) {
   EXPECT_NE(ferry::render(sut.error()).find("protobuf"), std::string::npos);
 }
 
+TEST(node_config, LinkSetInCodeGetsTheChecksOfTheFile) {
+  // Arrange: a chunk size of 0 would make a puller ask for empty chunks
+  // forever.
+  ferry::node_config sut;
+  ferry::link_config bad;
+  bad.chunk_size = 0;
+  sut.link("node-b", bad);
+  // Act
+  auto err = sut.finalize();
+  // Assert
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err, caf::make_error(ferry::errc::invalid_config, err.context()));
+  auto text = ferry::render(err);
+  EXPECT_NE(text.find("\"node-b\""), std::string::npos) << text;
+  EXPECT_NE(text.find("chunk-size"), std::string::npos) << text;
+}
+
+TEST(node, UnknownFamilyInAPeersLinkIsAConfigError) {
+  // Arrange
+  ferry::node_config cfg;
+  cfg.store_enabled = false;
+  ferry::link_config link;
+  link.serializers = {"protobuf"};
+  cfg.link("node-b", link);
+  // Act
+  auto sut = ferry::node::start(cfg);
+  // Assert
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(sut.error(),
+            caf::make_error(ferry::errc::invalid_config, sut.error().context()));
+  auto text = ferry::render(sut.error());
+  EXPECT_NE(text.find("\"protobuf\" in serializers of the link to \"node-b\""),
+            std::string::npos)
+    << text;
+}
+
 TEST(node, RemoteActorOnClosedPortFailsWithConnectError) {
   // Arrange
   ferry::node_config cfg;

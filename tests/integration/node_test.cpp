@@ -223,6 +223,30 @@ TEST_F(node_fixture, MonitoringAProxyDeliversDownWhenRemoteActorQuits) {
   EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
 }
 
+TEST_F(node_fixture, RequestToARemoteActorThatEndedNamesItAndItsNode) {
+  // Arrange: the remote actor ends; its node stays connected.
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "mortal");
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  caf::scoped_actor self{local().system()};
+  self->monitor(*sut);
+  self->send(*sut, std::string{"die"});
+  bool got_down = false;
+  self->receive_while([&] { return !got_down; })(
+    [&](const std::string&) {}, [&](caf::down_msg&) { got_down = true; },
+    caf::after(30s) >> [&] { got_down = true; });
+  // Act
+  auto reply = ask_within<std::string>(10s, *sut, std::string{"hello"});
+  // Assert: no_such_actor with the node and the reason, not link_down.
+  ASSERT_FALSE(reply);
+  EXPECT_EQ(reply.error(),
+            caf::make_error(ferry::errc::no_such_actor, reply.error().context()))
+    << ferry::render(reply.error());
+  auto text = ferry::render(reply.error());
+  EXPECT_NE(text.find("on node B has terminated"), std::string::npos) << text;
+  EXPECT_NE(text.find("user_shutdown"), std::string::npos) << text;
+}
+
 TEST_F(node_fixture, RemoteSenderKeepsOneProxyAcrossMessages) {
   // Arrange: one sender; nothing on B holds the proxy that stands for it
   // there between its two requests.
@@ -358,6 +382,38 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
   EXPECT_GT(stats->credit_waits, 0u);
   EXPECT_GE(stats->peak_in_flight_bytes, uint64_t{1} << 20);
   EXPECT_LE(stats->peak_in_flight_bytes, uint64_t{4} << 20);
+}
+
+TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
+  // Arrange: B is stopped (SIGSTOP), so the two messages of the window stay
+  // unacknowledged; its connection stays open.
+  auto& b = start_peer("B");
+  cfg.default_link.window_messages = 2;
+  cfg.default_link.batch_messages = 1;
+  cfg.default_link.send_timeout = std::chrono::milliseconds{300};
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  b.process->kill(SIGSTOP);
+  caf::scoped_actor self{local().system()};
+  self->send(*sut, std::string{"one"});
+  self->send(*sut, std::string{"two"});
+  // Act
+  caf::error err;
+  self->request(*sut, 10s, std::string{"three"})
+    .receive([](const std::string&) {}, [&](caf::error& x) { err = x; });
+  b.process->kill(SIGCONT);
+  // Assert: send_timeout (not link_down), naming the peer and the setting;
+  // once B runs again the link carries messages as before.
+  EXPECT_EQ(err, caf::make_error(ferry::errc::send_timeout, err.context()))
+    << ferry::render(err);
+  auto text = ferry::render(err);
+  EXPECT_NE(text.find("no credit from node B within 300 ms"),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("send-timeout"), std::string::npos) << text;
+  auto after = ask<std::string>(*sut, std::string{"four"});
+  ASSERT_TRUE(after) << ferry::render(after.error());
+  EXPECT_EQ(*after, "ruof");
 }
 
 TEST_F(node_fixture, MessageAboveTheWindowIsNotStarvedBySmallerOnes) {

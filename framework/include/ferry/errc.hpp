@@ -42,6 +42,9 @@ enum class errc : uint8_t {
   invalid_config,
   /// The receiving node could not decode the message.
   decode_failed,
+  /// No credit came back from the peer within `send_timeout`: its actors
+  /// take messages slower than they arrive (the link is still up).
+  send_timeout,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

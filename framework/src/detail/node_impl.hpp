@@ -184,11 +184,16 @@ public:
 
   const char* name() const override { return "ferry.gateway"; }
 
-  /// Detaches from the node (called while the node shuts down).
+  /// Detaches from the node (called while the node shuts down) and returns
+  /// once no `enqueue` still uses it: CAF's BASP workers outlive the node's
+  /// members, and may be inside `enqueue` when the node goes.
   void detach_node();
 
 private:
   std::atomic<node_impl*> node_;
+  /// `enqueue` calls running now (they load `node_` after counting
+  /// themselves, so once `detach_node` saw this at 0 none has the node).
+  std::atomic<uint32_t> in_flight_{0};
 };
 
 /// The state of one link, shared by its proxies, the gateway and the node.
@@ -503,8 +508,10 @@ public:
   hello make_hello(const link_config& cfg) const;
 
   /// Answers a peer's handshake: creates the link (or fails naming both
-  /// family lists).
-  caf::expected<hello> accept(const hello& peer, caf::execution_unit* host);
+  /// family lists) with `cfg`, or with the config for the peer's name when
+  /// null.
+  caf::expected<hello> accept(const hello& peer, caf::execution_unit* host,
+                              const link_config* cfg = nullptr);
 
   /// Connects to `host`:`port` (or returns the existing link).
   caf::expected<std::shared_ptr<link_state>>
