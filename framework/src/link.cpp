@@ -785,8 +785,18 @@ caf::expected<caf::message>
 link_state::decode_element(wire_element& element) {
   serializers::payload input;
   if (auto err = serializers::decode_header(element.header.bytes(),
-                                            dec_opts_.limits, input.header))
+                                            dec_opts_.limits, input.header)) {
+    if (err
+        == caf::make_error(serializers::errc::payload_too_large, err.context()))
+      return caf::make_error(
+        errc::message_too_large,
+        "node " + peer_name_ + " sent a message above node "
+          + node_.config().node_name + "'s max-message-size of "
+          + std::to_string(cfg_.max_message_size)
+          + " bytes; raise max-message-size on node "
+          + node_.config().node_name + " (" + serializers::render(err) + ")");
     return err;
+  }
   auto& header = input.header;
   if (!node_.config().has_type(header.type_name))
     return caf::make_error(

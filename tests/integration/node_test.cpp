@@ -705,7 +705,10 @@ TEST_F(node_fixture, ResponseThisNodeCannotDecodeFailsTheRequestAtOnce) {
   ASSERT_FALSE(reply);
   EXPECT_NE(reply.error(), caf::make_error(caf::sec::request_timeout))
     << ferry::render(reply.error());
-  EXPECT_NE(ferry::render(reply.error()).find("max_payload_bytes (4096)"),
+  EXPECT_EQ(reply.error(), caf::make_error(ferry::errc::message_too_large,
+                                          reply.error().context()));
+  EXPECT_NE(ferry::render(reply.error())
+              .find("above node local's max-message-size of 4096 bytes"),
             std::string::npos)
     << ferry::render(reply.error());
 }
