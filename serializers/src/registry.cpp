@@ -22,6 +22,7 @@ struct registry::state {
   std::unordered_map<std::type_index, std::shared_ptr<const stand_in_spec>>
     stand_ins;
   std::shared_ptr<const std::function<void(std::string_view)>> sink;
+  std::vector<detail::error_exception> error_exceptions;
 };
 
 namespace {
@@ -223,6 +224,7 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
       detail::codec_scope scope;
       scope.out_frames = &result.frames;
       scope.keep_alive = keep;
+      scope.error_exceptions = st->error_exceptions;
       scope.trace = sink;
       scope.op = "encode";
       scope.family = fam;
@@ -405,6 +407,7 @@ caf::error registry::decode_impl(const detail::type_ops& ops, const payload& p,
     detail::codec_scope scope;
     scope.in_frames = p.frames;
     scope.budget = lim.budget(total);
+    scope.error_exceptions = st->error_exceptions;
     scope.trace = sink;
     scope.op = "decode";
     scope.family = hdr.family;
@@ -579,6 +582,18 @@ bool registry::register_serializer_impl(std::type_index type,
 
 bool registry::deregister_serializer_impl(std::type_index type) {
   return update([&](state& st) { return st.stand_ins.erase(type) > 0; });
+}
+
+// -- exceptions carrying errors ------------------------------------------------
+
+bool registry::register_error_exception_impl(detail::error_exception x) {
+  return update([&](state& st) {
+    for (auto& y : st.error_exceptions)
+      if (y.type == x.type)
+        return false;
+    st.error_exceptions.push_back(x);
+    return true;
+  });
 }
 
 // -- tracing -------------------------------------------------------------------

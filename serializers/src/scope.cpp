@@ -37,6 +37,16 @@ void charge(uint64_t n, uint64_t size, std::string_view what) {
   s->budget -= n * size;
 }
 
+bool carried_error(caf::error& out) {
+  auto s = scope_ptr;
+  if (s == nullptr)
+    return false;
+  for (auto& x : s->error_exceptions)
+    if (x.carried(out))
+      return true;
+  return false;
+}
+
 void trace_member(const std::type_info& owner, size_t index,
                   const std::type_info& member) {
   auto s = scope_ptr;

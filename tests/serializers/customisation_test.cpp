@@ -3,6 +3,10 @@
 
 #include "test_types.hpp"
 
+#include <caf/sec.hpp>
+
+#include <stdexcept>
+
 namespace ferry::serializers::test {
 namespace {
 
@@ -39,6 +43,40 @@ struct point_as_text {
     auto b = s.find(',', a + 1);
     return {std::stoi(s.substr(0, a)), std::stod(s.substr(a + 1, b - a - 1)),
             s.substr(b + 1)};
+  }
+};
+
+/// An exception carrying an error value, as the store's
+/// ref_serialization_error does.
+class carried_failure : public std::runtime_error {
+public:
+  explicit carried_failure(caf::error err)
+    : std::runtime_error(render(err)), err_(std::move(err)) {
+  }
+
+  const caf::error& error() const noexcept {
+    return err_;
+  }
+
+private:
+  caf::error err_;
+};
+
+/// Fails to load as a store handle whose object is gone does: cereal cannot
+/// return an error, so `load` throws one.
+struct vanished {
+  int32_t id = 0;
+
+  template <class Archive>
+  void save(Archive& ar) const {
+    ar(id);
+  }
+
+  template <class Archive>
+  void load(Archive& ar) {
+    ar(id);
+    throw carried_failure{caf::make_error(
+      caf::sec::runtime_error, "object " + std::to_string(id) + " is gone")};
   }
 };
 
@@ -254,6 +292,31 @@ TEST(customisation, AggregateReflectionHandlesZeroOneNestedAndMany) {
     check(with_nested{{{"z"}}, 4, {1, 2, 3}});
     check(many_fields{});
   }
+}
+
+TEST(customisation, RegisteredErrorExceptionGivesTheErrorItCarries) {
+  // Arrange
+  registry sut;
+  registry other;
+  bool added = sut.register_error_exception<carried_failure>();
+  bool again = sut.register_error_exception<carried_failure>();
+  for (auto family : {"cereal.binary", "cereal.portable", "cereal.json"}) {
+    auto p = sut.encode(vanished{42}, encode_with(family));
+    ASSERT_TRUE(p) << render(p.error());
+    // Act
+    auto x = sut.decode<vanished>(*p, decode_with(family));
+    auto y = other.decode<vanished>(*p, decode_with(family));
+    // Assert: the thrower's error, not decode_failed; registrations belong
+    // to one registry.
+    ASSERT_FALSE(x) << family;
+    EXPECT_EQ(x.error(), caf::sec::runtime_error) << render(x.error());
+    EXPECT_NE(render(x.error()).find("object 42 is gone"), std::string::npos)
+      << render(x.error());
+    ASSERT_FALSE(y) << family;
+    EXPECT_EQ(y.error(), errc::decode_failed) << render(y.error());
+  }
+  EXPECT_TRUE(added);
+  EXPECT_FALSE(again);
 }
 
 } // namespace

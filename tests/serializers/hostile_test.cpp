@@ -3,7 +3,10 @@
 #include "test_types.hpp"
 
 #include <cstring>
+#include <deque>
+#include <forward_list>
 #include <limits>
+#include <list>
 #include <random>
 
 namespace ferry::serializers::test {
@@ -30,6 +33,35 @@ struct tree {
 struct two_kinds {
   std::shared_ptr<node> a;
   std::shared_ptr<point> b;
+};
+
+/// A collection of members with frames of their own.
+struct byte_columns {
+  std::vector<separate<std::vector<uint8_t>>> columns;
+};
+
+/// An enum without a fixed underlying type: only 0 and 1 are its values.
+enum legacy_switch { legacy_off, legacy_on };
+
+struct with_legacy_switch {
+  legacy_switch state = legacy_off;
+};
+
+/// An enum with a fixed underlying type: every uint8_t is one of its values.
+enum class level : uint8_t { low, high };
+
+struct with_level {
+  level value = level::low;
+};
+
+/// 4 KiB per element, for inputs that claim many elements cheaply.
+using big_element = std::array<double, 512>;
+
+/// An aggregate holding a bit vector.
+struct flag_row {
+  int32_t id = 0;
+  std::vector<bool> bits;
+  friend bool operator==(const flag_row&, const flag_row&) = default;
 };
 
 void append_u64(std::vector<std::byte>& out, uint64_t x) {
@@ -225,6 +257,150 @@ TEST_F(hostile, MsgpackZoneBeyondTheBudgetIsRefused) {
   EXPECT_EQ(x.error(), errc::allocation_limit_exceeded);
 }
 
+TEST_F(hostile, SeparateFrameNamedByASecondMemberIsRefused) {
+  // Arrange: three separate members that all name frame 1. A hostile
+  // sender could name one 1 MiB frame from 131,000 members (1 MiB of
+  // indices) and have 128 GiB copied.
+  std::vector<std::byte> main;
+  append_u64(main, 3);
+  for (int i = 0; i < 3; ++i)
+    append_u64(main, 1);
+  auto p = make_payload("cereal.binary", name_in<byte_columns>(sut), main);
+  p.frames.emplace_back(std::vector<std::byte>(4096));
+  p.header.frame_sizes.push_back(4096);
+  // Act
+  auto x = sut.decode<byte_columns>(p, decode_with("cereal.binary"));
+  // Assert
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::malformed_frame);
+  EXPECT_NE(render(x.error()).find("frame 1 is named by a second separate"),
+            std::string::npos)
+    << render(x.error());
+}
+
+TEST_F(hostile, CerealForwardListClaimIsChargedBeforeResizing) {
+  // Arrange: a size tag of 65,536 elements (one byte each would be there)
+  // for elements of 4 KiB: 256 MiB ahead of reading any of them.
+  std::vector<std::byte> bytes;
+  append_u64(bytes, 65536);
+  bytes.resize(bytes.size() + 65536);
+  // Act
+  auto x = decode_bytes<std::forward_list<big_element>>("cereal.binary",
+                                                         bytes);
+  // Assert
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::allocation_limit_exceeded) << render(x.error());
+  EXPECT_NE(render(x.error()).find("a std::forward_list claims 65536"),
+            std::string::npos)
+    << render(x.error());
+}
+
+TEST_F(hostile, MsgpackArrayIsChargedBeforeTheContainerIsSized) {
+  // Arrange: an array of 16,384 nils (one byte each) for elements of 4 KiB:
+  // msgpack-cxx would size each container to 64 MiB before converting.
+  auto bytes = bytes_of({0xdd, 0x00, 0x00, 0x40, 0x00});
+  bytes.resize(bytes.size() + 16384, std::byte{0xc0});
+  // Act
+  auto vec = decode_bytes<std::vector<big_element>>("msgpack", bytes);
+  auto deq = decode_bytes<std::deque<big_element>>("msgpack", bytes);
+  auto lst = decode_bytes<std::list<big_element>>("msgpack", bytes);
+  auto fwd = decode_bytes<std::forward_list<big_element>>("msgpack", bytes);
+  // Assert
+  ASSERT_FALSE(vec);
+  ASSERT_FALSE(deq);
+  ASSERT_FALSE(lst);
+  ASSERT_FALSE(fwd);
+  for (auto* x : {&vec.error(), &deq.error(), &lst.error(), &fwd.error()}) {
+    EXPECT_EQ(*x, errc::allocation_limit_exceeded) << render(*x);
+    EXPECT_NE(render(*x).find("claims 16384 elements"), std::string::npos)
+      << render(*x);
+  }
+  EXPECT_NE(render(vec.error()).find("a std::vector"), std::string::npos);
+}
+
+TEST_F(hostile, MsgpackArraysWithinTheBudgetStillDecode) {
+  // Arrange
+  std::vector<big_element> xs(3);
+  xs[1][511] = 2.5;
+  std::list<std::vector<int32_t>> ys{{1, 2}, {}, {3}};
+  auto p = sut.encode(xs, encode_with("msgpack"));
+  auto q = sut.encode(ys, encode_with("msgpack"));
+  ASSERT_TRUE(p && q);
+  // Act
+  auto x = sut.decode<std::vector<big_element>>(*p, decode_with("msgpack"));
+  auto y = sut.decode<std::list<std::vector<int32_t>>>(*q,
+                                                        decode_with("msgpack"));
+  // Assert
+  ASSERT_TRUE(x) << render(x.error());
+  EXPECT_EQ(*x, xs);
+  ASSERT_TRUE(y) << render(y.error());
+  EXPECT_EQ(*y, ys);
+}
+
+TEST_F(hostile, EnumWithoutAFixedUnderlyingTypeIsRefusedByEveryFamily) {
+  // Arrange: decoding 7 into legacy_switch would be undefined behaviour.
+  sut.add_type<with_legacy_switch>("legacy");
+  auto hostile_bytes = make_payload("cereal.binary", "legacy",
+                                    bytes_of({7, 0, 0, 0}));
+  for (auto family : {"cereal.binary", "cereal.portable", "cereal.json",
+                      "msgpack", "caf"}) {
+    // Act
+    auto p = sut.encode(with_legacy_switch{legacy_on}, encode_with(family));
+    // Assert
+    ASSERT_FALSE(p) << family;
+    EXPECT_EQ(p.error(), errc::no_family_can_encode);
+    EXPECT_NE(render(p.error()).find("without a fixed underlying type"),
+              std::string::npos)
+      << render(p.error());
+  }
+  auto x = sut.decode<with_legacy_switch>(hostile_bytes,
+                                          decode_with("cereal.binary"));
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::type_mismatch);
+}
+
+TEST_F(hostile, EnumWithAFixedUnderlyingTypeTakesAnyValueOfThatType) {
+  // Arrange: 200 names no enumerator of level, but is a value of it.
+  auto binary = bytes_of({200});
+  auto msgpack = bytes_of({0x91, 0xcc, 0xc8});
+  // Act
+  auto x = decode_bytes<with_level>("cereal.binary", binary);
+  auto y = decode_bytes<with_level>("msgpack", msgpack);
+  // Assert
+  ASSERT_TRUE(x) << render(x.error());
+  ASSERT_TRUE(y) << render(y.error());
+  EXPECT_EQ(static_cast<uint8_t>(x->value), 200);
+  EXPECT_EQ(static_cast<uint8_t>(y->value), 200);
+}
+
+TEST_F(hostile, RawAllocationFailureIsATypedError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' allocators abort on a 64 PiB request";
+#else
+  // Arrange: a view frame claiming 2^56 bytes of doubles, which no machine
+  // can copy into a std::vector (none of its bytes is read: the allocation
+  // fails first).
+  alignas(double) static std::byte storage[8];
+  constexpr size_t claimed = size_t{1} << 56;
+  payload p;
+  p.header.family = "raw";
+  p.header.type_name = name_in<std::vector<double>>(sut);
+  p.header.frame_sizes = {claimed};
+  p.frames.push_back(frame::view(std::span<const std::byte>{storage, claimed}));
+  auto opts = decode_with("raw");
+  opts.limits.max_payload_bytes = std::numeric_limits<uint64_t>::max();
+  // Act
+  caf::expected<std::vector<double>> x{std::vector<double>{}};
+  EXPECT_NO_THROW(x = sut.decode<std::vector<double>>(p, opts));
+  // Assert
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::allocation_limit_exceeded) << render(x.error());
+  EXPECT_NE(render(x.error()).find("with family raw (frame 0)"),
+            std::string::npos)
+    << render(x.error());
+#endif
+}
+
 template <class T>
 void expect_every_prefix_fails(registry& sut, const T& value,
                                const std::string& family) {
@@ -378,6 +554,33 @@ TEST_F(hostile, DeepNestingIsRefusedInEveryFamily) {
   EXPECT_EQ(decode_bytes<tree>("cereal.json", json).error(),
             errc::nesting_too_deep);
   EXPECT_EQ(decode_bytes<tree>("caf", caf).error(), errc::nesting_too_deep);
+}
+
+TEST_F(hostile, CafCountsNoNestingForBitVectorsReadBefore) {
+  // Arrange: CAF 0.17 leaves a sequence open for every std::vector<bool>;
+  // 200 of them side by side must not read as 200 levels of nesting.
+  std::vector<std::vector<bool>> rows(200, std::vector<bool>{true, false});
+  rows[7].clear();
+  std::vector<flag_row> table;
+  for (int32_t i = 0; i < 200; ++i)
+    table.push_back(flag_row{i, std::vector<bool>(i % 11, true)});
+  std::map<int32_t, std::vector<bool>> by_id{{1, {true}}, {2, {}}};
+  auto p = sut.encode(rows, encode_with("caf"));
+  auto q = sut.encode(table, encode_with("caf"));
+  auto r = sut.encode(by_id, encode_with("caf"));
+  ASSERT_TRUE(p && q && r);
+  // Act
+  auto x = sut.decode<std::vector<std::vector<bool>>>(*p, decode_with("caf"));
+  auto y = sut.decode<std::vector<flag_row>>(*q, decode_with("caf"));
+  auto z = sut.decode<std::map<int32_t, std::vector<bool>>>(*r,
+                                                            decode_with("caf"));
+  // Assert
+  ASSERT_TRUE(x) << render(x.error());
+  EXPECT_EQ(*x, rows);
+  ASSERT_TRUE(y) << render(y.error());
+  EXPECT_EQ(*y, table);
+  ASSERT_TRUE(z) << render(z.error());
+  EXPECT_EQ(*z, by_id);
 }
 
 TEST_F(hostile, JsonBracketsAndDigitsInsideStringsAreText) {

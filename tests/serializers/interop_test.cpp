@@ -111,6 +111,37 @@ TEST(interop, CafFrameDecodesWithPlainCaf) {
   EXPECT_EQ(out, in);
 }
 
+TEST(interop, BitVectorsInContainersMatchPlainCafByteForByte) {
+  // Arrange: ferry ends the sequence CAF leaves open for each
+  // std::vector<bool>; the bytes must stay CAF's both ways.
+  registry sut;
+  std::vector<std::vector<bool>> in{{true, false, true}, {}, {false}};
+  in.emplace_back(20, true);
+  std::vector<char> plain;
+  caf::binary_serializer sink{nullptr, plain};
+  ASSERT_FALSE(sink(in));
+  // Act
+  auto p = sut.encode(in, encode_with("caf"));
+  ASSERT_TRUE(p) << render(p.error());
+  auto bytes = p->frames[0].bytes();
+  caf::binary_deserializer source{nullptr,
+                                  reinterpret_cast<const char*>(bytes.data()),
+                                  bytes.size()};
+  std::vector<std::vector<bool>> by_caf;
+  auto err = source(by_caf);
+  std::vector<std::byte> plain_bytes(plain.size());
+  std::memcpy(plain_bytes.data(), plain.data(), plain.size());
+  auto back = sut.decode<std::vector<std::vector<bool>>>(
+    make_payload("caf", p->header.type_name, std::move(plain_bytes)),
+    decode_with("caf"));
+  // Assert
+  EXPECT_EQ(as_string(bytes), std::string(plain.begin(), plain.end()));
+  EXPECT_FALSE(err);
+  EXPECT_EQ(by_caf, in);
+  ASSERT_TRUE(back) << render(back.error());
+  EXPECT_EQ(*back, in);
+}
+
 TEST(interop, ByteVectorsInOneBlockMatchPlainCafByteForByte) {
   // Arrange: ferry writes std::vector<std::byte> as one block; plain CAF
   // walks it element by element. 300 bytes: a two-byte size prefix.

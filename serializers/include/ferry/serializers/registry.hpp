@@ -229,6 +229,33 @@ public:
     return deregister_serializer_impl(typeid(T));
   }
 
+  // -- exceptions carrying errors ---------------------------------------------
+
+  /// Makes the built-in families return `e.error()` when serialization code
+  /// they run (a cereal `save`/`load`, a msgpack adaptor) throws an `E`.
+  /// Such code throws because cereal and msgpack cannot return errors;
+  /// otherwise the family reports `encode_failed` or `decode_failed` with
+  /// `e.what()`, and the thrower's error (its category, code and fix) is
+  /// lost. The store's handles throw `ferry::store::ref_serialization_error`;
+  /// the serializers library does not know the store, so whoever holds both
+  /// registers it. Registrations belong to this registry only.
+  /// REQUIRES: `e.error()` is a `caf::error` (or a reference to one).
+  /// Returns whether the registry changed.
+  template <class E>
+  bool register_error_exception() {
+    return register_error_exception_impl(
+      {typeid(E), [](caf::error& out) -> bool {
+         try {
+           throw;
+         } catch (const E& e) {
+           out = e.error();
+           return true;
+         } catch (...) {
+           return false;
+         }
+       }});
+  }
+
   // -- tracing ----------------------------------------------------------------
 
   /// Turns tracing on or off.
@@ -307,6 +334,8 @@ private:
   bool register_serializer_impl(std::type_index type, stand_in_spec spec);
 
   bool deregister_serializer_impl(std::type_index type);
+
+  bool register_error_exception_impl(detail::error_exception x);
 
   std::shared_ptr<const state> snapshot() const noexcept;
 

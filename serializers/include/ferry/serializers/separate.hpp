@@ -14,7 +14,10 @@
 //
 // Format: the index as an unsigned 64-bit integer, then, when the index is 0,
 // the array inline. Decoding checks the index against the payload's frames
-// and the frame size against the element size.
+// and the frame size against the element size, and refuses a frame that
+// another member has read already: the encoder never shares a frame, and a
+// hostile payload naming one large frame from many members would otherwise
+// be copied once per member.
 //
 // Thread-safety: a value.
 //
@@ -85,6 +88,16 @@ public:
         "a separate member names frame " + std::to_string(index)
           + " but the payload has "
           + std::to_string(scope ? scope->in_frames.size() : 0) + " frames"};
+    auto& read = scope->frames_read;
+    if (read.empty())
+      read.resize(scope->in_frames.size());
+    if (read[index])
+      throw detail::decode_fault{
+        errc::malformed_frame,
+        "frame " + std::to_string(index)
+          + " is named by a second separate member; every separate member "
+            "has a frame of its own, so the payload is hostile or corrupt"};
+    read[index] = true;
     auto bytes = scope->in_frames[index].bytes();
     if (bytes.size() % sizeof(element_type) != 0)
       throw detail::decode_fault{

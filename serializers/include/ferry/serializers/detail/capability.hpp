@@ -6,6 +6,11 @@
 // own serialization for the family, or a leaf the family's library supports,
 // ends the walk. `why_not<Policy, T>()` follows the same walk and names the
 // first member type that blocks the family, with the fix.
+//
+// Enums need a fixed underlying type (`fixed_enum`): cereal, msgpack and CAF
+// all decode an enum by casting a number of its underlying type, which is
+// undefined behaviour for a number outside an unfixed enum's range. (Types
+// with their own serialization end the walk; enums inside them are theirs.)
 #pragma once
 
 #include "ferry/serializers/detail/error.hpp"
@@ -78,7 +83,7 @@ constexpr bool deep_ok() {
   else if constexpr (std::is_arithmetic_v<U>)
     return P::template scalar<U>();
   else if constexpr (std::is_enum_v<U>)
-    return P::enums;
+    return P::enums && fixed_enum<U>;
   else if constexpr (is_string_v<U>)
     return P::template string<U>();
   else if constexpr (is_sequence_v<U>)
@@ -166,6 +171,12 @@ std::string why_not() {
     return std::string{P::name}
            + " cannot decode into a view; views are for the raw family "
              "(use std::vector to copy)";
+  else if constexpr (std::is_enum_v<U> && P::enums)
+    return type_label<U>()
+           + " is an enum without a fixed underlying type: decoding a number "
+             "outside its enumerators' range would be undefined behaviour, "
+             "and a hostile sender picks the number; give it one (`enum "
+             "class E`, or `enum E : int`)";
   else if constexpr (std::is_arithmetic_v<U> || std::is_enum_v<U>
                      || is_string_v<U>)
     return std::string{P::name} + " has no support for " + type_label<U>();

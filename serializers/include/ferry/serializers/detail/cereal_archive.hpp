@@ -10,8 +10,8 @@
 //  - checks every size tag against the bytes left (a container of N elements
 //    needs at least N bytes; element types that encode to zero bytes are
 //    therefore limited to as many elements as bytes remain),
-//  - charges every container pre-allocation (vector, deque, list) to the
-//    call's allocation budget before it happens,
+//  - charges every container pre-allocation (vector, deque, list,
+//    forward_list) to the call's allocation budget before it happens,
 //  - bounds the nesting depth (recursive types such as trees),
 //  - refuses bool bytes other than 0 and 1,
 //  - checks that a shared pointer id refers to an object of the same type
@@ -256,6 +256,17 @@ void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
   cereal::size_type n = 0;
   ar(cereal::make_size_tag(n));
   charge(n, sizeof(T) + 2 * sizeof(void*), "a std::list");
+  xs.resize(static_cast<size_t>(n));
+  for (auto& x : xs)
+    ar(x);
+}
+
+template <bool P, class T, class A>
+void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
+                               std::forward_list<T, A>& xs) {
+  cereal::size_type n = 0;
+  ar(cereal::make_size_tag(n));
+  charge(n, sizeof(T) + sizeof(void*), "a std::forward_list");
   xs.resize(static_cast<size_t>(n));
   for (auto& x : xs)
     ar(x);

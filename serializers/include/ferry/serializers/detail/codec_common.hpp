@@ -37,7 +37,8 @@ std::string describe(const call_info& info);
 
 /// Runs `f`, turning every exception into an error value that names the
 /// family, the type and `where()` (frame and offset), and keeps the library's
-/// own message.
+/// own message. An exception of a type registered with
+/// `registry::register_error_exception` gives the error it carries instead.
 template <class F, class Where>
 caf::error guarded(const call_info& info, F&& f, Where&& where) {
   auto failed = info.decoding ? errc::decode_failed : errc::encode_failed;
@@ -59,8 +60,12 @@ caf::error guarded(const call_info& info, F&& f, Where&& where) {
     return make_error(errc::length_out_of_range,
                       describe(info) + where() + ": " + e.what() + fix);
   } catch (const std::exception& e) {
+    if (caf::error carried; carried_error(carried))
+      return carried;
     return make_error(failed, describe(info) + where() + ": " + e.what() + fix);
   } catch (...) {
+    if (caf::error carried; carried_error(carried))
+      return carried;
     return make_error(failed,
                       describe(info) + where() + ": unknown exception" + fix);
   }

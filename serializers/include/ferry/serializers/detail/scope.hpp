@@ -8,6 +8,8 @@
 
 #include "ferry/serializers/frame.hpp"
 
+#include <caf/error.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +22,14 @@
 
 namespace ferry::serializers::detail {
 
+/// An exception type registered with `registry::register_error_exception`.
+struct error_exception {
+  std::type_index type;
+  /// Inside a catch block: if the exception being handled is of `type`, sets
+  /// `out` to the error it carries and returns true.
+  bool (*carried)(caf::error& out);
+};
+
 struct codec_scope {
   /// Encoding: frames made so far; `separate<>` members append to it.
   std::vector<frame>* out_frames = nullptr;
@@ -27,10 +37,16 @@ struct codec_scope {
   std::shared_ptr<const void> keep_alive;
   /// Decoding: all frames of the payload.
   std::span<const frame> in_frames;
+  /// Decoding: which of `in_frames` a `separate<>` member has read (empty
+  /// until the first). The encoder gives every member a frame of its own;
+  /// a frame named twice would be copied once per name.
+  std::vector<bool> frames_read;
   /// Decoding: bytes the decoder may still allocate ahead of reading.
   uint64_t budget = UINT64_MAX;
   /// Decoding: type of every shared object seen so far, by cereal id.
   std::unordered_map<uint32_t, std::type_index> shared_types;
+  /// Exception types whose errors the codecs return as they are.
+  std::span<const error_exception> error_exceptions;
   /// Trace sink, or null when tracing is off.
   const std::function<void(std::string_view)>* trace = nullptr;
   /// "encode" or "decode".
@@ -59,6 +75,11 @@ private:
 /// Charges `n` elements of `size` bytes against the current scope's budget;
 /// throws `decode_fault` when the budget would be exceeded.
 void charge(uint64_t n, uint64_t size, std::string_view what);
+
+/// Inside a catch block: if the exception being handled has a type the
+/// current scope's registry knows (`error_exceptions`), sets `out` to the
+/// error it carries and returns true.
+bool carried_error(caf::error& out);
 
 /// Emits a trace line for member `index` (of type `member`) of `owner`.
 void trace_member(const std::type_info& owner, size_t index,

@@ -57,6 +57,16 @@ inline constexpr bool is_instance_v = is_instance<T, Tmpl>::value;
 template <class T>
 inline constexpr bool is_string_v = is_instance_v<T, std::basic_string>;
 
+/// True for enums with a fixed underlying type (every scoped enum, and
+/// unscoped ones declared as `enum E : int`): every value of the underlying
+/// type is then a value of the enum, so converting any decoded number is
+/// defined. For other enums a number outside the enumerators' range is
+/// undefined behaviour. Only enums with a fixed type can be
+/// list-initialized from their underlying type, which is what this checks.
+template <class T>
+concept fixed_enum = std::is_enum_v<T>
+                     && requires { T{std::underlying_type_t<T>{}}; };
+
 template <class T>
 inline constexpr bool is_sequence_v
   = is_instance_v<T, std::vector> || is_instance_v<T, std::deque>

@@ -23,6 +23,14 @@
 // translation unit would have to agree on. Subnormal floating-point values are refused on encode:
 // CAF 0.17's IEEE 754 packing corrupts them.
 //
+// CAF 0.17 reads and writes a std::vector<bool> with a begin_sequence and no
+// end_sequence, so a reader counting nesting by those calls would count one
+// more level for every std::vector<bool> read before it (a
+// std::vector<std::vector<bool>> of 200 rows was refused as nesting too
+// deep). ferry ends each such sequence itself wherever its walk reaches a
+// std::vector<bool> (see `caf_balanced`); the bytes stay CAF's. Inside a type
+// with its own `inspect`, each std::vector<bool> still counts as one level.
+//
 // A large std::vector<std::byte> value (at least `caf_split_bytes`) encoded
 // with a keep-alive travels in two frames, like the cereal families' arrays
 // (families/cereal.hpp): frame 0 = CAF's sequence size, frame 1 = a view of
@@ -245,6 +253,126 @@ caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
                             std::vector<std::byte>& out,
                             const call_info& info);
 
+/// Whether CAF leaves a sequence open for a T that ferry walks: whether T is
+/// or holds a std::vector<bool> in standard containers, pairs, tuples or
+/// arrays (aggregates balance their own fields; other types inspect
+/// themselves).
+template <class T>
+constexpr bool caf_holds_bit_vector();
+
+template <class Tuple, size_t... Is>
+constexpr bool caf_any_holds_bit_vector(std::index_sequence<Is...>) {
+  return (caf_holds_bit_vector<std::tuple_element_t<Is, Tuple>>() || ...);
+}
+
+template <class T>
+constexpr bool caf_holds_bit_vector() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, std::vector<bool>>)
+    return true;
+  else if constexpr (is_sequence_v<U> || is_std_array<U>::value)
+    return caf_holds_bit_vector<typename U::value_type>();
+  else if constexpr (is_map_v<U>)
+    return caf_holds_bit_vector<typename U::key_type>()
+           || caf_holds_bit_vector<typename U::mapped_type>();
+  else if constexpr (is_instance_v<U, std::pair>)
+    return caf_holds_bit_vector<typename U::first_type>()
+           || caf_holds_bit_vector<typename U::second_type>();
+  else if constexpr (is_instance_v<U, std::tuple>)
+    return caf_any_holds_bit_vector<U>(
+      std::make_index_sequence<std::tuple_size_v<U>>{});
+  else
+    return false;
+}
+
+/// A value holding a std::vector<bool>, as ferry hands it to a CAF inspector:
+/// its `inspect` ends the sequence CAF leaves open for each std::vector<bool>
+/// and walks the standard containers around them in CAF's own format.
+template <class T>
+struct caf_balanced {
+  T& x;
+};
+
+/// Returns `x` as ferry hands it to a CAF inspector: `x` itself, or wrapped
+/// in `caf_balanced` when its type holds a std::vector<bool>.
+template <class T>
+decltype(auto) caf_balance(T& x) {
+  if constexpr (caf_holds_bit_vector<T>())
+    return caf_balanced<T>{x};
+  else
+    return (x);
+}
+
+/// Applies the CAF serializer or deserializer `f` to `x` as CAF does (the
+/// same calls, so the same bytes), plus an end_sequence after each
+/// std::vector<bool>.
+template <class Processor, class T>
+caf::error caf_apply_balanced(Processor& f, T& x) {
+  if constexpr (std::is_same_v<T, std::vector<bool>>) {
+    if (auto err = f(x))
+      return err;
+    return f.end_sequence();
+  } else if constexpr (is_std_array<T>::value) {
+    for (auto& y : x)
+      if (auto err = f(caf_balance(y)))
+        return err;
+    return {};
+  } else if constexpr (is_instance_v<T, std::pair>) {
+    return f(caf_balance(x.first), caf_balance(x.second));
+  } else if constexpr (is_instance_v<T, std::tuple>) {
+    return std::apply([&](auto&... ys) { return f(caf_balance(ys)...); }, x);
+  } else if constexpr (Processor::reads_state) {
+    // Writing: the size, then each element (casting away the constness of
+    // map keys and set elements, as CAF's own loop does).
+    auto n = x.size();
+    if (auto err = f.begin_sequence(n))
+      return err;
+    for (auto& y : x) {
+      caf::error err;
+      if constexpr (is_map_v<T>)
+        err = f(caf_balance(const_cast<typename T::key_type&>(y.first)),
+                caf_balance(y.second));
+      else
+        err = f(caf_balance(const_cast<typename T::value_type&>(y)));
+      if (err)
+        return err;
+    }
+    return f.end_sequence();
+  } else {
+    // Reading, as CAF's fill_range: clear, then insert each element at the
+    // end (a map or set keeps the first of equal keys).
+    size_t n = 0;
+    if (auto err = f.begin_sequence(n))
+      return err;
+    x.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if constexpr (is_map_v<T>) {
+        typename T::key_type key;
+        typename T::mapped_type value;
+        if (auto err = f(caf_balance(key), caf_balance(value)))
+          return err;
+        x.insert(x.end(),
+                 typename T::value_type{std::move(key), std::move(value)});
+      } else {
+        typename T::value_type y;
+        if (auto err = f(caf_balance(y)))
+          return err;
+        x.insert(x.end(), std::move(y));
+      }
+    }
+    return f.end_sequence();
+  }
+}
+
+template <class Inspector, class T>
+  requires caf_inspector<Inspector>
+typename Inspector::result_type inspect(Inspector& f, caf_balanced<T>& x) {
+  if constexpr (std::is_same_v<typename Inspector::result_type, caf::error>)
+    return caf_apply_balanced(f, x.x);
+  else
+    return f(x.x); // e.g. to_string: nothing to balance
+}
+
 template <class T>
 caf::error caf_encode(const T& x, std::vector<std::byte>& out,
                       const call_info& info) {
@@ -257,7 +385,7 @@ caf::error caf_encode(const T& x, std::vector<std::byte>& out,
       if constexpr (std::is_same_v<T, std::vector<std::byte>>)
         err = caf_save_bytes(sink, x);
       else
-        err = sink(const_cast<T&>(x));
+        err = sink(caf_balance(const_cast<T&>(x)));
       if (err)
         return from_caf_error(err, info, out.size());
       return {};
@@ -277,7 +405,7 @@ caf::error caf_decode(std::span<const std::byte> in, T& out, const limits& lim,
       if constexpr (std::is_same_v<T, std::vector<std::byte>>)
         err = caf_load_bytes(source, out);
       else
-        err = source(out);
+        err = source(caf_balance(out));
       offset = source.position();
       if (err)
         return from_caf_error(err, info, offset);
@@ -308,7 +436,7 @@ typename Inspector::result_type inspect(Inspector& f, T& x) {
                                                 typeid(fields)),
        ...);
     }
-    return f(fields...);
+    return f(ferry::serializers::detail::caf_balance(fields)...);
   });
 }
 

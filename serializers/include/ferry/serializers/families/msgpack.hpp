@@ -3,7 +3,10 @@
 // Frame 0 holds exactly what `msgpack::pack(buffer, value)` writes, so plain
 // msgpack readers in any language decode it (Python: `msgpack.unpackb`).
 // Aggregates with no msgpack code of their own encode as an array of their
-// fields, like `MSGPACK_DEFINE`; enums as their underlying integer.
+// fields, like `MSGPACK_DEFINE`; enums with a fixed underlying type (scoped
+// enums, `enum E : int`) as their underlying integer. Other enums have no
+// ferry adaptor: a number outside their range would be undefined behaviour
+// (msgpack's MSGPACK_ADD_ENUM makes that the user's choice).
 //
 // Cannot express: std::variant (msgpack-cxx has no adaptor), pointers of any
 // kind and therefore shared identity, long double. Such types fall back to
@@ -14,7 +17,11 @@
 // and map (one msgpack::object per element) to the allocation budget before
 // msgpack allocates it; truncation, malformed bytes and trailing bytes are
 // typed errors. Strings and binaries are referenced from the frame, never
-// copied into the zone.
+// copied into the zone. Converting the objects into the value then charges
+// the decode call's budget (as the cereal families do) before msgpack-cxx
+// sizes a std::vector, std::deque, std::list or std::forward_list to an
+// array's length: an array of nils costs one byte per element on the wire,
+// an element of the container may take kilobytes.
 //
 // Large top-level byte arrays and strings travel in two frames, like the
 // cereal families' arrays (families/cereal.hpp): a value that is itself a
@@ -35,6 +42,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <forward_list>
+#include <list>
 #include <memory>
 #include <span>
 #include <string>
@@ -281,6 +291,34 @@ caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
   });
 }
 
+/// msgpack-cxx's conversion of an array into container `C`, which resizes
+/// `C` to the array's length before converting a single element, preceded
+/// by charging `ElementBytes` per element to the decode call's allocation
+/// budget (`charge`). Throws `decode_fault` when the budget is spent.
+template <class C, size_t ElementBytes>
+struct charged_convert {
+  const msgpack::object& operator()(const msgpack::object& o, C& x) const {
+    // Anything else (a bin or str into std::vector<char>, bounded by the
+    // frame; a type error) is msgpack-cxx's to handle.
+    if (o.type == msgpack::type::ARRAY)
+      charge(o.via.array.size, ElementBytes, container_name());
+    // msgpack-cxx's own conversion for C (the version 1 adaptor that the
+    // default API version inherits).
+    return msgpack::v2::adaptor::convert<C>{}(o, x);
+  }
+
+  static const char* container_name() {
+    if constexpr (is_instance_v<C, std::vector>)
+      return "a std::vector";
+    else if constexpr (is_instance_v<C, std::deque>)
+      return "a std::deque";
+    else if constexpr (is_instance_v<C, std::list>)
+      return "a std::list";
+    else
+      return "a std::forward_list";
+  }
+};
+
 /// Unpacks hostile `in` in one pass, with depth and allocation checks before
 /// every container is allocated; strings and binaries reference `in`.
 /// Throws `decode_fault` or msgpack's exceptions.
@@ -349,9 +387,33 @@ struct convert<T,
   }
 };
 
-/// Packs enums as their underlying integer.
+/// Converts arrays into the containers msgpack-cxx sizes before converting
+/// their elements (see `charged_convert`).
+template <class T, class A>
+struct convert<std::vector<T, A>>
+  : ferry::serializers::detail::charged_convert<std::vector<T, A>, sizeof(T)> {
+};
+
+template <class T, class A>
+struct convert<std::deque<T, A>>
+  : ferry::serializers::detail::charged_convert<std::deque<T, A>, sizeof(T)> {
+};
+
+template <class T, class A>
+struct convert<std::list<T, A>>
+  : ferry::serializers::detail::charged_convert<std::list<T, A>,
+                                                sizeof(T)
+                                                  + 2 * sizeof(void*)> {};
+
+template <class T, class A>
+struct convert<std::forward_list<T, A>>
+  : ferry::serializers::detail::charged_convert<std::forward_list<T, A>,
+                                                sizeof(T) + sizeof(void*)> {
+};
+
+/// Packs enums with a fixed underlying type as their underlying integer.
 template <class T>
-struct pack<T, std::enable_if_t<std::is_enum_v<T>>> {
+struct pack<T, std::enable_if_t<ferry::serializers::detail::fixed_enum<T>>> {
   template <class Stream>
   packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
     o.pack(static_cast<std::underlying_type_t<T>>(x));
@@ -359,9 +421,10 @@ struct pack<T, std::enable_if_t<std::is_enum_v<T>>> {
   }
 };
 
-/// Converts an integer back into an enum.
+/// Converts an integer back into an enum with a fixed underlying type (every
+/// value of that type is one of the enum's).
 template <class T>
-struct convert<T, std::enable_if_t<std::is_enum_v<T>>> {
+struct convert<T, std::enable_if_t<ferry::serializers::detail::fixed_enum<T>>> {
   const msgpack::object& operator()(const msgpack::object& o, T& x) const {
     std::underlying_type_t<T> tmp{};
     o.convert(tmp);

@@ -133,48 +133,62 @@ caf::error raw_decode(std::span<const frame> frames, frame* adopt, T& out,
                       describe(info) + ": raw payloads have exactly one frame, "
                                        "this one has "
                         + std::to_string(frames.size()));
-  auto bytes = frames[0].bytes();
-  if constexpr (raw_array<T>::value) {
-    using E = typename raw_array<T>::element;
-    if (bytes.size() % sizeof(E) != 0)
-      return make_error(errc::malformed_frame,
-                        describe(info) + " (frame 0): " + std::to_string(bytes.size())
-                          + " bytes are not a whole number of "
-                          + std::to_string(sizeof(E)) + "-byte elements");
-    auto n = bytes.size() / sizeof(E);
-    auto aligned = reinterpret_cast<uintptr_t>(bytes.data()) % alignof(E) == 0;
-    if constexpr (raw_array<T>::view) {
-      if (!aligned && n > 0)
-        return make_error(errc::misaligned_frame,
-                          describe(info) + " (frame 0): the frame's memory is "
-                                           "not aligned to "
-                            + std::to_string(alignof(E))
-                            + " bytes; decode into std::vector to copy");
-      auto first = n > 0 ? reinterpret_cast<const E*>(bytes.data()) : nullptr;
-      std::span<const E> xs{first, n};
-      if constexpr (is_span<T>::value) {
-        out = T{xs};
-      } else {
-        std::shared_ptr<const void> keep = frames[0].keep_alive();
-        if (adopt != nullptr && adopt->owned()) {
-          auto owned = std::make_shared<std::vector<std::byte>>(adopt->release());
-          xs = std::span<const E>{reinterpret_cast<const E*>(owned->data()), n};
-          keep = std::move(owned);
+  // Like every decoder, inside guarded: copying the frame into a container
+  // may fail to allocate.
+  return guarded(
+    info,
+    [&]() -> caf::error {
+      auto bytes = frames[0].bytes();
+      if constexpr (raw_array<T>::value) {
+        using E = typename raw_array<T>::element;
+        if (bytes.size() % sizeof(E) != 0)
+          return make_error(errc::malformed_frame,
+                            describe(info) + " (frame 0): "
+                              + std::to_string(bytes.size())
+                              + " bytes are not a whole number of "
+                              + std::to_string(sizeof(E)) + "-byte elements");
+        auto n = bytes.size() / sizeof(E);
+        auto aligned = reinterpret_cast<uintptr_t>(bytes.data()) % alignof(E)
+                       == 0;
+        if constexpr (raw_array<T>::view) {
+          if (!aligned && n > 0)
+            return make_error(errc::misaligned_frame,
+                              describe(info)
+                                + " (frame 0): the frame's memory is not "
+                                  "aligned to "
+                                + std::to_string(alignof(E))
+                                + " bytes; decode into std::vector to copy");
+          auto first = n > 0 ? reinterpret_cast<const E*>(bytes.data())
+                             : nullptr;
+          std::span<const E> xs{first, n};
+          if constexpr (is_span<T>::value) {
+            out = T{xs};
+          } else {
+            std::shared_ptr<const void> keep = frames[0].keep_alive();
+            if (adopt != nullptr && adopt->owned()) {
+              auto owned = std::make_shared<std::vector<std::byte>>(
+                adopt->release());
+              xs = std::span<const E>{
+                reinterpret_cast<const E*>(owned->data()), n};
+              keep = std::move(owned);
+            }
+            out = T{xs, std::move(keep)};
+          }
+        } else {
+          take_elements(frames[0], adopt, out);
         }
-        out = T{xs, std::move(keep)};
+      } else {
+        if (bytes.size() != sizeof(T))
+          return make_error(errc::malformed_frame,
+                            describe(info) + " (frame 0): holds "
+                              + std::to_string(bytes.size())
+                              + " bytes, the type has "
+                              + std::to_string(sizeof(T)));
+        std::memcpy(static_cast<void*>(&out), bytes.data(), sizeof(T));
       }
-    } else {
-      take_elements(frames[0], adopt, out);
-    }
-  } else {
-    if (bytes.size() != sizeof(T))
-      return make_error(errc::malformed_frame,
-                        describe(info) + " (frame 0): holds "
-                          + std::to_string(bytes.size())
-                          + " bytes, the type has " + std::to_string(sizeof(T)));
-    std::memcpy(static_cast<void*>(&out), bytes.data(), sizeof(T));
-  }
-  return {};
+      return {};
+    },
+    [] { return std::string{" (frame 0)"}; });
 }
 
 } // namespace ferry::serializers::detail
