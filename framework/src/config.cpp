@@ -7,6 +7,7 @@
 
 #include "ferry/serializers/errc.hpp"
 #include "ferry/store/errc.hpp"
+#include "ferry/store/object_ref.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/config_option_adder.hpp>
@@ -267,6 +268,9 @@ node_config::node_config()
   add_category(*this, caf::atom("ferry_fw"));
   add_category(*this, caf::atom("ferry_ser"));
   add_category(*this, caf::atom("ferry_sto"));
+  // A store handle that cannot be written or read inside a value throws;
+  // the registry hands back the store's own error (code and text).
+  registry_->register_error_exception<store::ref_serialization_error>();
   opt_group{custom_options_, "ferry"}
     .add(node_name, "node-name", "name of this node in its peers' link tables")
     .add(host_id, "host-id",

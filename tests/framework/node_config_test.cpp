@@ -4,10 +4,15 @@
 #include "ferry/node.hpp"
 #include "ferry/node_config.hpp"
 
+#include "ferry/serializers/payload.hpp"
+#include "ferry/store/errc.hpp"
+#include "ferry/store/object_ref.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -160,6 +165,31 @@ TEST(node, UnknownFamilyInAPeersLinkIsAConfigError) {
   EXPECT_NE(text.find("\"protobuf\" in serializers of the link to \"node-b\""),
             std::string::npos)
     << text;
+}
+
+TEST(node_config, StoreErrorInsideADecodedValueKeepsItsCode) {
+  // Arrange: cereal's bytes of a handle (store token, object, ticket) that
+  // names a store this process has not attached.
+  ferry::node_config cfg;
+  cfg.registry().add_type<ferry::store::object_ref>("test.ref");
+  std::vector<std::byte> bytes(24);
+  const uint64_t wire[3] = {0x5eed, 7, 0};
+  std::memcpy(bytes.data(), wire, sizeof(wire));
+  ferry::serializers::payload p;
+  p.header.family = "cereal.binary";
+  p.header.type_name = "test.ref";
+  p.header.frame_sizes = {bytes.size()};
+  p.frames.emplace_back(std::move(bytes));
+  // Act
+  auto ref = cfg.registry().decode<ferry::store::object_ref>(
+    p, ferry::serializers::decode_options{});
+  // Assert: the store's error, not a generic decode failure.
+  ASSERT_FALSE(ref);
+  EXPECT_EQ(ref.error(), caf::make_error(ferry::store::errc::store_not_attached,
+                                         ref.error().context()))
+    << ferry::render(ref.error());
+  EXPECT_NE(ferry::render(ref.error()).find("token 24301"), std::string::npos)
+    << ferry::render(ref.error());
 }
 
 TEST(node, RemoteActorOnClosedPortFailsWithConnectError) {
