@@ -111,12 +111,17 @@ public:
   }
 
   bool fail(errc code, std::string what) {
+    // A header above this end's limits is well-formed: only a malformed one
+    // says anything about the sender.
+    auto limit = code == errc::payload_too_large
+                 || code == errc::length_out_of_range;
     err_ = detail::make_error(code, "payload header, offset "
                                       + std::to_string(pos_) + ": "
                                       + std::move(what)
-                                      + "; the sender is not a compatible "
-                                        "ferry node or the bytes are "
-                                        "corrupt");
+                                      + (limit ? ""
+                                               : "; the sender is not a "
+                                                 "compatible ferry node or "
+                                                 "the bytes are corrupt"));
     return false;
   }
 

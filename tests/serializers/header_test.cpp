@@ -60,6 +60,23 @@ TEST(header, LimitsBoundNamesFramesAndTotalSize) {
             errc::payload_too_large);
 }
 
+TEST(header, HeaderAboveTheLimitsBlamesTheLimitNotTheSender) {
+  // Arrange
+  limits lim;
+  lim.max_payload_bytes = 1000;
+  auto bad_magic = encode_header(example());
+  bad_magic[0] = std::byte{'X'};
+  // Act
+  auto too_large = render(decode_header(encode_header(example()), lim).error());
+  auto malformed = render(decode_header(bad_magic, limits{}).error());
+  // Assert: a well-formed header above this end's limits says which limit;
+  // only a malformed one suspects the sender.
+  EXPECT_NE(too_large.find("max_payload_bytes (1000)"), std::string::npos)
+    << too_large;
+  EXPECT_EQ(too_large.find("corrupt"), std::string::npos) << too_large;
+  EXPECT_NE(malformed.find("corrupt"), std::string::npos) << malformed;
+}
+
 TEST(header, FrameSizesCannotOverflowTheTotal) {
   auto h = example();
   h.frame_sizes = {UINT64_MAX, 2};
