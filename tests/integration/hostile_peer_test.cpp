@@ -111,6 +111,26 @@ protected:
     return result;
   }
 
+  /// An element whose header names `family` and `type` and whose frames
+  /// have `sizes` and `kind`, without data or tickets (callers add those).
+  static wire_element described(const std::string& family,
+                                const std::string& type, frame_kind kind,
+                                const std::vector<uint64_t>& sizes) {
+    ferry::serializers::payload_header header;
+    header.family = family;
+    header.type_name = type;
+    header.frame_sizes = sizes;
+    wire_element result;
+    result.header = wire_bytes{ferry::serializers::encode_header(header)};
+    for (auto size : sizes) {
+      wire_frame f;
+      f.kind = static_cast<uint8_t>(kind);
+      f.size = size;
+      result.frames.push_back(std::move(f));
+    }
+    return result;
+  }
+
   /// Returns the peer's "refusals=" counter for the link to "rogue".
   std::string peer_link_stats() {
     peer_->write_line("stats");
@@ -692,17 +712,8 @@ TEST_F(hostile_fixture, ChunkReplyNamingAnotherRequestsLandingIsRefused) {
   auto target = handshake();
   ASSERT_NE(target, 0u);
   const uint64_t size = uint64_t{12} << 20;
-  ferry::serializers::payload_header header;
-  header.family = "msgpack";
-  header.type_name = "string";
-  header.frame_sizes = {size};
-  wire_element el;
-  el.header = wire_bytes{ferry::serializers::encode_header(header)};
-  wire_frame frame;
-  frame.kind = static_cast<uint8_t>(frame_kind::remote_object);
-  frame.size = size;
-  frame.ticket = 7;
-  el.frames.push_back(std::move(frame));
+  auto el = described("msgpack", "string", frame_kind::remote_object, {size});
+  el.frames[0].ticket = 7;
   wire_message msg;
   msg.target = target;
   msg.sender = (*self_)->id();
@@ -748,19 +759,10 @@ TEST_F(hostile_fixture, PulledFrameSizesThatWrapAroundAreRefusedAndTheLinkGoesOn
   // without a check), the first one larger than any buffer.
   auto target = handshake();
   ASSERT_NE(target, 0u);
-  ferry::serializers::payload_header header;
-  header.family = "msgpack";
-  header.type_name = "string";
-  header.frame_sizes = {UINT64_MAX, 1};
-  wire_element el;
-  el.header = wire_bytes{ferry::serializers::encode_header(header)};
-  for (uint64_t size : {UINT64_MAX, uint64_t{1}}) {
-    wire_frame frame;
-    frame.kind = static_cast<uint8_t>(frame_kind::remote_object);
-    frame.size = size;
-    frame.ticket = size == 1 ? 8 : 9;
-    el.frames.push_back(std::move(frame));
-  }
+  auto el = described("msgpack", "string", frame_kind::remote_object,
+                      {UINT64_MAX, 1});
+  el.frames[0].ticket = 9;
+  el.frames[1].ticket = 8;
   wire_message msg;
   msg.target = target;
   msg.elements.push_back(std::move(el));
@@ -788,17 +790,8 @@ TEST_F(hostile_fixture, CompressedFrameClaimingMoreThanItsCodecAllowsIsRefused) 
   const uint64_t size = uint64_t{1} << 30;
   std::vector<caf::error> errors;
   for (auto kind : {frame_kind::inline_lz4, frame_kind::inline_zstd}) {
-    ferry::serializers::payload_header header;
-    header.family = "msgpack";
-    header.type_name = "string";
-    header.frame_sizes = {size};
-    wire_element el;
-    el.header = wire_bytes{ferry::serializers::encode_header(header)};
-    wire_frame frame;
-    frame.kind = static_cast<uint8_t>(kind);
-    frame.size = size;
-    frame.data = wire_bytes{std::vector<std::byte>(16, std::byte{0})};
-    el.frames.push_back(std::move(frame));
+    auto el = described("msgpack", "string", kind, {size});
+    el.frames[0].data = wire_bytes{std::vector<std::byte>(16, std::byte{0})};
     wire_message msg;
     msg.target = target;
     msg.elements.push_back(std::move(el));

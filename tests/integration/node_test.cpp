@@ -201,16 +201,13 @@ TEST_F(node_fixture, LargeFrameWithoutSharedStoreTravelsInline) {
   EXPECT_GE(stats->bytes_inline_sent, uint64_t{4} << 20);
 }
 
-TEST_F(node_fixture, MonitoringAProxyDeliversDownWhenRemoteActorQuits) {
-  // Arrange
-  auto& b = start_peer("B");
-  auto sut = local().remote_actor("127.0.0.1", b.port, "mortal");
-  ASSERT_TRUE(sut) << ferry::render(sut.error());
-  caf::scoped_actor self{local().system()};
-  self->monitor(*sut);
-  // Act
-  self->send(*sut, std::string{"die"});
-  // Assert
+namespace {
+
+/// Tells B's "mortal" actor (behind `mortal`) to quit and returns the exit
+/// reason of the down message `self` gets for it (none after 30 s).
+caf::error stop_mortal(caf::scoped_actor& self, const caf::actor& mortal) {
+  self->monitor(mortal);
+  self->send(mortal, std::string{"die"});
   caf::error reason;
   bool got_down = false;
   self->receive_while([&] { return !got_down; })(
@@ -220,6 +217,20 @@ TEST_F(node_fixture, MonitoringAProxyDeliversDownWhenRemoteActorQuits) {
       reason = down.reason;
     },
     caf::after(30s) >> [&] { got_down = true; });
+  return reason;
+}
+
+} // namespace
+
+TEST_F(node_fixture, MonitoringAProxyDeliversDownWhenRemoteActorQuits) {
+  // Arrange
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "mortal");
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  caf::scoped_actor self{local().system()};
+  // Act
+  auto reason = stop_mortal(self, *sut);
+  // Assert
   EXPECT_EQ(reason, caf::exit_reason::user_shutdown);
 }
 
@@ -229,12 +240,7 @@ TEST_F(node_fixture, RequestToARemoteActorThatEndedNamesItAndItsNode) {
   auto sut = local().remote_actor("127.0.0.1", b.port, "mortal");
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   caf::scoped_actor self{local().system()};
-  self->monitor(*sut);
-  self->send(*sut, std::string{"die"});
-  bool got_down = false;
-  self->receive_while([&] { return !got_down; })(
-    [&](const std::string&) {}, [&](caf::down_msg&) { got_down = true; },
-    caf::after(30s) >> [&] { got_down = true; });
+  ASSERT_EQ(stop_mortal(self, *sut), caf::exit_reason::user_shutdown);
   // Act
   auto reply = ask_within<std::string>(10s, *sut, std::string{"hello"});
   // Assert: no_such_actor with the node and the reason, not link_down.

@@ -12,6 +12,7 @@
 #include <cereal/types/vector.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -21,6 +22,40 @@ namespace {
 
 std::string as_string(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+/// Reads `bytes` into `out` with plain CAF, no ferry.
+template <class T>
+caf::error read_with_plain_caf(std::span<const std::byte> bytes, T& out) {
+  caf::binary_deserializer source{nullptr,
+                                  reinterpret_cast<const char*>(bytes.data()),
+                                  bytes.size()};
+  return source(out);
+}
+
+/// Checks that the caf family writes exactly plain CAF's bytes for `in`, and
+/// that plain CAF and ferry each read the other's bytes back to `in`.
+template <class T>
+void expect_same_bytes_as_plain_caf(T in) {
+  registry sut;
+  std::vector<char> plain;
+  caf::binary_serializer sink{nullptr, plain};
+  ASSERT_FALSE(sink(in));
+  auto p = sut.encode(in, encode_with("caf"));
+  ASSERT_TRUE(p) << render(p.error());
+  auto bytes = p->frames[0].bytes();
+  T by_caf;
+  auto err = read_with_plain_caf(bytes, by_caf);
+  std::vector<std::byte> plain_bytes(plain.size());
+  std::memcpy(plain_bytes.data(), plain.data(), plain.size());
+  auto back = sut.decode<T>(
+    make_payload("caf", p->header.type_name, std::move(plain_bytes)),
+    decode_with("caf"));
+  EXPECT_EQ(as_string(bytes), std::string(plain.begin(), plain.end()));
+  EXPECT_FALSE(err);
+  EXPECT_EQ(by_caf, in);
+  ASSERT_TRUE(back) << render(back.error());
+  EXPECT_EQ(*back, in);
 }
 
 /// A type written the way a cereal user writes it, with no ferry in it.
@@ -101,12 +136,8 @@ TEST(interop, CafFrameDecodesWithPlainCaf) {
   std::vector<std::string> in{"a", "bc", ""};
   auto p = sut.encode(in, encode_with("caf"));
   ASSERT_TRUE(p);
-  auto bytes = p->frames[0].bytes();
-  caf::binary_deserializer source{nullptr,
-                                  reinterpret_cast<const char*>(bytes.data()),
-                                  bytes.size()};
   std::vector<std::string> out;
-  auto err = source(out);
+  auto err = read_with_plain_caf(p->frames[0].bytes(), out);
   EXPECT_FALSE(err);
   EXPECT_EQ(out, in);
 }
@@ -114,62 +145,18 @@ TEST(interop, CafFrameDecodesWithPlainCaf) {
 TEST(interop, BitVectorsInContainersMatchPlainCafByteForByte) {
   // Arrange: ferry ends the sequence CAF leaves open for each
   // std::vector<bool>; the bytes must stay CAF's both ways.
-  registry sut;
   std::vector<std::vector<bool>> in{{true, false, true}, {}, {false}};
   in.emplace_back(20, true);
-  std::vector<char> plain;
-  caf::binary_serializer sink{nullptr, plain};
-  ASSERT_FALSE(sink(in));
-  // Act
-  auto p = sut.encode(in, encode_with("caf"));
-  ASSERT_TRUE(p) << render(p.error());
-  auto bytes = p->frames[0].bytes();
-  caf::binary_deserializer source{nullptr,
-                                  reinterpret_cast<const char*>(bytes.data()),
-                                  bytes.size()};
-  std::vector<std::vector<bool>> by_caf;
-  auto err = source(by_caf);
-  std::vector<std::byte> plain_bytes(plain.size());
-  std::memcpy(plain_bytes.data(), plain.data(), plain.size());
-  auto back = sut.decode<std::vector<std::vector<bool>>>(
-    make_payload("caf", p->header.type_name, std::move(plain_bytes)),
-    decode_with("caf"));
-  // Assert
-  EXPECT_EQ(as_string(bytes), std::string(plain.begin(), plain.end()));
-  EXPECT_FALSE(err);
-  EXPECT_EQ(by_caf, in);
-  ASSERT_TRUE(back) << render(back.error());
-  EXPECT_EQ(*back, in);
+  // Act and assert
+  expect_same_bytes_as_plain_caf(in);
 }
 
 TEST(interop, ByteVectorsInOneBlockMatchPlainCafByteForByte) {
   // Arrange: ferry writes std::vector<std::byte> as one block; plain CAF
   // walks it element by element. 300 bytes: a two-byte size prefix.
-  registry sut;
   auto in = byte_ramp(300);
-  std::vector<char> plain;
-  caf::binary_serializer sink{nullptr, plain};
-  ASSERT_FALSE(sink(in));
-  // Act
-  auto p = sut.encode(in, encode_with("caf"));
-  ASSERT_TRUE(p) << render(p.error());
-  auto bytes = p->frames[0].bytes();
-  caf::binary_deserializer source{nullptr,
-                                  reinterpret_cast<const char*>(bytes.data()),
-                                  bytes.size()};
-  std::vector<std::byte> by_caf;
-  auto err = source(by_caf);
-  std::vector<std::byte> plain_bytes(plain.size());
-  std::memcpy(plain_bytes.data(), plain.data(), plain.size());
-  auto back = sut.decode<std::vector<std::byte>>(
-    make_payload("caf", p->header.type_name, std::move(plain_bytes)),
-    decode_with("caf"));
-  // Assert
-  EXPECT_EQ(as_string(bytes), std::string(plain.begin(), plain.end()));
-  EXPECT_FALSE(err);
-  EXPECT_EQ(by_caf, in);
-  ASSERT_TRUE(back) << render(back.error());
-  EXPECT_EQ(*back, in);
+  // Act and assert
+  expect_same_bytes_as_plain_caf(in);
 }
 
 TEST(interop, ByteVectorsInOneBlockMatchPlainCerealByteForByte) {
