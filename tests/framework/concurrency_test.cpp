@@ -151,3 +151,48 @@ TEST(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   EXPECT_GT(stats->credit_waits, 0u);
   caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
 }
+
+TEST(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
+  // Arrange: four threads stream requests to a node that goes away in the
+  // middle of it (its gateway is inside enqueue on CAF's BASP workers while
+  // the node's links, store and registry are destroyed).
+  ferry::node_config server_cfg;
+  ferry::node_config client_cfg;
+  auto server = make_node("server", server_cfg);
+  auto client = make_node("client", client_cfg);
+  ASSERT_TRUE(server && client);
+  auto worker = server->system().spawn(doubler);
+  auto port = server->publish(worker);
+  ASSERT_TRUE(port) << ferry::render(port.error());
+  auto sut = client->remote_actor("127.0.0.1", *port);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  constexpr int threads = 4;
+  std::atomic<int> answered{0};
+  std::atomic<int> timed_out{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> senders;
+  for (int t = 0; t < threads; ++t)
+    senders.emplace_back([&] {
+      caf::scoped_actor self{client->system()};
+      for (int32_t x = 0; !stop; ++x)
+        self->request(*sut, 20s, x)
+          .receive([&](int32_t) { ++answered; },
+                   [&](caf::error& err) {
+                     if (err == caf::sec::request_timeout)
+                       ++timed_out;
+                     stop = true;
+                   });
+    });
+  while (answered < 200)
+    std::this_thread::sleep_for(1ms);
+  // Act
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+  server.reset();
+  for (auto& sender : senders)
+    sender.join();
+  // Assert: every request got an answer or an error once the node was
+  // gone, none waited out its timeout, and the client saw the link go down.
+  EXPECT_EQ(timed_out.load(), 0);
+  auto stats = client->stats("server");
+  EXPECT_TRUE(!stats || stats->pending_requests == 0u);
+}
