@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -50,19 +51,39 @@ std::unique_ptr<ferry::node> make_node(const char* name,
   return result ? std::move(*result) : nullptr;
 }
 
-} // namespace
+/// Publishes `worker` on `server` and returns the client's proxy for it.
+caf::expected<caf::actor> connect(ferry::node& server, ferry::node& client,
+                                  const caf::actor& worker) {
+  auto port = server.publish(worker);
+  if (!port)
+    return std::move(port.error());
+  return client.remote_actor("127.0.0.1", *port);
+}
 
-TEST(link_concurrency, ParallelSendersThroughOneLinkAllGetTheirAnswers) {
-  // Arrange
+/// A server and a client node in this process; tests set the configs,
+/// then start both.
+class link_concurrency : public testing::Test {
+protected:
+  /// Starts both nodes with `window_messages`; false on failure.
+  bool start(uint64_t window_messages = 32) {
+    server = make_node("server", server_cfg, window_messages);
+    client = make_node("client", client_cfg, window_messages);
+    return server && client;
+  }
+
   ferry::node_config server_cfg;
   ferry::node_config client_cfg;
-  auto server = make_node("server", server_cfg);
-  auto client = make_node("client", client_cfg);
-  ASSERT_TRUE(server && client);
+  std::unique_ptr<ferry::node> server;
+  std::unique_ptr<ferry::node> client;
+};
+
+} // namespace
+
+TEST_F(link_concurrency, ParallelSendersThroughOneLinkAllGetTheirAnswers) {
+  // Arrange
+  ASSERT_TRUE(start());
   auto worker = server->system().spawn(doubler);
-  auto port = server->publish(worker);
-  ASSERT_TRUE(port) << ferry::render(port.error());
-  auto sut = client->remote_actor("127.0.0.1", *port);
+  auto sut = connect(*server, *client, worker);
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   constexpr int threads = 4;
   constexpr int per_thread = 200;
@@ -105,20 +126,14 @@ TEST(link_concurrency, ParallelSendersThroughOneLinkAllGetTheirAnswers) {
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
 }
 
-TEST(link_concurrency, SendersQueueingForCreditAllGetThrough) {
+TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   // Arrange: a window of 4 messages and 16 KiB; four threads stream 1 KiB
   // messages while a fifth sends 64 KiB ones, each of which needs the link
   // to drain (waiting senders queue for credit, first come first served).
-  ferry::node_config server_cfg;
-  ferry::node_config client_cfg;
   client_cfg.default_link.window_bytes = 16 << 10;
-  auto server = make_node("server", server_cfg, 4);
-  auto client = make_node("client", client_cfg, 4);
-  ASSERT_TRUE(server && client);
+  ASSERT_TRUE(start(4));
   auto sink = server->system().spawn(counter);
-  auto port = server->publish(sink);
-  ASSERT_TRUE(port) << ferry::render(port.error());
-  auto sut = client->remote_actor("127.0.0.1", *port);
+  auto sut = connect(*server, *client, sink);
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   constexpr int small_threads = 4;
   constexpr int small_each = 100;
@@ -152,19 +167,13 @@ TEST(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
 }
 
-TEST(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
+TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
   // Arrange: four threads stream requests to a node that goes away in the
   // middle of it (its gateway is inside enqueue on CAF's BASP workers while
-  // the node's links, store and registry are destroyed).
-  ferry::node_config server_cfg;
-  ferry::node_config client_cfg;
-  auto server = make_node("server", server_cfg);
-  auto client = make_node("client", client_cfg);
-  ASSERT_TRUE(server && client);
+  // the node's links and registry are destroyed).
+  ASSERT_TRUE(start());
   auto worker = server->system().spawn(doubler);
-  auto port = server->publish(worker);
-  ASSERT_TRUE(port) << ferry::render(port.error());
-  auto sut = client->remote_actor("127.0.0.1", *port);
+  auto sut = connect(*server, *client, worker);
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   constexpr int threads = 4;
   std::atomic<int> answered{0};
