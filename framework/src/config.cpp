@@ -172,6 +172,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       } else if (!(err = read_uint(value, key, tmp))) {
         base.batch_gap = std::chrono::microseconds{tmp};
       }
+    } else if (key == "max-proxies") {
+      err = read_uint(value, key, base.max_proxies);
     } else {
       return caf::make_error(
         errc::invalid_config,
@@ -179,7 +181,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
           + "\": known are serializers, deserializers, spill-threshold, "
             "compression, compression-threshold, max-message-size, "
             "window-bytes, window-messages, send-timeout, pull-threshold, "
-            "chunk-size, chunks-in-flight, batch-messages, batch-gap");
+            "chunk-size, chunks-in-flight, batch-messages, batch-gap, "
+            "max-proxies");
     }
     if (err)
       return err;
@@ -193,6 +196,10 @@ link_config::from_settings(const caf::settings& section, link_config base) {
   if (base.window_messages == 0 || base.window_bytes == 0)
     return caf::make_error(errc::invalid_config,
                            "window-bytes and window-messages must be positive");
+  if (base.max_proxies == 0)
+    return caf::make_error(errc::invalid_config,
+                           "max-proxies must be positive (it bounds the peer's "
+                           "actors that may send to this node)");
   return base;
 }
 
@@ -325,7 +332,9 @@ node_config::node_config()
                  "most small messages of a burst sent as one (1: no batching)")
     .add<caf::timespan>("batch-gap",
                         "a message this close behind the previous one joins "
-                        "a batch (e.g. 20us)");
+                        "a batch (e.g. 20us)")
+    .add(default_link.max_proxies, "max-proxies",
+         "most proxies of a peer's actors that sent to this node");
   add_message_type<std::string>("string")
     .add_message_type<bool>("bool")
     .add_message_type<int32_t>("i32")

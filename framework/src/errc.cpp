@@ -22,6 +22,7 @@ std::string to_string(errc x) {
     case errc::invalid_config: return "invalid_config";
     case errc::decode_failed: return "decode_failed";
     case errc::send_timeout: return "send_timeout";
+    case errc::too_many_proxies: return "too_many_proxies";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -1117,6 +1117,24 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
            host);
     return;
   }
+  auto fail = [&](caf::error reason) {
+    if (mid.is_response()) {
+      // The requester gets the reason now instead of waiting out its
+      // timeout; the peer hears of it too (refuse).
+      target->enqueue(caf::make_mailbox_element(nullptr, mid, {}, reason),
+                      host);
+    }
+    refuse(msg, std::move(reason), host);
+  };
+  caf::strong_actor_ptr sender;
+  if (msg.sender != 0) {
+    auto made = sender_proxy(msg.sender);
+    if (!made) {
+      fail(std::move(made.error()));
+      return;
+    }
+    sender = std::move(*made);
+  }
   auto content = [&]() -> caf::expected<caf::message> {
     // Decoders turn what they throw into errors; this catches the rest (an
     // allocation failing outside them, say): a refusal, never a dead node.
@@ -1130,17 +1148,9 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
     }
   }();
   if (!content) {
-    if (mid.is_response()) {
-      // The requester gets the reason now instead of waiting out its
-      // timeout; the peer hears of it too (refuse).
-      target->enqueue(caf::make_mailbox_element(nullptr, mid, {},
-                                                content.error()),
-                      host);
-    }
-    refuse(msg, std::move(content.error()), host);
+    fail(std::move(content.error()));
     return;
   }
-  auto sender = msg.sender != 0 ? proxy(msg.sender) : nullptr;
   target->enqueue(caf::mailbox_element_ptr{new credited_element(
                     std::move(sender), mid, std::move(*content),
                     std::move(token))},
@@ -1150,9 +1160,29 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
 // -- link_state: actors -------------------------------------------------------
 
 caf::strong_actor_ptr link_state::proxy(uint64_t id) {
+  return find_or_make_proxy(id, false);
+}
+
+caf::expected<caf::strong_actor_ptr> link_state::sender_proxy(uint64_t id) {
+  if (auto result = find_or_make_proxy(id, true))
+    return result;
+  return caf::make_error(
+    errc::too_many_proxies,
+    "node " + node_.config().node_name + " refused a message from actor "
+      + std::to_string(id) + " of node " + peer_name_ + ": the link keeps "
+      + std::to_string(cfg_.max_proxies) + " proxies of that node's live "
+      + "actors already (max-proxies); raise ferry.link.max-proxies (or "
+      + "ferry.links." + peer_name_ + ") if the peer has that many actors "
+      + "talking to this node");
+}
+
+caf::strong_actor_ptr link_state::find_or_make_proxy(uint64_t id,
+                                                     bool limited) {
   std::lock_guard<std::mutex> guard{actors_mtx_};
   if (auto i = proxies_.find(id); i != proxies_.end())
     return i->second;
+  if (limited && !down_ && proxies_.size() >= cfg_.max_proxies)
+    return nullptr;
   auto& sys = node_.system();
   caf::actor_config cfg;
   auto result = caf::make_actor<remote_proxy, caf::strong_actor_ptr>(

@@ -87,3 +87,21 @@ TEST(link_config, ZeroWindowIsRejected) {
   // Assert
   EXPECT_FALSE(sut);
 }
+
+TEST(link_config, MaxProxiesIsReadAndZeroIsRejectedNamingTheKey) {
+  // Arrange
+  caf::settings few;
+  few["max-proxies"] = caf::config_value{int64_t{8}};
+  caf::settings none;
+  none["max-proxies"] = caf::config_value{int64_t{0}};
+  // Act
+  auto read = ferry::link_config::from_settings(few, {});
+  auto rejected = ferry::link_config::from_settings(none, {});
+  // Assert
+  ASSERT_TRUE(read) << ferry::render(read.error());
+  EXPECT_EQ(read->max_proxies, 8u);
+  EXPECT_EQ(ferry::link_config{}.max_proxies, 65536u);
+  ASSERT_FALSE(rejected);
+  EXPECT_NE(ferry::render(rejected.error()).find("max-proxies"),
+            std::string::npos);
+}

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include <unistd.h>
@@ -33,14 +34,16 @@ namespace {
 
 class hostile_fixture : public testing::Test {
 protected:
-  hostile_fixture() {
+  /// Starts the peer with `extra_flags` after the fixture's own.
+  explicit hostile_fixture(std::vector<std::string> extra_flags = {}) {
     cfg_.load<caf::io::middleman>();
     register_wire_types(cfg_);
-    peer_ = std::make_unique<ferry::test::child_process>(
-      FERRY_TEST_NODE,
-      std::vector<std::string>{"--ferry.node-name=B",
-                               "--ferry.store.disabled",
-                               "--ferry.link.deserializers=[\"msgpack\"]"});
+    std::vector<std::string> flags{"--ferry.node-name=B",
+                                   "--ferry.store.disabled",
+                                   "--ferry.link.deserializers=[\"msgpack\"]"};
+    flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
+    peer_ = std::make_unique<ferry::test::child_process>(FERRY_TEST_NODE,
+                                                         std::move(flags));
     auto port = peer_->wait_for("port ");
     EXPECT_TRUE(port);
     port_ = static_cast<uint16_t>(port ? std::stoi(*port) : 0);
@@ -79,15 +82,24 @@ protected:
 
   /// Sends `msg` as a request-like wire message and returns the error the
   /// peer answers with (through its link to our "gateway", i.e. `self_`).
-  caf::error send_and_await_error(wire_message msg) {
-    msg.sender = (*self_)->id();
+  /// `sender` names the requesting actor of "rogue" (default: `self_`).
+  caf::error send_and_await_error(wire_message msg, uint64_t sender = 0) {
+    auto answer = send_and_await_answer(std::move(msg), sender);
+    return answer ? answer->error : caf::error{};
+  }
+
+  /// Sends `msg` as a request from actor `sender` of "rogue" (default:
+  /// `self_`) and returns the peer's answer, if one came within 10 s.
+  std::optional<wire_message> send_and_await_answer(wire_message msg,
+                                                    uint64_t sender = 0) {
+    msg.sender = sender != 0 ? sender : (*self_)->id();
     msg.mid = (uint64_t{1} << 60) | 42; // a request id
     (*self_)->send(gateway_, std::move(msg));
-    caf::error result;
+    std::optional<wire_message> result;
     bool done = false;
     (*self_)->receive_while([&] { return !done; })(
       [&](wire_message& answer) {
-        result = answer.error;
+        result = std::move(answer);
         done = true;
       },
       [&](credit&) {},
@@ -802,4 +814,55 @@ TEST_F(hostile_fixture, CompressedFrameClaimingMoreThanItsCodecAllowsIsRefused) 
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_TRUE(mentions(errors[0], "more than lz4's largest ratio"));
   EXPECT_TRUE(mentions(errors[1], "the frame's header says otherwise"));
+}
+
+namespace {
+
+/// A peer that keeps at most two proxies of the actors of "rogue".
+class hostile_fixture_two_proxies : public hostile_fixture {
+protected:
+  hostile_fixture_two_proxies()
+    : hostile_fixture({"--ferry.link.max-proxies=2"}) {
+    // nop
+  }
+
+  /// A request to the echo actor ("abc" in msgpack) from actor `sender`;
+  /// returns the answer's error (none: answered), or `no_answer`.
+  caf::error echo_from(uint64_t target, uint64_t sender) {
+    wire_message msg;
+    msg.target = target;
+    msg.elements.push_back(element(
+      "msgpack", "string",
+      {std::byte{0xa3}, std::byte{'a'}, std::byte{'b'}, std::byte{'c'}}));
+    auto answer = send_and_await_answer(std::move(msg), sender);
+    if (!answer)
+      return caf::make_error(caf::sec::request_timeout, "no answer");
+    EXPECT_EQ(answer->target, sender);
+    return answer->error;
+  }
+};
+
+} // namespace
+
+TEST_F(hostile_fixture_two_proxies, SendersBeyondMaxProxiesAreRefusedUntilOneEnds) {
+  // Arrange
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  ASSERT_FALSE(echo_from(target, 1001));
+  ASSERT_FALSE(echo_from(target, 1002));
+  // Act: a third invented sender, one known again, then one more after the
+  // peer heard that actor 1001 ended.
+  auto third = echo_from(target, 1003);
+  auto known = echo_from(target, 1002);
+  (*self_)->send(gateway_, down_notice{1001, caf::exit_reason::normal});
+  auto after_down = echo_from(target, 1004);
+  // Assert
+  ASSERT_TRUE(third) << "the third sender's request was served";
+  EXPECT_EQ(third, caf::make_error(ferry::errc::too_many_proxies,
+                                   third.context()));
+  EXPECT_TRUE(mentions(third, "actor 1003 of node rogue"));
+  EXPECT_TRUE(mentions(third, "ferry.link.max-proxies"));
+  EXPECT_FALSE(known) << ferry::render(known);
+  EXPECT_FALSE(after_down) << ferry::render(after_down);
+  EXPECT_NE(peer_link_stats().find("refusals=1"), std::string::npos);
 }

@@ -45,6 +45,9 @@ enum class errc : uint8_t {
   /// No credit came back from the peer within `send_timeout`: its actors
   /// take messages slower than they arrive (the link is still up).
   send_timeout,
+  /// The link already keeps `max_proxies` proxies of the peer's live
+  /// actors; a message from yet another of its actors is refused.
+  too_many_proxies,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

@@ -106,6 +106,14 @@ struct link_config {
   /// request/response latency is unchanged.
   std::chrono::microseconds batch_gap{20};
 
+  /// Most proxies the link keeps of the peer's actors that sent to this
+  /// node. A proxy goes when the peer reports its actor's end, so this
+  /// bounds the peer's live actors talking to this node; a message from one
+  /// more is refused with `errc::too_many_proxies` (a peer inventing sender
+  /// ids cannot grow the table without end). Proxies this node asks for
+  /// (`node::remote_actor`, `node::remote_spawn`) are made even above it.
+  uint64_t max_proxies = 65536;
+
   /// Returns the built-in families in ferry's default order.
   static std::vector<std::string> default_families();
 

@@ -309,7 +309,13 @@ public:
 
   /// Returns the proxy for actor `id` of the peer, creating it if needed
   /// (a proxy of an actor the peer reported down is returned terminated).
+  /// For this node's own calls (`remote_actor`, `remote_spawn`): made even
+  /// when the link holds `max_proxies` already.
   caf::strong_actor_ptr proxy(uint64_t id);
+
+  /// Returns the proxy for actor `id` of the peer, named as a message's
+  /// sender; `too_many_proxies` when making it would exceed `max_proxies`.
+  caf::expected<caf::strong_actor_ptr> sender_proxy(uint64_t id);
 
   /// Makes a local actor reachable by the peer under its id (for responses
   /// and replies); the peer learns when it terminates.
@@ -469,6 +475,10 @@ private:
   // Messages taken off the link (delivered or refused) after their store
   // tickets were redeemed or cancelled.
   std::atomic<uint64_t> taken_{0};
+
+  // Returns the proxy for actor `id`, or null when the link holds
+  // `max_proxies` already and `limited`.
+  caf::strong_actor_ptr find_or_make_proxy(uint64_t id, bool limited);
 
   // Actors.
   std::mutex actors_mtx_;
