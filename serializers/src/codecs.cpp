@@ -743,6 +743,8 @@ caf::error from_caf_error(const caf::error& err, const call_info& info,
       what = err.context().get_as<std::string>(0);
     return make_error(code, describe(info) + where + what);
   }
+  if (err.category() != caf::atom("system"))
+    return err; // The type's own error (e.g. the store's): keep its code.
   auto code = info.decoding ? errc::decode_failed : errc::encode_failed;
   return make_error(code, describe(info) + where + "CAF reports "
                             + caf::to_string(err)

@@ -80,6 +80,29 @@ struct vanished {
   }
 };
 
+/// Fails to load as a store handle whose object is gone does through CAF's
+/// inspect: the inspector's result is the store's error (its own category).
+struct vanished_in_caf {
+  int32_t id = 0;
+  /// Whether loading fails with an error of CAF's own category instead.
+  bool caf_category = false;
+
+  template <class Inspector>
+  friend typename Inspector::result_type inspect(Inspector& f,
+                                                 vanished_in_caf& x) {
+    if constexpr (std::is_same_v<typename Inspector::result_type, caf::error>
+                  && !Inspector::reads_state) {
+      if (auto err = f(x.id, x.caf_category))
+        return err;
+      if (x.caf_category)
+        return caf::make_error(caf::sec::runtime_error, "not a store error");
+      return caf::error{static_cast<uint8_t>(x.id), caf::atom("test_sto")};
+    } else {
+      return f(x.id, x.caf_category);
+    }
+  }
+};
+
 const std::vector<std::string> structured_families{
   "cereal.binary", "cereal.portable", "cereal.json", "msgpack", "caf"};
 
@@ -317,6 +340,27 @@ TEST(customisation, RegisteredErrorExceptionGivesTheErrorItCarries) {
   }
   EXPECT_TRUE(added);
   EXPECT_FALSE(again);
+}
+
+TEST(customisation, CafInspectErrorOfAnotherCategoryKeepsItsCode) {
+  // Arrange
+  registry sut;
+  auto own = sut.encode(vanished_in_caf{42, false}, encode_with("caf"));
+  auto cafs = sut.encode(vanished_in_caf{42, true}, encode_with("caf"));
+  ASSERT_TRUE(own) << render(own.error());
+  ASSERT_TRUE(cafs) << render(cafs.error());
+  // Act
+  auto x = sut.decode<vanished_in_caf>(*own, decode_with("caf"));
+  auto y = sut.decode<vanished_in_caf>(*cafs, decode_with("caf"));
+  // Assert: an error of the type's own category (the store's, say) is
+  // passed on as it is; CAF's own errors become decode_failed with the text.
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error().category(), caf::atom("test_sto")) << render(x.error());
+  EXPECT_EQ(x.error().code(), 42);
+  ASSERT_FALSE(y);
+  EXPECT_EQ(y.error(), errc::decode_failed) << render(y.error());
+  EXPECT_NE(render(y.error()).find("not a store error"), std::string::npos)
+    << render(y.error());
 }
 
 } // namespace

@@ -213,7 +213,9 @@ private:
   std::vector<std::byte>& out_;
 };
 
-/// Returns CAF's error as a ferry error naming the family and type.
+/// Returns CAF's error as a ferry error naming the family and type. An error
+/// of another category (a type's inspect returning the store's error, say)
+/// is returned as it is, as cereal's registered error exceptions are.
 caf::error from_caf_error(const caf::error& err, const call_info& info,
                           size_t offset);
 
