@@ -56,6 +56,25 @@ caf::behavior pool_janitor(caf::event_based_actor* self,
   };
 }
 
+/// The vector pool is process-wide: which running node set its limits last.
+struct pool_setter {
+  std::mutex mtx;
+  size_t live_nodes = 0;
+  std::string node_name;
+  serializers::vector_pool_limits limits;
+};
+
+pool_setter& pool_owner() {
+  static pool_setter instance;
+  return instance;
+}
+
+bool same_limits(const serializers::vector_pool_limits& x,
+                 const serializers::vector_pool_limits& y) {
+  return x.min_bytes == y.min_bytes && x.max_bytes == y.max_bytes
+         && x.max_idle == y.max_idle;
+}
+
 } // namespace
 
 node_impl::node_impl(node_config& cfg)
@@ -66,6 +85,11 @@ node_impl::node_impl(node_config& cfg)
 node_impl::~node_impl() {
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
+  if (pool_applied_) {
+    auto& owner = pool_owner();
+    std::lock_guard<std::mutex> guard{owner.mtx};
+    --owner.live_nodes;
+  }
   // Links first: shutting them down wakes every sender waiting for credit,
   // then the gateway lets go of this node once its running calls are done.
   for (auto& link : links())
@@ -84,7 +108,22 @@ node_impl::~node_impl() {
 caf::error node_impl::init() {
   if (cfg_.tune_malloc)
     tune_malloc();
-  serializers::vector_pool_config(cfg_.vector_pool);
+  {
+    // One pool per process: a node whose limits differ from those a running
+    // node set says so, instead of changing them silently.
+    auto& owner = pool_owner();
+    std::lock_guard<std::mutex> guard{owner.mtx};
+    if (owner.live_nodes > 0 && !same_limits(owner.limits, cfg_.vector_pool))
+      log("warning: this node's ferry.vector-pool settings differ from those "
+          "of node " + owner.node_name + " in this process; the pool is "
+          "process-wide, so this node's settings now apply to both (give "
+          "every node of a process the same ferry.vector-pool settings)");
+    serializers::vector_pool_config(cfg_.vector_pool);
+    owner.limits = cfg_.vector_pool;
+    owner.node_name = cfg_.node_name;
+    ++owner.live_nodes;
+    pool_applied_ = true;
+  }
   if (cfg_.vector_pool.max_bytes > 0)
     janitor_ = sys_.spawn<caf::hidden>(
       pool_janitor, std::max(cfg_.vector_pool.max_idle / 2,

@@ -347,3 +347,38 @@ TEST(node, StartingANodeSetsTheVectorPoolLimits) {
   EXPECT_EQ(limits.max_bytes, 67890u);
   ferry::serializers::vector_pool_config({});
 }
+
+TEST(node, SecondNodeWithOtherVectorPoolLimitsWarnsNamingTheFirst) {
+  // Arrange
+  auto configure = [](ferry::node_config& cfg, std::string name,
+                      uint64_t max_bytes) {
+    cfg.store_enabled = false;
+    cfg.node_name = std::move(name);
+    cfg.vector_pool.max_bytes = max_bytes;
+  };
+  ferry::node_config first_cfg;
+  ferry::node_config same_cfg;
+  ferry::node_config other_cfg;
+  configure(first_cfg, "pool-first", 67890);
+  configure(same_cfg, "pool-same", 67890);
+  configure(other_cfg, "pool-other", 12345);
+  auto first = ferry::node::start(first_cfg);
+  ASSERT_TRUE(first) << ferry::render(first.error());
+  // Act
+  testing::internal::CaptureStderr();
+  auto same = ferry::node::start(same_cfg);
+  auto same_log = testing::internal::GetCapturedStderr();
+  testing::internal::CaptureStderr();
+  auto other = ferry::node::start(other_cfg);
+  auto other_log = testing::internal::GetCapturedStderr();
+  // Assert: the same limits pass quietly; other ones apply with a warning.
+  ASSERT_TRUE(same) << ferry::render(same.error());
+  ASSERT_TRUE(other) << ferry::render(other.error());
+  EXPECT_EQ(same_log.find("vector-pool"), std::string::npos) << same_log;
+  EXPECT_NE(other_log.find("ferry[pool-other]: warning"), std::string::npos)
+    << other_log;
+  EXPECT_NE(other_log.find("of node pool-same"), std::string::npos)
+    << other_log;
+  EXPECT_EQ(ferry::serializers::vector_pool_config().max_bytes, 12345u);
+  ferry::serializers::vector_pool_config({});
+}

@@ -118,7 +118,9 @@ public:
   /// set when this node starts: large decoded `std::vector`s of numbers or
   /// bytes go back to it when their message is gone, so the next one reuses
   /// memory already faulted in (section `ferry.vector-pool`: `min-bytes`,
-  /// `max-bytes`, 0 turns the pool off, `max-idle`).
+  /// `max-bytes`, 0 turns the pool off, `max-idle`). One pool serves the
+  /// whole process: a node whose limits differ from those a running node set
+  /// logs a warning naming that node, then applies its own.
   serializers::vector_pool_limits vector_pool;
 
   /// Link settings for peers not named in `links` (section `ferry.link`).

@@ -572,6 +572,9 @@ private:
   caf::actor gateway_;
   /// Trims the vector pool while the node runs (null when the pool is off).
   caf::actor janitor_;
+  // Whether init() applied this node's vector-pool limits (and counts it as
+  // a running node that set them).
+  bool pool_applied_ = false;
 
   mutable std::mutex mtx_;
   std::map<caf::node_id, std::shared_ptr<link_state>> links_;
