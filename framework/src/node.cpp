@@ -116,8 +116,8 @@ caf::error node_impl::init() {
     if (owner.live_nodes > 0 && !same_limits(owner.limits, cfg_.vector_pool))
       log("warning: this node's ferry.vector-pool settings differ from those "
           "of node " + owner.node_name + " in this process; the pool is "
-          "process-wide, so this node's settings now apply to both (give "
-          "every node of a process the same ferry.vector-pool settings)");
+          "process-wide, so this node's settings now apply to every node of "
+          "the process (give them all the same ferry.vector-pool settings)");
     serializers::vector_pool_config(cfg_.vector_pool);
     owner.limits = cfg_.vector_pool;
     owner.node_name = cfg_.node_name;
