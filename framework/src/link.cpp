@@ -1225,8 +1225,25 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
 }
 
 void link_state::adopt_spawned(caf::actor whom) {
-  std::lock_guard<std::mutex> guard{actors_mtx_};
-  spawned_.emplace_back(std::move(whom));
+  auto id = whom.id();
+  auto* actor = caf::actor_cast<caf::abstract_actor*>(whom);
+  {
+    std::lock_guard<std::mutex> guard{actors_mtx_};
+    spawned_.emplace(id, std::move(whom));
+  }
+  // Not under the lock: for an actor that ended already, the functor runs
+  // at once.
+  std::weak_ptr<link_state> weak = weak_from_this();
+  actor->attach_functor([weak, id] {
+    if (auto link = weak.lock()) {
+      caf::actor gone; // released after the lock
+      std::lock_guard<std::mutex> guard{link->actors_mtx_};
+      if (auto i = link->spawned_.find(id); i != link->spawned_.end()) {
+        gone = std::move(i->second);
+        link->spawned_.erase(i);
+      }
+    }
+  });
 }
 
 caf::strong_actor_ptr link_state::exported(uint64_t id) {
@@ -1260,7 +1277,7 @@ void link_state::shut_down(const caf::error& reason,
     return;
   credit_cv_.notify_all();
   std::vector<caf::strong_actor_ptr> victims;
-  std::vector<caf::actor> spawned;
+  decltype(spawned_) spawned;
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
     for (auto& [id, ptr] : proxies_)
@@ -1269,7 +1286,7 @@ void link_state::shut_down(const caf::error& reason,
     exported_.clear();
     spawned.swap(spawned_);
   }
-  for (auto& child : spawned)
+  for (auto& [id, child] : spawned)
     caf::anon_send_exit(child, caf::exit_reason::remote_link_unreachable);
   {
     std::lock_guard<std::mutex> guard{transfers_mtx_};
@@ -1380,6 +1397,11 @@ link_stats link_state::snapshot() const {
   {
     std::lock_guard<std::mutex> guard{tickets_mtx_};
     result.tickets_in_transit = in_transit_.size();
+  }
+  {
+    std::lock_guard<std::mutex> guard{actors_mtx_};
+    result.proxies = proxies_.size();
+    result.spawned_actors = spawned_.size();
   }
   result.sent_by_family = sent_by_family_.snapshot();
   result.received_by_family = received_by_family_.snapshot();

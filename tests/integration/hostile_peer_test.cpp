@@ -864,5 +864,7 @@ TEST_F(hostile_fixture_two_proxies, SendersBeyondMaxProxiesAreRefusedUntilOneEnd
   EXPECT_TRUE(mentions(third, "ferry.link.max-proxies"));
   EXPECT_FALSE(known) << ferry::render(known);
   EXPECT_FALSE(after_down) << ferry::render(after_down);
-  EXPECT_NE(peer_link_stats().find("refusals=1"), std::string::npos);
+  auto stats = peer_link_stats();
+  EXPECT_NE(stats.find("refusals=1"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("proxies=2"), std::string::npos) << stats;
 }

@@ -324,6 +324,33 @@ TEST_F(node_fixture, RemoteSpawnStartsARegisteredActorTypeByName) {
   caf::anon_send_exit(*sut, caf::exit_reason::user_shutdown);
 }
 
+TEST_F(node_fixture, SpawnedActorsThatEndAreForgottenByTheLink) {
+  // Arrange: 20 actors spawned on B for this node, all still alive.
+  auto& b = start_peer("B");
+  std::vector<caf::actor> spawned;
+  for (int i = 0; i < 20; ++i) {
+    auto x = local().remote_spawn("127.0.0.1", b.port, "adder",
+                                  caf::make_message(int32_t{i}));
+    ASSERT_TRUE(x) << ferry::render(x.error());
+    spawned.push_back(*x);
+  }
+  auto alive = b.stats()["local"];
+  // Act: every one of them ends.
+  for (auto& x : spawned)
+    caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+  std::string after;
+  for (int i = 0; i < 100; ++i) {
+    after = b.stats()["local"];
+    if (after.find(" spawned=0") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(50ms);
+  }
+  // Assert: B held them while they lived and let go once they ended (it
+  // kept a handle to each until the link went down before).
+  EXPECT_NE(alive.find(" spawned=20"), std::string::npos) << alive;
+  EXPECT_NE(after.find(" spawned=0"), std::string::npos) << after;
+}
+
 TEST_F(node_fixture, RemoteSpawnOfUnknownTypeFailsWithHowToFix) {
   // Arrange
   auto& b = start_peer("B");

@@ -177,7 +177,8 @@ void print_stats(ferry::node& n) {
               << " received=" << s.messages_received
               << " sent=" << s.messages_sent << " refusals=" << s.refusals
               << " spilled_in=" << s.bytes_spilled_received
-              << " inline_in=" << s.bytes_inline_received;
+              << " inline_in=" << s.bytes_inline_received
+              << " proxies=" << s.proxies << " spawned=" << s.spawned_actors;
     for (auto& [family, count] : s.received_by_family)
       std::cout << " in:" << family << "=" << count;
     std::cout << '\n';

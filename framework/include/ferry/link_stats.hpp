@@ -60,6 +60,12 @@ struct link_stats {
   /// Store tickets of sent messages the peer has not yet reported taken
   /// (cancelled if the link dies); bounded by the credit window.
   uint64_t tickets_in_transit = 0;
+  /// Proxies this node keeps of the peer's actors (at most
+  /// `link_config::max_proxies` for senders the peer names).
+  uint64_t proxies = 0;
+  /// Actors this node spawned for the peer (`node::remote_spawn` there)
+  /// that are still alive; the link terminates them when it goes down.
+  uint64_t spawned_actors = 0;
   /// Messages sent per family.
   std::map<std::string, uint64_t> sent_by_family;
   /// Messages received per family.

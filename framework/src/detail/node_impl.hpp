@@ -322,7 +322,7 @@ public:
   uint64_t export_actor(const caf::strong_actor_ptr& whom);
 
   /// Records an actor spawned for the peer: it is terminated when the link
-  /// goes down (the spawning node owns it).
+  /// goes down (the spawning node owns it), and forgotten when it ends.
   void adopt_spawned(caf::actor whom);
 
   /// Returns a local actor the peer may address, or null.
@@ -481,7 +481,7 @@ private:
   caf::strong_actor_ptr find_or_make_proxy(uint64_t id, bool limited);
 
   // Actors.
-  std::mutex actors_mtx_;
+  mutable std::mutex actors_mtx_;
   // Proxies of the peer's actors, kept until the peer reports the actor down
   // or the link goes down (as CAF's proxy registry does): a weak slot made
   // and destroyed a proxy actor for every request whose sender nothing else
@@ -492,7 +492,9 @@ private:
   // The last `max_recently_down` only.
   std::deque<std::pair<uint64_t, caf::error>> recently_down_;
   std::unordered_map<uint64_t, caf::strong_actor_ptr> exported_;
-  std::vector<caf::actor> spawned_;
+  // Actors spawned for the peer and still alive, terminated when the link
+  // goes down; each leaves when it terminates.
+  std::unordered_map<caf::actor_id, caf::actor> spawned_;
 
   link_counters counters_;
   family_counters sent_by_family_;
