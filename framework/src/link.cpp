@@ -1129,11 +1129,14 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
   caf::strong_actor_ptr sender;
   if (msg.sender != 0) {
     auto made = sender_proxy(msg.sender);
-    if (!made) {
+    if (made) {
+      sender = std::move(*made);
+    } else if (!mid.is_response()) {
       fail(std::move(made.error()));
       return;
     }
-    sender = std::move(*made);
+    // A response still reaches its requester, without a sender: the
+    // requester waits for it, and it takes no slot in the table.
   }
   auto content = [&]() -> caf::expected<caf::message> {
     // Decoders turn what they throw into errors; this catches the rest (an
@@ -1181,7 +1184,12 @@ caf::strong_actor_ptr link_state::find_or_make_proxy(uint64_t id,
   std::lock_guard<std::mutex> guard{actors_mtx_};
   if (auto i = proxies_.find(id); i != proxies_.end())
     return i->second;
-  if (limited && !down_ && proxies_.size() >= cfg_.max_proxies)
+  // Proxies of a dead link or of actors reported down are made terminated
+  // and take no slot; only a live proxy counts against max_proxies.
+  auto dead = std::find_if(recently_down_.begin(), recently_down_.end(),
+                           [id](const auto& x) { return x.first == id; });
+  if (limited && !down_ && dead == recently_down_.end()
+      && proxies_.size() >= cfg_.max_proxies)
     return nullptr;
   auto& sys = node_.system();
   caf::actor_config cfg;
@@ -1193,8 +1201,6 @@ caf::strong_actor_ptr link_state::find_or_make_proxy(uint64_t id,
     impl->kill(caf::exit_reason::remote_link_unreachable, nullptr);
     return result;
   }
-  auto dead = std::find_if(recently_down_.begin(), recently_down_.end(),
-                           [id](const auto& x) { return x.first == id; });
   if (dead != recently_down_.end()) {
     impl->kill(dead->second, nullptr);
     return result;
@@ -1226,15 +1232,21 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
 
 void link_state::adopt_spawned(caf::actor whom) {
   auto id = whom.id();
-  auto* actor = caf::actor_cast<caf::abstract_actor*>(whom);
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
-    spawned_.emplace(id, std::move(whom));
+    // shut_down sets down_ before it takes this lock: either it finds the
+    // actor here, or the actor is not added and ends now.
+    if (!down_)
+      spawned_.emplace(id, whom);
+  }
+  if (down_) {
+    caf::anon_send_exit(whom, caf::exit_reason::remote_link_unreachable);
+    return;
   }
   // Not under the lock: for an actor that ended already, the functor runs
-  // at once.
+  // at once. `whom` keeps the actor alive meanwhile.
   std::weak_ptr<link_state> weak = weak_from_this();
-  actor->attach_functor([weak, id] {
+  caf::actor_cast<caf::abstract_actor*>(whom)->attach_functor([weak, id] {
     if (auto link = weak.lock()) {
       caf::actor gone; // released after the lock
       std::lock_guard<std::mutex> guard{link->actors_mtx_};
@@ -1278,12 +1290,15 @@ void link_state::shut_down(const caf::error& reason,
   credit_cv_.notify_all();
   std::vector<caf::strong_actor_ptr> victims;
   decltype(spawned_) spawned;
+  // Released after the lock: dropping the last reference to an actor runs
+  // its cleanup on this thread, and export_actor's functor takes the lock.
+  decltype(exported_) exports;
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
     for (auto& [id, ptr] : proxies_)
       victims.emplace_back(std::move(ptr));
     proxies_.clear();
-    exported_.clear();
+    exports.swap(exported_);
     spawned.swap(spawned_);
   }
   for (auto& [id, child] : spawned)

@@ -56,7 +56,8 @@ caf::behavior pool_janitor(caf::event_based_actor* self,
   };
 }
 
-/// The vector pool is process-wide: which running node set its limits last.
+/// The vector pool is process-wide: how many running nodes set limits, and
+/// which node set the limits in force (it may have stopped since).
 struct pool_setter {
   std::mutex mtx;
   size_t live_nodes = 0;
@@ -114,10 +115,11 @@ caf::error node_impl::init() {
     auto& owner = pool_owner();
     std::lock_guard<std::mutex> guard{owner.mtx};
     if (owner.live_nodes > 0 && !same_limits(owner.limits, cfg_.vector_pool))
-      log("warning: this node's ferry.vector-pool settings differ from those "
-          "of node " + owner.node_name + " in this process; the pool is "
-          "process-wide, so this node's settings now apply to every node of "
-          "the process (give them all the same ferry.vector-pool settings)");
+      log("warning: this node's ferry.vector-pool settings differ from the "
+          "limits in force in this process (set by node " + owner.node_name
+          + " when it started); the pool is process-wide, so this node's "
+            "settings now apply to every node of the process (give them all "
+            "the same ferry.vector-pool settings)");
     serializers::vector_pool_config(cfg_.vector_pool);
     owner.limits = cfg_.vector_pool;
     owner.node_name = cfg_.node_name;

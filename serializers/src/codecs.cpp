@@ -743,8 +743,12 @@ caf::error from_caf_error(const caf::error& err, const call_info& info,
       what = err.context().get_as<std::string>(0);
     return make_error(code, describe(info) + where + what);
   }
-  if (err.category() != caf::atom("system"))
-    return err; // The type's own error (e.g. the store's): keep its code.
+  // CAF's own categories get the family, type and offset; any other is a
+  // type's own error (the store's, say) and keeps its code.
+  auto category = err.category();
+  if (category != caf::atom("system") && category != caf::atom("parser")
+      && category != caf::atom("exit"))
+    return err;
   auto code = info.decoding ? errc::decode_failed : errc::encode_failed;
   return make_error(code, describe(info) + where + "CAF reports "
                             + caf::to_string(err)

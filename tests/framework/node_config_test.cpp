@@ -348,7 +348,7 @@ TEST(node, StartingANodeSetsTheVectorPoolLimits) {
   ferry::serializers::vector_pool_config({});
 }
 
-TEST(node, SecondNodeWithOtherVectorPoolLimitsWarnsNamingTheFirst) {
+TEST(node, NodeWithOtherVectorPoolLimitsWarnsNamingTheNodeThatSetThem) {
   // Arrange
   auto configure = [](ferry::node_config& cfg, std::string name,
                       uint64_t max_bytes) {
@@ -377,7 +377,7 @@ TEST(node, SecondNodeWithOtherVectorPoolLimitsWarnsNamingTheFirst) {
   EXPECT_EQ(same_log.find("vector-pool"), std::string::npos) << same_log;
   EXPECT_NE(other_log.find("ferry[pool-other]: warning"), std::string::npos)
     << other_log;
-  EXPECT_NE(other_log.find("of node pool-same"), std::string::npos)
+  EXPECT_NE(other_log.find("set by node pool-same"), std::string::npos)
     << other_log;
   EXPECT_EQ(ferry::serializers::vector_pool_config().max_bytes, 12345u);
   ferry::serializers::vector_pool_config({});
