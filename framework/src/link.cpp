@@ -1232,14 +1232,17 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
 
 void link_state::adopt_spawned(caf::actor whom) {
   auto id = whom.id();
+  bool added = false;
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
     // shut_down sets down_ before it takes this lock: either it finds the
     // actor here, or the actor is not added and ends now.
-    if (!down_)
+    if (!down_) {
       spawned_.emplace(id, whom);
+      added = true;
+    }
   }
-  if (down_) {
+  if (!added) {
     caf::anon_send_exit(whom, caf::exit_reason::remote_link_unreachable);
     return;
   }
