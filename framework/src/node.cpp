@@ -70,12 +70,6 @@ pool_setter& pool_owner() {
   return instance;
 }
 
-bool same_limits(const serializers::vector_pool_limits& x,
-                 const serializers::vector_pool_limits& y) {
-  return x.min_bytes == y.min_bytes && x.max_bytes == y.max_bytes
-         && x.max_idle == y.max_idle;
-}
-
 } // namespace
 
 node_impl::node_impl(node_config& cfg)
@@ -114,7 +108,7 @@ caf::error node_impl::init() {
     // node set says so, instead of changing them silently.
     auto& owner = pool_owner();
     std::lock_guard<std::mutex> guard{owner.mtx};
-    if (owner.live_nodes > 0 && !same_limits(owner.limits, cfg_.vector_pool))
+    if (owner.live_nodes > 0 && owner.limits != cfg_.vector_pool)
       log("warning: this node's ferry.vector-pool settings differ from the "
           "limits in force in this process (set by node " + owner.node_name
           + " when it started); the pool is process-wide, so this node's "

@@ -46,6 +46,9 @@ struct vector_pool_limits {
   /// A kept vector not reused for this long is freed (10 s, as jemalloc's
   /// default decay of unused dirty pages).
   std::chrono::milliseconds max_idle{10000};
+
+  friend bool operator==(const vector_pool_limits&, const vector_pool_limits&)
+    = default;
 };
 
 /// What the pool holds and did since the process started.
