@@ -174,6 +174,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       }
     } else if (key == "max-proxies") {
       err = read_uint(value, key, base.max_proxies);
+    } else if (key == "max-spawned-actors") {
+      err = read_uint(value, key, base.max_spawned_actors);
     } else {
       return caf::make_error(
         errc::invalid_config,
@@ -182,7 +184,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
             "compression, compression-threshold, max-message-size, "
             "window-bytes, window-messages, send-timeout, pull-threshold, "
             "chunk-size, chunks-in-flight, batch-messages, batch-gap, "
-            "max-proxies");
+            "max-proxies, max-spawned-actors");
     }
     if (err)
       return err;
@@ -334,7 +336,9 @@ node_config::node_config()
                         "a message this close behind the previous one joins "
                         "a batch (e.g. 20us)")
     .add(default_link.max_proxies, "max-proxies",
-         "most proxies of a peer's actors that sent to this node");
+         "most proxies of a peer's actors that sent to this node")
+    .add(default_link.max_spawned_actors, "max-spawned-actors",
+         "most live actors a peer may spawn on this node (0: none)");
   add_message_type<std::string>("string")
     .add_message_type<bool>("bool")
     .add_message_type<int32_t>("i32")

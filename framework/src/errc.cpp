@@ -23,6 +23,7 @@ std::string to_string(errc x) {
     case errc::decode_failed: return "decode_failed";
     case errc::send_timeout: return "send_timeout";
     case errc::too_many_proxies: return "too_many_proxies";
+    case errc::too_many_actors: return "too_many_actors";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -1230,11 +1230,42 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
   return id;
 }
 
+caf::error link_state::reserve_spawn(const std::string& type_name) {
+  std::lock_guard<std::mutex> guard{actors_mtx_};
+  if (spawned_.size() + spawns_reserved_ < cfg_.max_spawned_actors) {
+    ++spawns_reserved_;
+    return caf::none;
+  }
+  auto where = "node " + node_.config().node_name + " refused to spawn \""
+               + type_name + "\" for node " + peer_name_ + ": ";
+  if (cfg_.max_spawned_actors == 0)
+    return caf::make_error(
+      errc::too_many_actors,
+      where + "its link to that node allows no spawns (max-spawned-actors "
+        "is 0); set ferry.links." + peer_name_ + ".max-spawned-actors above "
+        "0 on node " + node_.config().node_name + " to allow them");
+  return caf::make_error(
+    errc::too_many_actors,
+    where + "that node has " + std::to_string(cfg_.max_spawned_actors)
+      + " live actors spawned here already (max-spawned-actors); let some "
+        "of them end, or raise ferry.link.max-spawned-actors (or "
+        "ferry.links." + peer_name_ + ") on node "
+      + node_.config().node_name);
+}
+
+void link_state::cancel_spawn() {
+  std::lock_guard<std::mutex> guard{actors_mtx_};
+  if (spawns_reserved_ > 0)
+    --spawns_reserved_;
+}
+
 void link_state::adopt_spawned(caf::actor whom) {
   auto id = whom.id();
   bool added = false;
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
+    if (spawns_reserved_ > 0)
+      --spawns_reserved_;
     // shut_down sets down_ before it takes this lock: either it finds the
     // actor here, or the actor is not added and ends now.
     if (!down_) {

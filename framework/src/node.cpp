@@ -425,17 +425,24 @@ caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
   auto link = find_link(requester->node());
   if (!link)
     return caf::make_error(errc::link_down, "spawn request without a link");
+  // The slot first: a peer above its bound gets no decode and no actor.
+  if (auto err = link->reserve_spawn(req.type_name))
+    return err;
   auto args = link->decode_message(req.args);
-  if (!args)
+  if (!args) {
+    link->cancel_spawn();
     return std::move(args.error());
+  }
   auto spawned = sys_.spawn<caf::actor>(req.type_name, std::move(*args));
-  if (!spawned)
+  if (!spawned) {
+    link->cancel_spawn();
     return caf::make_error(errc::no_such_actor,
                            "node " + cfg_.node_name + " cannot spawn \""
                              + req.type_name + "\": " + render(spawned.error())
                              + "; register it there with "
                                "cfg.add_actor_type<T>(\""
                              + req.type_name + "\")");
+  }
   link->adopt_spawned(*spawned);
   return link->export_actor(caf::actor_cast<caf::strong_actor_ptr>(*spawned));
 }

@@ -88,6 +88,29 @@ TEST(link_config, ZeroWindowIsRejected) {
   EXPECT_FALSE(sut);
 }
 
+TEST(link_config, MaxSpawnedActorsIsReadAndZeroTurnsSpawnsOff) {
+  // Arrange
+  caf::settings few;
+  few["max-spawned-actors"] = caf::config_value{int64_t{3}};
+  caf::settings none;
+  none["max-spawned-actors"] = caf::config_value{int64_t{0}};
+  caf::settings negative;
+  negative["max-spawned-actors"] = caf::config_value{int64_t{-1}};
+  // Act
+  auto read = ferry::link_config::from_settings(few, {});
+  auto off = ferry::link_config::from_settings(none, {});
+  auto rejected = ferry::link_config::from_settings(negative, {});
+  // Assert
+  ASSERT_TRUE(read) << ferry::render(read.error());
+  EXPECT_EQ(read->max_spawned_actors, 3u);
+  EXPECT_EQ(ferry::link_config{}.max_spawned_actors, 65536u);
+  ASSERT_TRUE(off) << ferry::render(off.error());
+  EXPECT_EQ(off->max_spawned_actors, 0u);
+  ASSERT_FALSE(rejected);
+  EXPECT_NE(ferry::render(rejected.error()).find("max-spawned-actors"),
+            std::string::npos);
+}
+
 TEST(link_config, MaxProxiesIsReadAndZeroIsRejectedNamingTheKey) {
   // Arrange
   caf::settings few;

@@ -351,6 +351,67 @@ TEST_F(node_fixture, SpawnedActorsThatEndAreForgottenByTheLink) {
   EXPECT_NE(after.find(" spawned=0"), std::string::npos) << after;
 }
 
+TEST_F(node_fixture, SpawnsBeyondMaxSpawnedActorsAreRefusedUntilOneEnds) {
+  // Arrange: B lets a peer keep 2 live actors spawned there.
+  auto& b = start_peer("B", {"--ferry.link.max-spawned-actors=2"});
+  std::vector<caf::actor> spawned;
+  for (int i = 0; i < 2; ++i) {
+    auto x = local().remote_spawn("127.0.0.1", b.port, "adder",
+                                  caf::make_message(int32_t{i}));
+    ASSERT_TRUE(x) << ferry::render(x.error());
+    spawned.push_back(*x);
+  }
+  // Act
+  auto third = local().remote_spawn("127.0.0.1", b.port, "adder",
+                                    caf::make_message(int32_t{2}));
+  caf::anon_send_exit(spawned[0], caf::exit_reason::user_shutdown);
+  caf::expected<caf::actor> after_one_ended{caf::error{}};
+  for (int i = 0; i < 100; ++i) {
+    after_one_ended = local().remote_spawn("127.0.0.1", b.port, "adder",
+                                           caf::make_message(int32_t{3}));
+    if (after_one_ended)
+      break;
+    std::this_thread::sleep_for(50ms);
+  }
+  // Assert: the third is refused naming the setting, B holds two actors,
+  // and the slot of the one that ended serves a new spawn.
+  ASSERT_FALSE(third);
+  EXPECT_EQ(third.error().code(),
+            static_cast<uint8_t>(ferry::errc::too_many_actors))
+    << ferry::render(third.error());
+  auto text = ferry::render(third.error());
+  EXPECT_NE(text.find("max-spawned-actors"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"adder\""), std::string::npos) << text;
+  EXPECT_NE(b.stats()["local"].find(" spawned=2"), std::string::npos);
+  ASSERT_TRUE(after_one_ended) << ferry::render(after_one_ended.error());
+  auto sum = ask<int32_t>(*after_one_ended, int32_t{5});
+  ASSERT_TRUE(sum) << ferry::render(sum.error());
+  EXPECT_EQ(*sum, 8);
+  caf::anon_send_exit(spawned[1], caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(*after_one_ended, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(node_fixture, LinkWithoutSpawnsRefusesEveryRemoteSpawn) {
+  // Arrange
+  auto& b = start_peer("B", {"--ferry.link.max-spawned-actors=0"});
+  // Act
+  auto sut = local().remote_spawn("127.0.0.1", b.port, "adder",
+                                  caf::make_message(int32_t{1}));
+  // Assert: refused with how to allow it; B spawned nothing, and its
+  // exposed actors still answer.
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(sut.error().code(),
+            static_cast<uint8_t>(ferry::errc::too_many_actors));
+  auto text = ferry::render(sut.error());
+  EXPECT_NE(text.find("allows no spawns"), std::string::npos) << text;
+  EXPECT_NE(b.stats()["local"].find(" spawned=0"), std::string::npos);
+  auto echo = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(echo) << ferry::render(echo.error());
+  auto back = ask<std::string>(*echo, std::string{"still here"});
+  ASSERT_TRUE(back) << ferry::render(back.error());
+  EXPECT_EQ(*back, "ereh llits");
+}
+
 TEST_F(node_fixture, RemoteSpawnOfUnknownTypeFailsWithHowToFix) {
   // Arrange
   auto& b = start_peer("B");

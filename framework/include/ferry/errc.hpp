@@ -48,6 +48,10 @@ enum class errc : uint8_t {
   /// The link already keeps `max_proxies` proxies of the peer's live
   /// actors; a message from yet another of its actors is refused.
   too_many_proxies,
+  /// The peer has `max_spawned_actors` live actors spawned on this node over
+  /// the link already (or may spawn none: the setting is 0); its
+  /// `remote_spawn` is refused.
+  too_many_actors,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

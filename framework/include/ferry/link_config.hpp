@@ -114,6 +114,13 @@ struct link_config {
   /// (`node::remote_actor`, `node::remote_spawn`) are made even above it.
   uint64_t max_proxies = 65536;
 
+  /// Most live actors the peer may have spawned on this node over the link
+  /// (its `node::remote_spawn`); one more is refused with
+  /// `errc::too_many_actors` until one of them ends, so a peer cannot fill
+  /// this node with actors. 0: the peer may spawn nothing here (actors it
+  /// finds by name stay reachable).
+  uint64_t max_spawned_actors = 65536;
+
   /// Returns the built-in families in ferry's default order.
   static std::vector<std::string> default_families();
 

@@ -64,7 +64,8 @@ struct link_stats {
   /// `link_config::max_proxies` for senders the peer names).
   uint64_t proxies = 0;
   /// Actors this node spawned for the peer (`node::remote_spawn` there)
-  /// that are still alive; the link terminates them when it goes down.
+  /// that are still alive (at most `link_config::max_spawned_actors`); the
+  /// link terminates them when it goes down.
   uint64_t spawned_actors = 0;
   /// Messages sent per family.
   std::map<std::string, uint64_t> sent_by_family;

@@ -321,8 +321,18 @@ public:
   /// and replies); the peer learns when it terminates.
   uint64_t export_actor(const caf::strong_actor_ptr& whom);
 
-  /// Records an actor spawned for the peer: it is terminated when the link
-  /// goes down (the spawning node owns it), and forgotten when it ends.
+  /// Takes a slot for an actor the peer asks this node to spawn (of type
+  /// `type_name`); `too_many_actors` when the peer has
+  /// `max_spawned_actors` live ones here already. Every slot taken goes to
+  /// `adopt_spawned` or back with `cancel_spawn`.
+  caf::error reserve_spawn(const std::string& type_name);
+
+  /// Gives back a slot of `reserve_spawn` (the spawn failed).
+  void cancel_spawn();
+
+  /// Records an actor spawned for the peer in a slot of `reserve_spawn`: it
+  /// is terminated when the link goes down (the spawning node owns it), and
+  /// forgotten when it ends.
   void adopt_spawned(caf::actor whom);
 
   /// Returns a local actor the peer may address, or null.
@@ -495,6 +505,8 @@ private:
   // Actors spawned for the peer and still alive, terminated when the link
   // goes down; each leaves when it terminates.
   std::unordered_map<caf::actor_id, caf::actor> spawned_;
+  // Slots of spawns under way (reserve_spawn, not yet adopted).
+  uint64_t spawns_reserved_ = 0;
 
   link_counters counters_;
   family_counters sent_by_family_;
