@@ -1224,6 +1224,15 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
         std::lock_guard<std::mutex> guard{link->actors_mtx_};
         link->exported_.erase(id);
       }
+      {
+        // Nobody is left to answer: a request the peer never answers (a
+        // response promise dropped there, which CAF 0.17 does not report)
+        // would otherwise stay until the link goes down.
+        std::lock_guard<std::mutex> guard{link->requests_mtx_};
+        auto& pending = link->pending_;
+        pending.erase(pending.lower_bound(std::make_pair(id, uint64_t{0})),
+                      pending.lower_bound(std::make_pair(id + 1, uint64_t{0})));
+      }
       link->send_control(caf::make_message(down_notice{id, reason}), nullptr);
     }
   });

@@ -274,6 +274,29 @@ TEST_F(node_fixture, RemoteSenderKeepsOneProxyAcrossMessages) {
   EXPECT_EQ(first, second);
 }
 
+TEST_F(node_fixture, UnansweredRequestsLeaveTheLinkWhenTheirRequesterEnds) {
+  // Arrange: "hole" never answers; 50 requests from one requester.
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "hole");
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  uint64_t while_alive = 0;
+  {
+    caf::scoped_actor requester{local().system()};
+    for (int i = 0; i < 50; ++i)
+      requester->request(*sut, 10ms, make_bytes(64));
+    auto stats = local().stats("B");
+    ASSERT_TRUE(stats);
+    while_alive = stats->pending_requests;
+    // Act: the requester ends (its requests time out unanswered).
+  }
+  // Assert: the link kept them while their requester lived and dropped
+  // them with it (they stayed until the link went down before).
+  auto after = local().stats("B");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(while_alive, 50u);
+  EXPECT_EQ(after->pending_requests, 0u);
+}
+
 TEST_F(node_fixture, KilledPeerFailsPendingRequestAndFreesStoreMemory) {
   // Arrange: "hole" keeps every request pending; the payload is spilled.
   auto& b = start_peer("B");

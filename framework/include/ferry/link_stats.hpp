@@ -48,7 +48,8 @@ struct link_stats {
   /// Most bytes ever in flight on the link (sent, not yet processed by the
   /// receiving actors); stays within `window_bytes` plus one message.
   uint64_t peak_in_flight_bytes = 0;
-  /// Requests sent on the link still waiting for their response.
+  /// Requests sent on the link still waiting for their response, of
+  /// requesters still alive.
   uint64_t pending_requests = 0;
   /// Credit messages received from the peer: about one per quarter window
   /// of traffic, plus one per probe this node sent while its window was full.

@@ -420,7 +420,7 @@ private:
 
   // Requests sent to the peer and not answered yet: (local sender, request
   // id). When the link dies, each gets an error response, so no requester
-  // waits for its timeout.
+  // waits for its timeout. A requester's entries leave when it ends.
   mutable std::mutex requests_mtx_;
   std::map<std::pair<uint64_t, uint64_t>,
            std::pair<caf::weak_actor_ptr, caf::message_id>>
