@@ -1251,8 +1251,9 @@ caf::error link_state::reserve_spawn(const std::string& type_name) {
     return caf::make_error(
       errc::too_many_actors,
       where + "its link to that node allows no spawns (max-spawned-actors "
-        "is 0); set ferry.links." + peer_name_ + ".max-spawned-actors above "
-        "0 on node " + node_.config().node_name + " to allow them");
+        "is 0); to allow them, set max-spawned-actors above 0 on node "
+        + node_.config().node_name + " in [ferry.link] or for " + peer_name_
+        + " in [ferry.links]");
   return caf::make_error(
     errc::too_many_actors,
     where + "that node has " + std::to_string(cfg_.max_spawned_actors)
