@@ -530,7 +530,7 @@ caf::error link_state::send(uint64_t target,
                      std::make_pair(caf::actor_cast<caf::weak_actor_ptr>(sender),
                                     mid));
   }
-  post(std::move(out), size, tickets, host);
+  post(std::move(out), size, tickets, transfers, host);
   return caf::none;
 }
 
@@ -558,9 +558,15 @@ caf::behavior flusher(caf::event_based_actor*, std::weak_ptr<link_state> link) {
 
 void link_state::post(wire_message&& msg, uint64_t size,
                       const std::vector<store::transfer_ticket>& tickets,
+                      const std::vector<uint64_t>& transfers,
                       caf::execution_unit* host) {
   std::lock_guard<std::mutex> guard{post_mtx_};
   auto seq = posted_++;
+  if (!transfers.empty()) {
+    std::lock_guard<std::mutex> transfers_guard{transfers_mtx_};
+    for (auto id : transfers)
+      transfers_by_message_.emplace_back(seq, id);
+  }
   if (!tickets.empty()) {
     // Kept until the peer's credit says it took the message; cancelled when
     // the link dies before that.
@@ -734,6 +740,20 @@ void link_state::on_credit(const credit& x) {
   if (auto* store = node_.store())
     for (auto& ticket : leftover)
       static_cast<void>(store->cancel(ticket));
+  // Frames of taken messages: normally released by transfer_done already.
+  std::vector<std::shared_ptr<serializers::frame>> released; // after the lock
+  {
+    std::lock_guard<std::mutex> guard{transfers_mtx_};
+    while (!transfers_by_message_.empty()
+           && transfers_by_message_.front().first < x.delivered) {
+      auto i = transfers_.find(transfers_by_message_.front().second);
+      if (i != transfers_.end()) {
+        released.push_back(std::move(i->second));
+        transfers_.erase(i);
+      }
+      transfers_by_message_.pop_front();
+    }
+  }
 }
 
 void link_state::on_probe() {
@@ -982,7 +1002,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     answer.error = reason;
     auto size = wire_size(answer);
     if (acquire_credit(size, false) == caf::none)
-      post(std::move(answer), size, {}, host);
+      post(std::move(answer), size, {}, {}, host);
   } else {
     node_.log("refused a message from node " + peer_name_ + ": "
               + render(reason));
@@ -1350,6 +1370,7 @@ void link_state::shut_down(const caf::error& reason,
   {
     std::lock_guard<std::mutex> guard{transfers_mtx_};
     transfers_.clear();
+    transfers_by_message_.clear();
   }
   caf::actor puller;
   {
@@ -1456,6 +1477,10 @@ link_stats link_state::snapshot() const {
   {
     std::lock_guard<std::mutex> guard{tickets_mtx_};
     result.tickets_in_transit = in_transit_.size();
+  }
+  {
+    std::lock_guard<std::mutex> guard{transfers_mtx_};
+    result.transfers_held = transfers_.size();
   }
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};

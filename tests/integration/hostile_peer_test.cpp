@@ -24,6 +24,7 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include <unistd.h>
 
@@ -867,4 +868,55 @@ TEST_F(hostile_fixture_two_proxies, SendersBeyondMaxProxiesAreRefusedUntilOneEnd
   auto stats = peer_link_stats();
   EXPECT_NE(stats.find(" refusals=1 "), std::string::npos) << stats;
   EXPECT_NE(stats.find(" proxies=2 "), std::string::npos) << stats;
+}
+
+namespace {
+
+/// A peer whose frames of 4 KiB and more stay with it until pulled.
+class hostile_fixture_small_pulls : public hostile_fixture {
+protected:
+  hostile_fixture_small_pulls()
+    : hostile_fixture({"--ferry.link.pull-threshold=4096"}) {
+    // nop
+  }
+};
+
+} // namespace
+
+TEST_F(hostile_fixture_small_pulls, FramesOfATakenMessageAreReleasedWithoutTransferDone) {
+  // Arrange: ask the echo actor for 100,000 bytes (u64 100000, i32 7 in
+  // msgpack); its answer's frame stays with the peer, to be pulled.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  wire_message msg;
+  msg.target = target;
+  msg.elements.push_back(element("msgpack", "u64",
+                                 {std::byte{0xce}, std::byte{0x00},
+                                  std::byte{0x01}, std::byte{0x86},
+                                  std::byte{0xa0}}));
+  msg.elements.push_back(element("msgpack", "i32", {std::byte{0x07}}));
+  auto answer = send_and_await_answer(std::move(msg));
+  ASSERT_TRUE(answer);
+  ASSERT_FALSE(answer->error) << ferry::render(answer->error);
+  // msgpack writes a byte array as its array header and its elements.
+  ASSERT_EQ(answer->elements.size(), 1u);
+  auto& frames = answer->elements[0].frames;
+  ASSERT_EQ(frames.size(), 2u);
+  ASSERT_EQ(static_cast<frame_kind>(frames[1].kind), frame_kind::remote_object);
+  EXPECT_EQ(frames[1].size, 100000u);
+  auto held = peer_link_stats();
+  // Act: "rogue" reports the answer taken (credit) but never pulls it nor
+  // sends transfer_done.
+  (*self_)->send(gateway_, credit{1, uint64_t{1} << 20, 1});
+  std::string after;
+  for (int i = 0; i < 100; ++i) {
+    after = peer_link_stats();
+    if (after.find(" transfers=0") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(20ms);
+  }
+  // Assert: the peer held the frame until the message was taken, then let
+  // it go (it kept it while the link lived before).
+  EXPECT_NE(held.find(" transfers=1"), std::string::npos) << held;
+  EXPECT_NE(after.find(" transfers=0"), std::string::npos) << after;
 }

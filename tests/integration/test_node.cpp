@@ -178,7 +178,8 @@ void print_stats(ferry::node& n) {
               << " sent=" << s.messages_sent << " refusals=" << s.refusals
               << " spilled_in=" << s.bytes_spilled_received
               << " inline_in=" << s.bytes_inline_received
-              << " proxies=" << s.proxies << " spawned=" << s.spawned_actors;
+              << " proxies=" << s.proxies << " spawned=" << s.spawned_actors
+              << " transfers=" << s.transfers_held;
     for (auto& [family, count] : s.received_by_family)
       std::cout << " in:" << family << "=" << count;
     std::cout << '\n';

@@ -61,6 +61,9 @@ struct link_stats {
   /// Store tickets of sent messages the peer has not yet reported taken
   /// (cancelled if the link dies); bounded by the credit window.
   uint64_t tickets_in_transit = 0;
+  /// Large frames this node holds for the peer to pull (across hosts):
+  /// each goes when the peer has pulled it, or has taken its message.
+  uint64_t transfers_held = 0;
   /// Proxies this node keeps of the peer's actors (at most
   /// `link_config::max_proxies` for senders the peer names).
   uint64_t proxies = 0;

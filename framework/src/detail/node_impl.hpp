@@ -379,11 +379,12 @@ private:
   caf::error acquire_credit(uint64_t bytes, bool may_wait);
 
   /// Sends `msg` (`size`: its wire_size) in link order, remembering
-  /// `tickets` until the peer has taken the message. Small messages of a
-  /// burst join a batch instead.
+  /// `tickets` and the frames held for the peer to pull (`transfers`) until
+  /// the peer has taken the message. Small messages of a burst join a batch
+  /// instead.
   void post(wire_message&& msg, uint64_t size,
             const std::vector<store::transfer_ticket>& tickets,
-            caf::execution_unit* host);
+            const std::vector<uint64_t>& transfers, caf::execution_unit* host);
 
   /// Sends the held batch, if any (requires `post_mtx_`).
   void flush_locked(caf::execution_unit* host);
@@ -426,10 +427,16 @@ private:
            std::pair<caf::weak_actor_ptr, caf::message_id>>
     pending_;
 
-  // Frames held for the peer to pull (cross host), by transfer id.
-  std::mutex transfers_mtx_;
+  // Frames held for the peer to pull (cross host), by transfer id. The peer
+  // releases each with `transfer_done` once pulled; a message it has taken
+  // (the `delivered` count of its credit) needs none of its frames any
+  // more, so those go then at the latest: a peer that never says
+  // `transfer_done` cannot make this node hold them while the link lives.
+  mutable std::mutex transfers_mtx_;
   uint64_t next_transfer_ = 1;
   std::unordered_map<uint64_t, std::shared_ptr<serializers::frame>> transfers_;
+  // (sequence number of the message, transfer id), in sequence order.
+  std::deque<std::pair<uint64_t, uint64_t>> transfers_by_message_;
 
   // Messages waiting behind one whose frames are being pulled, and the actor
   // that pulls them (spawned on first use).
