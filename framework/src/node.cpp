@@ -428,21 +428,27 @@ caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
   // The slot first: a peer above its bound gets no decode and no actor.
   if (auto err = link->reserve_spawn(req.type_name))
     return err;
+  // Given back on every way out but adopt_spawned (which takes it over).
+  struct slot_guard {
+    link_state& link;
+    bool adopted = false;
+    ~slot_guard() {
+      if (!adopted)
+        link.cancel_spawn();
+    }
+  } slot{*link};
   auto args = link->decode_message(req.args);
-  if (!args) {
-    link->cancel_spawn();
+  if (!args)
     return std::move(args.error());
-  }
   auto spawned = sys_.spawn<caf::actor>(req.type_name, std::move(*args));
-  if (!spawned) {
-    link->cancel_spawn();
+  if (!spawned)
     return caf::make_error(errc::no_such_actor,
                            "node " + cfg_.node_name + " cannot spawn \""
                              + req.type_name + "\": " + render(spawned.error())
                              + "; register it there with "
                                "cfg.add_actor_type<T>(\""
                              + req.type_name + "\")");
-  }
+  slot.adopted = true;
   link->adopt_spawned(*spawned);
   return link->export_actor(caf::actor_cast<caf::strong_actor_ptr>(*spawned));
 }

@@ -375,8 +375,14 @@ TEST_F(node_fixture, SpawnedActorsThatEndAreForgottenByTheLink) {
 }
 
 TEST_F(node_fixture, SpawnsBeyondMaxSpawnedActorsAreRefusedUntilOneEnds) {
-  // Arrange: B lets a peer keep 2 live actors spawned there.
+  // Arrange: B lets a peer keep 2 live actors spawned there; a spawn that
+  // fails (unknown type) gives its slot back.
   auto& b = start_peer("B", {"--ferry.link.max-spawned-actors=2"});
+  auto unknown = local().remote_spawn("127.0.0.1", b.port, "no-such-type",
+                                      caf::make_message());
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code(),
+            static_cast<uint8_t>(ferry::errc::no_such_actor));
   std::vector<caf::actor> spawned;
   for (int i = 0; i < 2; ++i) {
     auto x = local().remote_spawn("127.0.0.1", b.port, "adder",
