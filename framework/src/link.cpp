@@ -746,11 +746,8 @@ void link_state::on_credit(const credit& x) {
     std::lock_guard<std::mutex> guard{transfers_mtx_};
     while (!transfers_by_message_.empty()
            && transfers_by_message_.front().first < x.delivered) {
-      auto i = transfers_.find(transfers_by_message_.front().second);
-      if (i != transfers_.end()) {
-        released.push_back(std::move(i->second));
-        transfers_.erase(i);
-      }
+      if (auto frame = take_transfer_locked(transfers_by_message_.front().second))
+        released.push_back(std::move(frame));
       transfers_by_message_.pop_front();
     }
   }
@@ -1079,14 +1076,20 @@ caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
                      wire_bytes{bytes.subspan(req.offset, req.length), frame}};
 }
 
-void link_state::finish_transfer(uint64_t id) {
-  std::shared_ptr<serializers::frame> released;
-  std::lock_guard<std::mutex> guard{transfers_mtx_};
+std::shared_ptr<serializers::frame>
+link_state::take_transfer_locked(uint64_t id) {
   auto i = transfers_.find(id);
-  if (i != transfers_.end()) {
-    released = std::move(i->second);
-    transfers_.erase(i);
-  }
+  if (i == transfers_.end())
+    return nullptr;
+  auto frame = std::move(i->second);
+  transfers_.erase(i);
+  return frame;
+}
+
+void link_state::finish_transfer(uint64_t id) {
+  std::shared_ptr<serializers::frame> released; // dropped after the lock
+  std::lock_guard<std::mutex> guard{transfers_mtx_};
+  released = take_transfer_locked(id);
 }
 
 namespace {
@@ -1259,11 +1262,17 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
   return id;
 }
 
-caf::error link_state::reserve_spawn(const std::string& type_name) {
+spawn_slot::~spawn_slot() {
+  if (link_ != nullptr)
+    link_->cancel_spawn();
+}
+
+caf::expected<spawn_slot>
+link_state::reserve_spawn(const std::string& type_name) {
   std::lock_guard<std::mutex> guard{actors_mtx_};
   if (spawned_.size() + spawns_reserved_ < cfg_.max_spawned_actors) {
     ++spawns_reserved_;
-    return caf::none;
+    return spawn_slot{this};
   }
   auto where = "node " + node_.config().node_name + " refused to spawn \""
                + type_name + "\" for node " + peer_name_ + ": ";
@@ -1285,17 +1294,17 @@ caf::error link_state::reserve_spawn(const std::string& type_name) {
 
 void link_state::cancel_spawn() {
   std::lock_guard<std::mutex> guard{actors_mtx_};
-  if (spawns_reserved_ > 0)
-    --spawns_reserved_;
+  --spawns_reserved_;
 }
 
-void link_state::adopt_spawned(caf::actor whom) {
+void link_state::adopt_spawned(spawn_slot slot, caf::actor whom) {
   auto id = whom.id();
   bool added = false;
   {
     std::lock_guard<std::mutex> guard{actors_mtx_};
-    if (spawns_reserved_ > 0)
-      --spawns_reserved_;
+    // The slot becomes the actor's entry.
+    slot.link_ = nullptr;
+    --spawns_reserved_;
     // shut_down sets down_ before it takes this lock: either it finds the
     // actor here, or the actor is not added and ends now.
     if (!down_) {

@@ -425,18 +425,11 @@ caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
   auto link = find_link(requester->node());
   if (!link)
     return caf::make_error(errc::link_down, "spawn request without a link");
-  // The slot first: a peer above its bound gets no decode and no actor.
-  if (auto err = link->reserve_spawn(req.type_name))
-    return err;
-  // Given back on every way out but adopt_spawned (which takes it over).
-  struct slot_guard {
-    link_state& link;
-    bool adopted = false;
-    ~slot_guard() {
-      if (!adopted)
-        link.cancel_spawn();
-    }
-  } slot{*link};
+  // The slot first: a peer above its bound gets no decode and no actor. It
+  // goes back on every way out but adopt_spawned.
+  auto slot = link->reserve_spawn(req.type_name);
+  if (!slot)
+    return std::move(slot.error());
   auto args = link->decode_message(req.args);
   if (!args)
     return std::move(args.error());
@@ -448,8 +441,7 @@ caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
                              + "; register it there with "
                                "cfg.add_actor_type<T>(\""
                              + req.type_name + "\")");
-  slot.adopted = true;
-  link->adopt_spawned(*spawned);
+  link->adopt_spawned(std::move(*slot), *spawned);
   return link->export_actor(caf::actor_cast<caf::strong_actor_ptr>(*spawned));
 }
 

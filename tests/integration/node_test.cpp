@@ -36,6 +36,17 @@ using ferry::test::child_process;
 
 using namespace ferry::test;
 
+namespace {
+
+/// Spawns an "adder" (answers base + x) on the node listening at `port`.
+caf::expected<caf::actor> spawn_adder(ferry::node& from, uint16_t port,
+                                      int32_t base) {
+  return from.remote_spawn("127.0.0.1", port, "adder",
+                           caf::make_message(base));
+}
+
+} // namespace
+
 TEST_F(node_fixture, RequestsAcrossProcessesGetTypedResponses) {
   // Arrange
   auto& b = start_peer("B");
@@ -337,8 +348,7 @@ TEST_F(node_fixture, RemoteSpawnStartsARegisteredActorTypeByName) {
   // Arrange
   auto& b = start_peer("B");
   // Act
-  auto sut = local().remote_spawn("127.0.0.1", b.port, "adder",
-                                  caf::make_message(int32_t{10}));
+  auto sut = spawn_adder(local(), b.port, int32_t{10});
   // Assert
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   auto sum = ask<int32_t>(*sut, int32_t{5});
@@ -352,8 +362,7 @@ TEST_F(node_fixture, SpawnedActorsThatEndAreForgottenByTheLink) {
   auto& b = start_peer("B");
   std::vector<caf::actor> spawned;
   for (int i = 0; i < 20; ++i) {
-    auto x = local().remote_spawn("127.0.0.1", b.port, "adder",
-                                  caf::make_message(int32_t{i}));
+    auto x = spawn_adder(local(), b.port, int32_t{i});
     ASSERT_TRUE(x) << ferry::render(x.error());
     spawned.push_back(*x);
   }
@@ -385,19 +394,16 @@ TEST_F(node_fixture, SpawnsBeyondMaxSpawnedActorsAreRefusedUntilOneEnds) {
             static_cast<uint8_t>(ferry::errc::no_such_actor));
   std::vector<caf::actor> spawned;
   for (int i = 0; i < 2; ++i) {
-    auto x = local().remote_spawn("127.0.0.1", b.port, "adder",
-                                  caf::make_message(int32_t{i}));
+    auto x = spawn_adder(local(), b.port, int32_t{i});
     ASSERT_TRUE(x) << ferry::render(x.error());
     spawned.push_back(*x);
   }
   // Act
-  auto third = local().remote_spawn("127.0.0.1", b.port, "adder",
-                                    caf::make_message(int32_t{2}));
+  auto third = spawn_adder(local(), b.port, int32_t{2});
   caf::anon_send_exit(spawned[0], caf::exit_reason::user_shutdown);
   caf::expected<caf::actor> after_one_ended{caf::error{}};
   for (int i = 0; i < 100; ++i) {
-    after_one_ended = local().remote_spawn("127.0.0.1", b.port, "adder",
-                                           caf::make_message(int32_t{3}));
+    after_one_ended = spawn_adder(local(), b.port, int32_t{3});
     if (after_one_ended)
       break;
     std::this_thread::sleep_for(50ms);
@@ -424,8 +430,7 @@ TEST_F(node_fixture, LinkWithoutSpawnsRefusesEveryRemoteSpawn) {
   // Arrange
   auto& b = start_peer("B", {"--ferry.link.max-spawned-actors=0"});
   // Act
-  auto sut = local().remote_spawn("127.0.0.1", b.port, "adder",
-                                  caf::make_message(int32_t{1}));
+  auto sut = spawn_adder(local(), b.port, int32_t{1});
   // Assert: refused with how to allow it; B spawned nothing, and its
   // exposed actors still answer.
   ASSERT_FALSE(sut);

@@ -131,6 +131,26 @@ private:
   uint64_t bytes_ = 0;
 };
 
+/// A place for one actor the peer spawns on this node
+/// (`link_state::reserve_spawn`): given back when destroyed, unless
+/// `link_state::adopt_spawned` took it over.
+class spawn_slot {
+public:
+  spawn_slot(spawn_slot&& other) noexcept
+    : link_(std::exchange(other.link_, nullptr)) {
+    // nop
+  }
+  spawn_slot& operator=(spawn_slot&&) = delete;
+  ~spawn_slot();
+
+private:
+  friend class link_state;
+  explicit spawn_slot(link_state* link) : link_(link) {
+    // nop
+  }
+  link_state* link_;
+};
+
 /// A mailbox element that returns link credit when destroyed, i.e. after the
 /// receiving actor processed (or dropped) it.
 class credited_element final : public caf::mailbox_element {
@@ -200,6 +220,8 @@ private:
 /// Thread-safe.
 class link_state : public std::enable_shared_from_this<link_state> {
 public:
+  friend class spawn_slot;
+
   link_state(node_impl& node, const hello& peer, link_config cfg,
              std::vector<std::string> send_families, bool same_host);
 
@@ -323,17 +345,14 @@ public:
 
   /// Takes a slot for an actor the peer asks this node to spawn (of type
   /// `type_name`); `too_many_actors` when the peer has
-  /// `max_spawned_actors` live ones here already. Every slot taken goes to
-  /// `adopt_spawned` or back with `cancel_spawn`.
-  caf::error reserve_spawn(const std::string& type_name);
+  /// `max_spawned_actors` live ones here already. The caller keeps the link
+  /// alive while it holds the slot.
+  caf::expected<spawn_slot> reserve_spawn(const std::string& type_name);
 
-  /// Gives back a slot of `reserve_spawn` (the spawn failed).
-  void cancel_spawn();
-
-  /// Records an actor spawned for the peer in a slot of `reserve_spawn`: it
-  /// is terminated when the link goes down (the spawning node owns it), and
-  /// forgotten when it ends.
-  void adopt_spawned(caf::actor whom);
+  /// Records an actor spawned for the peer in `slot`: it is terminated when
+  /// the link goes down (the spawning node owns it), and forgotten when it
+  /// ends.
+  void adopt_spawned(spawn_slot slot, caf::actor whom);
 
   /// Returns a local actor the peer may address, or null.
   caf::strong_actor_ptr exported(uint64_t id);
@@ -377,6 +396,13 @@ private:
   uint64_t add_transfer(std::shared_ptr<serializers::frame> frame);
 
   caf::error acquire_credit(uint64_t bytes, bool may_wait);
+
+  /// Gives back a slot of `reserve_spawn` (from `~spawn_slot`).
+  void cancel_spawn();
+
+  /// Removes transfer `id` and returns its frame, for the caller to drop
+  /// after the lock (requires `transfers_mtx_`).
+  std::shared_ptr<serializers::frame> take_transfer_locked(uint64_t id);
 
   /// Sends `msg` (`size`: its wire_size) in link order, remembering
   /// `tickets` and the frames held for the peer to pull (`transfers`) until
@@ -512,7 +538,7 @@ private:
   // Actors spawned for the peer and still alive, terminated when the link
   // goes down; each leaves when it terminates.
   std::unordered_map<caf::actor_id, caf::actor> spawned_;
-  // Slots of spawns under way (reserve_spawn, not yet adopted).
+  // Slots of spawns under way (spawn_slot objects alive).
   uint64_t spawns_reserved_ = 0;
 
   link_counters counters_;
