@@ -278,15 +278,14 @@ link_state::encode_element(std::type_index type, const void* value,
                            wire_element& result) {
   // Tickets of handles inside the value (the store's in-band hook).
   std::vector<store::transfer_ticket> handles;
-  auto encoded = [&]() -> caf::expected<serializers::payload> {
+  auto encoded = [&] {
     if (auto* store = node_.store()) {
       store::in_band_scope scope{*store};
-      auto result = node_.registry().encode(type, value, enc_opts_,
-                                            keep_alive);
+      auto result = encode_value(type, value, keep_alive);
       handles = scope.take_tickets();
       return result;
     }
-    return node_.registry().encode(type, value, enc_opts_, keep_alive);
+    return encode_value(type, value, keep_alive);
   }();
   if (!encoded) {
     for (auto& ticket : handles)
@@ -314,7 +313,7 @@ link_state::encode_element(std::type_index type, const void* value,
           + serializers::render(encoded.error()));
     return std::move(encoded.error());
   }
-  family_used = encoded->header.family;
+  family_used = std::move(encoded->family);
   if (same_host_) {
     tickets.insert(tickets.end(), handles.begin(), handles.end());
   } else if (!handles.empty()) {
@@ -322,7 +321,7 @@ link_state::encode_element(std::type_index type, const void* value,
     if (auto err = export_handles(handles, result, transfers))
       return err;
   }
-  result.header = wire_bytes{serializers::encode_header(encoded->header)};
+  result.header = wire_bytes{std::move(encoded->header)};
   result.frames.reserve(encoded->frames.size());
   for (auto& frame : encoded->frames) {
     wire_frame out;
@@ -368,6 +367,41 @@ link_state::encode_element(std::type_index type, const void* value,
     result.frames.emplace_back(std::move(out));
   }
   return caf::none;
+}
+
+caf::expected<link_state::encoded_value>
+link_state::encode_value(std::type_index type, const void* value,
+                         const std::shared_ptr<const void>& keep_alive) {
+  auto& reg = node_.registry();
+  if (auto* plan = send_plan_for(type)) {
+    if (auto frames = reg.encode(*plan, value, enc_opts_, keep_alive)) {
+      auto header = serializers::encode_header(plan->header_key(), *frames);
+      return encoded_value{std::move(header), std::move(*frames),
+                           plan->family()};
+    }
+    // The family refused this value: the general path tries the next one,
+    // or names every family tried.
+  }
+  auto encoded = reg.encode(type, value, enc_opts_, keep_alive);
+  if (!encoded)
+    return std::move(encoded.error());
+  return encoded_value{serializers::encode_header(encoded->header),
+                       std::move(encoded->frames),
+                       std::move(encoded->header.family)};
+}
+
+const serializers::registry::encode_plan*
+link_state::send_plan_for(std::type_index type) {
+  auto& reg = node_.registry();
+  auto generation = reg.generation();
+  auto same = [&](const send_plan& x) {
+    return x.type == type && x.generation == generation;
+  };
+  auto* found = send_plans_.find(same);
+  if (found == nullptr)
+    found = send_plans_.add(
+      send_plan{type, generation, reg.plan_encode(type, enc_opts_)}, same);
+  return found != nullptr && found->plan ? &*found->plan : nullptr;
 }
 
 uint64_t link_state::add_transfer(std::shared_ptr<serializers::frame> frame) {
@@ -801,8 +835,7 @@ credit_token link_state::take(uint64_t wire_size) {
 caf::expected<caf::message>
 link_state::decode_element(wire_element& element) {
   serializers::payload input;
-  if (auto err = serializers::decode_header(element.header.bytes(),
-                                            dec_opts_.limits, input.header)) {
+  auto header_error = [&](caf::error err) {
     if (err
         == caf::make_error(serializers::errc::payload_too_large, err.context()))
       return caf::make_error(
@@ -813,26 +846,45 @@ link_state::decode_element(wire_element& element) {
           + " bytes; raise max-message-size on node "
           + node_.config().node_name + " (" + serializers::render(err) + ")");
     return err;
+  };
+  auto bytes = element.header.bytes();
+  auto key = serializers::header_key(bytes);
+  // A header whose key the link accepted before is read by its frame sizes
+  // alone; any other gets every check.
+  std::optional<serializers::registry::decode_plan> own;
+  auto* plan = key.empty() ? nullptr : receive_plan_for(key);
+  if (plan != nullptr) {
+    if (auto err = serializers::decode_frame_sizes(
+          bytes, key.size(), dec_opts_.limits, input.header.frame_sizes))
+      return header_error(std::move(err));
+  } else {
+    if (auto err = serializers::decode_header(bytes, dec_opts_.limits,
+                                              input.header))
+      return header_error(std::move(err));
+    auto& header = input.header;
+    if (!node_.config().has_type(header.type_name))
+      return caf::make_error(
+        errc::unregistered_type,
+        "node " + node_.config().node_name + " received type \""
+          + header.type_name + "\" from node " + peer_name_
+          + " but has not registered it; call cfg.add_message_type<T>(\""
+          + header.type_name + "\") in this process too");
+    if (std::find(cfg_.deserializers.begin(), cfg_.deserializers.end(),
+                  header.family)
+        == cfg_.deserializers.end())
+      return caf::make_error(
+        errc::family_refused,
+        "node " + node_.config().node_name + " refuses family \""
+          + header.family + "\" for type \"" + header.type_name
+          + "\" on the link from node " + peer_name_
+          + ": its deserializers are " + join(cfg_.deserializers)
+          + "; add the family to deserializers in [ferry.links." + peer_name_
+          + "] or remove it from the sender's serializers");
+    auto made = node_.registry().plan_decode(header, dec_opts_);
+    if (!made)
+      return std::move(made.error());
+    plan = keep_receive_plan(key, std::move(*made), own);
   }
-  auto& header = input.header;
-  if (!node_.config().has_type(header.type_name))
-    return caf::make_error(
-      errc::unregistered_type,
-      "node " + node_.config().node_name + " received type \""
-        + header.type_name + "\" from node " + peer_name_
-        + " but has not registered it; call cfg.add_message_type<T>(\""
-        + header.type_name + "\") in this process too");
-  if (std::find(cfg_.deserializers.begin(), cfg_.deserializers.end(),
-                header.family)
-      == cfg_.deserializers.end())
-    return caf::make_error(
-      errc::family_refused,
-      "node " + node_.config().node_name + " refuses family \""
-        + header.family + "\" for type \"" + header.type_name
-        + "\" on the link from node " + peer_name_ + ": its deserializers are "
-        + join(cfg_.deserializers) + "; add the family to deserializers in "
-        "[ferry.links." + peer_name_ + "] or remove it from the sender's "
-        "serializers");
   input.frames.reserve(element.frames.size());
   for (auto& in : element.frames) {
     switch (static_cast<frame_kind>(in.kind)) {
@@ -891,11 +943,39 @@ link_state::decode_element(wire_element& element) {
                                  + std::to_string(static_cast<int>(in.kind)));
     }
   }
-  auto family = input.header.family;
-  auto result = node_.registry().decode_message(std::move(input), dec_opts_);
+  auto result = node_.registry().decode_message(*plan, std::move(input),
+                                                 dec_opts_);
   if (result)
-    count_received_family(family);
+    count_received_family(plan->family());
   return result;
+}
+
+const serializers::registry::decode_plan*
+link_state::receive_plan_for(std::span<const std::byte> key) const {
+  auto generation = node_.registry().generation();
+  auto* found = receive_plans_.find([&](const receive_plan& x) {
+    return x.generation == generation && x.key.size() == key.size()
+           && std::memcmp(x.key.data(), key.data(), key.size()) == 0;
+  });
+  return found != nullptr ? &found->plan : nullptr;
+}
+
+const serializers::registry::decode_plan* link_state::keep_receive_plan(
+  std::span<const std::byte> key, serializers::registry::decode_plan plan,
+  std::optional<serializers::registry::decode_plan>& own) {
+  auto generation = plan.generation();
+  auto same = [&](const receive_plan& x) {
+    return x.generation == generation && x.key.size() == key.size()
+           && std::memcmp(x.key.data(), key.data(), key.size()) == 0;
+  };
+  if (!key.empty()) {
+    // A copy of the plan: when the cache is full it is still needed here.
+    if (auto* kept = receive_plans_.add(
+          receive_plan{{key.begin(), key.end()}, generation, plan}, same))
+      return &kept->plan;
+  }
+  own = std::move(plan);
+  return &*own;
 }
 
 caf::expected<store::object_builder>

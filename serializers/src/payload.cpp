@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <type_traits>
 
 namespace ferry::serializers::detail {
 
@@ -70,8 +71,9 @@ private:
 // Reads the header format. Every read checks the remaining input first.
 class header_reader {
 public:
-  header_reader(std::span<const std::byte> in, const limits& lim)
-    : in_(in), lim_(lim) {
+  header_reader(std::span<const std::byte> in, const limits& lim,
+                size_t pos = 0)
+    : in_(in), lim_(lim), pos_(pos) {
   }
 
   bool read(uint64_t& x, int bytes) {
@@ -136,28 +138,78 @@ public:
 private:
   std::span<const std::byte> in_;
   const limits& lim_;
-  size_t pos_ = 0;
+  size_t pos_;
   caf::error err_;
 };
 
-} // namespace
+/// Bytes of the key of a header naming `x`'s family, type and stand-in.
+size_t key_size(const payload_header& x) {
+  return 3 + 2 + x.family.size() + 2 + x.type_name.size() + 2
+         + x.stand_in.size() + 4;
+}
 
-std::vector<std::byte> encode_header(const payload_header& x) {
-  std::vector<std::byte> out(3 + 2 + x.family.size() + 2 + x.type_name.size()
-                             + 2 + x.stand_in.size() + 4 + 4
-                             + 8 * x.frame_sizes.size());
+void write_key(const payload_header& x, std::byte* out) {
   out[0] = std::byte{'F'};
   out[1] = std::byte{'S'};
   out[2] = std::byte{header_format_version};
-  header_writer w{out.data() + 3};
+  header_writer w{out + 3};
   w.put_string(x.family);
   w.put_string(x.type_name);
   w.put_string(x.stand_in);
   w.put(x.version, 4);
-  w.put(x.frame_sizes.size(), 4);
-  for (auto n : x.frame_sizes)
-    w.put(n, 8);
+}
+
+/// Writes the frame count and `sizes` at `out`.
+template <class Sizes>
+void write_sizes(const Sizes& sizes, std::byte* out) {
+  header_writer w{out};
+  w.put(sizes.size(), 4);
+  for (auto& n : sizes) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(n)>, frame>)
+      w.put(n.size(), 8);
+    else
+      w.put(n, 8);
+  }
+}
+
+} // namespace
+
+std::vector<std::byte> encode_header(const payload_header& x) {
+  auto key = key_size(x);
+  std::vector<std::byte> out(key + 4 + 8 * x.frame_sizes.size());
+  write_key(x, out.data());
+  write_sizes(x.frame_sizes, out.data() + key);
   return out;
+}
+
+std::vector<std::byte> encode_header_key(const payload_header& x) {
+  std::vector<std::byte> out(key_size(x));
+  write_key(x, out.data());
+  return out;
+}
+
+std::vector<std::byte> encode_header(std::span<const std::byte> key,
+                                     std::span<const frame> frames) {
+  std::vector<std::byte> out(key.size() + 4 + 8 * frames.size());
+  if (!key.empty())
+    std::memcpy(out.data(), key.data(), key.size());
+  write_sizes(frames, out.data() + key.size());
+  return out;
+}
+
+std::span<const std::byte>
+header_key(std::span<const std::byte> bytes) noexcept {
+  // Magic, then three strings, each a u16 length and its bytes, then the u32
+  // format version.
+  size_t pos = 3;
+  for (int i = 0; i < 3; ++i) {
+    if (bytes.size() < pos + 2)
+      return {};
+    pos += 2 + detail::get_le(bytes.data() + pos, 2);
+  }
+  if (bytes.size() < pos + 4)
+    return {};
+  return bytes.first(pos + 4);
 }
 
 caf::error decode_header(std::span<const std::byte> bytes, const limits& lim,
@@ -181,10 +233,24 @@ caf::error decode_header(std::span<const std::byte> bytes, const limits& lim,
     return std::move(rd.err());
   }
   uint64_t version = 0;
-  uint64_t count = 0;
-  if (!rd.read(version, 4) || !rd.read(count, 4))
+  if (!rd.read(version, 4))
     return std::move(rd.err());
   result.version = static_cast<uint32_t>(version);
+  return decode_frame_sizes(bytes, rd.pos(), lim, result.frame_sizes);
+}
+
+caf::error decode_frame_sizes(std::span<const std::byte> bytes,
+                              size_t key_size, const limits& lim,
+                              std::vector<uint64_t>& sizes) {
+  if (key_size > bytes.size())
+    return detail::make_error(errc::truncated_frame,
+                              "payload header of " + std::to_string(bytes.size())
+                                + " bytes ends inside its key of "
+                                + std::to_string(key_size) + " bytes");
+  header_reader rd{bytes, lim, key_size};
+  uint64_t count = 0;
+  if (!rd.read(count, 4))
+    return std::move(rd.err());
   if (count > lim.max_frames) {
     rd.fail(errc::length_out_of_range,
             "claims " + std::to_string(count)
@@ -197,9 +263,9 @@ caf::error decode_header(std::span<const std::byte> bytes, const limits& lim,
                                      + " frames but the sizes are missing");
     return std::move(rd.err());
   }
-  result.frame_sizes.resize(count);
+  sizes.resize(count);
   uint64_t total = 0;
-  for (auto& n : result.frame_sizes) {
+  for (auto& n : sizes) {
     if (!rd.read(n, 8))
       return std::move(rd.err());
     if (n > lim.max_payload_bytes || total + n > lim.max_payload_bytes) {

@@ -19,6 +19,7 @@
 #include "ferry/link_stats.hpp"
 #include "ferry/node_config.hpp"
 
+#include "detail/plan_cache.hpp"
 #include "detail/wire.hpp"
 
 #include "ferry/serializers/registry.hpp"
@@ -38,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <typeindex>
@@ -383,7 +385,37 @@ private:
                             std::vector<uint64_t>& transfers,
                             wire_element& result);
 
+  /// A value encoded for the wire: its payload header, frames and family.
+  struct encoded_value {
+    std::vector<std::byte> header;
+    std::vector<serializers::frame> frames;
+    std::string family;
+  };
+
+  /// Encodes `*value` with the link's families: by the type's plan when it
+  /// has one (and it works for the value), else through the registry's
+  /// general path (which names every family tried when none can).
+  caf::expected<encoded_value>
+  encode_value(std::type_index type, const void* value,
+               const std::shared_ptr<const void>& keep_alive);
+
+  /// Returns the link's encode plan for `type` (made on first use), or null
+  /// when the type has none (see registry::plan_encode) or the cache is full.
+  const serializers::registry::encode_plan* send_plan_for(std::type_index type);
+
   caf::expected<caf::message> decode_element(wire_element& element);
+
+  /// Returns the decode plan for payload headers with `key` that the link
+  /// accepted before, or null.
+  const serializers::registry::decode_plan*
+  receive_plan_for(std::span<const std::byte> key) const;
+
+  /// Keeps `plan` for later headers with `key` when the cache has room and
+  /// returns it there; else moves it into `own` and returns that.
+  const serializers::registry::decode_plan*
+  keep_receive_plan(std::span<const std::byte> key,
+                    serializers::registry::decode_plan plan,
+                    std::optional<serializers::registry::decode_plan>& own);
 
   /// Turns the tickets of handles a payload holds into `remote_handle`
   /// frames for a peer on another host: the objects stay here (as
@@ -444,6 +476,24 @@ private:
   // Options of every encode and decode on this link (built once).
   serializers::encode_options enc_opts_;
   serializers::decode_options dec_opts_;
+
+  // Plans under those options (plan_cache.hpp): one per type sent, one per
+  // payload header key accepted, each for the registry generation it was
+  // made in (a later registration makes a new one).
+  struct send_plan {
+    std::type_index type;
+    uint64_t generation;
+    // None: the type takes registry::encode every time (e.g. a stand-in).
+    std::optional<serializers::registry::encode_plan> plan;
+  };
+  struct receive_plan {
+    std::vector<std::byte> key;
+    uint64_t generation;
+    serializers::registry::decode_plan plan;
+  };
+  static constexpr size_t max_plans = 64;
+  plan_cache<send_plan, max_plans> send_plans_;
+  plan_cache<receive_plan, max_plans> receive_plans_;
 
   // Requests sent to the peer and not answered yet: (local sender, request
   // id). When the link dies, each gets an error response, so no requester

@@ -16,6 +16,13 @@
 //     u32 format version
 //     u32 frame count, then u64 size per frame
 //
+// The bytes from the magic through the format version are the header's *key*:
+// two headers with equal keys name the same family, type, stand-in and
+// version. A receiver that checked one key (`decode_header`) may read later
+// headers with that key by their frame sizes alone (`header_key`,
+// `decode_frame_sizes`), and a sender may write them from a key it made once
+// (`encode_header_key`, `encode_header(key, frames)`).
+//
 // Thread-safety: plain values and pure functions.
 #pragma once
 
@@ -68,6 +75,30 @@ inline constexpr uint8_t header_format_version = 1;
 
 /// Returns `x` in the fixed header wire format.
 [[nodiscard]] std::vector<std::byte> encode_header(const payload_header& x);
+
+/// Returns the key of `x`'s header: its wire format up to the frame count.
+[[nodiscard]] std::vector<std::byte>
+encode_header_key(const payload_header& x);
+
+/// Returns the header made of `key` (from `encode_header_key`) and the sizes
+/// of `frames`: the same bytes as `encode_header` of that header.
+[[nodiscard]] std::vector<std::byte>
+encode_header(std::span<const std::byte> key, std::span<const frame> frames);
+
+/// Returns the key at the start of the hostile header `bytes`, found by its
+/// three length fields alone (nothing in it is checked); an empty span when
+/// `bytes` cannot hold one. Equal to a key that `decode_header` accepted, the
+/// key is as valid; otherwise call `decode_header`.
+[[nodiscard]] std::span<const std::byte>
+header_key(std::span<const std::byte> bytes) noexcept;
+
+/// Reads the frame count and sizes that follow the first `key_size` bytes of
+/// the hostile header `bytes` into `sizes`, with `decode_header`'s checks
+/// against the input and `lim` (`max_frames`, `max_payload_bytes`, trailing
+/// bytes).
+[[nodiscard]] caf::error
+decode_frame_sizes(std::span<const std::byte> bytes, size_t key_size,
+                   const limits& lim, std::vector<uint64_t>& sizes);
 
 /// Parses a header from hostile `bytes`; every length is checked against the
 /// input and `lim` (`max_name_bytes`, `max_frames`, `max_payload_bytes`).

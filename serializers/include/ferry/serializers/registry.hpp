@@ -49,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <typeindex>
@@ -164,6 +165,46 @@ public:
   /// (see `decode(payload&&, ...)`).
   [[nodiscard]] caf::expected<caf::message>
   decode_message(payload&& p, const decode_options& opts) const;
+
+  // -- plans ------------------------------------------------------------------
+
+  class encode_plan;
+  class decode_plan;
+
+  /// Returns the plan for encoding values of `type` under `opts.serializers`
+  /// (see `encode_plan`); none when `encode` has to decide per value: the
+  /// type is not added, it has a registered stand-in, or no family of the
+  /// list can encode it at all.
+  [[nodiscard]] std::optional<encode_plan>
+  plan_encode(std::type_index type, const encode_options& opts) const;
+
+  /// Encodes `*value`, of the plan's type, with the plan's family; the
+  /// payload's header is `encode_header(plan.header_key(), frames)`. Any
+  /// failure (the family refuses this value, a limit) comes back as it is:
+  /// `encode` then gives what it would have given without the plan (the next
+  /// family's payload, or the error naming every family tried).
+  [[nodiscard]] caf::expected<std::vector<frame>>
+  encode(const encode_plan& plan, const void* value,
+         const encode_options& opts,
+         const std::shared_ptr<const void>& keep_alive) const;
+
+  /// Returns the plan for decoding payloads with `header`'s family, type,
+  /// stand-in and version under `opts.deserializers` (see `decode_plan`), or
+  /// the error `decode_message` would give for that header.
+  [[nodiscard]] caf::expected<decode_plan>
+  plan_decode(const payload_header& header, const decode_options& opts) const;
+
+  /// Decodes `p` as `decode_message(payload&&, ...)` does, reading only its
+  /// frames and `p.header.frame_sizes`: the plan stands for the rest of the
+  /// header. REQUIRES: `plan` was made for `opts` (the same deserializers).
+  [[nodiscard]] caf::expected<caf::message>
+  decode_message(const decode_plan& plan, payload&& p,
+                 const decode_options& opts) const;
+
+  /// Returns the number of changes made to this registry's registrations so
+  /// far: a plan made at another count may not do what `encode` or
+  /// `decode_message` would do now; make it again.
+  [[nodiscard]] uint64_t generation() const noexcept;
 
   // -- families ---------------------------------------------------------------
 
@@ -283,22 +324,42 @@ public:
 
   struct state;
 
+  using trace_fn = std::function<void(std::string_view)>;
+
+  /// How one family encodes one type (a built-in family or a registered
+  /// one). Not API.
+  struct encode_route {
+    const detail::type_ops* ops = nullptr;
+    std::optional<detail::builtin> builtin;
+    const family* user = nullptr;
+    uint32_t version = 1;
+  };
+
+  /// How payloads with one header decode (family, type, stand-in). Not API.
+  struct decode_route {
+    /// This registry's name of the type, and the one the payload gave.
+    std::string type_name;
+    std::string payload_type;
+    const detail::type_ops* ops = nullptr;
+    /// What the family decodes into: the type or its stand-in.
+    const detail::type_ops* dops = nullptr;
+    std::string dname;
+    std::shared_ptr<const stand_in_spec> stand;
+    std::string family;
+    std::optional<detail::builtin> builtin;
+    const serializers::family* user = nullptr;
+  };
+
 private:
   using decode_message_fn = caf::expected<caf::message> (*)(
-    const registry&, const payload&, frame*, const decode_options&);
+    const registry&, const decode_plan&, const payload&, frame*,
+    const decode_options&);
 
   template <class T>
   static caf::expected<caf::message>
-  decode_message_of(const registry& self, const payload& p, frame* adopt,
-                    const decode_options& opts) {
-    auto x = self.decode_typed<T>(p, adopt, opts);
-    if (!x)
-      return std::move(x.error());
-    if constexpr (detail::is_poolable_vector<T>)
-      return detail::recycling_message(std::move(*x));
-    else
-      return caf::make_message(std::move(*x));
-  }
+  decode_message_of(const registry& self, const decode_plan& plan,
+                    const payload& p, frame* adopt,
+                    const decode_options& opts);
 
   template <class T>
   caf::expected<T> decode_typed(const payload& p, frame* adopt,
@@ -322,6 +383,39 @@ private:
               const encode_options& opts,
               const std::shared_ptr<const void>& keep_alive) const;
 
+  /// Returns how family `fam` encodes `ops`'s type, or why it cannot.
+  std::optional<encode_route> route_encode(const state& st,
+                                           const detail::type_ops& ops,
+                                           const std::string& fam,
+                                           std::string& why) const;
+
+  /// Encodes `value` along `route` into `frames` (errors of the family only).
+  caf::error encode_with(const state& st, const encode_route& route,
+                         const std::string& fam, const void* value,
+                         const std::shared_ptr<const void>& keep,
+                         bool views_allowed, const encode_options& opts,
+                         const std::string& tname, const trace_fn* sink,
+                         std::vector<frame>& frames) const;
+
+  /// Checks encoded `frames` against `opts.limits`; traces them.
+  static caf::error check_encoded(const std::string& fam,
+                                  const std::vector<frame>& frames,
+                                  const encode_options& opts,
+                                  const std::string& tname,
+                                  const trace_fn* sink);
+
+  /// Checks what `hdr` names against this registry and `opts`; returns how
+  /// to decode such payloads into `ops`'s type.
+  caf::expected<decode_route> route_decode(const state& st,
+                                           const detail::type_ops& ops,
+                                           const payload_header& hdr,
+                                           const decode_options& opts) const;
+
+  /// Decodes `p` along `route` into `out` (checks of the frames included).
+  caf::error run_decode(const state& st, const decode_route& route,
+                        const payload& p, frame* adopt, void* out,
+                        const decode_options& opts) const;
+
   caf::expected<caf::message> decode_message_impl(const payload& p,
                                                   frame* adopt,
                                                   const decode_options& opts)
@@ -343,8 +437,82 @@ private:
   bool update(F&& f);
 
   std::atomic<std::shared_ptr<const state>> state_;
+  std::atomic<uint64_t> generation_{0};
   std::mutex write_mutex_;
   std::atomic<bool> trace_{false};
 };
+
+/// What `registry::encode` resolves for one type under one preference list,
+/// resolved once: the type's registered name, the first family of the list
+/// that can encode the type, and the key of the payload header naming both
+/// (payload.hpp). A link makes one per type it sends and encodes every
+/// message of the type with it: no lookup by type or name and no header
+/// strings per message. The plan holds the registrations it was made from.
+class registry::encode_plan {
+public:
+  /// Returns the family the plan encodes with.
+  [[nodiscard]] const std::string& family() const noexcept {
+    return family_;
+  }
+
+  /// Returns the key of every payload header the plan makes.
+  [[nodiscard]] std::span<const std::byte> header_key() const noexcept {
+    return key_;
+  }
+
+  /// Returns the registry's `generation()` when the plan was made.
+  [[nodiscard]] uint64_t generation() const noexcept {
+    return generation_;
+  }
+
+private:
+  friend class registry;
+  std::shared_ptr<const state> st_;
+  encode_route route_;
+  std::string family_;
+  std::string type_name_;
+  std::vector<std::byte> key_;
+  uint64_t generation_ = 0;
+};
+
+/// What `registry::decode_message` resolves from a payload header, resolved
+/// once: the registered type, its family and stand-in, with every check of
+/// the header against the registry and the allowlist done. A link keeps one
+/// per header key it has accepted (payload.hpp) and decodes every payload
+/// with that key by it. The plan holds the registrations it was made from.
+class registry::decode_plan {
+public:
+  /// Returns the family the plan decodes.
+  [[nodiscard]] const std::string& family() const noexcept {
+    return route_.family;
+  }
+
+  /// Returns the registry's `generation()` when the plan was made.
+  [[nodiscard]] uint64_t generation() const noexcept {
+    return generation_;
+  }
+
+private:
+  friend class registry;
+  std::shared_ptr<const state> st_;
+  decode_route route_;
+  decode_message_fn decode_message_ = nullptr;
+  uint64_t generation_ = 0;
+};
+
+template <class T>
+caf::expected<caf::message>
+registry::decode_message_of(const registry& self, const decode_plan& plan,
+                            const payload& p, frame* adopt,
+                            const decode_options& opts) {
+  T result{};
+  if (auto err = self.run_decode(*plan.st_, plan.route_, p, adopt, &result,
+                                 opts))
+    return err;
+  if constexpr (detail::is_poolable_vector<T>)
+    return detail::recycling_message(std::move(result));
+  else
+    return caf::make_message(std::move(result));
+}
 
 } // namespace ferry::serializers
