@@ -950,13 +950,22 @@ link_state::decode_element(wire_element& element) {
   return result;
 }
 
-const serializers::registry::decode_plan*
-link_state::receive_plan_for(std::span<const std::byte> key) const {
-  auto generation = node_.registry().generation();
-  auto* found = receive_plans_.find([&](const receive_plan& x) {
+namespace {
+
+/// Returns a predicate for plans of headers with `key` made in `generation`.
+auto plan_for_key(std::span<const std::byte> key, uint64_t generation) {
+  return [key, generation](const auto& x) {
     return x.generation == generation && x.key.size() == key.size()
            && std::memcmp(x.key.data(), key.data(), key.size()) == 0;
-  });
+  };
+}
+
+} // namespace
+
+const serializers::registry::decode_plan*
+link_state::receive_plan_for(std::span<const std::byte> key) const {
+  auto* found = receive_plans_.find(
+    plan_for_key(key, node_.registry().generation()));
   return found != nullptr ? &found->plan : nullptr;
 }
 
@@ -964,16 +973,11 @@ const serializers::registry::decode_plan* link_state::keep_receive_plan(
   std::span<const std::byte> key, serializers::registry::decode_plan plan,
   std::optional<serializers::registry::decode_plan>& own) {
   auto generation = plan.generation();
-  auto same = [&](const receive_plan& x) {
-    return x.generation == generation && x.key.size() == key.size()
-           && std::memcmp(x.key.data(), key.data(), key.size()) == 0;
-  };
-  if (!key.empty()) {
-    // A copy of the plan: when the cache is full it is still needed here.
-    if (auto* kept = receive_plans_.add(
-          receive_plan{{key.begin(), key.end()}, generation, plan}, same))
-      return &kept->plan;
-  }
+  // A copy of the plan goes in: when the cache is full, it is needed here.
+  if (auto* kept = receive_plans_.add(
+        receive_plan{{key.begin(), key.end()}, generation, plan},
+        plan_for_key(key, generation)))
+    return &kept->plan;
   own = std::move(plan);
   return &*own;
 }

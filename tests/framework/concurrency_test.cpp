@@ -1,21 +1,17 @@
 // Many threads sending through one link at once (label `concurrency`: runs
 // under ThreadSanitizer in CI). Two nodes live in this process, connected
 // over loopback through CAF's middleman like any two nodes.
-#include "ferry/errc.hpp"
-#include "ferry/node.hpp"
-
-#include <caf/all.hpp>
-
-#include <gtest/gtest.h>
+#include "two_nodes.hpp"
 
 #include <atomic>
-#include <memory>
 #include <thread>
 #include <vector>
 
 using namespace std::chrono_literals;
 
 namespace {
+
+using ferry::test::connect;
 
 caf::behavior doubler() {
   return {
@@ -38,44 +34,8 @@ caf::behavior counter() {
   };
 }
 
-/// Starts a node without a store; a small window (32 messages by default)
-/// makes senders contend for credit.
-std::unique_ptr<ferry::node> make_node(const char* name,
-                                       ferry::node_config& cfg,
-                                       uint64_t window_messages = 32) {
-  cfg.node_name = name;
-  cfg.store_enabled = false;
-  cfg.default_link.window_messages = window_messages;
-  auto result = ferry::node::start(cfg);
-  EXPECT_TRUE(result) << ferry::render(result.error());
-  return result ? std::move(*result) : nullptr;
-}
-
-/// Publishes `worker` on `server` and returns the client's proxy for it.
-caf::expected<caf::actor> connect(ferry::node& server, ferry::node& client,
-                                  const caf::actor& worker) {
-  auto port = server.publish(worker);
-  if (!port)
-    return std::move(port.error());
-  return client.remote_actor("127.0.0.1", *port);
-}
-
-/// A server and a client node in this process; tests set the configs,
-/// then start both.
-class link_concurrency : public testing::Test {
-protected:
-  /// Starts both nodes with `window_messages`; false on failure.
-  bool start(uint64_t window_messages = 32) {
-    server = make_node("server", server_cfg, window_messages);
-    client = make_node("client", client_cfg, window_messages);
-    return server && client;
-  }
-
-  ferry::node_config server_cfg;
-  ferry::node_config client_cfg;
-  std::unique_ptr<ferry::node> server;
-  std::unique_ptr<ferry::node> client;
-};
+/// Two nodes racing through one link.
+class link_concurrency : public ferry::test::two_nodes {};
 
 } // namespace
 

@@ -521,7 +521,9 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
   cfg.default_link.send_timeout = std::chrono::milliseconds{300};
   auto sut = local().remote_actor("127.0.0.1", b.port);
   ASSERT_TRUE(sut);
-  b.process->kill(SIGSTOP);
+  // Stopped for sure: a B still running could return the credit of "one"
+  // and let "three" go (it then waits out the request's timeout).
+  ASSERT_TRUE(b.process->stop());
   caf::scoped_actor self{local().system()};
   self->send(*sut, std::string{"one"});
   self->send(*sut, std::string{"two"});

@@ -151,6 +151,27 @@ TEST(customisation, RegisteredSerializerMakesTypeWorkInEveryFamily) {
   EXPECT_TRUE(sut.can_encode("msgpack", typeid(legacy_id)));
 }
 
+TEST(customisation, TypeWithASerializerHasNoEncodePlan) {
+  // Arrange: the stand-in runs per value, so encode decides every time.
+  registry sut;
+  sut.add_type<legacy_id>("legacy_id");
+  sut.add_type<id_parts>("id_parts");
+  ASSERT_TRUE(sut.register_serializer<legacy_id>(&legacy_to_parts,
+                                                 &legacy_from_parts));
+  auto p = sut.encode(legacy_id{"ns", 7}, encode_with("msgpack"));
+  ASSERT_TRUE(p) << render(p.error());
+  // Act
+  auto plan = sut.plan_encode(typeid(legacy_id), encode_with("msgpack"));
+  auto decode_plan = sut.plan_decode(p->header, decode_with("msgpack"));
+  auto general = sut.decode_message(*p, decode_with("msgpack"));
+  // Assert: legacy_id has no inspect, so no caf::message holds one; the
+  // decode plan refuses it as decode_message does.
+  EXPECT_FALSE(plan);
+  ASSERT_FALSE(decode_plan);
+  ASSERT_FALSE(general);
+  EXPECT_EQ(render(decode_plan.error()), render(general.error()));
+}
+
 TEST(customisation, RegisteringTheSameSerializerAgainChangesNothing) {
   registry sut;
   ASSERT_TRUE(sut.register_serializer<legacy_id>(&legacy_to_parts,

@@ -120,5 +120,75 @@ TEST(header, RandomBytesNeverCrash) {
   }
 }
 
+TEST(header, KeyAndFrameSizesMakeTheSameBytesAsTheWholeHeader) {
+  // Arrange
+  auto h = example();
+  std::vector<frame> frames;
+  for (auto n : h.frame_sizes)
+    frames.emplace_back(std::vector<std::byte>(n));
+  // Act
+  auto key = encode_header_key(h);
+  auto sut = encode_header(key, frames);
+  // Assert
+  EXPECT_EQ(sut, encode_header(h));
+  EXPECT_EQ(header_key(sut).size(), key.size());
+  EXPECT_TRUE(std::equal(key.begin(), key.end(), sut.begin()));
+}
+
+TEST(header, FrameSizesAfterAKeyReadAsDecodeHeaderReadsThem) {
+  // Arrange
+  auto bytes = encode_header(example());
+  auto key = header_key(bytes);
+  ASSERT_FALSE(key.empty());
+  std::vector<uint64_t> sizes;
+  // Act
+  auto err = decode_frame_sizes(bytes, key.size(), limits{}, sizes);
+  // Assert
+  EXPECT_FALSE(err) << render(err);
+  EXPECT_EQ(sizes, example().frame_sizes);
+}
+
+TEST(header, FrameSizesAfterAKeyKeepEveryCheckOfDecodeHeader) {
+  auto bytes = encode_header(example());
+  auto key_size = header_key(bytes).size();
+  std::vector<uint64_t> sizes;
+  // Truncated anywhere after the key, or the key itself cut.
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto err = decode_frame_sizes(std::span{bytes}.first(n), key_size,
+                                  limits{}, sizes);
+    ASSERT_TRUE(err) << n;
+    EXPECT_EQ(err, errc::truncated_frame) << n;
+  }
+  // Limits and trailing bytes.
+  limits lim;
+  lim.max_frames = 2;
+  EXPECT_EQ(decode_frame_sizes(bytes, key_size, lim, sizes),
+            errc::length_out_of_range);
+  lim = limits{};
+  lim.max_payload_bytes = 1000;
+  EXPECT_EQ(decode_frame_sizes(bytes, key_size, lim, sizes),
+            errc::payload_too_large);
+  bytes.push_back(std::byte{0});
+  EXPECT_EQ(decode_frame_sizes(bytes, key_size, limits{}, sizes),
+            errc::trailing_bytes);
+}
+
+TEST(header, KeyOfBytesTooShortForOneIsEmpty) {
+  auto bytes = encode_header(example());
+  auto key_size = header_key(bytes).size();
+  for (size_t n = 0; n < key_size; ++n)
+    EXPECT_TRUE(header_key(std::span{bytes}.first(n)).empty()) << n;
+  EXPECT_EQ(header_key(std::span{bytes}.first(key_size)).size(), key_size);
+}
+
+TEST(header, KeyLengthsClaimingMoreThanTheBytesGiveNoKey) {
+  // Arrange: the family's length field claims 65535 bytes.
+  auto bytes = encode_header(example());
+  bytes[3] = std::byte{0xff};
+  bytes[4] = std::byte{0xff};
+  // Act / Assert
+  EXPECT_TRUE(header_key(bytes).empty());
+}
+
 } // namespace
 } // namespace ferry::serializers::test

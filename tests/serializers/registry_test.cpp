@@ -226,6 +226,186 @@ TEST(registry, FamilyThrowingAnythingGivesAnErrorNamingTheFamily) {
     << render(dec.error());
 }
 
+// -- plans ---------------------------------------------------------------------
+
+/// A family that encodes points with x >= 0 only (as text "x;label").
+std::shared_ptr<function_family> make_picky_family() {
+  auto f = std::make_shared<function_family>();
+  f->add<point>(
+    [](const point& p, const context&) -> caf::expected<std::vector<frame>> {
+      if (p.x < 0)
+        return caf::make_error(errc::encode_failed, "negative x");
+      auto text = std::to_string(p.x) + ";" + p.label;
+      std::vector<frame> frames;
+      frames.emplace_back(std::vector<std::byte>(
+        reinterpret_cast<const std::byte*>(text.data()),
+        reinterpret_cast<const std::byte*>(text.data()) + text.size()));
+      return frames;
+    },
+    [](std::span<const frame> frames, const context&,
+       const limits&) -> caf::expected<point> {
+      if (frames.size() != 1)
+        return caf::make_error(errc::malformed_frame, "one frame expected");
+      auto b = frames[0].bytes();
+      std::string text(reinterpret_cast<const char*>(b.data()), b.size());
+      auto semi = text.find(';');
+      if (semi == std::string::npos)
+        return caf::make_error(errc::malformed_frame, "no ';'");
+      return point{std::stoi(text.substr(0, semi)), 0, text.substr(semi + 1)};
+    });
+  return f;
+}
+
+/// The payload a plan makes of `x`: its frames under the plan's header.
+payload planned_payload(const registry& sut, const registry::encode_plan& plan,
+                        const point& x, const encode_options& opts) {
+  auto frames = sut.encode(plan, &x, opts, nullptr);
+  EXPECT_TRUE(frames) << render(frames.error());
+  payload result;
+  auto header = decode_header(encode_header(plan.header_key(), *frames),
+                              limits{});
+  EXPECT_TRUE(header) << render(header.error());
+  result.header = *header;
+  result.frames = std::move(*frames);
+  return result;
+}
+
+TEST(registry, EncodePlanMakesWhatEncodeMakes) {
+  // Arrange
+  registry sut;
+  sut.add_type<point>("point");
+  auto opts = encode_with("made.up");
+  opts.serializers.push_back("cereal.binary");
+  point x{3, 1.5, "three"};
+  // Act
+  auto plan = sut.plan_encode(typeid(point), opts);
+  ASSERT_TRUE(plan);
+  auto sut_payload = planned_payload(sut, *plan, x, opts);
+  auto general = sut.encode(x, opts);
+  // Assert
+  ASSERT_TRUE(general) << render(general.error());
+  EXPECT_EQ(plan->family(), "cereal.binary");
+  EXPECT_EQ(sut_payload.header, general->header);
+  ASSERT_EQ(sut_payload.frames.size(), general->frames.size());
+  for (size_t i = 0; i < general->frames.size(); ++i) {
+    auto a = sut_payload.frames[i].bytes();
+    auto b = general->frames[i].bytes();
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << i;
+  }
+}
+
+TEST(registry, DecodePlanDecodesPayloadsByTheirFrameSizesAlone) {
+  // Arrange
+  registry sut;
+  sut.add_type<point>("point");
+  auto p = sut.encode(point{4, 2.5, "four"}, encode_with("msgpack"));
+  ASSERT_TRUE(p) << render(p.error());
+  auto opts = decode_with("msgpack");
+  auto plan = sut.plan_decode(p->header, opts);
+  ASSERT_TRUE(plan) << render(plan.error());
+  // The plan stands for the names: a payload without them decodes alike.
+  payload bare;
+  bare.header.frame_sizes = p->header.frame_sizes;
+  bare.frames = p->frames;
+  // Act
+  auto msg = sut.decode_message(*plan, std::move(bare), opts);
+  // Assert
+  ASSERT_TRUE(msg) << render(msg.error());
+  EXPECT_EQ(plan->family(), "msgpack");
+  ASSERT_TRUE(msg->match_elements<point>());
+  EXPECT_EQ(msg->get_as<point>(0), (point{4, 2.5, "four"}));
+}
+
+TEST(registry, DecodePlanOfAFaultyPayloadStillChecksItsFrames) {
+  registry sut;
+  sut.add_type<point>("point");
+  auto p = sut.encode(point{4, 2.5, "four"}, encode_with("msgpack"));
+  ASSERT_TRUE(p);
+  auto opts = decode_with("msgpack");
+  auto plan = sut.plan_decode(p->header, opts);
+  ASSERT_TRUE(plan);
+  payload missing;
+  missing.header.frame_sizes = p->header.frame_sizes;
+  EXPECT_EQ(sut.decode_message(*plan, std::move(missing), opts).error(),
+            errc::frame_mismatch);
+  payload garbage;
+  garbage.header.frame_sizes = {3};
+  garbage.frames.emplace_back(std::vector<std::byte>(3, std::byte{0xc1}));
+  EXPECT_FALSE(sut.decode_message(*plan, std::move(garbage), opts));
+}
+
+TEST(registry, DecodePlanRefusesWhatDecodeMessageRefuses) {
+  registry sut;
+  sut.add_type<point>("point");
+  auto p = sut.encode(point{}, encode_with("cereal.json"));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(sut.plan_decode(p->header, decode_with("msgpack")).error(),
+            errc::family_not_allowed);
+  auto unknown_type = p->header;
+  unknown_type.type_name = "nobody";
+  EXPECT_EQ(sut.plan_decode(unknown_type, decode_with("cereal.json")).error(),
+            errc::unknown_type);
+  auto unknown_family = p->header;
+  unknown_family.family = "made.up";
+  EXPECT_EQ(sut.plan_decode(unknown_family, decode_with("made.up")).error(),
+            errc::unknown_family);
+  auto other_version = p->header;
+  other_version.version = 2;
+  EXPECT_EQ(sut.plan_decode(other_version, decode_with("cereal.json")).error(),
+            errc::version_mismatch);
+}
+
+TEST(registry, NoEncodePlanWhereEncodeDecidesPerValue) {
+  // (A type with a registered stand-in: customisation_test.)
+  registry sut;
+  sut.add_type<std::variant<int32_t, std::string>>("choice");
+  EXPECT_FALSE(sut.plan_encode(typeid(shape), encode_with("msgpack")))
+    << "a type never added";
+  EXPECT_FALSE(sut.plan_encode(typeid(std::variant<int32_t, std::string>),
+                               encode_with("msgpack")))
+    << "no family of the list can encode the type";
+}
+
+TEST(registry, PlannedEncodeLeavesAValueItsFamilyRefusesToEncode) {
+  // Arrange: the first family refuses negative x, the second takes any.
+  registry sut;
+  sut.add_type<point>("point");
+  ASSERT_FALSE(sut.register_family("picky.v1", make_picky_family()));
+  auto opts = encode_with("picky.v1");
+  opts.serializers.push_back("cereal.binary");
+  auto plan = sut.plan_encode(typeid(point), opts);
+  ASSERT_TRUE(plan);
+  point negative{-1, 0, "minus"};
+  // Act
+  auto planned = sut.encode(*plan, &negative, opts, nullptr);
+  auto general = sut.encode(negative, opts);
+  // Assert
+  EXPECT_EQ(plan->family(), "picky.v1");
+  ASSERT_FALSE(planned);
+  EXPECT_EQ(planned.error(), errc::encode_failed);
+  ASSERT_TRUE(general) << render(general.error());
+  EXPECT_EQ(general->header.family, "cereal.binary");
+}
+
+TEST(registry, GenerationCountsEveryChangeAndNothingElse) {
+  registry sut;
+  auto start = sut.generation();
+  sut.add_type<point>("point");
+  auto added = sut.generation();
+  sut.add_type<point>("point");
+  auto again = sut.generation();
+  ASSERT_FALSE(sut.register_family("picky.v1", make_picky_family()));
+  auto registered = sut.generation();
+  EXPECT_GT(added, start);
+  EXPECT_EQ(again, added);
+  EXPECT_GT(registered, again);
+  auto plan = sut.plan_encode(typeid(point), encode_with("picky.v1"));
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->generation(), registered);
+  EXPECT_TRUE(sut.deregister_family("picky.v1"));
+  EXPECT_NE(sut.generation(), plan->generation());
+}
+
 TEST(registry, RegisterFamilyRulesAreIdempotentAndExclusive) {
   registry sut;
   auto f = std::make_shared<function_family>();

@@ -151,6 +151,24 @@ void child_process::kill(int signal) {
     ::kill(pid_, signal);
 }
 
+bool child_process::stop() {
+  if (!running())
+    return false;
+  ::kill(pid_, SIGSTOP);
+  int status = 0;
+  for (;;) {
+    auto rc = waitpid(pid_, &status, WUNTRACED);
+    if (rc == pid_ && WIFSTOPPED(status))
+      return true;
+    if (rc == pid_) {
+      status_ = decode_status(status);
+      return false;
+    }
+    if (rc < 0 && errno != EINTR)
+      return false;
+  }
+}
+
 exit_status child_process::wait(std::chrono::milliseconds timeout) {
   if (status_ || pid_ <= 0)
     return status_.value_or(exit_status{});

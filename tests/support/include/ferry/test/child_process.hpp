@@ -63,6 +63,11 @@ public:
   /// Sends `signal` to the child.
   void kill(int signal);
 
+  /// Stops the child (SIGSTOP) and returns once it is stopped (a signal is
+  /// delivered asynchronously: the child may run on for a moment after
+  /// `kill`). Returns false if the child ended instead.
+  bool stop();
+
   /// Waits up to `timeout` for the child to end; kills it (SIGKILL) after
   /// that. Returns how it ended.
   exit_status wait(std::chrono::milliseconds timeout = std::chrono::seconds{30});

@@ -1,0 +1,163 @@
+// A link's encode and decode plans (link.cpp, plan_cache.hpp): resolved once
+// per type and header, they must do what resolving every message would, also
+// when registrations change while the link is up and for more types than the
+// link keeps plans for.
+#include "two_nodes.hpp"
+
+#include <atomic>
+#include <string>
+#include <utility>
+
+using namespace std::chrono_literals;
+
+namespace ferry::test {
+namespace {
+
+/// A value that can travel as itself or through a registered stand-in.
+struct reading {
+  int32_t value = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reading& x) {
+  return f(caf::meta::type_name("reading"), x.value);
+}
+
+struct reading_text {
+  std::string text;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, reading_text& x) {
+  return f(caf::meta::type_name("reading_text"), x.text);
+}
+
+/// Calls of the stand-in's `to` function.
+std::atomic<int> to_text_calls{0};
+
+reading_text to_text(const reading& x) {
+  ++to_text_calls;
+  return {std::to_string(x.value)};
+}
+
+reading from_text(reading_text&& x) {
+  return {std::stoi(x.text)};
+}
+
+/// One of many distinct types.
+template <int N>
+struct tagged {
+  int32_t value = 0;
+};
+
+template <class Inspector, int N>
+typename Inspector::result_type inspect(Inspector& f, tagged<N>& x) {
+  return f(x.value);
+}
+
+constexpr int many_types = 70; // more than a link keeps plans for (64)
+
+template <int... Ns>
+void add_tagged(ferry::node_config& cfg, std::integer_sequence<int, Ns...>) {
+  (cfg.add_message_type<tagged<Ns>>("tagged" + std::to_string(Ns)), ...);
+}
+
+/// Sends one tagged<N> per N and counts the replies that carry it back.
+template <int... Ns>
+int round_trip_each(caf::scoped_actor& self, const caf::actor& dest,
+                    std::integer_sequence<int, Ns...>) {
+  int correct = 0;
+  auto one = [&](auto x) {
+    using type = decltype(x);
+    self->request(dest, 10s, x).receive(
+      [&](const type& y) {
+        if (y.value == x.value)
+          ++correct;
+      },
+      [&](caf::error& err) { ADD_FAILURE() << ferry::render(err); });
+  };
+  (one(tagged<Ns>{Ns}), ...);
+  return correct;
+}
+
+caf::behavior doubler() {
+  return {
+    [](const reading& x) { return x.value * 2; },
+  };
+}
+
+caf::behavior reflector(caf::event_based_actor* self) {
+  self->set_default_handler(caf::reflect);
+  return {
+    [](int32_t x) { return x; },
+  };
+}
+
+class link_plans : public two_nodes {
+protected:
+  /// Sends `reading{x}` and returns the reply, or -1.
+  int32_t ask(caf::scoped_actor& self, const caf::actor& dest, int32_t x) {
+    int32_t result = -1;
+    self->request(dest, 10s, reading{x})
+      .receive([&](int32_t y) { result = y; },
+               [&](caf::error& err) { ADD_FAILURE() << ferry::render(err); });
+    return result;
+  }
+};
+
+TEST_F(link_plans, SerializerRegisteredWhileTheLinkIsUpAppliesToTheNextMessage) {
+  // Arrange: a link that has sent readings (and made their plans).
+  for (auto* cfg : {&server_cfg, &client_cfg}) {
+    cfg->add_message_type<reading>("reading");
+    cfg->add_message_type<reading_text>("reading_text");
+  }
+  ASSERT_TRUE(start());
+  auto worker = server->system().spawn(doubler);
+  auto dest = connect(*server, *client, worker);
+  ASSERT_TRUE(dest) << ferry::render(dest.error());
+  caf::scoped_actor self{client->system()};
+  ASSERT_EQ(ask(self, *dest, 1), 2);
+  to_text_calls = 0;
+  // Act: a serializer on both nodes, then none again.
+  for (auto* n : {server.get(), client.get()})
+    ASSERT_TRUE(n->registry().register_serializer<reading>(&to_text,
+                                                           &from_text));
+  auto with_stand_in = ask(self, *dest, 21);
+  auto calls_with = to_text_calls.load();
+  for (auto* n : {server.get(), client.get()})
+    ASSERT_TRUE(n->registry().deregister_serializer<reading>());
+  auto without = ask(self, *dest, 5);
+  // Assert: the second message went through the stand-in, the third not.
+  EXPECT_EQ(with_stand_in, 42);
+  EXPECT_EQ(calls_with, 1);
+  EXPECT_EQ(without, 10);
+  EXPECT_EQ(to_text_calls.load(), 1);
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(link_plans, MoreTypesThanTheLinkKeepsPlansForAllTravel) {
+  // Arrange
+  auto types = std::make_integer_sequence<int, many_types>{};
+  add_tagged(server_cfg, types);
+  add_tagged(client_cfg, types);
+  ASSERT_TRUE(start());
+  auto worker = server->system().spawn(reflector);
+  auto dest = connect(*server, *client, worker);
+  ASSERT_TRUE(dest) << ferry::render(dest.error());
+  caf::scoped_actor self{client->system()};
+  // Act: every type twice (the second time past a full cache as well).
+  auto first = round_trip_each(self, *dest, types);
+  auto second = round_trip_each(self, *dest, types);
+  // Assert
+  EXPECT_EQ(first, many_types);
+  EXPECT_EQ(second, many_types);
+  auto stats = client->stats("server");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->messages_sent, 2u * many_types);
+  EXPECT_EQ(stats->messages_received, 2u * many_types);
+  EXPECT_EQ(stats->refusals, 0u);
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}
+
+} // namespace
+} // namespace ferry::test
