@@ -18,6 +18,13 @@
 // change the copy and publish it atomically, serialised by a mutex. A call
 // that started before a registration finishes with the old snapshot.
 //
+// Plans: a caller that encodes many values of one type, or decodes many
+// payloads with one header, resolves the type, family and header once
+// (`plan_encode`, `plan_decode`) and passes the plan with each value; a
+// plan is immutable, may be shared by threads and keeps the snapshot it was
+// made from. `generation()` says when registrations changed since (a link
+// then makes its plans again).
+//
 // Tracing: with `FERRY_SERIALIZERS_TRACE=1` in the environment when the
 // registry is built, `trace(true)`, or `encode_options::trace`, every family
 // tried and every aggregate member encoded or decoded is written to the trace
