@@ -135,13 +135,17 @@ TEST(registry, FamiliesListsBuiltinsThenRegistered) {
   EXPECT_EQ(after.back(), "custom.v1");
 }
 
-/// A family that writes a point as text and records the context it saw.
-std::shared_ptr<function_family> make_text_family(std::shared_ptr<context> seen) {
+/// A family that writes a point as text and records the context it saw;
+/// `picky` makes it refuse points with a negative x.
+std::shared_ptr<function_family> make_text_family(std::shared_ptr<context> seen,
+                                                  bool picky = false) {
   auto f = std::make_shared<function_family>();
   f->add<point>(
-    [seen](const point& p, const context& ctx)
+    [seen, picky](const point& p, const context& ctx)
       -> caf::expected<std::vector<frame>> {
       *seen = ctx;
+      if (picky && p.x < 0)
+        return caf::make_error(errc::encode_failed, "negative x");
       auto text = std::to_string(p.x) + ";" + p.label;
       std::vector<std::byte> bytes(text.size());
       std::memcpy(bytes.data(), text.data(), text.size());
@@ -228,32 +232,9 @@ TEST(registry, FamilyThrowingAnythingGivesAnErrorNamingTheFamily) {
 
 // -- plans ---------------------------------------------------------------------
 
-/// A family that encodes points with x >= 0 only (as text "x;label").
+/// A family that encodes points with x >= 0 only.
 std::shared_ptr<function_family> make_picky_family() {
-  auto f = std::make_shared<function_family>();
-  f->add<point>(
-    [](const point& p, const context&) -> caf::expected<std::vector<frame>> {
-      if (p.x < 0)
-        return caf::make_error(errc::encode_failed, "negative x");
-      auto text = std::to_string(p.x) + ";" + p.label;
-      std::vector<frame> frames;
-      frames.emplace_back(std::vector<std::byte>(
-        reinterpret_cast<const std::byte*>(text.data()),
-        reinterpret_cast<const std::byte*>(text.data()) + text.size()));
-      return frames;
-    },
-    [](std::span<const frame> frames, const context&,
-       const limits&) -> caf::expected<point> {
-      if (frames.size() != 1)
-        return caf::make_error(errc::malformed_frame, "one frame expected");
-      auto b = frames[0].bytes();
-      std::string text(reinterpret_cast<const char*>(b.data()), b.size());
-      auto semi = text.find(';');
-      if (semi == std::string::npos)
-        return caf::make_error(errc::malformed_frame, "no ';'");
-      return point{std::stoi(text.substr(0, semi)), 0, text.substr(semi + 1)};
-    });
-  return f;
+  return make_text_family(std::make_shared<context>(), true);
 }
 
 /// The payload a plan makes of `x`: its frames under the plan's header.
