@@ -398,7 +398,9 @@ link_state::send_plan_for(std::type_index type) {
     return x.type == type && x.generation == generation;
   };
   auto* found = send_plans_.find(same);
-  if (found == nullptr)
+  // Once the cache is full, types without a plan take the general path
+  // without planning again for every message.
+  if (found == nullptr && !send_plans_.full())
     found = send_plans_.add(
       send_plan{type, generation, reg.plan_encode(type, enc_opts_)}, same);
   return found != nullptr && found->plan ? &*found->plan : nullptr;
@@ -973,11 +975,13 @@ const serializers::registry::decode_plan* link_state::keep_receive_plan(
   std::span<const std::byte> key, serializers::registry::decode_plan plan,
   std::optional<serializers::registry::decode_plan>& own) {
   auto generation = plan.generation();
-  // A copy of the plan goes in: when the cache is full, it is needed here.
-  if (auto* kept = receive_plans_.add(
-        receive_plan{{key.begin(), key.end()}, generation, plan},
-        plan_for_key(key, generation)))
-    return &kept->plan;
+  // A copy of the plan goes in: if the cache fills meanwhile, it is needed
+  // here.
+  if (!receive_plans_.full())
+    if (auto* kept = receive_plans_.add(
+          receive_plan{{key.begin(), key.end()}, generation, plan},
+          plan_for_key(key, generation)))
+      return &kept->plan;
   own = std::move(plan);
   return &*own;
 }
