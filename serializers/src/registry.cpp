@@ -419,7 +419,6 @@ registry::route_decode(const state& st, const detail::type_ops& ops,
   decode_route route;
   route.type_name = name_of(st, ops.type);
   route.payload_type = hdr.type_name;
-  route.ops = &ops;
   bool name_ok = hdr.type_name == route.type_name;
   for (auto& t : ops.compatible)
     name_ok = name_ok || hdr.type_name == name_of(st, t);

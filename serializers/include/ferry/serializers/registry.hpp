@@ -331,10 +331,11 @@ public:
 
   struct state;
 
+private:
   using trace_fn = std::function<void(std::string_view)>;
 
   /// How one family encodes one type (a built-in family or a registered
-  /// one). Not API.
+  /// one).
   struct encode_route {
     const detail::type_ops* ops = nullptr;
     std::optional<detail::builtin> builtin;
@@ -342,12 +343,11 @@ public:
     uint32_t version = 1;
   };
 
-  /// How payloads with one header decode (family, type, stand-in). Not API.
+  /// How payloads with one header decode (family, type, stand-in).
   struct decode_route {
     /// This registry's name of the type, and the one the payload gave.
     std::string type_name;
     std::string payload_type;
-    const detail::type_ops* ops = nullptr;
     /// What the family decodes into: the type or its stand-in.
     const detail::type_ops* dops = nullptr;
     std::string dname;
@@ -357,7 +357,6 @@ public:
     const serializers::family* user = nullptr;
   };
 
-private:
   using decode_message_fn = caf::expected<caf::message> (*)(
     const registry&, const decode_plan&, const payload&, frame*,
     const decode_options&);
