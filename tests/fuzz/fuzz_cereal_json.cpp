@@ -8,5 +8,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto bytes = as_bytes(data, size);
   decode_one<cereal_value>("cereal.json", "cereal_value", bytes);
   decode_one<tree>("cereal.json", "tree", bytes);
+  decode_split<std::vector<double>>("cereal.json", "doubles", bytes);
+  decode_split<std::vector<std::byte>>("cereal.json", "bytes", bytes);
+  decode_split<std::string>("cereal.json", "string", bytes);
   return 0;
 }

@@ -152,6 +152,54 @@ TEST_F(hostile, SplitArrayWhoseSizeTagDisagreesWithItsFrameIsRefused) {
   EXPECT_EQ(y.error(), errc::trailing_bytes);
 }
 
+TEST_F(hostile, SplitJsonPayloadWithABadHeadIsRefused) {
+  // Arrange: two-frame cereal.json payloads of a std::vector<float> whose
+  // JSON head claims more elements than frame 1 holds, another element
+  // size, lacks a field, is not JSON, or nests past the depth limit.
+  auto make = [&](const std::string& head, size_t body) {
+    std::vector<std::byte> text(head.size());
+    std::memcpy(text.data(), head.data(), head.size());
+    auto p = make_payload("cereal.json", name_in<std::vector<float>>(sut),
+                          std::move(text));
+    p.frames.emplace_back(std::vector<std::byte>(body));
+    p.header.frame_sizes.push_back(body);
+    return p;
+  };
+  auto more = make(R"({"elements": 1000, "element_bytes": 4})", 999 * 4);
+  auto wider = make(R"({"elements": 500, "element_bytes": 8})", 4000);
+  auto missing = make(R"({"elements": 1000})", 4000);
+  auto negative = make(R"({"elements": -1, "element_bytes": 4})", 4000);
+  auto garbage = make("\x01\x02 not json", 4000);
+  auto deep = make(std::string(200, '[') + std::string(200, ']'), 4000);
+  auto good = make(R"({"elements": 1000, "element_bytes": 4})", 4000);
+  auto decode = [&](const payload& p) {
+    return sut.decode<std::vector<float>>(p, decode_with("cereal.json"));
+  };
+  // Act
+  auto m = decode(more);
+  auto w = decode(wider);
+  auto d = decode(deep);
+  auto g = decode(good);
+  // Assert
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error(), errc::frame_mismatch);
+  EXPECT_NE(render(m.error()).find("1000"), std::string::npos)
+    << render(m.error());
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error(), errc::frame_mismatch);
+  EXPECT_NE(render(w.error()).find("8-byte elements"), std::string::npos)
+    << render(w.error());
+  for (auto* p : {&missing, &negative, &garbage}) {
+    auto x = decode(*p);
+    ASSERT_FALSE(x);
+    EXPECT_TRUE(is_typed_decode_error(x.error())) << render(x.error());
+  }
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error(), errc::nesting_too_deep);
+  ASSERT_TRUE(g) << render(g.error());
+  EXPECT_EQ(g->size(), 1000u);
+}
+
 TEST_F(hostile, SplitMsgpackPayloadWithABadHeaderIsRefused) {
   // Arrange: two-frame msgpack payloads whose frame 0 is not a bin or str
   // header, is cut short, or names more bytes than frame 1 holds.

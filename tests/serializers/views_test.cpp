@@ -4,6 +4,7 @@
 #include "test_types.hpp"
 
 #include <cereal/archives/binary.hpp>
+#include <cereal/archives/json.hpp>
 #include <cereal/archives/portable_binary.hpp>
 #include <cereal/types/string.hpp>
 #include <msgpack.hpp>
@@ -277,6 +278,86 @@ TEST(views, SplitStringsAndByteVectorsConcatenateToPlainLibraryBytes) {
   EXPECT_EQ(concatenated(*pm), std::string(plain.data(), plain.size()));
 }
 
+/// Reads a split JSON head with plain cereal: {elements, element_bytes}.
+std::pair<uint64_t, uint64_t> plain_json_head(const frame& head) {
+  std::istringstream is{std::string(
+    reinterpret_cast<const char*>(head.bytes().data()), head.size())};
+  cereal::JSONInputArchive ar{is};
+  uint64_t elements = 0;
+  uint64_t element_bytes = 0;
+  ar(cereal::make_nvp("elements", elements),
+     cereal::make_nvp("element_bytes", element_bytes));
+  return {elements, element_bytes};
+}
+
+TEST(views, LargeArrayUnderCerealJsonTravelsAsAJsonHeadAndItsElements) {
+  registry sut;
+  std::vector<float> xs(100'000);
+  for (size_t i = 0; i < xs.size(); ++i)
+    xs[i] = static_cast<float>(i) * 0.25f;
+  // Act
+  auto p = sut.encode(xs, encode_kept("cereal.json"));
+  // Assert: frame 0 is JSON that plain cereal reads, frame 1 the vector's
+  // own memory.
+  ASSERT_TRUE(p) << render(p.error());
+  ASSERT_EQ(p->frames.size(), 2u);
+  EXPECT_EQ(plain_json_head(p->frames[0]),
+            (std::pair<uint64_t, uint64_t>{xs.size(), sizeof(float)}));
+  EXPECT_FALSE(p->frames[1].owned());
+  EXPECT_EQ(p->frames[1].bytes().data(),
+            reinterpret_cast<const std::byte*>(xs.data()));
+  auto wire = over_the_wire(*p);
+  ASSERT_TRUE(wire);
+  auto out = sut.decode<std::vector<float>>(*wire, decode_with("cereal.json"));
+  ASSERT_TRUE(out) << render(out.error());
+  EXPECT_EQ(*out, xs);
+}
+
+TEST(views, SplitJsonStringAndByteVectorRoundTripAndTheBytesAreAdopted) {
+  registry sut;
+  std::string text(70'000, 'x');
+  text[123] = '"';
+  auto bytes = byte_ramp(200'000);
+  auto pt = sut.encode(text, encode_kept("cereal.json"));
+  auto pb = sut.encode(bytes, encode_kept("cereal.json"));
+  ASSERT_TRUE(pt && pb);
+  ASSERT_EQ(pt->frames.size(), 2u);
+  ASSERT_EQ(pb->frames.size(), 2u);
+  EXPECT_EQ(plain_json_head(pb->frames[0]),
+            (std::pair<uint64_t, uint64_t>{bytes.size(), 1}));
+  auto wire = over_the_wire(*pb);
+  ASSERT_TRUE(wire);
+  auto bytes_at = wire->frames[1].bytes().data();
+  // Act
+  auto t = sut.decode<std::string>(*pt, decode_with("cereal.json"));
+  auto b = sut.decode<std::vector<std::byte>>(std::move(*wire),
+                                              decode_with("cereal.json"));
+  // Assert
+  ASSERT_TRUE(t) << render(t.error());
+  ASSERT_TRUE(b) << render(b.error());
+  EXPECT_EQ(*t, text);
+  EXPECT_EQ(*b, bytes);
+  EXPECT_EQ(b->data(), bytes_at);
+}
+
+TEST(views, CerealJsonRefusesANulInAStringOfAnySize) {
+  registry sut;
+  std::string small(100, 'x');
+  std::string large(70'000, 'x');
+  small[50] = '\0';
+  large[60'000] = '\0';
+  // Act
+  auto s = sut.encode(small, encode_kept("cereal.json"));
+  auto l = sut.encode(large, encode_kept("cereal.json"));
+  // Assert
+  ASSERT_FALSE(s);
+  ASSERT_FALSE(l);
+  EXPECT_NE(render(s.error()).find("NUL"), std::string::npos)
+    << render(s.error());
+  EXPECT_NE(render(l.error()).find("NUL"), std::string::npos)
+    << render(l.error());
+}
+
 TEST(views, PortableSplitFromABigEndianSenderIsByteSwapped) {
   // Arrange: what a big-endian machine writes for a split vector<double>:
   // frame 0 = endianness byte 0 and the size tag big-endian, frame 1 = the
@@ -358,13 +439,15 @@ TEST(views, CerealKeepsOneFrameWithoutKeepAliveOrBelowTheSplitSize) {
   std::vector<double> small(100, 2.0);
   auto without = sut.encode(large, encode_with("cereal.binary"));
   auto below = sut.encode(small, encode_kept("cereal.binary"));
-  auto json = sut.encode(large, encode_kept("cereal.json"));
-  ASSERT_TRUE(without && below && json);
+  auto json = sut.encode(large, encode_with("cereal.json"));
+  auto json_below = sut.encode(small, encode_kept("cereal.json"));
+  ASSERT_TRUE(without && below && json && json_below);
   // Without a keep-alive the payload holds its own copy of the elements.
   ASSERT_EQ(without->frames.size(), 1u);
   EXPECT_EQ(without->frames[0].size(), 8 + large.size() * sizeof(double));
   EXPECT_EQ(below->frames.size(), 1u);
   EXPECT_EQ(json->frames.size(), 1u);
+  EXPECT_EQ(json_below->frames.size(), 1u);
   auto out = sut.decode<std::vector<double>>(*without,
                                              decode_with("cereal.binary"));
   ASSERT_TRUE(out);

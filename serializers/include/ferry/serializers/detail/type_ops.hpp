@@ -104,6 +104,14 @@ bool split_encode(builtin f, const T& x, std::vector<std::byte>& head,
                                                          keep_alive, info);
       return true;
     }
+    if constexpr (deep_ok<cereal_json_policy, T>()) {
+      if (f == builtin::cereal_json
+          && cereal_should_split<cereal_format::json>(x)) {
+        err = cereal_encode_split<cereal_format::json>(x, head, frames,
+                                                       keep_alive, info);
+        return true;
+      }
+    }
   }
   if constexpr (msgpack_splittable<T>::value) {
     if (f == builtin::msgpack && msgpack_should_split(x)) {
@@ -138,6 +146,13 @@ bool split_decode(builtin f, std::span<const frame> frames, frame* adopt,
       err = cereal_decode_split<cereal_format::portable>(frames, adopt, out,
                                                          lim, info);
       return true;
+    }
+    if constexpr (deep_ok<cereal_json_policy, T>()) {
+      if (f == builtin::cereal_json) {
+        err = cereal_decode_split<cereal_format::json>(frames, adopt, out,
+                                                       lim, info);
+        return true;
+      }
     }
   }
   if constexpr (msgpack_splittable<T>::value) {

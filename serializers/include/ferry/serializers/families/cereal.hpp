@@ -9,19 +9,28 @@
 // by the element counts actually present (for JSON, up to half the input size
 // times the element size; JSON is meant for debugging a link).
 //
-// Large top-level arrays travel in two frames (the binary formats only): a
-// value that is itself a std::vector or std::basic_string of numbers or
-// std::byte, of at least `cereal_split_bytes`, encoded with a keep-alive (as
-// a link does), gives frame 0 = what cereal writes before the elements (the
-// portable format's endianness byte, the size tag) and frame 1 = a view of
-// the elements, which are the rest of cereal's bytes. Concatenated, the two
-// frames are cereal's output; apart, the elements reach the store or the
-// socket without first being copied behind the size tag (the copy that made
-// cereal.binary cost twice raw for large byte arrays), like Dask's frames
-// for top-level buffers. Decoding reads either form.
+// Large top-level arrays travel in two frames: a value that is itself a
+// std::vector or std::basic_string of numbers or std::byte, of at least
+// `cereal_split_bytes`, encoded with a keep-alive (as a link does), gives
+// frame 0 = a head and frame 1 = a view of the elements, so the elements
+// reach the store or the socket without first being copied behind a size
+// tag (the copy that made cereal.binary cost twice raw for large byte
+// arrays), like Dask's frames for top-level buffers. Decoding reads either
+// form.
+// - Binary formats: the head is what cereal writes before the elements (the
+//   portable format's endianness byte, the size tag); concatenated, the two
+//   frames are cereal's output.
+// - cereal.json: the head is a JSON object that cereal's JSONInputArchive
+//   reads, `{"elements": N, "element_bytes": S}`, and frame 1 holds the
+//   elements as they are in memory, little-endian (a big-endian sender keeps
+//   multi-byte elements in one JSON frame; a big-endian receiver swaps). As
+//   text, every byte of a byte array became a decimal number, a comma and
+//   indentation: about 14 bytes of JSON per byte, written and parsed at a few
+//   MB/s (64 MiB took 20 s a message over tcp). Arrays inside a value stay
+//   JSON text; members opt out with `separate<V>` as in the other families.
 //
-// cereal.json refuses strings holding a NUL character: cereal's JSON reader
-// would cut them there.
+// cereal.json refuses strings holding a NUL character, whatever their size:
+// cereal's JSON reader would cut them there.
 //
 // Shared identity: all three express it; a value holding one
 // `std::shared_ptr<T>` N times encodes the object once and decodes to N
@@ -131,6 +140,12 @@ enum class cereal_format { binary, portable, json };
 
 /// Top-level arrays of at least this many bytes are split (see above).
 inline constexpr size_t cereal_split_bytes = 64 * 1024;
+
+/// Why cereal.json refuses a string holding a NUL character.
+inline constexpr const char* cereal_json_nul_refusal
+  = "cereal.json cannot carry a NUL character inside a string (cereal's "
+    "JSON reader cuts strings there); use cereal.binary, cereal.portable "
+    "or msgpack";
 
 template <class T>
 struct cereal_splittable : std::false_type {};
@@ -315,12 +330,13 @@ caf::error cereal_decode(std::span<const std::byte> in, T& out,
 /// as they are in memory, and `x` is large enough to split.
 template <cereal_format F, class T>
 bool cereal_should_split(const T& x) {
-  if constexpr (F == cereal_format::json || !cereal_splittable<T>::value) {
+  if constexpr (!cereal_splittable<T>::value) {
     return false;
   } else {
     using E = typename T::value_type;
-    // The portable format swaps multi-byte elements on big-endian machines.
-    if constexpr (F == cereal_format::portable && sizeof(E) > 1
+    // The portable format swaps multi-byte elements on big-endian machines,
+    // and the JSON head promises little-endian elements.
+    if constexpr (F != cereal_format::binary && sizeof(E) > 1
                   && std::endian::native != std::endian::little)
       return false;
     return x.size() * sizeof(E) >= cereal_split_bytes;
@@ -340,9 +356,17 @@ caf::error cereal_encode_split(const T& x, std::vector<std::byte>& head,
     info,
     [&]() -> caf::error {
       byte_sink buf{head};
-      {
+      auto n = static_cast<cereal::size_type>(x.size());
+      if constexpr (F == cereal_format::json) {
+        if constexpr (std::is_same_v<E, char>)
+          if (std::memchr(x.data(), 0, x.size()) != nullptr)
+            throw cereal::Exception(cereal_json_nul_refusal);
+        std::ostream os{&buf};
+        cereal::JSONOutputArchive ar{os};
+        ar(cereal::make_nvp("elements", static_cast<uint64_t>(n)),
+           cereal::make_nvp("element_bytes", uint64_t{sizeof(E)}));
+      } else {
         ostream_lease os{&buf};
-        auto n = static_cast<cereal::size_type>(x.size());
         if constexpr (F == cereal_format::binary) {
           cereal::BinaryOutputArchive ar{os.get()};
           ar(cereal::make_size_tag(n));
@@ -371,14 +395,42 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
                                const call_info& info) {
   using E = typename T::value_type;
   return guarded_frames(info, [&](size_t& frame_index) -> caf::error {
-    checked_input_archive<F == cereal_format::portable> ar{frames[0].bytes(),
-                                                           lim.max_depth};
-    cereal::size_type n = 0;
-    ar(n);
-    if (ar.remaining() != 0)
-      throw decode_fault{errc::trailing_bytes,
-                         std::to_string(ar.remaining())
-                           + " bytes follow the size tag of a split array"};
+    uint64_t n = 0;
+    bool swapped = false;
+    if constexpr (F == cereal_format::json) {
+      auto text = frames[0].bytes();
+      if (auto depth = json_depth(text); depth > lim.max_depth)
+        throw decode_fault{errc::nesting_too_deep,
+                           "the JSON head of a split array nests "
+                             + std::to_string(depth)
+                             + " levels, more than limits::max_depth ("
+                             + std::to_string(lim.max_depth) + ")"};
+      byte_source buf{text};
+      std::istream is{&buf};
+      cereal::JSONInputArchive ar{is};
+      uint64_t width = 0;
+      ar(cereal::make_nvp("elements", n),
+         cereal::make_nvp("element_bytes", width));
+      if (width != sizeof(E))
+        throw decode_fault{errc::frame_mismatch,
+                           "the JSON head of a split array says "
+                             + std::to_string(width)
+                             + "-byte elements, the type's are "
+                             + std::to_string(sizeof(E)) + " bytes"};
+      swapped = sizeof(E) > 1 && std::endian::native != std::endian::little;
+    } else {
+      checked_input_archive<F == cereal_format::portable> ar{frames[0].bytes(),
+                                                             lim.max_depth};
+      cereal::size_type tag = 0;
+      ar(tag);
+      if (ar.remaining() != 0)
+        throw decode_fault{errc::trailing_bytes,
+                           std::to_string(ar.remaining())
+                             + " bytes follow the size tag of a split array"};
+      n = tag;
+      if constexpr (F == cereal_format::portable && sizeof(E) > 1)
+        swapped = ar.swapped();
+    }
     frame_index = 1;
     auto bytes = frames[1].bytes();
     if (bytes.size() % sizeof(E) != 0 || n != bytes.size() / sizeof(E))
@@ -390,8 +442,8 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
     // The elements are frame 1's bytes: the allocation is bounded by
     // what arrived.
     take_elements(frames[1], adopt, out);
-    if constexpr (F == cereal_format::portable && sizeof(E) > 1) {
-      if (ar.swapped())
+    if constexpr (sizeof(E) > 1) {
+      if (swapped)
         for (auto& x : out) {
           auto p = reinterpret_cast<unsigned char*>(&x);
           std::reverse(p, p + sizeof(E));
@@ -449,9 +501,7 @@ inline void CEREAL_SAVE_FUNCTION_NAME(JSONOutputArchive& ar,
                                       const std::string& str) {
   if (str.find('\0') != std::string::npos)
     throw cereal::Exception(
-      "cereal.json cannot carry a NUL character inside a string (cereal's "
-      "JSON reader cuts strings there); use cereal.binary, cereal.portable "
-      "or msgpack");
+      ferry::serializers::detail::cereal_json_nul_refusal);
   ar.saveValue(str);
 }
 
