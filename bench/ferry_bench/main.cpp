@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
     sizes.insert(c.size);
     if (c.tr == transport::ipc)
       max_ipc = std::max(max_ipc, c.size);
-    if (c.tr == transport::ipc && c.family == "cereal.json")
+    if (c.tr == transport::ipc && c.family == "cereal.json"
+        && c.type == payload_type::record)
       max_ipc_json = std::max(max_ipc_json, c.size);
     if (c.tr == transport::tcp && c.type == payload_type::shared_array)
       max_tcp_array = std::max(max_tcp_array, c.size);
@@ -139,9 +140,10 @@ int main(int argc, char** argv) {
   // the payload held by the sender and one being written.
   bench_env env;
   env.store_name = "ferry-bench-" + std::to_string(getpid());
-  // cereal.json writes a byte as its decimal number, a comma and indentation
-  // (64 MiB of bytes became 843 MB of text): its frames are sized at 14 times
-  // the payload, one in the store and one being written.
+  // cereal.json writes a record's floats as decimal text with a comma and
+  // indentation: its frames are sized at up to 14 times the payload (what a
+  // byte array took before large top-level arrays travelled as a frame of
+  // their own), one in the store and one being written.
   auto max_local = std::max(max_ipc, max_tcp_array);
   env.store_capacity = std::max(
     max_local <= 64 * MiB ? 512 * MiB : 3 * max_local + 512 * MiB,

@@ -145,10 +145,6 @@ private:
                          "minutes per message through CAF's element-wise "
                          "float serialization and JSON text would exceed "
                          "CAF's 4 GiB message limit"};
-    if (c.family == "cereal.json" && c.size > 64 * MiB)
-      return std::string{"cereal.json rows stop at 64 MiB: JSON text of a "
-                         "1 GiB payload is several GiB, encoded at a few "
-                         "MB/s (minutes per message)"};
     if (c.family == raw_caf || c.family == inproc_ferry)
       return std::nullopt;
     auto& enc = encodability_of(c.type);
