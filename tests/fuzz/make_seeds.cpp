@@ -39,6 +39,20 @@ void seed(const std::filesystem::path& root, const std::string& target,
   write(root / target, name, p->frames[0].bytes());
 }
 
+/// Writes a two-frame split array for the fuzz targets' `decode_split`: the
+/// byte choosing where frame 0 ends, frame 0 (`head`, the family's part
+/// before the elements) and four doubles. Decoders read a split array of
+/// any size; only encoders wait for `cereal_split_bytes`.
+void seed_split(const std::filesystem::path& root, const std::string& target,
+                std::span<const std::byte> head) {
+  std::vector<double> xs{1.5, -2.0, 3.25, 0.0};
+  auto elements = std::as_bytes(std::span{xs});
+  std::vector<std::byte> out{static_cast<std::byte>(head.size())};
+  out.insert(out.end(), head.begin(), head.end());
+  out.insert(out.end(), elements.begin(), elements.end());
+  write(root / target, "split", out);
+}
+
 common make_common() {
   common c;
   c.id = -7;
@@ -118,6 +132,14 @@ int main(int argc, char** argv) {
     seed(root, target, family, "empty", cereal_value{});
     seed(root, target, family, "tree", t);
   }
+  uint64_t count = 4; // little-endian machines only, like the split itself
+  auto tag = std::as_bytes(std::span{&count, 1});
+  seed_split(root, "cereal_binary", tag);
+  std::vector<std::byte> portable{std::byte{1}};
+  portable.insert(portable.end(), tag.begin(), tag.end());
+  seed_split(root, "cereal_portable", portable);
+  std::string json_head = R"({"elements": 4, "element_bytes": 8})";
+  seed_split(root, "cereal_json", std::as_bytes(std::span{json_head}));
   seed(root, "msgpack", "msgpack", "value", mv);
   seed(root, "msgpack", "msgpack", "empty", msgpack_value{});
   seed(root, "msgpack", "msgpack", "tree", t);
