@@ -80,10 +80,13 @@ std::optional<builtin> builtin_from_name(std::string_view name) noexcept {
 
 // Returns the deepest bracket nesting of a JSON text, ignoring strings. Also
 // refuses (throwing decode_fault) numbers with more than 40 mantissa digits,
-// more than 3 exponent digits, or a zero mantissa with an exponent or more
-// than 17 digits: rapidjson 1.1's exact strtod path has undefined behaviour
-// on such input (an out-of-bounds table read for ~400 leading zeros, a
-// negative shift, clz of zero), and cereal never writes them.
+// more than 20 significant ones (leading zeros not counted), more than 3
+// exponent digits, or a zero mantissa with an exponent or more than 17
+// digits: rapidjson 1.1's exact strtod path has undefined behaviour on such
+// input (an out-of-bounds table read for ~400 leading zeros, a negative
+// shift, clz of zero: a 21-digit significand starting 18446744073709551615
+// rounds up to 2^64, i.e. zero), and cereal never writes them (at most 17
+// significant digits for a double, 20 for a std::uint64_t).
 namespace {
 
 /// What a character starts, outside strings (json_depth).
@@ -157,6 +160,7 @@ size_t json_depth(std::span<const std::byte> text) {
       default: { // number
         auto start = i;
         size_t mantissa = 0;
+        size_t significant = 0;
         size_t exponent = 0;
         bool nonzero = false;
         bool has_exponent = false;
@@ -165,6 +169,7 @@ size_t json_depth(std::span<const std::byte> text) {
         for (; i < n && (is_digit(s[i]) || s[i] == '.'); ++i) {
           mantissa += is_digit(s[i]) ? 1 : 0;
           nonzero = nonzero || (is_digit(s[i]) && s[i] != '0');
+          significant += nonzero && is_digit(s[i]) ? 1 : 0;
         }
         if (i < n && (s[i] == 'e' || s[i] == 'E')) {
           has_exponent = true;
@@ -174,7 +179,7 @@ size_t json_depth(std::span<const std::byte> text) {
           for (; i < n && is_digit(s[i]); ++i)
             ++exponent;
         }
-        if (mantissa > 40 || exponent > 3
+        if (mantissa > 40 || significant > 20 || exponent > 3
             || (!nonzero && (has_exponent || mantissa > 17)))
           throw decode_fault{errc::malformed_frame,
                              "the number at offset " + std::to_string(start)

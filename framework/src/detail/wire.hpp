@@ -40,9 +40,12 @@
 
 namespace ferry::detail {
 
-/// Protocol version of ferry's wire types; peers with another version are
-/// refused at the handshake.
-inline constexpr uint32_t wire_protocol_version = 6;
+/// Protocol version of ferry's wire types and of the payload forms the
+/// built-in families put in them; peers with another version are refused at
+/// the handshake. 7: cereal.json sends a large top-level array as a JSON
+/// head and a frame of its elements (a peer at 6 would fail to read it as
+/// JSON text).
+inline constexpr uint32_t wire_protocol_version = 7;
 
 /// CAF 0.17 `inspect` for a wire type that writes and reads itself
 /// (`save`/`load`); any other inspector (CAF's to_string) gets `summary()`.
