@@ -164,12 +164,21 @@ size_t json_depth(std::span<const std::byte> text) {
         size_t exponent = 0;
         bool nonzero = false;
         bool has_exponent = false;
+        // JSON's grammar, as rapidjson reads it: one '.' at most, so that
+        // "0.000.5" is the zero "0.000" here too, not one number.
+        auto digits = [&] {
+          for (; i < n && is_digit(s[i]); ++i) {
+            ++mantissa;
+            nonzero = nonzero || s[i] != '0';
+            significant += nonzero ? 1 : 0;
+          }
+        };
         if (s[i] == '-')
           ++i;
-        for (; i < n && (is_digit(s[i]) || s[i] == '.'); ++i) {
-          mantissa += is_digit(s[i]) ? 1 : 0;
-          nonzero = nonzero || (is_digit(s[i]) && s[i] != '0');
-          significant += nonzero && is_digit(s[i]) ? 1 : 0;
+        digits();
+        if (i < n && s[i] == '.') {
+          ++i;
+          digits();
         }
         if (i < n && (s[i] == 'e' || s[i] == 'E')) {
           has_exponent = true;

@@ -674,7 +674,9 @@ TEST_F(hostile, JsonNumbersLongerThanCerealWritesAreRefused) {
   // fuzz_cereal_json), whatever the zeros before them.
   for (std::string number :
        {"0.184467440737095516156", "184467440737095516156",
-        "18446744073709551615.6", "0.000184467440737095516159e2"}) {
+        "18446744073709551615.6", "0.000184467440737095516159e2",
+        // a zero that ends at a second '.' (found by fuzz_cereal_json)
+        "0.000000000000000000000000000.484"}) {
     text = "{\"value0\": " + number + "}";
     bytes.resize(text.size());
     std::memcpy(bytes.data(), text.data(), text.size());

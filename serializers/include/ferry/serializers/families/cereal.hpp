@@ -280,6 +280,17 @@ caf::error cereal_encode(const T& x, std::vector<std::byte>& out,
 /// Returns the deepest bracket nesting of a JSON text, ignoring strings.
 size_t json_depth(std::span<const std::byte> text);
 
+/// Checks a JSON text before rapidjson reads it: its nesting against `lim`
+/// and its numbers (json_depth); `what` names the text in the message.
+inline void check_json_text(std::span<const std::byte> text,
+                            const limits& lim, const char* what) {
+  if (auto depth = json_depth(text); depth > lim.max_depth)
+    throw decode_fault{errc::nesting_too_deep,
+                       std::string{what} + " nests " + std::to_string(depth)
+                         + " levels, more than limits::max_depth ("
+                         + std::to_string(lim.max_depth) + ")"};
+}
+
 template <cereal_format F, class T>
 caf::error cereal_decode(std::span<const std::byte> in, T& out,
                          const limits& lim, const call_info& info) {
@@ -291,11 +302,7 @@ caf::error cereal_decode(std::span<const std::byte> in, T& out,
     info,
     [&]() -> caf::error {
       if constexpr (F == cereal_format::json) {
-        if (auto depth = json_depth(in); depth > lim.max_depth)
-          throw decode_fault{errc::nesting_too_deep,
-                             "the JSON text nests " + std::to_string(depth)
-                               + " levels, more than limits::max_depth ("
-                               + std::to_string(lim.max_depth) + ")"};
+        check_json_text(in, lim, "the JSON text");
         byte_source buf{in};
         std::istream is{&buf};
         cereal::JSONInputArchive ar{is};
@@ -399,12 +406,7 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
     bool swapped = false;
     if constexpr (F == cereal_format::json) {
       auto text = frames[0].bytes();
-      if (auto depth = json_depth(text); depth > lim.max_depth)
-        throw decode_fault{errc::nesting_too_deep,
-                           "the JSON head of a split array nests "
-                             + std::to_string(depth)
-                             + " levels, more than limits::max_depth ("
-                             + std::to_string(lim.max_depth) + ")"};
+      check_json_text(text, lim, "the JSON head of a split array");
       byte_source buf{text};
       std::istream is{&buf};
       cereal::JSONInputArchive ar{is};
