@@ -5,9 +5,12 @@
 // for `ar(value)`, so plain cereal code with no ferry in it decodes frame 0 of
 // a one-frame payload. Decoding the binary formats goes through ferry's
 // bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON uses
-// cereal's JSONInputArchive after a depth pre-scan, with allocations bounded
-// by the element counts actually present (for JSON, up to half the input size
-// times the element size; JSON is meant for debugging a link).
+// cereal's JSONInputArchive after a pre-scan of the text (nesting depth, and
+// numbers: those longer than cereal ever writes, more than 20 significant
+// digits among them, are refused, since rapidjson 1.1 reads some of them with
+// undefined behaviour), with allocations bounded by the element counts
+// actually present (for JSON, up to half the input size times the element
+// size; JSON is meant for debugging a link).
 //
 // Large top-level arrays travel in two frames: a value that is itself a
 // std::vector or std::basic_string of numbers or std::byte, of at least
