@@ -59,13 +59,16 @@ protected:
     peer_->wait(10s);
   }
 
-  /// Connects and handshakes like a node named "rogue"; returns the id of
-  /// the peer's default actor.
-  uint64_t handshake() {
+  /// Connects and handshakes like a node named "rogue" speaking wire
+  /// protocol `protocol`; returns the id of the peer's default actor (0 when
+  /// refused, with the peer's error in `refusal` if given).
+  uint64_t handshake(uint32_t protocol = wire_protocol_version,
+                     caf::error* refusal = nullptr) {
     auto gw = sys_->middleman().remote_actor("127.0.0.1", port_);
     EXPECT_TRUE(gw);
     gateway_ = *gw;
     hello mine;
+    mine.protocol = protocol;
     mine.node_name = "rogue";
     mine.host_id = "elsewhere";
     mine.serializers = {"msgpack"};
@@ -77,7 +80,12 @@ protected:
     uint64_t target = 0;
     (*self_)->request(gateway_, 10s, mine)
       .receive([&](hello& theirs) { target = theirs.default_actor; },
-               [&](caf::error& err) { ADD_FAILURE() << caf::to_string(err); });
+               [&](caf::error& err) {
+                 if (refusal != nullptr)
+                   *refusal = std::move(err);
+                 else
+                   ADD_FAILURE() << caf::to_string(err);
+               });
     return target;
   }
 
@@ -651,6 +659,26 @@ TEST(wire_batch_codec, TruncationsAndHugeCountsGetErrors) {
   EXPECT_EQ(errors, buf.size());
   EXPECT_TRUE(mentions(err_huge, "more than a batch holds"));
   EXPECT_TRUE(mentions(err_many, "8192 messages in"));
+}
+
+TEST_F(hostile_fixture, PeerSpeakingAnotherWireProtocolIsRefusedByName) {
+  // Arrange: a node of the ferry before cereal.json's split arrays (6).
+  caf::error refusal;
+  // Act
+  auto target = handshake(wire_protocol_version - 1, &refusal);
+  // Assert
+  EXPECT_EQ(target, 0u);
+  ASSERT_TRUE(refusal);
+  EXPECT_EQ(refusal,
+            caf::make_error(ferry::errc::handshake_failed, refusal.context()));
+  auto text = ferry::render(refusal);
+  EXPECT_NE(text.find("protocol " + std::to_string(wire_protocol_version - 1)),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("run the same ferry version"), std::string::npos)
+    << text;
+  // The node lives on: a peer with the right protocol gets in.
+  EXPECT_NE(handshake(), 0u);
 }
 
 TEST_F(hostile_fixture, FamilyOutsideTheAllowlistIsRefusedWithTypedError) {
