@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   // The physical floor: one warm memcpy per payload size, in this run.
   std::set<uint64_t> sizes;
   uint64_t max_ipc = 0;
-  uint64_t max_ipc_json = 0;
+  uint64_t max_ipc_json_record = 0;
   uint64_t max_tcp_array = 0;
   for (auto& c : mtx.cells) {
     sizes.insert(c.size);
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       max_ipc = std::max(max_ipc, c.size);
     if (c.tr == transport::ipc && c.family == "cereal.json"
         && c.type == payload_type::record)
-      max_ipc_json = std::max(max_ipc_json, c.size);
+      max_ipc_json_record = std::max(max_ipc_json_record, c.size);
     if (c.tr == transport::tcp && c.type == payload_type::shared_array)
       max_tcp_array = std::max(max_tcp_array, c.size);
   }
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   auto max_local = std::max(max_ipc, max_tcp_array);
   env.store_capacity = std::max(
     max_local <= 64 * MiB ? 512 * MiB : 3 * max_local + 512 * MiB,
-    max_ipc_json == 0 ? 0 : 2 * 14 * max_ipc_json + 512 * MiB);
+    max_ipc_json_record == 0 ? 0 : 2 * 14 * max_ipc_json_record + 512 * MiB);
   env.tcp_store_name = env.store_name + "-tcp-peer";
   // The tcp peer's own store receives copies of shared_array payloads (one
   // being pulled, one being read, one spare).
