@@ -64,6 +64,11 @@ public:
     else
       throw std::runtime_error("plain CAF cannot send a shared_array");
     trial_hooks hooks;
+    if (!peer_)
+      hooks.new_sink = [this] {
+        replace_sink(*sys_, sink_);
+        return dest_ = sink_;
+      };
     hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
     hooks.peak_rss = [this] { return peak_rss(); };
     return make_trial(

@@ -94,6 +94,11 @@ public:
     // nop
   }
 
+  /// Sets the receiver of the next messages.
+  void destination(caf::actor dest) {
+    dest_ = std::move(dest);
+  }
+
   /// Sets the message to send (an empty message drops the previous one).
   void payload(caf::message msg) {
     payload_ = std::move(msg);
@@ -230,6 +235,12 @@ void read_caf_application_ini(caf::actor_system_config& cfg) {
 
 caf::actor spawn_sink(caf::actor_system& sys) {
   return sys.spawn(sink);
+}
+
+void replace_sink(caf::actor_system& sys, caf::actor& sink) {
+  if (sink)
+    caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  sink = spawn_sink(sys);
 }
 
 bool reset_sink(caf::actor_system& sys, const caf::actor& sink,
@@ -374,6 +385,8 @@ public:
 private:
   bool reset() {
     runner_.restart();
+    if (hooks_.new_sink)
+      runner_.destination(hooks_.new_sink());
     if (hooks_.reset && !hooks_.reset(p_.ack_every)) {
       m_.error = "the receiver did not answer a reset";
       return false;

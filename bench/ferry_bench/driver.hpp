@@ -39,6 +39,9 @@ uint64_t now_ns();
 /// Spawns a sink in `sys`.
 caf::actor spawn_sink(caf::actor_system& sys);
 
+/// Stops `sink` (if any) and spawns a new one in `sys` in its place.
+void replace_sink(caf::actor_system& sys, caf::actor& sink);
+
 /// Reads `caf-application.ini` from the working directory into `cfg` (no
 /// flags), so that one file sets CAF options for every system of a run,
 /// baseline and ferry alike. A missing or unreadable file changes nothing.
@@ -65,6 +68,11 @@ using failure_probe = std::function<std::string()>;
 /// each round, and last figures after the last round (ferry's family
 /// check).
 struct trial_hooks {
+  /// In-process rows: puts a new sink in place of the last and returns it;
+  /// called before the warm-up and every round, ahead of `reset`. A CAF
+  /// actor's rate depends on the instance (see main.cpp), so each round
+  /// measures another one.
+  std::function<caf::actor()> new_sink;
   std::function<bool(uint64_t ack_every)> reset;
   failure_probe probe;
   /// Returns the receiver's peak resident memory since the last reset

@@ -122,6 +122,11 @@ public:
       if (auto st = node_->stats(peer_name_))
         *before = *st;
     trial_hooks hooks;
+    if (peer_name_.empty())
+      hooks.new_sink = [this] {
+        replace_sink(node_->system(), sink_);
+        return dest_ = sink_;
+      };
     hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
     hooks.probe = [this, before]() -> std::string {
       if (peer_name_.empty())

@@ -9,6 +9,14 @@
 // baseline and ferry rows get the same number of rounds. Groups (a sender side and a receiver side, see
 // runs.hpp) stay alive while their transport runs, so every family's peer is
 // started once.
+//
+// inproc rows send to a new sink every round. Two sinks running the same
+// code in one process take different rates for their whole life (64 B
+// oneway, 2026-11-24: 5.0-5.5 M msg/s against 5.9-6.5 M, the same sink
+// within 5 % round after round), so with one sink per row the inproc ratio,
+// plain CAF against plain CAF, was a draw between two instances: 0.81-1.24
+// across runs. A sink per round puts that spread inside each row, where the
+// median takes it out.
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "output.hpp"
