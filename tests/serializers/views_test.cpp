@@ -358,6 +358,29 @@ TEST(views, CerealJsonRefusesANulInAStringOfAnySize) {
     << render(l.error());
 }
 
+TEST(views, CerealJsonCarriesNulBytesInACharVectorOfAnySize) {
+  // A std::vector<char> is an array of numbers in cereal's JSON, not a
+  // string: a 0 in it is a number like any other, split or not.
+  registry sut;
+  std::vector<char> small(100, 'x');
+  std::vector<char> large(70'000, 'x');
+  small[50] = '\0';
+  large[60'000] = '\0';
+  auto s = sut.encode(small, encode_kept("cereal.json"));
+  auto l = sut.encode(large, encode_kept("cereal.json"));
+  ASSERT_TRUE(s) << render(s.error());
+  ASSERT_TRUE(l) << render(l.error());
+  ASSERT_EQ(l->frames.size(), 2u);
+  // Act
+  auto s2 = sut.decode<std::vector<char>>(*s, decode_with("cereal.json"));
+  auto l2 = sut.decode<std::vector<char>>(*l, decode_with("cereal.json"));
+  // Assert
+  ASSERT_TRUE(s2) << render(s2.error());
+  ASSERT_TRUE(l2) << render(l2.error());
+  EXPECT_EQ(*s2, small);
+  EXPECT_EQ(*l2, large);
+}
+
 TEST(views, PortableSplitFromABigEndianSenderIsByteSwapped) {
   // Arrange: what a big-endian machine writes for a split vector<double>:
   // frame 0 = endianness byte 0 and the size tag big-endian, frame 1 = the

@@ -368,7 +368,9 @@ caf::error cereal_encode_split(const T& x, std::vector<std::byte>& head,
       byte_sink buf{head};
       auto n = static_cast<cereal::size_type>(x.size());
       if constexpr (F == cereal_format::json) {
-        if constexpr (std::is_same_v<E, char>)
+        // A std::string is a JSON string (see its save below); a
+        // std::vector<char> is an array of numbers, where 0 is a number.
+        if constexpr (std::is_same_v<T, std::string>)
           if (std::memchr(x.data(), 0, x.size()) != nullptr)
             throw cereal::Exception(cereal_json_nul_refusal);
         std::ostream os{&buf};
