@@ -157,9 +157,13 @@ int main(int argc, char** argv) {
     max_local <= 64 * MiB ? 512 * MiB : 3 * max_local + 512 * MiB,
     max_ipc_json_record == 0 ? 0 : 2 * 14 * max_ipc_json_record + 512 * MiB);
   env.tcp_store_name = env.store_name + "-tcp-peer";
-  // The tcp peer's own store receives copies of shared_array payloads (one
-  // being pulled, one being read, one spare).
-  env.tcp_store_capacity = 3 * max_tcp_array + 16 * MiB;
+  // The tcp peer's own store receives copies of shared_array payloads: one
+  // being pulled, one being read and one spare, and below the pull
+  // threshold a oneway window of copies (128 MiB) waiting in the sink's
+  // mailbox. On top, the eighth of a store that copies landed ahead of
+  // their delivery may take (framework/src/detail/wire.hpp).
+  auto tcp_needed = 3 * max_tcp_array + 128 * MiB + 16 * MiB;
+  env.tcp_store_capacity = tcp_needed + tcp_needed / 7;
   ferry::store::store_config sc;
   sc.name = env.store_name;
   sc.capacity = env.store_capacity;

@@ -1026,6 +1026,11 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
               "the spawn");
       if (kind != frame_kind::inline_handle)
         continue;
+      if (imported()) {
+        // CAF's read put it into this host's store (wire.cpp).
+        counters_.bytes_inline_received += frame.size;
+        continue;
+      }
       // A small object behind a handle came with the message: copy it into
       // this host's store.
       if (frame.data.size() != frame.size)

@@ -78,6 +78,8 @@ node_impl::node_impl(node_config& cfg)
 }
 
 node_impl::~node_impl() {
+  if (store_)
+    unregister_import_store(&sys_);
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
   if (pool_applied_) {
@@ -152,6 +154,7 @@ caf::error node_impl::init() {
     auto attached = store::object_store::attach(sc);
     if (attached) {
       store_.emplace(std::move(*attached));
+      register_import_store(&sys_, *store_);
     } else {
       log("runs without a store (large frames travel inline or in chunks): "
           + render(attached.error()));

@@ -21,6 +21,7 @@
 #include "ferry/serializers/detail/little_endian.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <optional>
@@ -99,6 +100,108 @@ caf::error malformed(const std::string& what) {
 }
 
 } // namespace
+
+// -- import stores ------------------------------------------------------------
+
+namespace {
+
+/// Where a system's messages land their inline handles, and how much of it
+/// objects landed ahead of their delivery may take.
+struct import_target {
+  store::object_store store;
+  /// Bytes of landed objects whose messages are still in CAF's pipeline
+  /// (or held back behind a pulled message): not yet delivered.
+  std::shared_ptr<std::atomic<uint64_t>> ahead;
+  uint64_t limit = 0;
+};
+
+struct import_store_registry {
+  std::mutex mtx;
+  std::vector<std::pair<const caf::actor_system*, import_target>> entries;
+};
+
+import_store_registry& import_stores() {
+  // Never destroyed: BASP workers may read messages while the process exits.
+  static auto* registry = new import_store_registry;
+  return *registry;
+}
+
+/// The import target of the system reading from `source`, if it has one.
+std::optional<import_target> import_target_for(caf::deserializer& source) {
+  auto* ctx = source.context();
+  if (ctx == nullptr)
+    return std::nullopt;
+  const auto* sys = &ctx->system();
+  auto& reg = import_stores();
+  std::lock_guard<std::mutex> guard{reg.mtx};
+  for (auto& [owner, target] : reg.entries)
+    if (owner == sys)
+      return target;
+  return std::nullopt;
+}
+
+/// A landed object as its frame holds it: keeps the bytes the frame views
+/// and gives the object's share of the budget back when the message goes.
+struct landed_object {
+  store::object_ref ref;
+  std::shared_ptr<std::atomic<uint64_t>> ahead;
+  uint64_t size = 0;
+
+  ~landed_object() {
+    ahead->fetch_sub(size, std::memory_order_relaxed);
+  }
+};
+
+/// Copies the next `n` bytes of `source` into a new sealed object of the
+/// target's store and returns it with what keeps it counted; returns a null
+/// keep-alive, reading nothing, when the objects landed ahead would exceed
+/// the target's limit or the store cannot take them (the frame is then
+/// read into memory and decoding copies it, naming the store's error if
+/// that fails too).
+std::pair<store::object_ref, std::shared_ptr<const void>>
+land_in_store(import_target& target, caf::binary_deserializer& source,
+              uint64_t n) {
+  auto before = target.ahead->fetch_add(n, std::memory_order_relaxed);
+  auto held = std::make_shared<landed_object>();
+  held->ahead = target.ahead;
+  held->size = n; // from here on, `held` gives the bytes back
+  if (before > target.limit || n > target.limit - before)
+    return {};
+  auto object = target.store.create(n);
+  if (!object)
+    return {};
+  std::memcpy(object->bytes().data(), next_bytes(source, n).data(), n);
+  auto ref = object->seal();
+  if (!ref)
+    return {};
+  source.skip(static_cast<size_t>(n));
+  held->ref = *ref;
+  return {std::move(*ref), std::move(held)};
+}
+
+} // namespace
+
+void register_import_store(const caf::actor_system* sys,
+                           store::object_store store) {
+  import_target target;
+  target.limit = store.capacity() / import_ahead_share;
+  target.store = std::move(store);
+  target.ahead = std::make_shared<std::atomic<uint64_t>>(0);
+  auto& reg = import_stores();
+  std::lock_guard<std::mutex> guard{reg.mtx};
+  for (auto& [owner, x] : reg.entries)
+    if (owner == sys) {
+      x = std::move(target);
+      return;
+    }
+  reg.entries.emplace_back(sys, std::move(target));
+}
+
+void unregister_import_store(const caf::actor_system* sys) {
+  auto& reg = import_stores();
+  std::lock_guard<std::mutex> guard{reg.mtx};
+  std::erase_if(reg.entries, [sys](auto& x) { return x.first == sys; });
+}
 
 caf::error wire_message::save(caf::serializer& sink) const {
   size_t frames = 0;
@@ -225,15 +328,26 @@ caf::error wire_message::load(caf::deserializer& source) {
   // is allocated for the pieces.
   uint64_t total = 0;
   uint64_t shared_total = 0;
-  auto count = [&](uint64_t length) -> bool {
+  auto count = [&](uint64_t length, bool shareable = true) -> bool {
     if (length > available - total)
       return false;
     total += length;
-    if (length < own_buffer_threshold)
+    if (shareable && length < own_buffer_threshold)
       shared_total += length;
     return true;
   };
+  // Where inline store handles land (looked up at the first one).
+  std::optional<std::optional<import_target>> import_to;
+  auto lands = [&](const wire_frame& frame, uint64_t data_size) {
+    if (static_cast<frame_kind>(frame.kind) != frame_kind::inline_handle
+        || data_size == 0 || data_size != frame.size)
+      return false;
+    if (!import_to)
+      import_to = import_target_for(source);
+    return import_to->has_value();
+  };
   elements.clear();
+  imports.clear();
   elements.resize(element_count);
   for (size_t e = 0; e < element_count; ++e) {
     uint32_t header_size = 0;
@@ -257,7 +371,7 @@ caf::error wire_message::load(caf::deserializer& source) {
       r.get(frame.object_id);
       r.get(frame.ticket);
       r.get(data_size);
-      if (!count(data_size))
+      if (!count(data_size, !lands(frame, data_size)))
         return malformed("frame " + std::to_string(f) + " of element "
                          + std::to_string(e) + " claims "
                          + std::to_string(data_size)
@@ -299,6 +413,18 @@ caf::error wire_message::load(caf::deserializer& source) {
       uint64_t data_size = 0;
       lengths.skip(frame_head - 8); // kind, size, object id, ticket
       lengths.get(data_size);
+      if (lands(frame, data_size)) {
+        auto [ref, held] = land_in_store(**import_to, *bin, data_size);
+        if (held) {
+          frame.data = wire_bytes{ref.bytes(), std::move(held)};
+          imports.emplace_back(frame.object_id, std::move(ref));
+        } else {
+          // Not landed: a buffer of its own (the shared one has no room
+          // for it); decoding copies it into the store.
+          frame.data = wire_bytes::take_from(*bin, data_size);
+        }
+        continue;
+      }
       read_piece(frame.data, data_size);
     }
   }

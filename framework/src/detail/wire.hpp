@@ -22,6 +22,7 @@
 #include <caf/serializer.hpp>
 
 #include "ferry/store/object_builder.hpp"
+#include "ferry/store/object_store.hpp"
 #include "ferry/store/object_ref.hpp"
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
@@ -218,6 +219,34 @@ uint64_t register_landing(std::weak_ptr<landing_buffer> target,
 /// Forgets a landing; nothing happens when it was claimed or is unknown.
 void release_landing(uint64_t key);
 
+/// Share of an import store's capacity that objects landed ahead of their
+/// delivery may take (see `register_import_store`).
+inline constexpr uint64_t import_ahead_share = 8;
+
+/// Lets `wire_message::load` put the bytes of `inline_handle` frames (store
+/// objects from another host, small enough to travel with the message)
+/// straight from CAF's receive buffer into new sealed objects of `store`
+/// when the actor system `sys` reads a message, instead of into a buffer
+/// that decoding then copies into the store: one copy of every such object
+/// less.
+///
+/// CAF reads messages ahead of their delivery (18 MiB of 1 MiB messages in
+/// a stream, measured), and a landed object cannot be spilled while its
+/// message holds it, so landing everything would let messages not yet
+/// delivered fill the store and make the decoding of others fail with
+/// store_full. Objects landed and not yet delivered therefore take at most
+/// 1/`import_ahead_share` of the store's capacity; beyond that, and without
+/// a store registered for the reading system (or when the store cannot take
+/// an object), frames are read into memory and decoding copies them into
+/// the store when it delivers the message, naming the store's error if that
+/// fails too.
+void register_import_store(const caf::actor_system* sys,
+                           store::object_store store);
+
+/// Undoes `register_import_store` (before the store goes away); messages
+/// read afterwards take the copying path.
+void unregister_import_store(const caf::actor_system* sys);
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, wire_bytes& x) {
   return inspect_by_hand(f, x, [&] {
@@ -315,9 +344,10 @@ struct wire_message {
   /// The encoded elements.
   inline_one<wire_element> elements;
   /// Receiving side only, never on the wire: local copies of the sender's
-  /// store objects named by `remote_handle` frames (sender's object id,
-  /// copy), filled by the puller before the message is decoded
-  /// (`inline_handle` frames are copied while decoding).
+  /// store objects (sender's object id, copy). `remote_handle` frames are
+  /// filled in by the puller before the message is decoded; `inline_handle`
+  /// frames by `load` when the reading system has an import store (the
+  /// frame's `data` is then a view of the copy), else by decoding.
   std::vector<std::pair<uint64_t, store::object_ref>> imports;
 
   /// Writes the message (see above).
