@@ -6,10 +6,19 @@
 //   1: a `wire_batch` (several of them in one CAF message);
 //   2: a `chunk_reply` (a chunk of a pulled frame; no landing is registered
 //      here, so its bytes must be read aside).
+// The system reading has an import store, as a node's has: `inline_handle`
+// frames land in it (within its budget for objects not yet delivered), and
+// every object must be gone once the message is.
 // The reader is the one parser in ferry that takes bytes straight from the
 // network; it must refuse anything malformed with an error, allocate no more
 // than the input holds, and what it accepts must survive writing it back.
 #include "detail/wire.hpp"
+
+#include "ferry/store/memory_summary.hpp"
+#include "ferry/store/object_store.hpp"
+#include "ferry/store/store_config.hpp"
+
+#include <unistd.h>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -34,6 +43,27 @@ caf::actor_system& fuzz_system() {
   }();
   static auto* sys = new caf::actor_system(*cfg);
   return *sys;
+}
+
+/// The import store of `fuzz_system()`: 1 MiB, no spilling, and its name
+/// removed at once (the mapping stays), so nothing is left in /dev/shm
+/// whatever way the fuzzer ends.
+ferry::store::object_store& fuzz_store() {
+  static auto* st = [] {
+    ferry::store::store_config sc;
+    sc.name = "ferry-fuzz-wire-" + std::to_string(::getpid());
+    sc.capacity = uint64_t{1} << 20;
+    sc.spill_limit = 0;
+    sc.reaper_interval = std::chrono::milliseconds{0};
+    auto attached = ferry::store::object_store::attach(sc);
+    if (!attached)
+      std::abort();
+    static_cast<void>(ferry::store::object_store::remove(sc.name));
+    auto* result = new ferry::store::object_store(std::move(*attached));
+    register_import_store(&fuzz_system(), *result);
+    return result;
+  }();
+  return *st;
 }
 
 void check(bool ok) {
@@ -66,11 +96,35 @@ void same_message(const wire_message& x, const wire_message& y) {
   }
 }
 
-/// Reads `T` from `bytes`; returns whether it was accepted.
+/// Reads `T` from `bytes` as a BASP worker of `sys` would; returns whether
+/// it was accepted.
 template <class T>
 bool read(caf::actor_system& sys, const char* bytes, size_t size, T& out) {
-  caf::binary_deserializer source{sys, bytes, size};
+  caf::binary_deserializer source{sys.dummy_execution_unit(), bytes, size};
   return !source(out);
+}
+
+/// What landed is what the frames name: one import per landed
+/// `inline_handle` frame, holding the frame's bytes.
+void check_imports(const wire_message& msg) {
+  size_t landed = 0;
+  for (auto& element : msg.elements)
+    for (auto& frame : element.frames)
+      for (auto& [id, ref] : msg.imports)
+        if (frame.data.size() > 0 && ref.bytes().data() == frame.data.bytes().data()) {
+          check(id == frame.object_id && ref.size() == frame.data.size()
+                && frame.size == ref.size()
+                && static_cast<frame_kind>(frame.kind)
+                     == frame_kind::inline_handle);
+          ++landed;
+        }
+  check(landed == msg.imports.size());
+}
+
+/// No store object outlives the messages that landed it.
+void check_store_empty() {
+  auto summary = fuzz_store().memory_summary();
+  check(summary && summary->objects.empty());
 }
 
 /// What was accepted fits the input: its pieces hold no more bytes than
@@ -102,6 +156,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0)
     return 0;
   auto& sys = fuzz_system();
+  fuzz_store();
   auto* bytes = reinterpret_cast<const char*>(data) + 1;
   auto n = size - 1;
   if (data[0] % 3 == 2) {
@@ -117,13 +172,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     wire_message msg;
     if (read(sys, bytes, n, msg)) {
       check_fits(msg, n);
+      check_imports(msg);
       round_trip(sys, msg, same_message);
     }
   } else {
     wire_batch batch;
     if (read(sys, bytes, n, batch)) {
-      for (auto& msg : batch.messages)
+      for (auto& msg : batch.messages) {
         check_fits(msg, n);
+        check_imports(msg);
+      }
       round_trip(sys, batch, [](const wire_batch& x, const wire_batch& y) {
         check(x.messages.size() == y.messages.size());
         for (size_t i = 0; i < x.messages.size(); ++i)
@@ -131,5 +189,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       });
     }
   }
+  check_store_empty();
   return 0;
 }

@@ -92,6 +92,29 @@ ferry::detail::wire_message sample_wire(size_t elements) {
   return msg;
 }
 
+/// A wire message from another host whose element holds a store handle:
+/// the payload's frame, then an `inline_handle` frame with the object's
+/// bytes (what a receiving node lands in its store while reading).
+ferry::detail::wire_message handle_wire() {
+  using namespace ferry::detail;
+  auto msg = sample_wire(0);
+  wire_element el;
+  el.header = wire_bytes{std::vector<std::byte>(12, std::byte{0x46})};
+  wire_frame payload;
+  payload.kind = static_cast<uint8_t>(frame_kind::inline_plain);
+  payload.size = 16;
+  payload.data = wire_bytes{std::vector<std::byte>(16, std::byte{1})};
+  el.frames.push_back(std::move(payload));
+  wire_frame handle;
+  handle.kind = static_cast<uint8_t>(frame_kind::inline_handle);
+  handle.size = 64;
+  handle.object_id = 262144;
+  handle.data = wire_bytes{std::vector<std::byte>(64, std::byte{5})};
+  el.frames.push_back(std::move(handle));
+  msg.elements.push_back(std::move(el));
+  return msg;
+}
+
 /// Writes `x` as CAF's binary serializer does, behind the fuzz target's
 /// selector byte (0: wire_message, 1: wire_batch, 2: chunk_reply).
 template <class T>
@@ -157,6 +180,7 @@ int main(int argc, char** argv) {
   write(root / "header", "two_frames", encode_header(h));
   write(root / "header", "empty_names", encode_header(payload_header{"x", "", 1, {}, ""}));
   seed_wire(root, "message", 0, sample_wire(2));
+  seed_wire(root, "handle", 0, handle_wire());
   auto failed = sample_wire(0);
   failed.error = caf::make_error(ferry::errc::no_such_actor, "gone");
   seed_wire(root, "error", 0, std::move(failed));
