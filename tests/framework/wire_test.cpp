@@ -51,6 +51,30 @@ protected:
     return st ? std::move(*st) : store::object_store{};
   }
 
+  /// A store of `capacity` bytes registered as this system's import store.
+  store::object_store import_store(uint64_t capacity = uint64_t{1} << 20) {
+    auto st = make_store(capacity);
+    if (st)
+      register_import_store(&sys, st);
+    return st;
+  }
+
+  /// The number of objects in `st` (-1 when it cannot say).
+  static int64_t objects_in(store::object_store& st) {
+    auto summary = st.memory_summary();
+    return summary ? static_cast<int64_t>(summary->objects.size()) : -1;
+  }
+
+  /// Checks that `msg` (as `encode` wrote it) was read into memory: no
+  /// import, both frames' bytes in place.
+  void expect_read_into_memory(const wire_message& msg) {
+    EXPECT_TRUE(msg.imports.empty());
+    auto& frames = msg.elements.at(0).frames;
+    ASSERT_EQ(frames.size(), 2u);
+    EXPECT_TRUE(same(frames[0].data.bytes(), object));
+    EXPECT_TRUE(same(frames[1].data.bytes(), tail));
+  }
+
   /// A message of one element: an `inline_handle` frame of `object` (its
   /// bytes, `claimed` as its size) followed by a plain frame of `tail`.
   static std::vector<char> encode(std::span<const std::byte> object,
@@ -98,9 +122,8 @@ protected:
 
 TEST_F(wire_import, InlineHandleLandsInTheReadingSystemsStore) {
   // Arrange
-  auto st = make_store(uint64_t{1} << 20);
+  auto st = import_store();
   ASSERT_TRUE(st);
-  register_import_store(&sys, st);
   auto buf = encode(object, object.size(), tail, sys);
   // Act
   auto msg = decode(buf);
@@ -116,63 +139,46 @@ TEST_F(wire_import, InlineHandleLandsInTheReadingSystemsStore) {
   EXPECT_EQ(frames[0].data.bytes().data(), ref.bytes().data());
   EXPECT_EQ(frames[0].data.size(), object.size());
   EXPECT_TRUE(same(frames[1].data.bytes(), tail));
-  auto used = st.memory_summary();
-  ASSERT_TRUE(used);
-  EXPECT_EQ(used->objects.size(), 1u);
+  EXPECT_EQ(objects_in(st), 1);
   // The copy goes when the message does.
   msg = wire_message{};
-  used = st.memory_summary();
-  ASSERT_TRUE(used);
-  EXPECT_EQ(used->objects.size(), 0u);
+  EXPECT_EQ(objects_in(st), 0);
 }
 
 TEST_F(wire_import, InlineHandleIsReadIntoMemoryWithoutAnImportStore) {
   // Arrange: a store exists but is not registered for this system.
-  auto st = make_store(uint64_t{1} << 20);
+  auto st = import_store();
   ASSERT_TRUE(st);
-  register_import_store(&sys, st);
   unregister_import_store(&sys);
   auto buf = encode(object, object.size(), tail, sys);
   // Act
   auto msg = decode(buf);
   // Assert: decoding will copy the bytes into the store (link.cpp).
-  EXPECT_TRUE(msg.imports.empty());
-  auto& frames = msg.elements.at(0).frames;
-  ASSERT_EQ(frames.size(), 2u);
-  EXPECT_TRUE(same(frames[0].data.bytes(), object));
-  EXPECT_TRUE(same(frames[1].data.bytes(), tail));
-  auto used = st.memory_summary();
-  ASSERT_TRUE(used);
-  EXPECT_EQ(used->objects.size(), 0u);
+  expect_read_into_memory(msg);
+  EXPECT_EQ(objects_in(st), 0);
 }
 
 TEST_F(wire_import, InlineHandleIsReadIntoMemoryWhenTheStoreIsFull) {
   // Arrange: the store's 1 MiB held by objects of 96 KiB, no spilling.
-  auto st = make_store(uint64_t{1} << 20);
+  auto st = import_store();
   ASSERT_TRUE(st);
   std::vector<store::object_ref> held;
   while (auto ref = st.put(pattern(96 << 10, 3)))
     held.push_back(std::move(*ref));
   ASSERT_FALSE(held.empty());
-  register_import_store(&sys, st);
   auto buf = encode(object, object.size(), tail, sys);
   // Act
   auto msg = decode(buf);
   // Assert: read as if there were no store (decoding then names the
   // store's error); nothing is skipped.
-  EXPECT_TRUE(msg.imports.empty());
-  auto& frames = msg.elements.at(0).frames;
-  ASSERT_EQ(frames.size(), 2u);
-  EXPECT_TRUE(same(frames[0].data.bytes(), object));
-  EXPECT_TRUE(same(frames[1].data.bytes(), tail));
+  expect_read_into_memory(msg);
 }
 
 TEST_F(wire_import, ObjectsLandedAheadOfDeliveryTakeAnEighthOfTheStore) {
   // Arrange: 1 MiB of store, so 128 KiB for objects landed ahead; each
   // message holds 100,000 bytes.
-  auto st = make_store(uint64_t{1} << 20);
+  auto st = import_store();
   ASSERT_TRUE(st);
-  register_import_store(&sys, st);
   auto buf = encode(object, object.size(), tail, sys);
   // Act: a second message read while the first is still held.
   auto first = decode(buf);
@@ -180,23 +186,18 @@ TEST_F(wire_import, ObjectsLandedAheadOfDeliveryTakeAnEighthOfTheStore) {
   // Assert: the second is read into memory (decoding copies it when it is
   // delivered) ...
   ASSERT_EQ(first.imports.size(), 1u);
-  EXPECT_TRUE(second.imports.empty());
-  EXPECT_TRUE(same(second.elements.at(0).frames[0].data.bytes(), object));
-  EXPECT_TRUE(same(second.elements.at(0).frames[1].data.bytes(), tail));
+  expect_read_into_memory(second);
   // ... and once the first is gone, the next one lands again.
   first = wire_message{};
   auto third = decode(buf);
   EXPECT_EQ(third.imports.size(), 1u);
-  auto used = st.memory_summary();
-  ASSERT_TRUE(used);
-  EXPECT_EQ(used->objects.size(), 1u);
+  EXPECT_EQ(objects_in(st), 1);
 }
 
 TEST_F(wire_import, InlineHandleWhoseSizeDisagreesWithItsDataIsNotLanded) {
   // Arrange: the frame claims one byte more than it carries.
-  auto st = make_store(uint64_t{1} << 20);
+  auto st = import_store();
   ASSERT_TRUE(st);
-  register_import_store(&sys, st);
   auto buf = encode(object, object.size() + 1, tail, sys);
   // Act
   auto msg = decode(buf);
@@ -204,16 +205,13 @@ TEST_F(wire_import, InlineHandleWhoseSizeDisagreesWithItsDataIsNotLanded) {
   // its data"); the store holds nothing.
   EXPECT_TRUE(msg.imports.empty());
   EXPECT_TRUE(same(msg.elements.at(0).frames[0].data.bytes(), object));
-  auto used = st.memory_summary();
-  ASSERT_TRUE(used);
-  EXPECT_EQ(used->objects.size(), 0u);
+  EXPECT_EQ(objects_in(st), 0);
 }
 
 TEST_F(wire_import, ReadingAgainForgetsTheImportsOfTheLastRead) {
   // Arrange
-  auto st = make_store(uint64_t{1} << 20);
+  auto st = import_store();
   ASSERT_TRUE(st);
-  register_import_store(&sys, st);
   auto with_handle = encode(object, object.size(), tail, sys);
   wire_message plain_only;
   plain_only.elements.emplace_back();
@@ -227,9 +225,7 @@ TEST_F(wire_import, ReadingAgainForgetsTheImportsOfTheLastRead) {
   ASSERT_FALSE(source(msg));
   // Assert
   EXPECT_TRUE(msg.imports.empty());
-  auto used = st.memory_summary();
-  ASSERT_TRUE(used);
-  EXPECT_EQ(used->objects.size(), 0u);
+  EXPECT_EQ(objects_in(st), 0);
 }
 
 } // namespace
