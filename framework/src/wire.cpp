@@ -337,14 +337,17 @@ caf::error wire_message::load(caf::deserializer& source) {
     return true;
   };
   // Where inline store handles land (looked up at the first one).
-  std::optional<std::optional<import_target>> import_to;
+  bool looked_up = false;
+  std::optional<import_target> import_to;
   auto lands = [&](const wire_frame& frame, uint64_t data_size) {
     if (static_cast<frame_kind>(frame.kind) != frame_kind::inline_handle
         || data_size == 0 || data_size != frame.size)
       return false;
-    if (!import_to)
+    if (!looked_up) {
       import_to = import_target_for(source);
-    return import_to->has_value();
+      looked_up = true;
+    }
+    return import_to.has_value();
   };
   elements.clear();
   imports.clear();
@@ -414,7 +417,7 @@ caf::error wire_message::load(caf::deserializer& source) {
       lengths.skip(frame_head - 8); // kind, size, object id, ticket
       lengths.get(data_size);
       if (lands(frame, data_size)) {
-        auto [ref, held] = land_in_store(**import_to, *bin, data_size);
+        auto [ref, held] = land_in_store(*import_to, *bin, data_size);
         if (held) {
           frame.data = wire_bytes{ref.bytes(), std::move(held)};
           imports.emplace_back(frame.object_id, std::move(ref));

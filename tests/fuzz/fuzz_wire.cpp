@@ -111,7 +111,8 @@ void check_imports(const wire_message& msg) {
   for (auto& element : msg.elements)
     for (auto& frame : element.frames)
       for (auto& [id, ref] : msg.imports)
-        if (frame.data.size() > 0 && ref.bytes().data() == frame.data.bytes().data()) {
+        if (frame.data.size() > 0
+            && ref.bytes().data() == frame.data.bytes().data()) {
           check(id == frame.object_id && ref.size() == frame.data.size()
                 && frame.size == ref.size()
                 && static_cast<frame_kind>(frame.kind)
