@@ -176,6 +176,10 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       err = read_uint(value, key, base.max_proxies);
     } else if (key == "max-spawned-actors") {
       err = read_uint(value, key, base.max_spawned_actors);
+    } else if (key == "max-held-bytes") {
+      err = read_uint(value, key, base.max_held_bytes);
+    } else if (key == "max-held-messages") {
+      err = read_uint(value, key, base.max_held_messages);
     } else {
       return caf::make_error(
         errc::invalid_config,
@@ -184,7 +188,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
             "compression, compression-threshold, max-message-size, "
             "window-bytes, window-messages, send-timeout, pull-threshold, "
             "chunk-size, chunks-in-flight, batch-messages, batch-gap, "
-            "max-proxies, max-spawned-actors");
+            "max-proxies, max-spawned-actors, max-held-bytes, "
+            "max-held-messages");
     }
     if (err)
       return err;
@@ -202,6 +207,12 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     return caf::make_error(errc::invalid_config,
                            "max-proxies must be positive (it bounds the peer's "
                            "actors that may send to this node)");
+  if (base.max_held_bytes == 0 || base.max_held_messages == 0)
+    return caf::make_error(errc::invalid_config,
+                           "max-held-bytes and max-held-messages must be "
+                           "positive (they bound what a peer's messages may "
+                           "hold on this node before its actors process "
+                           "them)");
   return base;
 }
 
@@ -338,7 +349,12 @@ node_config::node_config()
     .add(default_link.max_proxies, "max-proxies",
          "most proxies of a peer's actors that sent to this node")
     .add(default_link.max_spawned_actors, "max-spawned-actors",
-         "most live actors a peer may spawn on this node (0: none)");
+         "most live actors a peer may spawn on this node (0: none)")
+    .add(default_link.max_held_bytes, "max-held-bytes",
+         "most bytes of a peer's messages held here before actors process "
+         "them")
+    .add(default_link.max_held_messages, "max-held-messages",
+         "most messages of a peer held here before actors process them");
   add_message_type<std::string>("string")
     .add_message_type<bool>("bool")
     .add_message_type<int32_t>("i32")

@@ -24,6 +24,7 @@ std::string to_string(errc x) {
     case errc::send_timeout: return "send_timeout";
     case errc::too_many_proxies: return "too_many_proxies";
     case errc::too_many_actors: return "too_many_actors";
+    case errc::receiver_full: return "receiver_full";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -201,7 +201,7 @@ uint64_t wire_size(const wire_message& msg) {
 credit_token::~credit_token() {
   if (bytes_ > 0)
     if (auto link = link_.lock())
-      link->return_credit(bytes_);
+      link->return_credit(bytes_, held_);
 }
 
 credited_element::credited_element(caf::strong_actor_ptr sender,
@@ -263,6 +263,18 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
   dec_opts_.context = serializers::context{peer_name_, node_.config().node_name,
                                            peer_name_, same_host_};
   dec_opts_.limits.max_payload_bytes = cfg_.max_message_size;
+  if (peer_window_bytes_ > cfg_.max_held_bytes
+      || peer_window_messages_ > cfg_.max_held_messages)
+    node_.log("node " + peer_name_ + " sends with a credit window of "
+              + std::to_string(peer_window_messages_) + " messages and "
+              + std::to_string(peer_window_bytes_)
+              + " bytes, above what this node holds of a peer's ("
+              + std::to_string(cfg_.max_held_messages) + " messages, "
+              + std::to_string(cfg_.max_held_bytes)
+              + " bytes): when this node's actors fall behind, its messages "
+                "beyond that are refused (receiver_full); raise "
+                "ferry.link.max-held-messages / max-held-bytes here or "
+                "lower window-messages / window-bytes there");
 }
 
 link_state::~link_state() = default;
@@ -803,7 +815,11 @@ void link_state::on_probe() {
   send_control(caf::make_message(batch), nullptr);
 }
 
-void link_state::return_credit(uint64_t bytes) {
+void link_state::return_credit(uint64_t bytes, bool held) {
+  if (held) {
+    held_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    held_messages_.fetch_sub(1, std::memory_order_relaxed);
+  }
   credit batch;
   {
     std::lock_guard<std::mutex> guard{return_mtx_};
@@ -828,8 +844,52 @@ credit link_state::take_unreturned() {
   return result;
 }
 
-credit_token link_state::take(uint64_t wire_size) {
-  return credit_token{weak_from_this(), wire_size};
+credit_token link_state::take(uint64_t wire_size, bool held) {
+  return credit_token{weak_from_this(), wire_size, held};
+}
+
+caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
+  // Relaxed: BASP workers taking two messages of the link at once may both
+  // fit the last place; the limits bound memory, they are not a window.
+  auto bytes = held_bytes_.load(std::memory_order_relaxed);
+  auto messages = held_messages_.load(std::memory_order_relaxed);
+  auto fits = messages == 0
+              || (bytes + wire_size <= cfg_.max_held_bytes
+                  && messages < cfg_.max_held_messages);
+  if (!fits && !answers_pending_request(msg)) {
+    auto me = node_.config().node_name;
+    auto what = "node " + me + " holds " + std::to_string(messages)
+                + " messages (" + std::to_string(bytes)
+                + " bytes) from node " + peer_name_
+                + " that its actors have not processed yet; its limits are "
+                + std::to_string(cfg_.max_held_messages) + " messages and "
+                + std::to_string(cfg_.max_held_bytes)
+                + " bytes (max-held-messages, max-held-bytes)";
+    auto fix = ": node " + peer_name_
+               + " sends beyond its credit window, or its window-messages "
+                 "or window-bytes exceed these limits; lower them on node "
+               + peer_name_ + " or raise ferry.link.max-held-messages / "
+               + "max-held-bytes on node " + me;
+    if (!refusing_.exchange(true, std::memory_order_relaxed))
+      node_.log(what + "; refusing its messages until they are" + fix);
+    return caf::make_error(errc::receiver_full,
+                           what + "; this message (" + std::to_string(wire_size)
+                             + " bytes, to actor " + std::to_string(msg.target)
+                             + ") is refused" + fix);
+  }
+  if (refusing_.load(std::memory_order_relaxed))
+    refusing_.store(false, std::memory_order_relaxed);
+  held_bytes_.fetch_add(wire_size, std::memory_order_relaxed);
+  held_messages_.fetch_add(1, std::memory_order_relaxed);
+  return caf::none;
+}
+
+bool link_state::answers_pending_request(const wire_message& msg) const {
+  caf::message_id mid{msg.mid};
+  if (!mid.is_response())
+    return false;
+  std::lock_guard<std::mutex> guard{requests_mtx_};
+  return pending_.count(std::make_pair(msg.target, request_key(mid))) > 0;
 }
 
 // -- link_state: receiving ----------------------------------------------------
@@ -1067,7 +1127,7 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
 }
 
 void link_state::refuse(wire_message& msg, caf::error reason,
-                        caf::execution_unit* host) {
+                        caf::execution_unit* host, bool log) {
   ++counters_.refusals;
   caf::message_id mid{msg.mid};
   // Cancel tickets of store frames not redeemed yet, release pulled frames.
@@ -1094,14 +1154,36 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     if (acquire_credit(size, false) == caf::none)
       post(std::move(answer), size, {}, {}, host);
   } else {
-    node_.log("refused a message from node " + peer_name_ + ": "
-              + render(reason));
+    if (log)
+      node_.log("refused a message from node " + peer_name_ + ": "
+                + render(reason));
     send_control(caf::make_message(refusal{msg.target, reason}), host);
   }
 }
 
+namespace {
+
+/// Counts a message as taken when it leaves scope (its tickets are redeemed
+/// or cancelled by then).
+struct taken_mark {
+  std::atomic<uint64_t>& count;
+  ~taken_mark() {
+    ++count;
+  }
+};
+
+} // namespace
+
 void link_state::receive(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
+  if (auto err = hold(msg, wire_bytes_count)) {
+    // Its credit goes back all the same (a well-behaved sender whose window
+    // exceeds this node's limits keeps its window); hold logged the stretch.
+    auto token = take(wire_bytes_count, false);
+    taken_mark mark{taken_};
+    refuse(msg, std::move(err), host, false);
+    return;
+  }
   auto remote = has_pulled_frames(msg);
   caf::actor puller; // a copy: shut_down swaps puller_ under the lock
   {
@@ -1184,19 +1266,6 @@ void link_state::finish_transfer(uint64_t id) {
   std::lock_guard<std::mutex> guard{transfers_mtx_};
   released = take_transfer_locked(id);
 }
-
-namespace {
-
-/// Counts a message as taken when it leaves scope (its tickets are redeemed
-/// or cancelled by then).
-struct taken_mark {
-  std::atomic<uint64_t>& count;
-  ~taken_mark() {
-    ++count;
-  }
-};
-
-} // namespace
 
 void link_state::refuse_taken(wire_message& msg, uint64_t wire_size,
                               caf::error reason, caf::execution_unit* host) {
@@ -1569,6 +1638,8 @@ link_stats link_state::snapshot() const {
   result.send_errors = counters_.send_errors;
   result.credit_waits = counters_.credit_waits;
   result.peak_in_flight_bytes = counters_.peak_in_flight_bytes;
+  result.held_messages = held_messages_.load(std::memory_order_relaxed);
+  result.held_bytes = held_bytes_.load(std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> guard{requests_mtx_};
     result.pending_requests = pending_.size();

@@ -128,3 +128,31 @@ TEST(link_config, MaxProxiesIsReadAndZeroIsRejectedNamingTheKey) {
   EXPECT_NE(ferry::render(rejected.error()).find("max-proxies"),
             std::string::npos);
 }
+
+TEST(link_config, MaxHeldLimitsAreReadAndZeroIsRejectedNamingTheKeys) {
+  // Arrange
+  caf::settings few;
+  few["max-held-bytes"] = caf::config_value{int64_t{4096}};
+  few["max-held-messages"] = caf::config_value{int64_t{8}};
+  caf::settings no_bytes;
+  no_bytes["max-held-bytes"] = caf::config_value{int64_t{0}};
+  caf::settings no_messages;
+  no_messages["max-held-messages"] = caf::config_value{int64_t{0}};
+  // Act
+  auto read = ferry::link_config::from_settings(few, {});
+  auto bytes_rejected = ferry::link_config::from_settings(no_bytes, {});
+  auto messages_rejected = ferry::link_config::from_settings(no_messages, {});
+  // Assert: read as given; the defaults are four windows.
+  ASSERT_TRUE(read) << ferry::render(read.error());
+  EXPECT_EQ(read->max_held_bytes, 4096u);
+  EXPECT_EQ(read->max_held_messages, 8u);
+  ferry::link_config defaults;
+  EXPECT_EQ(defaults.max_held_bytes, 4 * defaults.window_bytes);
+  EXPECT_EQ(defaults.max_held_messages, 4 * defaults.window_messages);
+  for (auto* rejected : {&bytes_rejected, &messages_rejected}) {
+    ASSERT_FALSE(*rejected);
+    EXPECT_NE(ferry::render(rejected->error()).find("max-held-bytes and "
+                                                    "max-held-messages"),
+              std::string::npos);
+  }
+}

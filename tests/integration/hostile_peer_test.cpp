@@ -948,3 +948,123 @@ TEST_F(hostile_fixture_small_pulls, FramesOfATakenMessageAreReleasedWithoutTrans
   EXPECT_NE(held.find(" transfers=1"), std::string::npos) << held;
   EXPECT_NE(after.find(" transfers=0"), std::string::npos) << after;
 }
+
+namespace {
+
+/// A peer that holds at most 8 of "rogue"'s messages unprocessed.
+class hostile_fixture_few_held : public hostile_fixture {
+protected:
+  hostile_fixture_few_held()
+    : hostile_fixture({"--ferry.link.max-held-messages=8"}) {
+    // nop
+  }
+
+  /// Returns the id of the peer's actor exposed as `name` (0: none).
+  uint64_t lookup_actor(const std::string& name) {
+    uint64_t id = 0;
+    (*self_)->request(gateway_, 10s, lookup{name})
+      .receive([&](uint64_t x) { id = x; },
+               [&](caf::error& err) { ADD_FAILURE() << caf::to_string(err); });
+    return id;
+  }
+
+  /// Waits until the peer's link stats contain `needle`; returns the last
+  /// stats line read.
+  std::string await_peer_stats(const std::string& needle) {
+    std::string line;
+    for (int i = 0; i < 200; ++i) {
+      line = peer_link_stats();
+      if (line.find(needle) != std::string::npos)
+        break;
+      std::this_thread::sleep_for(10ms);
+    }
+    return line;
+  }
+};
+
+} // namespace
+
+TEST_F(hostile_fixture_few_held, PeerIgnoringItsCreditIsRefusedBeyondTheHeldLimit) {
+  // Arrange: "gate" leaves byte vectors in its mailbox until opened, so
+  // every message taken stays held.
+  ASSERT_NE(handshake(), 0u);
+  auto gate = lookup_actor("gate");
+  ASSERT_NE(gate, 0u);
+  auto four_bytes = [&] {
+    wire_message msg;
+    msg.target = gate;
+    msg.mid = caf::make_message_id().integer_value();
+    msg.elements.push_back(element(
+      "msgpack", "bytes",
+      {std::byte{0xc4}, std::byte{4}, std::byte{1}, std::byte{2},
+       std::byte{3}, std::byte{4}}));
+    return msg;
+  };
+  // Act: 40 one-way messages at once, never waiting for credit.
+  for (int i = 0; i < 40; ++i)
+    (*self_)->send(gateway_, four_bytes());
+  std::vector<caf::error> refused;
+  bool done = false;
+  (*self_)->receive_while([&] { return !done; })(
+    [&](refusal& x) {
+      refused.push_back(std::move(x.reason));
+      done = refused.size() == 32;
+    },
+    [&](credit&) {}, caf::after(10s) >> [&] { done = true; });
+  auto held = await_peer_stats(" held=8");
+  // Assert: the first 8 held, the other 32 refused with a typed error that
+  // names both nodes and the setting.
+  ASSERT_EQ(refused.size(), 32u);
+  for (auto& err : refused) {
+    EXPECT_EQ(err, caf::make_error(ferry::errc::receiver_full, err.context()));
+    EXPECT_TRUE(mentions(err, "node B holds 8 messages"));
+    EXPECT_TRUE(mentions(err, "from node rogue"));
+    EXPECT_TRUE(mentions(err, "max-held-messages"));
+  }
+  EXPECT_NE(held.find(" refusals=32 "), std::string::npos) << held;
+  EXPECT_NE(held.find(" held=8"), std::string::npos) << held;
+}
+
+TEST_F(hostile_fixture_few_held, LinkServesThePeerAgainOnceItsActorsCatchUp) {
+  // Arrange: 8 messages held by "gate", a ninth refused.
+  ASSERT_NE(handshake(), 0u);
+  auto gate = lookup_actor("gate");
+  ASSERT_NE(gate, 0u);
+  auto to_gate = [&](std::vector<std::byte> frame) {
+    wire_message msg;
+    msg.target = gate;
+    // A one-way message as a node sends it (a raw id of 0 would be urgent:
+    // another queue, which the gate's opening does not look at again).
+    msg.mid = caf::make_message_id().integer_value();
+    msg.elements.push_back(element("msgpack", "bytes", std::move(frame)));
+    return msg;
+  };
+  std::vector<std::byte> empty_bin{std::byte{0xc4}, std::byte{0}};
+  for (int i = 0; i < 8; ++i)
+    (*self_)->send(gateway_, to_gate(empty_bin));
+  ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
+  auto ninth = send_and_await_error(to_gate(empty_bin));
+  ASSERT_TRUE(ninth) << "the ninth message was taken";
+  ASSERT_EQ(ninth, caf::make_error(ferry::errc::receiver_full,
+                                   ninth.context()));
+  // Act: the gate processes what it holds; then "rogue" asks how many.
+  peer_->write_line("open-gate");
+  auto drained = await_peer_stats(" held=0");
+  wire_message count;
+  count.target = gate;
+  count.elements.push_back(element(
+    "msgpack", "string",
+    {std::byte{0xa5}, std::byte{'c'}, std::byte{'o'}, std::byte{'u'},
+     std::byte{'n'}, std::byte{'t'}}));
+  auto answer = send_and_await_answer(std::move(count));
+  // Assert: the 8 held messages were delivered, the refused one was not,
+  // and the request was taken (msgpack's 8 is the single byte 0x08).
+  EXPECT_NE(drained.find(" held=0"), std::string::npos) << drained;
+  ASSERT_TRUE(answer);
+  ASSERT_FALSE(answer->error) << ferry::render(answer->error);
+  ASSERT_EQ(answer->elements.size(), 1u);
+  ASSERT_EQ(answer->elements[0].frames.size(), 1u);
+  auto value = answer->elements[0].frames[0].data.bytes();
+  ASSERT_EQ(value.size(), 1u);
+  EXPECT_EQ(value[0], std::byte{8});
+}

@@ -481,6 +481,44 @@ TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
   EXPECT_EQ(stats->send_errors, 0u);
 }
 
+TEST_F(node_fixture, ResponsesToOwnRequestsAreTakenBeyondTheHeldLimit) {
+  // Arrange: this node holds at most 2 of B's messages unprocessed; a
+  // requester makes 20 requests before it reads any response.
+  auto& b = start_peer("B");
+  cfg.default_link.max_held_messages = 2;
+  auto echo = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(echo) << ferry::render(echo.error());
+  caf::scoped_actor self{local().system()};
+  std::vector<caf::response_handle<caf::blocking_actor,
+                                   caf::message, true>> handles;
+  for (int32_t i = 0; i < 20; ++i)
+    handles.push_back(self->request(*echo, 30s, i));
+  // Act: wait until all 20 responses are held in the requester's mailbox,
+  // then read them.
+  uint64_t held = 0;
+  for (int i = 0; i < 300 && held < 20; ++i) {
+    std::this_thread::sleep_for(10ms);
+    auto stats = local().stats("B");
+    ASSERT_TRUE(stats);
+    held = stats->held_messages;
+  }
+  std::vector<int32_t> answers;
+  for (auto& handle : handles)
+    handle.receive([&](int32_t x) { answers.push_back(x); },
+                   [&](caf::error& err) {
+                     ADD_FAILURE() << ferry::render(err);
+                   });
+  // Assert: the requester asked for them, so none was refused.
+  EXPECT_EQ(held, 20u);
+  ASSERT_EQ(answers.size(), 20u);
+  for (int32_t i = 0; i < 20; ++i)
+    EXPECT_EQ(answers[i], i + 1);
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->refusals, 0u);
+  EXPECT_EQ(stats->held_messages, 0u);
+}
+
 TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
   // Arrange: same host, so 1 MiB messages travel as store objects. "slow"
   // takes 2 ms per message; the window holds 4 MiB but many more messages,

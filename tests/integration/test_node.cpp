@@ -3,6 +3,7 @@
 // on stdin until stdin closes:
 //   stats   one line per link: "link <peer> <key>=<value>...", then "end"
 //   rss     "rss <VmRSS KiB> <VmHWM KiB>"
+//   open-gate  lets the actor exposed as "gate" process what it holds
 // Command-line flags are ferry's and CAF's (--ferry.node-name=..., ...).
 #include "test_types.hpp"
 
@@ -121,6 +122,26 @@ caf::behavior hole(caf::stateful_actor<hole_state>* self) {
   };
 }
 
+/// Leaves byte vectors in its mailbox, unprocessed, until "open" arrives
+/// (the test node's `open-gate` command sends it); then counts them, and
+/// answers "count" with how many it took.
+struct gate_state {
+  uint64_t taken = 0;
+};
+
+caf::behavior gate(caf::stateful_actor<gate_state>* self) {
+  self->set_default_handler(caf::skip);
+  return {
+    [self](const std::string& cmd) {
+      if (cmd != "open")
+        return;
+      self->become(
+        [self](const std::vector<std::byte>&) { ++self->state.taken; },
+        [self](const std::string&) { return self->state.taken; });
+    },
+  };
+}
+
 /// Spawned by name through remote_spawn: adds `base` to every int.
 caf::behavior adder(caf::event_based_actor*, int32_t base) {
   return {
@@ -179,7 +200,8 @@ void print_stats(ferry::node& n) {
               << " spilled_in=" << s.bytes_spilled_received
               << " inline_in=" << s.bytes_inline_received
               << " proxies=" << s.proxies << " spawned=" << s.spawned_actors
-              << " transfers=" << s.transfers_held;
+              << " transfers=" << s.transfers_held
+              << " held=" << s.held_messages;
     for (auto& [family, count] : s.received_by_family)
       std::cout << " in:" << family << "=" << count;
     std::cout << '\n';
@@ -206,13 +228,14 @@ int main(int argc, char** argv) {
   std::vector<caf::actor> actors{sys.spawn(echo), sys.spawn(slow),
                                  sys.spawn(mortal), sys.spawn(hole),
                                  sys.spawn(atom_adder), sys.spawn(sequence),
-                                 sys.spawn(mirror)};
+                                 sys.spawn(mirror), sys.spawn(gate)};
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
   (*n)->expose("adder-by-atom", actors[4]);
   (*n)->expose("sequence", actors[5]);
   (*n)->expose("mirror", actors[6]);
+  (*n)->expose("gate", actors[7]);
   // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
   const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = (*n)->publish(actors[0], 0,
@@ -226,6 +249,8 @@ int main(int argc, char** argv) {
   while (std::getline(std::cin, line)) {
     if (line == "stats")
       print_stats(**n);
+    else if (line == "open-gate")
+      caf::anon_send(actors[7], std::string{"open"});
     else if (line == "rss")
       std::cout << "rss " << status_field("VmRSS:") << ' '
                 << status_field("VmHWM:") << std::endl;

@@ -52,6 +52,10 @@ enum class errc : uint8_t {
   /// the link already (or may spawn none: the setting is 0); its
   /// `remote_spawn` is refused.
   too_many_actors,
+  /// This node holds `max_held_bytes` or `max_held_messages` of the peer's
+  /// messages that its actors have not processed yet (the peer sends beyond
+  /// its credit window); the message is refused.
+  receiver_full,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

@@ -121,6 +121,22 @@ struct link_config {
   /// finds by name stay reachable).
   uint64_t max_spawned_actors = 65536;
 
+  /// Most bytes of the peer's messages this node holds before its actors
+  /// have processed them (in mailboxes, or queued behind a frame being
+  /// pulled), counted like the credit window. A well-behaved peer keeps to
+  /// its own `window_bytes`; a message that would take a peer above this
+  /// is refused with `errc::receiver_full` (a request gets the error as its
+  /// answer), so a peer that ignores credit cannot fill this node's memory.
+  /// A message is always taken when nothing of the peer's is held, however
+  /// large. Responses to this node's own pending requests are never refused:
+  /// its actors asked for them. Default: 4 × the default `window_bytes`.
+  uint64_t max_held_bytes = uint64_t{1} << 30;
+
+  /// Most messages of the peer this node holds before its actors have
+  /// processed them (see `max_held_bytes`). Default: 4 × the default
+  /// `window_messages`.
+  uint64_t max_held_messages = 16384;
+
   /// Returns the built-in families in ferry's default order.
   static std::vector<std::string> default_families();
 

@@ -71,6 +71,11 @@ struct link_stats {
   /// that are still alive (at most `link_config::max_spawned_actors`); the
   /// link terminates them when it goes down.
   uint64_t spawned_actors = 0;
+  /// The peer's messages this node holds that its actors have not processed
+  /// yet (in mailboxes or queued behind a pulled frame), and their bytes as
+  /// the credit window counts them; bounded by `link_config::max_held_*`.
+  uint64_t held_messages = 0;
+  uint64_t held_bytes = 0;
   /// Messages sent per family.
   std::map<std::string, uint64_t> sent_by_family;
   /// Messages received per family.

@@ -113,16 +113,19 @@ private:
 };
 
 /// Returns `bytes` messages' worth of credit to the sending node when the
-/// receiving actor is done with the message (held by `credited_element`).
+/// receiving actor is done with the message (held by `credited_element`);
+/// a `held` message also leaves what the link holds of the peer's.
 class credit_token {
 public:
   credit_token() = default;
-  credit_token(std::weak_ptr<link_state> link, uint64_t bytes)
-    : link_(std::move(link)), bytes_(bytes) {
+  credit_token(std::weak_ptr<link_state> link, uint64_t bytes, bool held)
+    : link_(std::move(link)), bytes_(bytes), held_(held) {
     // nop
   }
   credit_token(credit_token&& other) noexcept
-    : link_(std::move(other.link_)), bytes_(std::exchange(other.bytes_, 0)) {
+    : link_(std::move(other.link_)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      held_(other.held_) {
     // nop
   }
   credit_token& operator=(credit_token&&) = delete;
@@ -131,6 +134,7 @@ public:
 private:
   std::weak_ptr<link_state> link_;
   uint64_t bytes_ = 0;
+  bool held_ = false;
 };
 
 /// A place for one actor the peer spawns on this node
@@ -281,8 +285,9 @@ public:
   /// the rest as soon as it is processed.
   void on_probe();
 
-  /// Called by `credit_token`: the local target processed `bytes`.
-  void return_credit(uint64_t bytes);
+  /// Called by `credit_token`: the local target processed `bytes` (of a
+  /// message counted as held when `held`).
+  void return_credit(uint64_t bytes, bool held);
 
   // -- receiving --------------------------------------------------------------
 
@@ -297,8 +302,10 @@ public:
                caf::execution_unit* host);
 
   /// Refuses `msg`: answers a request with `reason`, reports a one-way
-  /// message to the sender's node, cancels its store tickets.
-  void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host);
+  /// message to the sender's node (and logs it when `log`), cancels its
+  /// store tickets.
+  void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host,
+              bool log = true);
 
   /// Refuses a message taken off the link without `deliver` (a pull that
   /// failed): also returns its credit.
@@ -452,7 +459,16 @@ private:
 
   /// Returns the credit for a message taken off the link when the token is
   /// destroyed (after the target processed it).
-  credit_token take(uint64_t wire_size);
+  credit_token take(uint64_t wire_size, bool held = true);
+
+  /// Counts a message of `wire_size` bytes from the peer as held until its
+  /// credit returns; `receiver_full` when the link holds `max_held_bytes` or
+  /// `max_held_messages` of the peer's already (and the message answers no
+  /// request of this node).
+  caf::error hold(const wire_message& msg, uint64_t wire_size);
+
+  /// Whether `msg` is the response to a request this node sent the peer.
+  bool answers_pending_request(const wire_message& msg) const;
 
   /// Takes the credit held back for the peer (requires `return_mtx_`).
   credit take_unreturned();
@@ -568,6 +584,12 @@ private:
   // Messages taken off the link (delivered or refused) after their store
   // tickets were redeemed or cancelled.
   std::atomic<uint64_t> taken_{0};
+  // The peer's messages taken and not processed yet (bounded by
+  // max_held_bytes / max_held_messages); `refusing_` while messages beyond
+  // them are refused (logged once per stretch, not once per message).
+  std::atomic<uint64_t> held_bytes_{0};
+  std::atomic<uint64_t> held_messages_{0};
+  std::atomic<bool> refusing_{false};
 
   // Returns the proxy for actor `id`, or null when the link holds
   // `max_proxies` already and `limited`.
