@@ -853,8 +853,10 @@ caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
   // fit the last place; the limits bound memory, they are not a window.
   auto bytes = held_bytes_.load(std::memory_order_relaxed);
   auto messages = held_messages_.load(std::memory_order_relaxed);
+  // (wire_size saturates at a peer's wild claims: no sum that wraps.)
   auto fits = messages == 0
-              || (bytes + wire_size <= cfg_.max_held_bytes
+              || (bytes <= cfg_.max_held_bytes
+                  && wire_size <= cfg_.max_held_bytes - bytes
                   && messages < cfg_.max_held_messages);
   if (!fits && !answers_pending_request(msg)) {
     auto me = node_.config().node_name;
