@@ -1068,3 +1068,28 @@ TEST_F(hostile_fixture_few_held, LinkServesThePeerAgainOnceItsActorsCatchUp) {
   ASSERT_EQ(value.size(), 1u);
   EXPECT_EQ(value[0], std::byte{8});
 }
+
+TEST_F(hostile_fixture_few_held, SizeClaimThatWouldWrapTheHeldCountIsRefused) {
+  // Arrange: "gate" holds one message of "rogue".
+  ASSERT_NE(handshake(), 0u);
+  auto gate = lookup_actor("gate");
+  ASSERT_NE(gate, 0u);
+  wire_message first;
+  first.target = gate;
+  first.mid = caf::make_message_id().integer_value();
+  first.elements.push_back(
+    element("msgpack", "bytes", {std::byte{0xc4}, std::byte{0}}));
+  (*self_)->send(gateway_, std::move(first));
+  ASSERT_NE(await_peer_stats(" held=1").find(" held=1"), std::string::npos);
+  // Act: a store frame claiming 2^64 - 1 bytes (its wire size saturates
+  // there; added to what is held, it would wrap around to a small figure).
+  wire_message wild;
+  wild.target = gate;
+  wild.elements.push_back(described("msgpack", "bytes",
+                                    frame_kind::store_object,
+                                    {~uint64_t{0}}));
+  auto err = send_and_await_error(std::move(wild));
+  // Assert: refused for what it would hold, before anything else.
+  ASSERT_TRUE(err) << "the message was taken";
+  EXPECT_EQ(err, caf::make_error(ferry::errc::receiver_full, err.context()));
+}
