@@ -181,8 +181,8 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   } else if (content.match_elements<refusal>()) {
     if (auto l = link()) {
       ++l->counters().refused_by_peer;
-      node->log("node " + l->peer_name() + " refused a message: "
-                + render(content.get_as<refusal>(0).reason));
+      l->log_refusal(true, "node " + l->peer_name() + " refused a message: "
+                             + render(content.get_as<refusal>(0).reason));
     }
   } else if (content.match_elements<chunk_request>()) {
     auto l = link();

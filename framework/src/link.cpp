@@ -198,6 +198,17 @@ uint64_t wire_size(const wire_message& msg) {
 
 // -- credit_token and credited_element ----------------------------------------
 
+std::optional<uint64_t>
+log_limiter::admit(std::chrono::steady_clock::time_point now) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (last_ && now - *last_ < interval_) {
+    ++left_out_;
+    return std::nullopt;
+  }
+  last_ = now;
+  return std::exchange(left_out_, 0);
+}
+
 credit_token::~credit_token() {
   if (bytes_ > 0)
     if (auto link = link_.lock())
@@ -886,6 +897,18 @@ caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
   return caf::none;
 }
 
+void link_state::log_refusal(bool by_peer, const std::string& line) {
+  auto& limiter = by_peer ? peer_refusals_logged_ : refusals_logged_;
+  auto left_out = limiter.admit(std::chrono::steady_clock::now());
+  if (!left_out)
+    return;
+  if (*left_out == 0)
+    node_.log(line);
+  else
+    node_.log(line + " (and " + std::to_string(*left_out)
+              + " more refusals since the last line)");
+}
+
 bool link_state::answers_pending_request(const wire_message& msg) const {
   caf::message_id mid{msg.mid};
   if (!mid.is_response())
@@ -1157,8 +1180,8 @@ void link_state::refuse(wire_message& msg, caf::error reason,
       post(std::move(answer), size, {}, {}, host);
   } else {
     if (log)
-      node_.log("refused a message from node " + peer_name_ + ": "
-                + render(reason));
+      log_refusal(false, "refused a message from node " + peer_name_ + ": "
+                           + render(reason));
     send_control(caf::make_message(refusal{msg.target, reason}), host);
   }
 }

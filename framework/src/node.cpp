@@ -168,7 +168,11 @@ caf::error node_impl::init() {
 }
 
 void node_impl::log(const std::string& line) const {
-  std::cerr << "ferry[" + cfg_.node_name + "]: " + line + "\n";
+  auto full = "ferry[" + cfg_.node_name + "]: " + line;
+  if (cfg_.log_sink)
+    cfg_.log_sink(full);
+  else
+    std::cerr << full + "\n";
 }
 
 bool node_impl::shares_store_with(const hello& peer) const {

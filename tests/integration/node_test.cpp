@@ -24,6 +24,8 @@
 #include <csignal>
 #include <deque>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -827,6 +829,67 @@ TEST_F(node_fixture, SharedArrayOnSameHostArrivesAsTheSameObject) {
               static_cast<double>(values.size() * (values.size() - 1) / 2))),
             std::string::npos)
     << *answer;
+}
+
+TEST_F(node_fixture, RefusalsReachTheLogAtMostOnceASecondAndAllAreCounted) {
+  // Arrange: a type only this node registers makes B refuse every one-way
+  // message of it; this node's log goes to a sink the test reads.
+  cfg.add_message_type<std::vector<uint16_t>>("test.only_here");
+  // Shared with the sink: the node may still log after the test's body.
+  struct log_lines {
+    std::mutex mtx;
+    std::vector<std::string> lines;
+  };
+  auto log = std::make_shared<log_lines>();
+  cfg.log_sink = [log](const std::string& line) {
+    std::lock_guard<std::mutex> guard{log->mtx};
+    log->lines.push_back(line);
+  };
+  auto& b = start_peer("B");
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut);
+  caf::scoped_actor self{local().system()};
+  auto refused_by_b = [&] {
+    auto stats = local().stats("B");
+    return stats ? stats->refused_by_peer : 0;
+  };
+  auto await_refusals = [&](uint64_t n) {
+    for (int i = 0; i < 500 && refused_by_b() < n; ++i)
+      std::this_thread::sleep_for(10ms);
+  };
+  // Act: 100 refused messages at once; after a pause, one more.
+  auto started = std::chrono::steady_clock::now();
+  for (uint16_t i = 0; i < 100; ++i)
+    self->send(*sut, std::vector<uint16_t>{i});
+  await_refusals(100);
+  auto burst = std::chrono::steady_clock::now() - started;
+  std::this_thread::sleep_for(1100ms);
+  self->send(*sut, std::vector<uint16_t>{100});
+  await_refusals(101);
+  // Assert: one line per second of the burst at most, and every refusal
+  // in a line of its own or in the count of a later one.
+  std::vector<std::string> refusals;
+  {
+    std::lock_guard<std::mutex> guard{log->mtx};
+    for (auto& line : log->lines)
+      if (line.find("node B refused a message") != std::string::npos)
+        refusals.push_back(line);
+  }
+  EXPECT_EQ(refused_by_b(), 101u);
+  ASSERT_GE(refusals.size(), 2u);
+  auto burst_seconds
+    = std::chrono::duration_cast<std::chrono::seconds>(burst).count();
+  EXPECT_LE(refusals.size(), static_cast<size_t>(2 + burst_seconds));
+  uint64_t accounted = 0;
+  for (auto& line : refusals) {
+    EXPECT_EQ(line.rfind("ferry[local]: ", 0), 0u) << line;
+    EXPECT_NE(line.find("test.only_here"), std::string::npos) << line;
+    accounted += 1;
+    auto more = line.find("(and ");
+    if (more != std::string::npos)
+      accounted += std::stoull(line.substr(more + 5));
+  }
+  EXPECT_EQ(accounted, 101u);
 }
 
 TEST_F(node_fixture, HandleInAMessageRefusedBeforeDecodingIsReleased) {

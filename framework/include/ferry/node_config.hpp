@@ -41,6 +41,7 @@
 #include <caf/message.hpp>
 #include <caf/type_nr.hpp>
 
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -128,6 +129,13 @@ public:
 
   /// Link settings per peer node name (entries of section `ferry.links`).
   std::map<std::string, link_config> links;
+
+  /// Where the node writes its warnings and the refusals it sees, one line
+  /// each (`ferry[<node name>]: ...`, no newline); empty: standard error.
+  /// Called from any thread, also several at once; code only, no option.
+  /// Refusals are written at most once a second per link and direction,
+  /// the next line counting those left out.
+  std::function<void(const std::string&)> log_sink;
 
   // -- used by ferry::node ---------------------------------------------------
 

@@ -33,6 +33,7 @@
 #include <caf/node_id.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -110,6 +111,26 @@ public:
 private:
   std::vector<std::string> names_;
   std::unique_ptr<std::atomic<uint64_t>[]> counts_;
+};
+
+/// Lets one line through per `interval` and counts the others, so that a
+/// stream of refusals cannot flood a node's log. Thread-safe.
+class log_limiter {
+public:
+  explicit log_limiter(std::chrono::steady_clock::duration interval)
+    : interval_(interval) {
+    // nop
+  }
+
+  /// Returns how many lines were left out since the last one let through,
+  /// or nothing when this one is left out too.
+  std::optional<uint64_t> admit(std::chrono::steady_clock::time_point now);
+
+private:
+  std::chrono::steady_clock::duration interval_;
+  std::mutex mtx_;
+  std::optional<std::chrono::steady_clock::time_point> last_;
+  uint64_t left_out_ = 0;
 };
 
 /// Returns `bytes` messages' worth of credit to the sending node when the
@@ -306,6 +327,11 @@ public:
   /// store tickets.
   void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host,
               bool log = true);
+
+  /// Logs `line` about a refusal: of a message from the peer (`by_peer`
+  /// false) or of one this node sent (`by_peer`); at most one line a second
+  /// for each, the next one counting those left out.
+  void log_refusal(bool by_peer, const std::string& line);
 
   /// Refuses a message taken off the link without `deliver` (a pull that
   /// failed): also returns its credit.
@@ -590,6 +616,9 @@ private:
   std::atomic<uint64_t> held_bytes_{0};
   std::atomic<uint64_t> held_messages_{0};
   std::atomic<bool> refusing_{false};
+  // Log lines about refusals: this node's, and the peer's of its messages.
+  log_limiter refusals_logged_{std::chrono::seconds{1}};
+  log_limiter peer_refusals_logged_{std::chrono::seconds{1}};
 
   // Returns the proxy for actor `id`, or null when the link holds
   // `max_proxies` already and `limited`.
