@@ -120,6 +120,20 @@ void gateway::detach_node() {
     std::this_thread::sleep_for(std::chrono::microseconds{100});
 }
 
+namespace {
+
+/// What the log says of `what` (wire messages) from a node without a link.
+std::string unlinked_text(const caf::mailbox_element& what,
+                          const std::string& what_came) {
+  auto from = what.sender ? "node " + caf::to_string(what.sender->node())
+                          : std::string{"an anonymous sender"};
+  return "dropped " + what_came + " from " + from
+         + ", which has no link to this node (it skipped ferry's "
+           "handshake: connect with node::remote_actor)";
+}
+
+} // namespace
+
 void gateway::enqueue(caf::mailbox_element_ptr what,
                       caf::execution_unit* host) {
   // Sequentially consistent, with detach_node's store and load: either
@@ -147,7 +161,7 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
     if (auto l = link()) {
       l->receive(msg, wire_size(msg), host);
     } else {
-      node->log("dropped a message from a node without a link");
+      node->log_unlinked(unlinked_text(*what, "a message"));
     }
   } else if (content.match_elements<wire_batch>()) {
     auto& batch = content.get_mutable_as<wire_batch>(0);
@@ -155,7 +169,7 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
       for (auto& msg : batch.messages)
         l->receive(msg, wire_size(msg), host);
     } else {
-      node->log("dropped messages from a node without a link");
+      node->log_unlinked(unlinked_text(*what, "messages"));
     }
   } else if (content.match_elements<credit>()) {
     if (auto l = link())

@@ -175,6 +175,17 @@ void node_impl::log(const std::string& line) const {
     std::cerr << full + "\n";
 }
 
+void node_impl::log_unlinked(const std::string& line) {
+  auto left_out = unlinked_logged_.admit(std::chrono::steady_clock::now());
+  if (!left_out)
+    return;
+  if (*left_out == 0)
+    log(line);
+  else
+    log(line + " (and " + std::to_string(*left_out)
+        + " more such messages since the last line)");
+}
+
 bool node_impl::shares_store_with(const hello& peer) const {
   return store_.has_value() && peer.has_store && peer.host_id == cfg_.host_id
          && peer.store_name == cfg_.store_name

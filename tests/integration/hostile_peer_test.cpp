@@ -21,7 +21,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
@@ -1092,4 +1095,61 @@ TEST_F(hostile_fixture_few_held, SizeClaimThatWouldWrapTheHeldCountIsRefused) {
   // Assert: refused for what it would hold, before anything else.
   ASSERT_TRUE(err) << "the message was taken";
   EXPECT_EQ(err, caf::make_error(ferry::errc::receiver_full, err.context()));
+}
+
+TEST(unlinked_peer, MessagesWithoutAHandshakeAreDroppedAndLoggedOnceASecond) {
+  // Arrange: a ferry node in this process whose log the test reads, and a
+  // plain CAF system that reaches its gateway without ferry's handshake.
+  struct log_lines {
+    std::mutex mtx;
+    std::vector<std::string> lines;
+  };
+  auto log = std::make_shared<log_lines>();
+  ferry::node_config cfg;
+  cfg.node_name = "A";
+  cfg.store_enabled = false;
+  cfg.log_sink = [log](const std::string& line) {
+    std::lock_guard<std::mutex> guard{log->mtx};
+    log->lines.push_back(line);
+  };
+  auto node = ferry::node::start(cfg);
+  ASSERT_TRUE(node) << ferry::render(node.error());
+  auto sink = (*node)->system().spawn([]() -> caf::behavior {
+    return {[](const std::string&) {}};
+  });
+  auto port = (*node)->publish(sink);
+  ASSERT_TRUE(port) << ferry::render(port.error());
+  caf::actor_system_config rogue_cfg;
+  rogue_cfg.load<caf::io::middleman>();
+  register_wire_types(rogue_cfg);
+  caf::actor_system rogue{rogue_cfg};
+  auto gateway = rogue.middleman().remote_actor("127.0.0.1", *port);
+  ASSERT_TRUE(gateway) << rogue.render(gateway.error());
+  // Act: 50 wire messages at once, then a string the gateway answers (a
+  // lookup), which shows that the node got through all of them.
+  auto started = std::chrono::steady_clock::now();
+  caf::scoped_actor self{rogue};
+  for (int i = 0; i < 50; ++i)
+    self->send(*gateway, wire_message{});
+  bool answered = false;
+  self->request(*gateway, 10s, lookup{"nobody"})
+    .receive([&](uint64_t) { answered = true; },
+             [&](caf::error&) { answered = true; });
+  auto took = std::chrono::steady_clock::now() - started;
+  // Assert: the node lives on and logged one line per second at most,
+  // naming the sender's node and the fix.
+  EXPECT_TRUE(answered);
+  std::vector<std::string> dropped;
+  {
+    std::lock_guard<std::mutex> guard{log->mtx};
+    for (auto& line : log->lines)
+      if (line.find("dropped a message") != std::string::npos)
+        dropped.push_back(line);
+  }
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(took).count();
+  ASSERT_GE(dropped.size(), 1u);
+  EXPECT_LE(dropped.size(), static_cast<size_t>(1 + seconds));
+  EXPECT_NE(dropped[0].find("skipped ferry's handshake"), std::string::npos)
+    << dropped[0];
+  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
 }

@@ -709,8 +709,13 @@ public:
   /// Returns true if the host store is shared with the peer of `peer`.
   bool shares_store_with(const hello& peer) const;
 
-  /// Logs one line on stderr, prefixed with the node name.
+  /// Logs one line (on stderr or to the config's `log_sink`), prefixed with
+  /// the node name.
   void log(const std::string& line) const;
+
+  /// Logs that a message came from a node without a link (a CAF peer that
+  /// skipped ferry's handshake): at most one line a second.
+  void log_unlinked(const std::string& line);
 
 private:
   node_config& cfg_;
@@ -730,6 +735,7 @@ private:
   std::map<std::string, caf::actor> exposed_by_name_;
   std::unordered_map<uint64_t, caf::strong_actor_ptr> exposed_by_id_;
   uint64_t default_actor_ = 0;
+  log_limiter unlinked_logged_{std::chrono::seconds{1}};
 };
 
 } // namespace ferry::detail
