@@ -84,8 +84,9 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
   if (what->mid.is_request()) {
     fail_request(this, *what, std::move(err), host);
   } else {
-    link->node().log("could not send a message to node " + link->peer_name()
-                     + ": " + render(err));
+    link->log_limited(link_state::log_topic::send_failed,
+                      "could not send a message to node " + link->peer_name()
+                        + ": " + render(err));
   }
 }
 
@@ -195,8 +196,9 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   } else if (content.match_elements<refusal>()) {
     if (auto l = link()) {
       ++l->counters().refused_by_peer;
-      l->log_refusal(true, "node " + l->peer_name() + " refused a message: "
-                             + render(content.get_as<refusal>(0).reason));
+      l->log_limited(link_state::log_topic::refused_by_peer,
+                     "node " + l->peer_name() + " refused a message: "
+                       + render(content.get_as<refusal>(0).reason));
     }
   } else if (content.match_elements<chunk_request>()) {
     auto l = link();

@@ -897,8 +897,8 @@ caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
   return caf::none;
 }
 
-void link_state::log_refusal(bool by_peer, const std::string& line) {
-  auto& limiter = by_peer ? peer_refusals_logged_ : refusals_logged_;
+void link_state::log_limited(log_topic topic, const std::string& line) {
+  auto& limiter = logged_[static_cast<size_t>(topic)];
   auto left_out = limiter.admit(std::chrono::steady_clock::now());
   if (!left_out)
     return;
@@ -906,7 +906,7 @@ void link_state::log_refusal(bool by_peer, const std::string& line) {
     node_.log(line);
   else
     node_.log(line + " (and " + std::to_string(*left_out)
-              + " more refusals since the last line)");
+              + " more like it since the last line)");
 }
 
 bool link_state::answers_pending_request(const wire_message& msg) const {
@@ -1180,8 +1180,8 @@ void link_state::refuse(wire_message& msg, caf::error reason,
       post(std::move(answer), size, {}, {}, host);
   } else {
     if (log)
-      log_refusal(false, "refused a message from node " + peer_name_ + ": "
-                           + render(reason));
+      log_limited(log_topic::refused, "refused a message from node "
+                                        + peer_name_ + ": " + render(reason));
     send_control(caf::make_message(refusal{msg.target, reason}), host);
   }
 }

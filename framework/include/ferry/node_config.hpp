@@ -133,8 +133,9 @@ public:
   /// Where the node writes its warnings and the refusals it sees, one line
   /// each (`ferry[<node name>]: ...`, no newline); empty: standard error.
   /// Called from any thread, also several at once; code only, no option.
-  /// Refusals are written at most once a second per link and direction,
-  /// the next line counting those left out.
+  /// Lines about refused or unsendable one-way messages are written at most
+  /// once a second per link and kind, the next line counting those left
+  /// out (`link_stats` counts every one).
   std::function<void(const std::string&)> log_sink;
 
   // -- used by ferry::node ---------------------------------------------------

@@ -32,6 +32,7 @@
 #include <caf/monitorable_actor.hpp>
 #include <caf/node_id.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -328,10 +329,19 @@ public:
   void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host,
               bool log = true);
 
-  /// Logs `line` about a refusal: of a message from the peer (`by_peer`
-  /// false) or of one this node sent (`by_peer`); at most one line a second
-  /// for each, the next one counting those left out.
-  void log_refusal(bool by_peer, const std::string& line);
+  /// What a link logs about messages it could not pass on.
+  enum class log_topic {
+    /// This node refused a one-way message from the peer.
+    refused,
+    /// The peer refused a one-way message of this node's.
+    refused_by_peer,
+    /// A one-way message of this node's could not be sent.
+    send_failed,
+  };
+
+  /// Logs `line` on `topic`: at most one line a second for each topic, the
+  /// next one counting the lines left out.
+  void log_limited(log_topic topic, const std::string& line);
 
   /// Refuses a message taken off the link without `deliver` (a pull that
   /// failed): also returns its credit.
@@ -616,9 +626,10 @@ private:
   std::atomic<uint64_t> held_bytes_{0};
   std::atomic<uint64_t> held_messages_{0};
   std::atomic<bool> refusing_{false};
-  // Log lines about refusals: this node's, and the peer's of its messages.
-  log_limiter refusals_logged_{std::chrono::seconds{1}};
-  log_limiter peer_refusals_logged_{std::chrono::seconds{1}};
+  // One limiter per log_topic.
+  std::array<log_limiter, 3> logged_{log_limiter{std::chrono::seconds{1}},
+                                     log_limiter{std::chrono::seconds{1}},
+                                     log_limiter{std::chrono::seconds{1}}};
 
   // Returns the proxy for actor `id`, or null when the link holds
   // `max_proxies` already and `limited`.
