@@ -209,6 +209,16 @@ log_limiter::admit(std::chrono::steady_clock::time_point now) {
   return std::exchange(left_out_, 0);
 }
 
+std::optional<std::string> log_limiter::pass(const std::string& line) {
+  auto left_out = admit(std::chrono::steady_clock::now());
+  if (!left_out)
+    return std::nullopt;
+  if (*left_out == 0)
+    return line;
+  return line + " (and " + std::to_string(*left_out)
+         + " more like it since the last line)";
+}
+
 credit_token::~credit_token() {
   if (bytes_ > 0)
     if (auto link = link_.lock())
@@ -898,15 +908,8 @@ caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
 }
 
 void link_state::log_limited(log_topic topic, const std::string& line) {
-  auto& limiter = logged_[static_cast<size_t>(topic)];
-  auto left_out = limiter.admit(std::chrono::steady_clock::now());
-  if (!left_out)
-    return;
-  if (*left_out == 0)
-    node_.log(line);
-  else
-    node_.log(line + " (and " + std::to_string(*left_out)
-              + " more like it since the last line)");
+  if (auto out = logged_[static_cast<size_t>(topic)].pass(line))
+    node_.log(*out);
 }
 
 bool link_state::answers_pending_request(const wire_message& msg) const {

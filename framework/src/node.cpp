@@ -176,14 +176,8 @@ void node_impl::log(const std::string& line) const {
 }
 
 void node_impl::log_unlinked(const std::string& line) {
-  auto left_out = unlinked_logged_.admit(std::chrono::steady_clock::now());
-  if (!left_out)
-    return;
-  if (*left_out == 0)
-    log(line);
-  else
-    log(line + " (and " + std::to_string(*left_out)
-        + " more such messages since the last line)");
+  if (auto out = unlinked_logged_.pass(line))
+    log(*out);
 }
 
 bool node_impl::shares_store_with(const hello& peer) const {

@@ -123,11 +123,15 @@ public:
     // nop
   }
 
+  /// Returns `line` to write now (saying how many lines like it were left
+  /// out since the last one, if any), or nothing when it is left out.
+  std::optional<std::string> pass(const std::string& line);
+
+private:
   /// Returns how many lines were left out since the last one let through,
   /// or nothing when this one is left out too.
   std::optional<uint64_t> admit(std::chrono::steady_clock::time_point now);
 
-private:
   std::chrono::steady_clock::duration interval_;
   std::mutex mtx_;
   std::optional<std::chrono::steady_clock::time_point> last_;
