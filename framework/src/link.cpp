@@ -198,24 +198,21 @@ uint64_t wire_size(const wire_message& msg) {
 
 // -- credit_token and credited_element ----------------------------------------
 
-std::optional<uint64_t>
-log_limiter::admit(std::chrono::steady_clock::time_point now) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  if (last_ && now - *last_ < interval_) {
-    ++left_out_;
-    return std::nullopt;
-  }
-  last_ = now;
-  return std::exchange(left_out_, 0);
-}
-
 std::optional<std::string> log_limiter::pass(const std::string& line) {
-  auto left_out = admit(std::chrono::steady_clock::now());
-  if (!left_out)
-    return std::nullopt;
-  if (*left_out == 0)
+  auto now = std::chrono::steady_clock::now();
+  uint64_t left_out = 0;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (last_ && now - *last_ < interval_) {
+      ++left_out_;
+      return std::nullopt;
+    }
+    last_ = now;
+    left_out = std::exchange(left_out_, 0);
+  }
+  if (left_out == 0)
     return line;
-  return line + " (and " + std::to_string(*left_out)
+  return line + " (and " + std::to_string(left_out)
          + " more like it since the last line)";
 }
 
@@ -881,27 +878,21 @@ caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
                   && messages < cfg_.max_held_messages);
   if (!fits && !answers_pending_request(msg)) {
     auto me = node_.config().node_name;
-    auto what = "node " + me + " holds " + std::to_string(messages)
-                + " messages (" + std::to_string(bytes)
-                + " bytes) from node " + peer_name_
-                + " that its actors have not processed yet; its limits are "
-                + std::to_string(cfg_.max_held_messages) + " messages and "
-                + std::to_string(cfg_.max_held_bytes)
-                + " bytes (max-held-messages, max-held-bytes)";
-    auto fix = ": node " + peer_name_
-               + " sends beyond its credit window, or its window-messages "
-                 "or window-bytes exceed these limits; lower them on node "
-               + peer_name_ + " or raise ferry.link.max-held-messages / "
-               + "max-held-bytes on node " + me;
-    if (!refusing_.exchange(true, std::memory_order_relaxed))
-      node_.log(what + "; refusing its messages until they are" + fix);
-    return caf::make_error(errc::receiver_full,
-                           what + "; this message (" + std::to_string(wire_size)
-                             + " bytes, to actor " + std::to_string(msg.target)
-                             + ") is refused" + fix);
+    return caf::make_error(
+      errc::receiver_full,
+      "node " + me + " holds " + std::to_string(messages) + " messages ("
+        + std::to_string(bytes) + " bytes) from node " + peer_name_
+        + " that its actors have not processed yet; its limits are "
+        + std::to_string(cfg_.max_held_messages) + " messages and "
+        + std::to_string(cfg_.max_held_bytes)
+        + " bytes (max-held-messages, max-held-bytes); this message ("
+        + std::to_string(wire_size) + " bytes, to actor "
+        + std::to_string(msg.target) + ") is refused: node " + peer_name_
+        + " sends beyond its credit window, or its window-messages or "
+          "window-bytes exceed these limits; lower them on node "
+        + peer_name_ + " or raise ferry.link.max-held-messages / "
+        + "max-held-bytes on node " + me);
   }
-  if (refusing_.load(std::memory_order_relaxed))
-    refusing_.store(false, std::memory_order_relaxed);
   held_bytes_.fetch_add(wire_size, std::memory_order_relaxed);
   held_messages_.fetch_add(1, std::memory_order_relaxed);
   return caf::none;
@@ -1155,7 +1146,7 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
 }
 
 void link_state::refuse(wire_message& msg, caf::error reason,
-                        caf::execution_unit* host, bool log) {
+                        caf::execution_unit* host) {
   ++counters_.refusals;
   caf::message_id mid{msg.mid};
   // Cancel tickets of store frames not redeemed yet, release pulled frames.
@@ -1182,34 +1173,18 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     if (acquire_credit(size, false) == caf::none)
       post(std::move(answer), size, {}, {}, host);
   } else {
-    if (log)
-      log_limited(log_topic::refused, "refused a message from node "
-                                        + peer_name_ + ": " + render(reason));
+    log_limited(log_topic::refused, "refused a message from node "
+                                      + peer_name_ + ": " + render(reason));
     send_control(caf::make_message(refusal{msg.target, reason}), host);
   }
 }
 
-namespace {
-
-/// Counts a message as taken when it leaves scope (its tickets are redeemed
-/// or cancelled by then).
-struct taken_mark {
-  std::atomic<uint64_t>& count;
-  ~taken_mark() {
-    ++count;
-  }
-};
-
-} // namespace
-
 void link_state::receive(wire_message& msg, uint64_t wire_bytes_count,
                          caf::execution_unit* host) {
   if (auto err = hold(msg, wire_bytes_count)) {
-    // Its credit goes back all the same (a well-behaved sender whose window
-    // exceeds this node's limits keeps its window); hold logged the stretch.
-    auto token = take(wire_bytes_count, false);
-    taken_mark mark{taken_};
-    refuse(msg, std::move(err), host, false);
+    // Its credit goes back all the same: a well-behaved sender whose window
+    // exceeds this node's limits keeps its window.
+    refuse_taken(msg, wire_bytes_count, std::move(err), host, false);
     return;
   }
   auto remote = has_pulled_frames(msg);
@@ -1295,9 +1270,23 @@ void link_state::finish_transfer(uint64_t id) {
   released = take_transfer_locked(id);
 }
 
+namespace {
+
+/// Counts a message as taken when it leaves scope (its tickets are redeemed
+/// or cancelled by then).
+struct taken_mark {
+  std::atomic<uint64_t>& count;
+  ~taken_mark() {
+    ++count;
+  }
+};
+
+} // namespace
+
 void link_state::refuse_taken(wire_message& msg, uint64_t wire_size,
-                              caf::error reason, caf::execution_unit* host) {
-  auto token = take(wire_size);
+                              caf::error reason, caf::execution_unit* host,
+                              bool held) {
+  auto token = take(wire_size, held);
   taken_mark mark{taken_};
   refuse(msg, std::move(reason), host);
 }

@@ -971,6 +971,17 @@ protected:
     return id;
   }
 
+  /// A one-way message of byte vector `bin` (msgpack) to actor `target`,
+  /// as a node sends it (a raw id of 0 would be urgent: another queue, which
+  /// the gate's opening does not look at again).
+  static wire_message bytes_to(uint64_t target, std::vector<std::byte> bin) {
+    wire_message msg;
+    msg.target = target;
+    msg.mid = caf::make_message_id().integer_value();
+    msg.elements.push_back(element("msgpack", "bytes", std::move(bin)));
+    return msg;
+  }
+
   /// Waits until the peer's link stats contain `needle`; returns the last
   /// stats line read.
   std::string await_peer_stats(const std::string& needle) {
@@ -993,19 +1004,12 @@ TEST_F(hostile_fixture_few_held, PeerIgnoringItsCreditIsRefusedBeyondTheHeldLimi
   ASSERT_NE(handshake(), 0u);
   auto gate = lookup_actor("gate");
   ASSERT_NE(gate, 0u);
-  auto four_bytes = [&] {
-    wire_message msg;
-    msg.target = gate;
-    msg.mid = caf::make_message_id().integer_value();
-    msg.elements.push_back(element(
-      "msgpack", "bytes",
-      {std::byte{0xc4}, std::byte{4}, std::byte{1}, std::byte{2},
-       std::byte{3}, std::byte{4}}));
-    return msg;
-  };
+  std::vector<std::byte> four_bytes{std::byte{0xc4}, std::byte{4},
+                                    std::byte{1},    std::byte{2},
+                                    std::byte{3},    std::byte{4}};
   // Act: 40 one-way messages at once, never waiting for credit.
   for (int i = 0; i < 40; ++i)
-    (*self_)->send(gateway_, four_bytes());
+    (*self_)->send(gateway_, bytes_to(gate, four_bytes));
   std::vector<caf::error> refused;
   bool done = false;
   (*self_)->receive_while([&] { return !done; })(
@@ -1033,20 +1037,11 @@ TEST_F(hostile_fixture_few_held, LinkServesThePeerAgainOnceItsActorsCatchUp) {
   ASSERT_NE(handshake(), 0u);
   auto gate = lookup_actor("gate");
   ASSERT_NE(gate, 0u);
-  auto to_gate = [&](std::vector<std::byte> frame) {
-    wire_message msg;
-    msg.target = gate;
-    // A one-way message as a node sends it (a raw id of 0 would be urgent:
-    // another queue, which the gate's opening does not look at again).
-    msg.mid = caf::make_message_id().integer_value();
-    msg.elements.push_back(element("msgpack", "bytes", std::move(frame)));
-    return msg;
-  };
   std::vector<std::byte> empty_bin{std::byte{0xc4}, std::byte{0}};
   for (int i = 0; i < 8; ++i)
-    (*self_)->send(gateway_, to_gate(empty_bin));
+    (*self_)->send(gateway_, bytes_to(gate, empty_bin));
   ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
-  auto ninth = send_and_await_error(to_gate(empty_bin));
+  auto ninth = send_and_await_error(bytes_to(gate, empty_bin));
   ASSERT_TRUE(ninth) << "the ninth message was taken";
   ASSERT_EQ(ninth, caf::make_error(ferry::errc::receiver_full,
                                    ninth.context()));
@@ -1077,12 +1072,7 @@ TEST_F(hostile_fixture_few_held, SizeClaimThatWouldWrapTheHeldCountIsRefused) {
   ASSERT_NE(handshake(), 0u);
   auto gate = lookup_actor("gate");
   ASSERT_NE(gate, 0u);
-  wire_message first;
-  first.target = gate;
-  first.mid = caf::make_message_id().integer_value();
-  first.elements.push_back(
-    element("msgpack", "bytes", {std::byte{0xc4}, std::byte{0}}));
-  (*self_)->send(gateway_, std::move(first));
+  (*self_)->send(gateway_, bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
   ASSERT_NE(await_peer_stats(" held=1").find(" held=1"), std::string::npos);
   // Act: a store frame claiming 2^64 - 1 bytes (its wire size saturates
   // there; added to what is held, it would wrap around to a small figure).

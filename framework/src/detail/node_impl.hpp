@@ -128,10 +128,6 @@ public:
   std::optional<std::string> pass(const std::string& line);
 
 private:
-  /// Returns how many lines were left out since the last one let through,
-  /// or nothing when this one is left out too.
-  std::optional<uint64_t> admit(std::chrono::steady_clock::time_point now);
-
   std::chrono::steady_clock::duration interval_;
   std::mutex mtx_;
   std::optional<std::chrono::steady_clock::time_point> last_;
@@ -328,10 +324,8 @@ public:
                caf::execution_unit* host);
 
   /// Refuses `msg`: answers a request with `reason`, reports a one-way
-  /// message to the sender's node (and logs it when `log`), cancels its
-  /// store tickets.
-  void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host,
-              bool log = true);
+  /// message to the sender's node (and logs it), cancels its store tickets.
+  void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host);
 
   /// What a link logs about messages it could not pass on.
   enum class log_topic {
@@ -348,9 +342,10 @@ public:
   void log_limited(log_topic topic, const std::string& line);
 
   /// Refuses a message taken off the link without `deliver` (a pull that
-  /// failed): also returns its credit.
+  /// failed, or one beyond the held limits): also returns its credit, and
+  /// what it held of the peer's when `held`.
   void refuse_taken(wire_message& msg, uint64_t wire_size, caf::error reason,
-                    caf::execution_unit* host);
+                    caf::execution_unit* host, bool held = true);
 
   /// Returns the next queued message, or nothing (then the queue is idle).
   std::optional<std::pair<wire_message, uint64_t>> take_queued();
@@ -625,11 +620,9 @@ private:
   // tickets were redeemed or cancelled.
   std::atomic<uint64_t> taken_{0};
   // The peer's messages taken and not processed yet (bounded by
-  // max_held_bytes / max_held_messages); `refusing_` while messages beyond
-  // them are refused (logged once per stretch, not once per message).
+  // max_held_bytes / max_held_messages).
   std::atomic<uint64_t> held_bytes_{0};
   std::atomic<uint64_t> held_messages_{0};
-  std::atomic<bool> refusing_{false};
   // One limiter per log_topic.
   std::array<log_limiter, 3> logged_{log_limiter{std::chrono::seconds{1}},
                                      log_limiter{std::chrono::seconds{1}},
