@@ -993,6 +993,14 @@ link_state::decode_element(wire_element& element) {
       }
       case frame_kind::store_object: {
         auto* store = node_.store();
+        if (!same_host_)
+          // A ticket is redeemable by anyone who names it: a peer of
+          // another host could take another sender's object in transit.
+          return caf::make_error(
+            errc::transfer_failed,
+            "node " + peer_name_ + " sent a store ticket, but it does not "
+            "share this host's store (another host, or another store "
+            "name); such a node sends large frames to be pulled");
         if (store == nullptr)
           return caf::make_error(
             errc::transfer_failed,
@@ -1127,13 +1135,16 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
       counters_.bytes_inline_received += frame.size;
       msg.imports.emplace_back(frame.object_id, std::move(*ref));
     }
-  // Handles of the peer's store resolve to the local copies.
+  // Handles of the peer's store resolve to the local copies. From another
+  // host nothing else resolves: a handle naming this host's store would
+  // give the peer an object it was never sent (ids are easy to guess).
   std::optional<store::import_scope> scope;
-  if (!msg.imports.empty()) {
+  if (!same_host_)
+    scope.emplace(peer_store_token_, store::import_scope::others::refuse);
+  else if (!msg.imports.empty())
     scope.emplace(peer_store_token_);
-    for (auto& [id, ref] : msg.imports)
-      scope->add(store::object_id{id}, ref);
-  }
+  for (auto& [id, ref] : msg.imports)
+    scope->add(store::object_id{id}, ref);
   caf::message content;
   for (auto& element : msg.elements) {
     auto decoded = decode_element(element);
@@ -1149,12 +1160,15 @@ void link_state::refuse(wire_message& msg, caf::error reason,
                         caf::execution_unit* host) {
   ++counters_.refusals;
   caf::message_id mid{msg.mid};
-  // Cancel tickets of store frames not redeemed yet, release pulled frames.
+  // Cancel tickets of store frames not redeemed yet (a peer sharing the
+  // store only: another host's could cancel tickets it guessed), release
+  // pulled frames.
   auto* store = node_.store();
   for (auto& element : msg.elements)
     for (auto& frame : element.frames) {
       auto kind = static_cast<frame_kind>(frame.kind);
-      if (kind == frame_kind::store_object && store != nullptr) {
+      if (kind == frame_kind::store_object && store != nullptr
+          && same_host_) {
         store::transfer_ticket ticket;
         ticket.object = store::object_id{frame.object_id};
         ticket.id = frame.ticket;

@@ -4,6 +4,7 @@
 #include "detail/node_impl.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/vector_pool.hpp"
 
 #include "ferry/store/object_store.hpp"
@@ -442,10 +443,21 @@ caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
   auto slot = link->reserve_spawn(req.type_name);
   if (!slot)
     return std::move(slot.error());
-  auto args = link->decode_message(req.args);
-  if (!args)
-    return std::move(args.error());
-  auto spawned = sys_.spawn<caf::actor>(req.type_name, std::move(*args));
+  // As in deliver: what escapes a decoder (an allocation failing) or the
+  // actor's constructor becomes the answer; the BASP worker running this
+  // must not see it.
+  caf::expected<caf::actor> spawned{caf::actor{}};
+  try {
+    auto args = link->decode_message(req.args);
+    if (!args)
+      return std::move(args.error());
+    spawned = sys_.spawn<caf::actor>(req.type_name, std::move(*args));
+  } catch (...) {
+    return caf::make_error(errc::decode_failed,
+                           "spawning \"" + req.type_name + "\" for node "
+                             + link->peer_name() + " threw: "
+                             + serializers::detail::current_exception_text());
+  }
   if (!spawned)
     return caf::make_error(errc::no_such_actor,
                            "node " + cfg_.node_name + " cannot spawn \""

@@ -105,7 +105,6 @@ void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
   link->deliver(msg, st.current->second, self->context());
   st.current.reset();
   st.jobs.clear();
-  advance(self);
 }
 
 void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
@@ -118,7 +117,75 @@ void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
   st.current.reset();
   st.jobs.clear();
   st.outstanding = 0;
-  advance(self);
+}
+
+void request_more(puller_actor* self, const std::shared_ptr<link_state>& link);
+
+/// Takes the reply to the chunk request of `length` bytes at `offset` of
+/// job `index`; may finish or abandon the current message.
+void on_chunk(puller_actor* self, size_t index, uint64_t offset,
+              uint64_t length, uint64_t generation, uint64_t key,
+              chunk_reply& reply) {
+  auto& st = self->state;
+  st.forget_landing(key);
+  auto link = st.link.lock();
+  if (!link || generation != st.generation || !st.current)
+    return;
+  --st.outstanding;
+  auto& job = st.jobs[index];
+  if (reply.landed) {
+    // The bytes are in the frame; they must be this request's.
+    if (reply.landing != key) {
+      abandon(self, link,
+              caf::make_error(errc::transfer_failed,
+                              "node " + link->peer_name()
+                                + " answered a chunk request with"
+                                  " the chunk of another request"));
+      return;
+    }
+  } else if (reply.data.size() != length) {
+    abandon(self, link,
+            caf::make_error(errc::transfer_failed,
+                            "node " + link->peer_name()
+                              + " sent a chunk of "
+                              + std::to_string(reply.data.size())
+                              + " bytes for a request of "
+                              + std::to_string(length)));
+    return;
+  } else if (!job.buffer->land(offset, reply.data.bytes())) {
+    abandon(self, link,
+            caf::make_error(errc::transfer_failed,
+                            "a chunk at offset " + std::to_string(offset)
+                              + " from node " + link->peer_name()
+                              + " does not fit its frame of "
+                              + std::to_string(job.size) + " bytes"));
+    return;
+  }
+  job.received += length;
+  link->count_pulled(length);
+  if (job.received == job.size) {
+    link->send_control(caf::make_message(transfer_done{job.transfer}),
+                       self->context());
+    if (++st.done == st.jobs.size()) {
+      finish(self, link);
+      return;
+    }
+  }
+  request_more(self, link);
+}
+
+/// Takes the failure of a chunk request: abandons the current message.
+void on_chunk_failed(puller_actor* self, uint64_t generation, uint64_t key,
+                     caf::error& err) {
+  auto& st = self->state;
+  st.forget_landing(key);
+  auto link = st.link.lock();
+  if (!link || generation != st.generation || !st.current)
+    return;
+  abandon(self, link,
+          caf::make_error(errc::transfer_failed,
+                          "pulling a large frame from node "
+                            + link->peer_name() + " failed: " + render(err)));
 }
 
 void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
@@ -134,72 +201,19 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       auto generation = st.generation;
       auto key = register_landing(job.buffer, offset, length);
       st.landings.push_back(key);
+      // A reply that ends the message (finished or abandoned) moves on to
+      // the next queued one.
       self
         ->request(link->peer_gateway(), chunk_timeout,
                   chunk_request{job.transfer, offset, length, key})
         .then(
           [self, index, offset, length, generation, key](chunk_reply& reply) {
-            auto& st = self->state;
-            st.forget_landing(key);
-            auto link = st.link.lock();
-            if (!link || generation != st.generation || !st.current)
-              return;
-            --st.outstanding;
-            auto& job = st.jobs[index];
-            if (reply.landed) {
-              // The bytes are in the frame; they must be this request's.
-              if (reply.landing != key) {
-                abandon(self, link,
-                        caf::make_error(errc::transfer_failed,
-                                        "node " + link->peer_name()
-                                          + " answered a chunk request with"
-                                            " the chunk of another request"));
-                return;
-              }
-            } else if (reply.data.size() != length) {
-              abandon(self, link,
-                      caf::make_error(errc::transfer_failed,
-                                      "node " + link->peer_name()
-                                        + " sent a chunk of "
-                                        + std::to_string(reply.data.size())
-                                        + " bytes for a request of "
-                                        + std::to_string(length)));
-              return;
-            } else if (!job.buffer->land(offset, reply.data.bytes())) {
-              abandon(self, link,
-                      caf::make_error(errc::transfer_failed,
-                                      "a chunk at offset "
-                                        + std::to_string(offset)
-                                        + " from node " + link->peer_name()
-                                        + " does not fit its frame of "
-                                        + std::to_string(job.size)
-                                        + " bytes"));
-              return;
-            }
-            job.received += length;
-            link->count_pulled(length);
-            if (job.received == job.size) {
-              link->send_control(caf::make_message(
-                                   transfer_done{job.transfer}),
-                                 self->context());
-              if (++st.done == st.jobs.size()) {
-                finish(self, link);
-                return;
-              }
-            }
-            request_more(self, link);
+            on_chunk(self, index, offset, length, generation, key, reply);
+            advance(self);
           },
           [self, generation, key](caf::error& err) {
-            auto& st = self->state;
-            st.forget_landing(key);
-            auto link = st.link.lock();
-            if (!link || generation != st.generation || !st.current)
-              return;
-            abandon(self, link,
-                    caf::make_error(errc::transfer_failed,
-                                    "pulling a large frame from node "
-                                      + link->peer_name()
-                                      + " failed: " + render(err)));
+            on_chunk_failed(self, generation, key, err);
+            advance(self);
           });
     }
   }
@@ -277,6 +291,10 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
   request_more(self, link);
 }
 
+// Takes queued messages until one waits for chunks. A message that ends at
+// once (nothing to pull, refused) leaves `current` empty and the loop takes
+// the next: finish and abandon never call back into advance, so a peer
+// queueing thousands of such messages costs no stack.
 void advance(puller_actor* self) {
   auto& st = self->state;
   while (!st.current) {
@@ -297,13 +315,13 @@ void advance(puller_actor* self) {
     try {
       start(self, link);
     } catch (const std::exception& e) {
-      abandon(self, link,
-              caf::make_error(errc::transfer_failed,
-                              "cannot start pulling the large frames of a "
-                              "message from node "
-                                + link->peer_name() + ": " + e.what()));
+      if (st.current)
+        abandon(self, link,
+                caf::make_error(errc::transfer_failed,
+                                "cannot start pulling the large frames of a "
+                                "message from node "
+                                  + link->peer_name() + ": " + e.what()));
     }
-    return;
   }
 }
 

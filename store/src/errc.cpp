@@ -24,6 +24,8 @@ std::string to_string(errc x) {
     case errc::not_pinned: return "not_pinned";
     case errc::invalid_config: return "invalid_config";
     case errc::lock_failed: return "lock_failed";
+    case errc::foreign_handle: return "foreign_handle";
+    case errc::foreign_pid_namespace: return "foreign_pid_namespace";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -12,8 +12,8 @@ thread_local import_scope* current_scope = nullptr;
 
 } // namespace
 
-import_scope::import_scope(uint64_t foreign_token)
-  : token_(foreign_token), previous_(current_scope) {
+import_scope::import_scope(uint64_t foreign_token, others other_stores)
+  : token_(foreign_token), others_(other_stores), previous_(current_scope) {
   current_scope = this;
 }
 
@@ -31,8 +31,19 @@ void import_scope::add(object_id foreign, object_ref local) {
 }
 
 const import_scope* import_scope::find(uint64_t token) noexcept {
-  for (auto* scope = current_scope; scope != nullptr; scope = scope->previous_)
+  for (auto* scope = current_scope; scope != nullptr;
+       scope = scope->previous_) {
     if (scope->token_ == token)
+      return scope;
+    if (scope->others_ == others::refuse)
+      return nullptr;
+  }
+  return nullptr;
+}
+
+const import_scope* import_scope::exclusive() noexcept {
+  for (auto* scope = current_scope; scope != nullptr; scope = scope->previous_)
+    if (scope->others_ == others::refuse)
       return scope;
   return nullptr;
 }

@@ -157,6 +157,17 @@ caf::expected<object_ref> from_wire(const ref_wire& x) {
     return object_ref{};
   if (auto* imported = import_scope::find(x.store))
     return imported->resolve(object_id{x.object});
+  if (auto* scope = import_scope::exclusive())
+    return caf::make_error(
+      errc::foreign_handle,
+      "a serialized object_ref names object " + std::to_string(x.object)
+        + " of store token " + std::to_string(x.store)
+        + " in a message from another host (store token "
+        + std::to_string(scope->token())
+        + "); such a message carries copies of the objects it names, and "
+          "cannot name objects of this host's store or a third one. Send "
+          "the object itself in the message (a shared_array or object_ref "
+          "of the sender's store)");
   auto store = detail::store_impl::find_by_token(x.store);
   if (!store)
     return caf::make_error(

@@ -826,6 +826,74 @@ TEST_F(hostile_fixture, PulledFrameSizesThatWrapAroundAreRefusedAndTheLinkGoesOn
             caf::make_error(ferry::errc::family_refused, next_err.context()));
 }
 
+TEST_F(hostile_fixture, ThousandsOfMessagesEndingAtOnceBehindAPullCostNoStack) {
+  // Arrange: a message with one byte to pull, whose chunk "rogue" holds
+  // back, and 15,000 one-way messages queued behind it, each with an empty
+  // frame to pull: once the first ends, each of them ends at once (nothing
+  // to pull, then refused). The puller took the next one by recursion, some
+  // 700 bytes of stack per message in a release build: 15,000 overflowed
+  // the worker's 8 MiB stack and the node died.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  wire_message first;
+  first.target = target;
+  first.mid = caf::make_message_id().integer_value();
+  first.elements.push_back(
+    described("msgpack", "string", frame_kind::remote_object, {1}));
+  first.elements[0].frames[0].ticket = 5;
+  (*self_)->send(gateway_, std::move(first));
+  const int queued = 15000;
+  for (int i = 0; i < queued; ++i) {
+    wire_message msg;
+    msg.target = target;
+    msg.mid = caf::make_message_id().integer_value();
+    msg.elements.push_back(
+      described("msgpack", "string", frame_kind::remote_object, {0}));
+    (*self_)->send(gateway_, std::move(msg));
+  }
+  std::optional<caf::response_promise> pending;
+  bool done = false;
+  (*self_)->receive_while([&] { return !done && !pending; })(
+    [&](chunk_request&) { pending = (*self_)->make_response_promise(); },
+    [&](credit&) {}, caf::after(10s) >> [&] { done = true; });
+  ASSERT_TRUE(pending) << "the peer did not pull the first message";
+  // Act: the chunk fails; every queued message ends right after.
+  pending->deliver(caf::make_error(caf::sec::request_timeout));
+  size_t refusals = 0;
+  done = false;
+  (*self_)->receive_while([&] { return !done && refusals < queued + 1; })(
+    [&](refusal&) { ++refusals; }, [&](transfer_done&) {}, [&](credit&) {},
+    caf::after(20s) >> [&] { done = true; });
+  wire_message next;
+  next.target = target;
+  next.elements.push_back(element("cereal.binary", "string",
+                                  std::vector<std::byte>(13, std::byte{1})));
+  auto next_err = send_and_await_error(std::move(next));
+  // Assert: every message refused, and the node still answers.
+  EXPECT_EQ(refusals, size_t{queued} + 1);
+  EXPECT_EQ(next_err,
+            caf::make_error(ferry::errc::family_refused, next_err.context()));
+}
+
+TEST_F(hostile_fixture, StoreTicketFromAnotherHostIsRefusedUnredeemed) {
+  // Arrange: "rogue" is another host, yet names a store ticket; tickets are
+  // sequential, so a guessed one could take another sender's object.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  auto el = described("msgpack", "string", frame_kind::store_object, {64});
+  el.frames[0].object_id = 1;
+  el.frames[0].ticket = 1;
+  wire_message msg;
+  msg.target = target;
+  msg.elements.push_back(std::move(el));
+  // Act
+  auto err = send_and_await_error(std::move(msg));
+  // Assert
+  ASSERT_TRUE(err) << "no answer to the message";
+  EXPECT_EQ(err, caf::make_error(ferry::errc::transfer_failed, err.context()));
+  EXPECT_TRUE(mentions(err, "does not share this host's store"));
+}
+
 TEST_F(hostile_fixture, CompressedFrameClaimingMoreThanItsCodecAllowsIsRefused) {
   // Arrange: 16 bytes of "compressed" data that claim to become 1 GiB, once
   // as lz4 and once as zstd (whose frame header does not say so).

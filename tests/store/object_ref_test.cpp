@@ -188,6 +188,41 @@ TEST_F(object_ref_test, ImportScopeLeavesHandlesOfAttachedStoresAlone) {
   EXPECT_EQ(sut.ref_count(), 2u);
 }
 
+TEST_F(object_ref_test, ExclusiveImportScopeRefusesHandlesOfThisHostsStore) {
+  // Arrange: a message from another host names an object of this host's
+  // store (ids are small numbers, easy to guess), and one it carried.
+  import_scope scope{foreign_token, import_scope::others::refuse};
+  scope.add(object_id{7}, sut);
+  auto local = ref_wire{store.token(), static_cast<uint64_t>(sut.id()), 0};
+  // Act
+  auto guessed = from_wire(local);
+  auto carried = from_wire(ref_wire{foreign_token, 7, 0});
+  // Assert: only what the message carried resolves; the count is unchanged
+  // by the refusal.
+  ASSERT_FALSE(guessed);
+  EXPECT_EQ(code_of(guessed.error()), errc::foreign_handle);
+  auto text = render(guessed.error());
+  EXPECT_NE(text.find("object " + std::to_string(local.object)),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("another host"), std::string::npos) << text;
+  ASSERT_TRUE(carried) << render(carried.error());
+  EXPECT_EQ(carried->id(), sut.id());
+  EXPECT_EQ(sut.ref_count(), 3u);
+}
+
+TEST_F(object_ref_test, ScopeInsideAnExclusiveOneCannotReachPastIt) {
+  // Arrange: an exclusive scope inside an ordinary scope of another token.
+  import_scope outer{foreign_token + 1};
+  outer.add(object_id{1}, sut);
+  import_scope inner{foreign_token, import_scope::others::refuse};
+  // Act
+  auto past = from_wire(ref_wire{foreign_token + 1, 1, 0});
+  // Assert
+  ASSERT_FALSE(past);
+  EXPECT_EQ(code_of(past.error()), errc::foreign_handle);
+}
+
 TEST_F(object_ref_test, ClosingTheImportScopeDropsItsReferences) {
   {
     import_scope outer{foreign_token};

@@ -56,6 +56,13 @@ enum class errc : uint8_t {
   invalid_config,
   /// The segment's robust lock could not be taken or made consistent.
   lock_failed,
+  /// A handle read from another host's message names a store other than
+  /// that host's (this host's, say): only objects the message carried
+  /// resolve.
+  foreign_handle,
+  /// The segment was created in another PID namespace: all processes of a
+  /// store must share one, since the store tells live from dead by pid.
+  foreign_pid_namespace,
 };
 
 /// Returns the name of `x`, e.g. `"store_full"`.

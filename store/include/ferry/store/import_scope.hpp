@@ -16,9 +16,17 @@
 //     scope.add(foreign_id, std::move(local_copy));   // one per object
 //     auto value = decode(message);   // handles now point at local copies
 //
+// An *exclusive* scope also closes every other store while it is open: a
+// message from another host may name only the objects it carried, so a
+// handle naming this host's store (or any store but the scope's) fails with
+// `errc::foreign_handle` instead of resolving to a local object the sender
+// was never given (object ids are small sequential numbers; a peer could
+// guess them).
+//
 // Thread-safety: scopes are per thread (thread-local) and nest; the innermost
-// one whose token matches is used. A scope must be destroyed on the thread
-// that created it, in reverse order of creation.
+// one whose token matches is used, and no scope outside an exclusive one is
+// looked at. A scope must be destroyed on the thread that created it, in
+// reverse order of creation.
 #pragma once
 
 #include "ferry/store/object_id.hpp"
@@ -36,9 +44,18 @@ namespace ferry::store {
 /// comment.
 class import_scope {
 public:
+  /// Whether handles of other stores still resolve while the scope is open.
+  enum class others {
+    /// Handles of other stores resolve as without the scope.
+    resolve,
+    /// Handles of every other store fail with `errc::foreign_handle`.
+    refuse,
+  };
+
   /// Opens a scope for handles of the store with token `foreign_token` on the
   /// calling thread.
-  explicit import_scope(uint64_t foreign_token);
+  explicit import_scope(uint64_t foreign_token,
+                        others other_stores = others::resolve);
 
   import_scope(const import_scope&) = delete;
   import_scope& operator=(const import_scope&) = delete;
@@ -57,8 +74,12 @@ public:
   }
 
   /// Returns the innermost open scope for `token` on the calling thread, or
-  /// null.
+  /// null; scopes outside an exclusive one are not looked at.
   static const import_scope* find(uint64_t token) noexcept;
+
+  /// Returns the innermost exclusive scope open on the calling thread, or
+  /// null.
+  static const import_scope* exclusive() noexcept;
 
   /// Returns a new reference to the local copy of object `foreign`, or
   /// `errc::object_not_found`.
@@ -66,6 +87,7 @@ public:
 
 private:
   uint64_t token_;
+  others others_;
   std::vector<std::pair<object_id, object_ref>> objects_;
   import_scope* previous_;
 };
