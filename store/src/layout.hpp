@@ -27,7 +27,7 @@
 namespace ferry::store::detail {
 
 inline constexpr uint64_t segment_magic = 0x3176732d79727266; // "frry-sv1"
-inline constexpr uint32_t layout_version = 2;
+inline constexpr uint32_t layout_version = 3;
 inline constexpr uint32_t npos32 = 0xFFFFFFFFu;
 inline constexpr uint64_t npos64 = ~uint64_t{0};
 
@@ -199,6 +199,11 @@ struct segment_header {
   int32_t creator_pid;
   uint32_t reserved0;
   uint64_t creator_start_time;
+  /// PID namespace of the creator (inode of /proc/self/ns/pid; 0 if that
+  /// was unreadable), written with `creator_start_time`. Pids and start
+  /// times mean something only within one PID namespace, so processes of
+  /// another one are refused (version 3).
+  uint64_t creator_pid_namespace;
   // table geometry
   uint64_t process_offset;
   uint64_t slot_offset;

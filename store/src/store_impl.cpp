@@ -77,6 +77,10 @@ void run_io_hook() {
     hook();
 }
 
+/// How often `open_segment` starts over when the segment it waits on loses
+/// its name (its creator failed and removed it, or it was replaced).
+constexpr int max_open_attempts = 4;
+
 std::mutex registry_mtx;
 
 std::map<std::string, std::weak_ptr<store_impl>>& registry() {
@@ -93,6 +97,21 @@ caf::error fail(errc code, Ts&&... xs) {
 
 std::string errno_text(int err) {
   return std::strerror(err);
+}
+
+/// Returns the error for a segment whose creator ran in PID namespace
+/// `theirs` while this process runs in `ours`.
+caf::error foreign_pid_namespace(const std::string& name, uint64_t theirs,
+                                 uint64_t ours) {
+  return fail(errc::foreign_pid_namespace, "store '", name,
+              "' is used from another PID namespace (its segment was "
+              "created in pid:[", theirs, "], this process runs in pid:[",
+              ours, "]), e.g. by a container sharing /dev/shm; a ferry store "
+              "needs all its processes in one PID namespace, since it tells "
+              "live processes from dead ones by pid; run them in one PID "
+              "namespace (e.g. share the pod's process namespace), or give "
+              "each PID namespace its own store name (ferry.store.name, "
+              "store_config::name)");
 }
 
 bool process_alive(int32_t pid, uint64_t start_time) noexcept {
@@ -212,6 +231,13 @@ uint64_t process_start_time(int32_t pid) noexcept {
   return read_process_stat(pid, state, start_time) ? start_time : 0;
 }
 
+uint64_t pid_namespace() noexcept {
+  struct stat st {};
+  if (::stat("/proc/self/ns/pid", &st) != 0)
+    return 0;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
 // -- guard --------------------------------------------------------------------
 
 /// Takes the segment's robust mutex. If the previous owner died, repairs the
@@ -278,6 +304,7 @@ store_impl::store_impl(attach_tag, const store_config& cfg)
   : cfg_(cfg), name_(cfg.name) {
   pid_ = static_cast<int32_t>(::getpid());
   start_time_ = process_start_time(pid_);
+  pid_namespace_ = pid_namespace();
 }
 
 caf::expected<std::shared_ptr<store_impl>>
@@ -352,7 +379,7 @@ store_impl::~store_impl() {
   }
 }
 
-caf::error store_impl::open_segment() {
+caf::error store_impl::open_segment(int attempt) {
   auto max_holders = 2 * cfg_.max_objects + cfg_.max_tickets;
   auto capacity = cfg_.capacity / block_align * block_align;
   auto header_size = round_up(sizeof(segment_header), 64);
@@ -397,6 +424,7 @@ caf::error store_impl::open_segment() {
     // last.
     auto* h = new (base_) segment_header{};
     h->creator_start_time = start_time_;
+    h->creator_pid_namespace = pid_namespace_;
     commit();
     h->creator_pid = pid_;
     if (cfg_.prefault) {
@@ -501,10 +529,15 @@ caf::error store_impl::open_segment() {
   }
   // Wait for the creator to publish the header: as long as it lives (it
   // may be allocating gigabytes), or 5 s if it has not even said who it is.
+  // A creator that fails (e.g. /dev/shm full) removes the name and lives
+  // on: once the name no longer names the segment opened here (removed, or
+  // replaced by a new segment), start over, a few times.
   auto deadline = std::chrono::steady_clock::now() + 5s;
   for (;;) {
     bip::offset_t size = 0;
     int32_t creator = 0;
+    uint64_t start = 0;
+    uint64_t creator_ns = 0;
     if (shm_.get_size(size)
         && static_cast<uint64_t>(size) >= sizeof(segment_header)) {
       if (auto err = map_segment())
@@ -513,14 +546,32 @@ caf::error store_impl::open_segment() {
       if (h->magic.load(std::memory_order_acquire) == segment_magic)
         break;
       creator = *static_cast<volatile int32_t*>(&h->creator_pid);
-      auto start = *static_cast<volatile uint64_t*>(&h->creator_start_time);
-      if (creator != 0 && !process_alive(creator, start))
-        return fail(errc::segment_unavailable, "store '", name_,
-                    "': the process that created the segment (pid ", creator,
-                    ") died before initializing it; remove it with "
-                    "`ferry-store remove ", name_, "`");
+      start = *static_cast<volatile uint64_t*>(&h->creator_start_time);
+      creator_ns
+        = *static_cast<volatile uint64_t*>(&h->creator_pid_namespace);
       region_ = bip::mapped_region{};
       base_ = nullptr;
+    }
+    if (!current()) {
+      shm_ = bip::shared_memory_object{};
+      if (attempt < max_open_attempts)
+        return open_segment(attempt + 1);
+      return fail(errc::segment_unavailable, "store '", name_,
+                  "': the segment was removed or replaced ", attempt,
+                  " times while this process waited for its creator to "
+                  "initialize it (the creating process failed, e.g. with "
+                  "/dev/shm full, or processes keep removing the store); fix "
+                  "what the creating process reported and attach again");
+    }
+    if (creator != 0 && !process_alive(creator, start)) {
+      // A creator in another PID namespace looks dead from here.
+      if (creator_ns != 0 && pid_namespace_ != 0
+          && creator_ns != pid_namespace_)
+        return foreign_pid_namespace(name_, creator_ns, pid_namespace_);
+      return fail(errc::segment_unavailable, "store '", name_,
+                  "': the process that created the segment (pid ", creator,
+                  ") died before initializing it; remove it with "
+                  "`ferry-store remove ", name_, "`");
     }
     if (creator == 0 && std::chrono::steady_clock::now() > deadline)
       return fail(errc::segment_unavailable, "store '", name_,
@@ -552,6 +603,12 @@ caf::error store_impl::open_segment() {
                 " bytes but the segment has ", region_.get_size(),
                 " bytes (resized or damaged); remove it with "
                 "`ferry-store remove ", name_, "`");
+  // Pids and start times name processes only within one PID namespace: a
+  // process of another one would take every process here for dead.
+  if (h->creator_pid_namespace != 0 && pid_namespace_ != 0
+      && h->creator_pid_namespace != pid_namespace_)
+    return foreign_pid_namespace(name_, h->creator_pid_namespace,
+                                 pid_namespace_);
   hdr_ = h;
   procs_ = reinterpret_cast<process_entry*>(base_ + h->process_offset);
   slots_ = reinterpret_cast<slot_entry*>(base_ + h->slot_offset);

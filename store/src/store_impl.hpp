@@ -45,6 +45,10 @@ uint64_t process_start_time(int32_t pid) noexcept;
 /// /proc/<pid>/stat; returns false (with errno set) if that fails.
 bool read_process_stat(int32_t pid, char& state, uint64_t& start_time) noexcept;
 
+/// Returns the PID namespace of this process (the inode of
+/// /proc/self/ns/pid), or 0 if it cannot be read.
+uint64_t pid_namespace() noexcept;
+
 class store_impl : public std::enable_shared_from_this<store_impl> {
 public:
   /// Returns the attachment of this process to `cfg.name`, creating it (and
@@ -147,7 +151,9 @@ private:
   class guard;
   friend class guard;
 
-  caf::error open_segment();
+  /// Creates or opens the segment. `attempt` counts the starts over after
+  /// the name went away while waiting for a creator (see the definition).
+  caf::error open_segment(int attempt = 1);
   caf::error init_segment(uint64_t segment_size, const store_config& cfg);
   caf::error map_segment();
   void populate() noexcept;
@@ -212,6 +218,7 @@ private:
   uint32_t self_ = npos32;
   int32_t pid_ = 0;
   uint64_t start_time_ = 0;
+  uint64_t pid_namespace_ = 0;
 
   std::mutex reaper_mtx_;
   std::condition_variable reaper_cv_;

@@ -1,7 +1,8 @@
 // Multi-process tests with real child processes (label `integration`):
 // counts across processes, and crash safety under kill -9 while holding
 // handles, while inside `create` (holding the store lock), with an unsealed
-// builder, and with a ticket in transit.
+// builder, and with a ticket in transit; a process in another PID
+// namespace is refused.
 #include "ferry/store/log.hpp"
 #include "ferry/store/object_store.hpp"
 #include "ferry/test/child_process.hpp"
@@ -10,6 +11,8 @@
 #include "store_test_support.hpp"
 
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -429,6 +432,51 @@ TEST_F(multiprocess_test, ProcessesKilledAtRandomPointsLeaveNothingBehind) {
   std::error_code ec;
   EXPECT_TRUE(std::filesystem::is_empty(cleanup.cfg.spill_directory, ec)
               || ec);
+}
+
+/// Returns the path of `unshare` if `unshare --pid --fork --mount-proc`
+/// works here (it needs root or unprivileged user namespaces), else "".
+std::string pid_namespace_launcher() {
+  for (std::string path : {"/usr/bin/unshare", "/bin/unshare"}) {
+    if (::access(path.c_str(), X_OK) != 0)
+      continue;
+    child_process probe{path, {"--pid", "--fork", "--mount-proc", "true"}};
+    return probe.wait().ok() ? path : std::string{};
+  }
+  return {};
+}
+
+TEST_F(multiprocess_test, ProcessInAnotherPidNamespaceIsRefused) {
+  // Arrange: a peer in a new PID namespace cannot see this process in its
+  // /proc; it must not take it for dead and free its objects.
+  auto unshare = pid_namespace_launcher();
+  if (unshare.empty())
+    GTEST_SKIP() << "`unshare --pid --fork --mount-proc true` fails here "
+                    "(needs root or unprivileged user namespaces)";
+  auto ours = sut.put(pattern(1000, 1));
+  ASSERT_TRUE(ours);
+  // Act
+  child_process peer{unshare,
+                     {"--pid", "--fork", "--mount-proc", FERRY_STORE_PEER,
+                      cleanup.cfg.name}};
+  auto answer = peer.read_line();
+  peer.close_stdin();
+  auto status = peer.wait();
+  // Assert: refused with the fix, and nothing of ours was reaped.
+  ASSERT_TRUE(answer) << "peer said nothing";
+  EXPECT_TRUE(answer->starts_with("error ferry_sto: foreign_pid_namespace"))
+    << *answer;
+  EXPECT_NE(answer->find("another PID namespace"), std::string::npos)
+    << *answer;
+  EXPECT_NE(answer->find("ferry.store.name"), std::string::npos) << *answer;
+  EXPECT_FALSE(status.ok()) << to_string(status);
+  auto reaped = sut.reap();
+  ASSERT_TRUE(reaped);
+  EXPECT_EQ(*reaped, 0u);
+  EXPECT_EQ(ours->ref_count(), 1u);
+  auto again = sut.get(ours->id());
+  ASSERT_TRUE(again) << render(again.error());
+  EXPECT_EQ(checksum(again->bytes()), checksum(pattern(1000, 1)));
 }
 
 TEST(multiprocess_tool, FerryStoreToolFailsForAMissingStore) {

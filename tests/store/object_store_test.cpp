@@ -2,6 +2,7 @@
 #include "ferry/store/object_store.hpp"
 
 #include "layout.hpp"
+#include "store_impl.hpp"
 #include "store_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -12,9 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
+#include <future>
 #include <set>
 #include <sstream>
+#include <thread>
 
 using namespace ferry::store;
 using namespace ferry::store::test;
@@ -379,6 +383,74 @@ TEST(object_store_attach, SegmentOfADeadCreatorIsReportedWithTheFix) {
   EXPECT_NE(text.find("ferry-store remove " + cleanup.cfg.name),
             std::string::npos)
     << text;
+}
+
+/// A forked child that only waits; killed (and waited for) by `stop()` or
+/// the destructor, and by SIGALRM after a minute should this process die.
+struct idle_child {
+  pid_t pid = ::fork();
+
+  idle_child() {
+    if (pid == 0) {
+      ::alarm(60);
+      for (;;)
+        ::pause();
+    }
+  }
+
+  ~idle_child() {
+    stop();
+  }
+
+  void stop() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      pid = -1;
+    }
+  }
+};
+
+TEST(object_store_attach, SegmentRemovedByItsLiveCreatorIsCreatedAnew) {
+  // Arrange: a segment whose creator is alive and has said who it is, but
+  // failed (e.g. /dev/shm full): it removes the name ~200 ms after this
+  // process opened the segment, and lives on without a store.
+  store_cleanup cleanup{small_config("failedcreator")};
+  idle_child creator;
+  ASSERT_GT(creator.pid, 0);
+  auto shm_name = "/" + cleanup.cfg.name;
+  auto fd = ::shm_open(shm_name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  auto size = sizeof(detail::segment_header) + 4096;
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+  auto* mem = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ::close(fd);
+  auto* hdr = static_cast<detail::segment_header*>(mem);
+  hdr->creator_start_time = detail::process_start_time(creator.pid);
+  hdr->creator_pid = creator.pid;
+  ::munmap(mem, size);
+  std::jthread remover{[shm_name] {
+    std::this_thread::sleep_for(std::chrono::milliseconds{200});
+    ::shm_unlink(shm_name.c_str());
+  }};
+  // Act: attach in a thread of its own, so that a hang fails this test
+  // instead of hanging the suite.
+  auto pending = std::async(std::launch::async, [cfg = cleanup.cfg] {
+    return object_store::attach(cfg);
+  });
+  auto status = pending.wait_for(std::chrono::seconds{10});
+  // Ending the creator ends a hung attach (its creator is dead now).
+  creator.stop();
+  remover.join();
+  auto sut = pending.get();
+  // Assert
+  ASSERT_EQ(status, std::future_status::ready)
+    << "attach waited on a segment that its live creator had removed";
+  ASSERT_TRUE(sut) << render(sut.error());
+  auto ref = sut->put(pattern(100, 1));
+  ASSERT_TRUE(ref) << render(ref.error());
+  EXPECT_EQ(::access(("/dev/shm/" + cleanup.cfg.name).c_str(), F_OK), 0);
 }
 
 TEST(object_store_attach, RemoveDeletesTheSegmentOnce) {

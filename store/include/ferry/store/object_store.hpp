@@ -28,7 +28,10 @@
 // (handles, unsealed builders, tickets they exported, pins) are reclaimed by
 // the reaper: on every attach, every `reaper_interval` in a background
 // thread, and on `reap()`. Processes are identified by pid and start time,
-// so a reused pid is not mistaken for the dead process.
+// so a reused pid is not mistaken for the dead process. Pids mean something
+// only within one PID namespace: all processes of a store must share one,
+// and `attach` refuses a segment created in another PID namespace
+// (`errc::foreign_pid_namespace`; e.g. containers sharing /dev/shm).
 //
 // Memory: a segregated-fit allocator with coalescing reuses freed blocks;
 // with `prefault`, the segment is allocated and mapped at attach, so puts run
@@ -46,8 +49,11 @@
 //
 // Thread-safety: all member functions may be called from any thread at
 // once; `object_store` itself is a movable handle (moving is not
-// synchronized with calls on the same instance). Not fork-safe: attach again
-// in a forked child.
+// synchronized with calls on the same instance). Not fork-safe: a forked
+// child must not use, copy or destroy the store or any handle it inherited
+// (they still act for the parent), and `attach` in the child returns the
+// parent's inherited attachment; the child should `exec` a new program
+// (which attaches anew) or leave with `_exit`.
 #pragma once
 
 #include "ferry/store/fwd.hpp"
