@@ -439,7 +439,7 @@ link_state::send_plan_for(std::type_index type) {
 uint64_t link_state::add_transfer(std::shared_ptr<serializers::frame> frame) {
   std::lock_guard<std::mutex> guard{transfers_mtx_};
   auto id = next_transfer_++;
-  transfers_.emplace(id, std::move(frame));
+  transfers_.emplace(id, held_transfer{std::move(frame)});
   return id;
 }
 
@@ -903,12 +903,13 @@ void link_state::log_limited(log_topic topic, const std::string& line) {
     node_.log(*out);
 }
 
-bool link_state::answers_pending_request(const wire_message& msg) const {
+bool link_state::answers_pending_request(const wire_message& msg) {
   caf::message_id mid{msg.mid};
   if (!mid.is_response())
     return false;
+  auto key = std::make_pair(msg.target, request_key(mid));
   std::lock_guard<std::mutex> guard{requests_mtx_};
-  return pending_.count(std::make_pair(msg.target, request_key(mid))) > 0;
+  return pending_.count(key) > 0 && answers_held_.insert(key).second;
 }
 
 // -- link_state: receiving ----------------------------------------------------
@@ -1233,19 +1234,15 @@ std::optional<std::pair<wire_message, uint64_t>> link_state::take_queued() {
 }
 
 caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
-  std::shared_ptr<serializers::frame> frame;
-  {
-    std::lock_guard<std::mutex> guard{transfers_mtx_};
-    auto i = transfers_.find(req.transfer);
-    if (i != transfers_.end())
-      frame = i->second;
-  }
-  if (!frame)
+  std::unique_lock<std::mutex> guard{transfers_mtx_};
+  auto i = transfers_.find(req.transfer);
+  if (i == transfers_.end())
     return caf::make_error(errc::transfer_failed,
                            "node " + node_.config().node_name
                              + " holds no transfer "
                              + std::to_string(req.transfer) + " for node "
                              + peer_name_ + " (finished or link restarted)");
+  auto frame = i->second.frame;
   auto bytes = frame->bytes();
   if (req.offset > bytes.size() || req.length > bytes.size() - req.offset)
     return caf::make_error(errc::transfer_failed,
@@ -1263,6 +1260,18 @@ caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
                              + std::to_string(cfg_.chunk_size)
                              + ") on node " + node_.config().node_name
                              + "; set the same chunk-size on both nodes");
+  if (req.length > bytes.size() - i->second.served)
+    return caf::make_error(errc::transfer_failed,
+                           "node " + peer_name_ + " asked for "
+                             + std::to_string(req.length)
+                             + " more bytes of transfer "
+                             + std::to_string(req.transfer) + ", of which "
+                             + std::to_string(i->second.served) + " of "
+                             + std::to_string(bytes.size())
+                             + " bytes were served already; a node pulls "
+                               "each chunk once");
+  i->second.served += req.length;
+  guard.unlock();
   counters_.bytes_pulled_by_peer += req.length;
   return chunk_reply{req.landing,
                      wire_bytes{bytes.subspan(req.offset, req.length), frame}};
@@ -1273,7 +1282,7 @@ link_state::take_transfer_locked(uint64_t id) {
   auto i = transfers_.find(id);
   if (i == transfers_.end())
     return nullptr;
-  auto frame = std::move(i->second);
+  auto frame = std::move(i->second.frame);
   transfers_.erase(i);
   return frame;
 }
@@ -1319,7 +1328,9 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
     // Answered, delivered or not: a response that cannot be delivered must
     // not keep its request's entry for the link's lifetime.
     std::lock_guard<std::mutex> guard{requests_mtx_};
-    pending_.erase(std::make_pair(msg.target, request_key(mid)));
+    auto key = std::make_pair(msg.target, request_key(mid));
+    pending_.erase(key);
+    answers_held_.erase(key);
   }
   auto target = exported(msg.target);
   if (!target)
@@ -1598,6 +1609,7 @@ void link_state::shut_down(const caf::error& reason,
   {
     std::lock_guard<std::mutex> guard{requests_mtx_};
     pending.swap(pending_);
+    answers_held_.clear();
   }
   for (auto& [key, entry] : pending)
     if (auto requester = caf::actor_cast<caf::strong_actor_ptr>(entry.first))

@@ -1020,6 +1020,45 @@ TEST_F(hostile_fixture_small_pulls, FramesOfATakenMessageAreReleasedWithoutTrans
   EXPECT_NE(after.find(" transfers=0"), std::string::npos) << after;
 }
 
+TEST_F(hostile_fixture_small_pulls, EachByteOfATransferIsServedOnce) {
+  // Arrange: an answer of 100,000 bytes that stays with the peer to be
+  // pulled (as above).
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  wire_message msg;
+  msg.target = target;
+  msg.elements.push_back(element("msgpack", "u64",
+                                 {std::byte{0xce}, std::byte{0x00},
+                                  std::byte{0x01}, std::byte{0x86},
+                                  std::byte{0xa0}}));
+  msg.elements.push_back(element("msgpack", "i32", {std::byte{0x07}}));
+  auto answer = send_and_await_answer(std::move(msg));
+  ASSERT_TRUE(answer);
+  ASSERT_EQ(answer->elements.size(), 1u);
+  ASSERT_EQ(answer->elements[0].frames.size(), 2u);
+  auto& frame = answer->elements[0].frames[1];
+  ASSERT_EQ(static_cast<frame_kind>(frame.kind), frame_kind::remote_object);
+  auto pull = [&](uint64_t offset, uint64_t length) {
+    caf::error err;
+    (*self_)
+      ->request(gateway_, 10s, chunk_request{frame.ticket, offset, length, 0})
+      .receive([](chunk_reply&) {}, [&](caf::error& x) { err = std::move(x); });
+    return err;
+  };
+  // Act: the first half, the second half, then the first half again (a
+  // peer that asks for the same bytes without end, not reading its socket,
+  // grew this node's send buffer without bound).
+  auto first = pull(0, 50000);
+  auto second = pull(50000, 50000);
+  auto again = pull(0, 50000);
+  // Assert
+  EXPECT_FALSE(first) << caf::to_string(first);
+  EXPECT_FALSE(second) << caf::to_string(second);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again, caf::make_error(ferry::errc::transfer_failed, again.context()));
+  EXPECT_TRUE(mentions(again, "100000 bytes were served already"));
+}
+
 namespace {
 
 /// A peer that holds at most 8 of "rogue"'s messages unprocessed.

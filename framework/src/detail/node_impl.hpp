@@ -38,6 +38,7 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -502,8 +503,9 @@ private:
   /// request of this node).
   caf::error hold(const wire_message& msg, uint64_t wire_size);
 
-  /// Whether `msg` is the response to a request this node sent the peer.
-  bool answers_pending_request(const wire_message& msg) const;
+  /// Whether `msg` is the first response taken beyond the held limits to a
+  /// request this node sent the peer (and claims that place).
+  bool answers_pending_request(const wire_message& msg);
 
   /// Takes the credit held back for the peer (requires `return_mtx_`).
   credit take_unreturned();
@@ -553,15 +555,27 @@ private:
   std::map<std::pair<uint64_t, uint64_t>,
            std::pair<caf::weak_actor_ptr, caf::message_id>>
     pending_;
+  // Keys of `pending_` whose response was taken beyond the held limits and
+  // not delivered yet: one response per request passes the limits, not
+  // every copy a peer sends of it.
+  std::set<std::pair<uint64_t, uint64_t>> answers_held_;
 
   // Frames held for the peer to pull (cross host), by transfer id. The peer
   // releases each with `transfer_done` once pulled; a message it has taken
   // (the `delivered` count of its credit) needs none of its frames any
   // more, so those go then at the latest: a peer that never says
   // `transfer_done` cannot make this node hold them while the link lives.
+  // Each byte is served once: a peer asking for the same range again and
+  // again (without reading its socket) would grow CAF's send buffer here
+  // without bound.
+  struct held_transfer {
+    std::shared_ptr<serializers::frame> frame;
+    /// Bytes served so far.
+    uint64_t served = 0;
+  };
   mutable std::mutex transfers_mtx_;
   uint64_t next_transfer_ = 1;
-  std::unordered_map<uint64_t, std::shared_ptr<serializers::frame>> transfers_;
+  std::unordered_map<uint64_t, held_transfer> transfers_;
   // (sequence number of the message, transfer id), in sequence order.
   std::deque<std::pair<uint64_t, uint64_t>> transfers_by_message_;
 
