@@ -978,23 +978,28 @@ protected:
     : hostile_fixture({"--ferry.link.pull-threshold=4096"}) {
     // nop
   }
+
+  /// Asks the echo actor for 100,000 bytes (u64 100000, i32 7 in msgpack)
+  /// and returns its answer, whose frame stays with the peer to be pulled.
+  std::optional<wire_message> ask_for_a_pulled_answer() {
+    auto target = handshake();
+    EXPECT_NE(target, 0u);
+    wire_message msg;
+    msg.target = target;
+    msg.elements.push_back(element("msgpack", "u64",
+                                   {std::byte{0xce}, std::byte{0x00},
+                                    std::byte{0x01}, std::byte{0x86},
+                                    std::byte{0xa0}}));
+    msg.elements.push_back(element("msgpack", "i32", {std::byte{0x07}}));
+    return send_and_await_answer(std::move(msg));
+  }
 };
 
 } // namespace
 
 TEST_F(hostile_fixture_small_pulls, FramesOfATakenMessageAreReleasedWithoutTransferDone) {
-  // Arrange: ask the echo actor for 100,000 bytes (u64 100000, i32 7 in
-  // msgpack); its answer's frame stays with the peer, to be pulled.
-  auto target = handshake();
-  ASSERT_NE(target, 0u);
-  wire_message msg;
-  msg.target = target;
-  msg.elements.push_back(element("msgpack", "u64",
-                                 {std::byte{0xce}, std::byte{0x00},
-                                  std::byte{0x01}, std::byte{0x86},
-                                  std::byte{0xa0}}));
-  msg.elements.push_back(element("msgpack", "i32", {std::byte{0x07}}));
-  auto answer = send_and_await_answer(std::move(msg));
+  // Arrange: an answer of 100,000 bytes whose frame stays with the peer.
+  auto answer = ask_for_a_pulled_answer();
   ASSERT_TRUE(answer);
   ASSERT_FALSE(answer->error) << ferry::render(answer->error);
   // msgpack writes a byte array as its array header and its elements.
@@ -1021,18 +1026,8 @@ TEST_F(hostile_fixture_small_pulls, FramesOfATakenMessageAreReleasedWithoutTrans
 }
 
 TEST_F(hostile_fixture_small_pulls, EachByteOfATransferIsServedOnce) {
-  // Arrange: an answer of 100,000 bytes that stays with the peer to be
-  // pulled (as above).
-  auto target = handshake();
-  ASSERT_NE(target, 0u);
-  wire_message msg;
-  msg.target = target;
-  msg.elements.push_back(element("msgpack", "u64",
-                                 {std::byte{0xce}, std::byte{0x00},
-                                  std::byte{0x01}, std::byte{0x86},
-                                  std::byte{0xa0}}));
-  msg.elements.push_back(element("msgpack", "i32", {std::byte{0x07}}));
-  auto answer = send_and_await_answer(std::move(msg));
+  // Arrange: an answer of 100,000 bytes whose frame stays with the peer.
+  auto answer = ask_for_a_pulled_answer();
   ASSERT_TRUE(answer);
   ASSERT_EQ(answer->elements.size(), 1u);
   ASSERT_EQ(answer->elements[0].frames.size(), 2u);

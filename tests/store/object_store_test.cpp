@@ -292,6 +292,23 @@ TEST(object_store_attach, CapacityBeyondTheAllocatorsReachIsInvalidConfig) {
   }
 }
 
+/// Makes a segment named `name` whose creator (`pid`, started at
+/// `start_time`) said who it is but has not published the header yet.
+void unpublished_segment(const std::string& name, pid_t pid,
+                         uint64_t start_time) {
+  auto fd = ::shm_open(("/" + name).c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  auto size = sizeof(detail::segment_header) + 4096;
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+  auto* mem = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ::close(fd);
+  auto* hdr = static_cast<detail::segment_header*>(mem);
+  hdr->creator_start_time = start_time;
+  hdr->creator_pid = pid;
+  ::munmap(mem, size);
+}
+
 /// Publishes a segment named `name` of `size` bytes whose header is valid
 /// except for what `edit` changes.
 void publish_segment(const std::string& name, size_t size,
@@ -363,18 +380,7 @@ TEST(object_store_attach, SegmentOfADeadCreatorIsReportedWithTheFix) {
     ::_exit(0);
   ASSERT_EQ(::waitpid(child, nullptr, 0), child);
   // A segment whose creator died after sizing it, before publishing it.
-  auto fd = ::shm_open(("/" + cleanup.cfg.name).c_str(),
-                       O_CREAT | O_EXCL | O_RDWR, 0600);
-  ASSERT_GE(fd, 0);
-  auto size = sizeof(detail::segment_header) + 4096;
-  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
-  auto* mem = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ASSERT_NE(mem, MAP_FAILED);
-  ::close(fd);
-  auto* hdr = static_cast<detail::segment_header*>(mem);
-  hdr->creator_pid = child;
-  hdr->creator_start_time = 1;
-  ::munmap(mem, size);
+  ASSERT_NO_FATAL_FAILURE(unpublished_segment(cleanup.cfg.name, child, 1));
   auto sut = object_store::attach(cleanup.cfg);
   ASSERT_FALSE(sut);
   EXPECT_EQ(code_of(sut.error()), errc::segment_unavailable);
@@ -419,17 +425,8 @@ TEST(object_store_attach, SegmentRemovedByItsLiveCreatorIsCreatedAnew) {
   idle_child creator;
   ASSERT_GT(creator.pid, 0);
   auto shm_name = "/" + cleanup.cfg.name;
-  auto fd = ::shm_open(shm_name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  ASSERT_GE(fd, 0);
-  auto size = sizeof(detail::segment_header) + 4096;
-  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
-  auto* mem = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ASSERT_NE(mem, MAP_FAILED);
-  ::close(fd);
-  auto* hdr = static_cast<detail::segment_header*>(mem);
-  hdr->creator_start_time = detail::process_start_time(creator.pid);
-  hdr->creator_pid = creator.pid;
-  ::munmap(mem, size);
+  ASSERT_NO_FATAL_FAILURE(unpublished_segment(
+    cleanup.cfg.name, creator.pid, detail::process_start_time(creator.pid)));
   std::jthread remover{[shm_name] {
     std::this_thread::sleep_for(std::chrono::milliseconds{200});
     ::shm_unlink(shm_name.c_str());
