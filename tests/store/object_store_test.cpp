@@ -372,6 +372,32 @@ TEST(object_store_attach, SegmentOfAnotherSizeIsRejectedNamingBothSizes) {
   EXPECT_EQ(text.find("expected version"), std::string::npos) << text;
 }
 
+TEST(object_store_attach, SegmentOfAnotherPidNamespaceIsRefusedNamingBoth) {
+  // Arrange: a published segment whose creator ran in another PID
+  // namespace (containers sharing /dev/shm): its pids mean nothing here.
+  store_cleanup cleanup{small_config("pidns")};
+  auto ours = detail::pid_namespace();
+  ASSERT_NE(ours, 0u) << "/proc/self/ns/pid is not readable";
+  ASSERT_NO_FATAL_FAILURE(publish_segment(
+    cleanup.cfg.name, sizeof(detail::segment_header) + 4096,
+    [](detail::segment_header& hdr, size_t) {
+      hdr.creator_pid_namespace = detail::pid_namespace() + 1;
+    }));
+  // Act
+  auto sut = object_store::attach(cleanup.cfg);
+  // Assert
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(code_of(sut.error()), errc::foreign_pid_namespace);
+  auto text = text_of(sut.error());
+  EXPECT_NE(text.find("pid:[" + std::to_string(ours + 1) + "]"),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("pid:[" + std::to_string(ours) + "]"),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("ferry.store.name"), std::string::npos) << text;
+}
+
 TEST(object_store_attach, SegmentOfADeadCreatorIsReportedWithTheFix) {
   store_cleanup cleanup{small_config("deadcreator")};
   auto child = ::fork();
