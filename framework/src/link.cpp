@@ -593,8 +593,8 @@ caf::error link_state::send(uint64_t target,
                                                      + peer_name_
                                                      + " went down"));
     pending_.emplace(std::make_pair(sender->id(), request_key(mid)),
-                     std::make_pair(caf::actor_cast<caf::weak_actor_ptr>(sender),
-                                    mid));
+                     pending_request{
+                       caf::actor_cast<caf::weak_actor_ptr>(sender), mid});
   }
   post(std::move(out), size, tickets, transfers, host);
   return caf::none;
@@ -907,9 +907,9 @@ bool link_state::answers_pending_request(const wire_message& msg) {
   caf::message_id mid{msg.mid};
   if (!mid.is_response())
     return false;
-  auto key = std::make_pair(msg.target, request_key(mid));
   std::lock_guard<std::mutex> guard{requests_mtx_};
-  return pending_.count(key) > 0 && answers_held_.insert(key).second;
+  auto i = pending_.find(std::make_pair(msg.target, request_key(mid)));
+  return i != pending_.end() && !std::exchange(i->second.answer_held, true);
 }
 
 // -- link_state: receiving ----------------------------------------------------
@@ -1140,12 +1140,13 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
   // host nothing else resolves: a handle naming this host's store would
   // give the peer an object it was never sent (ids are easy to guess).
   std::optional<store::import_scope> scope;
-  if (!same_host_)
-    scope.emplace(peer_store_token_, store::import_scope::others::refuse);
-  else if (!msg.imports.empty())
-    scope.emplace(peer_store_token_);
-  for (auto& [id, ref] : msg.imports)
-    scope->add(store::object_id{id}, ref);
+  if (!same_host_ || !msg.imports.empty()) {
+    scope.emplace(peer_store_token_,
+                  same_host_ ? store::import_scope::others::resolve
+                             : store::import_scope::others::refuse);
+    for (auto& [id, ref] : msg.imports)
+      scope->add(store::object_id{id}, ref);
+  }
   caf::message content;
   for (auto& element : msg.elements) {
     auto decoded = decode_element(element);
@@ -1328,9 +1329,7 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
     // Answered, delivered or not: a response that cannot be delivered must
     // not keep its request's entry for the link's lifetime.
     std::lock_guard<std::mutex> guard{requests_mtx_};
-    auto key = std::make_pair(msg.target, request_key(mid));
-    pending_.erase(key);
-    answers_held_.erase(key);
+    pending_.erase(std::make_pair(msg.target, request_key(mid)));
   }
   auto target = exported(msg.target);
   if (!target)
@@ -1609,13 +1608,13 @@ void link_state::shut_down(const caf::error& reason,
   {
     std::lock_guard<std::mutex> guard{requests_mtx_};
     pending.swap(pending_);
-    answers_held_.clear();
   }
   for (auto& [key, entry] : pending)
-    if (auto requester = caf::actor_cast<caf::strong_actor_ptr>(entry.first))
+    if (auto requester
+        = caf::actor_cast<caf::strong_actor_ptr>(entry.requester))
       requester->enqueue(
         caf::make_mailbox_element(
-          nullptr, entry.second.response_id(), {},
+          nullptr, entry.mid.response_id(), {},
           caf::make_error(errc::link_down,
                           "the link to node " + peer_name_
                             + " went down before the response arrived: "

@@ -99,10 +99,12 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
-/// Returns the error for a segment whose creator ran in PID namespace
-/// `theirs` while this process runs in `ours`.
-caf::error foreign_pid_namespace(const std::string& name, uint64_t theirs,
-                                 uint64_t ours) {
+/// Returns an error if the creator of segment `name` ran in PID namespace
+/// `theirs` and this process runs in another one, `ours` (0: unknown).
+caf::error check_pid_namespace(const std::string& name, uint64_t theirs,
+                               uint64_t ours) {
+  if (theirs == 0 || ours == 0 || theirs == ours)
+    return caf::none;
   return fail(errc::foreign_pid_namespace, "store '", name,
               "' is used from another PID namespace (its segment was "
               "created in pid:[", theirs, "], this process runs in pid:[",
@@ -565,9 +567,8 @@ caf::error store_impl::open_segment(int attempt) {
     }
     if (creator != 0 && !process_alive(creator, start)) {
       // A creator in another PID namespace looks dead from here.
-      if (creator_ns != 0 && pid_namespace_ != 0
-          && creator_ns != pid_namespace_)
-        return foreign_pid_namespace(name_, creator_ns, pid_namespace_);
+      if (auto err = check_pid_namespace(name_, creator_ns, pid_namespace_))
+        return err;
       return fail(errc::segment_unavailable, "store '", name_,
                   "': the process that created the segment (pid ", creator,
                   ") died before initializing it; remove it with "
@@ -605,10 +606,9 @@ caf::error store_impl::open_segment(int attempt) {
                 "`ferry-store remove ", name_, "`");
   // Pids and start times name processes only within one PID namespace: a
   // process of another one would take every process here for dead.
-  if (h->creator_pid_namespace != 0 && pid_namespace_ != 0
-      && h->creator_pid_namespace != pid_namespace_)
-    return foreign_pid_namespace(name_, h->creator_pid_namespace,
-                                 pid_namespace_);
+  if (auto err = check_pid_namespace(name_, h->creator_pid_namespace,
+                                     pid_namespace_))
+    return err;
   hdr_ = h;
   procs_ = reinterpret_cast<process_entry*>(base_ + h->process_offset);
   slots_ = reinterpret_cast<slot_entry*>(base_ + h->slot_offset);

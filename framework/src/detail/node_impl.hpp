@@ -38,7 +38,6 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
-#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -551,14 +550,15 @@ private:
   // Requests sent to the peer and not answered yet: (local sender, request
   // id). When the link dies, each gets an error response, so no requester
   // waits for its timeout. A requester's entries leave when it ends.
+  struct pending_request {
+    caf::weak_actor_ptr requester;
+    caf::message_id mid;
+    /// A response was taken beyond the held limits: one per request passes
+    /// them, not every copy a peer sends of it.
+    bool answer_held = false;
+  };
   mutable std::mutex requests_mtx_;
-  std::map<std::pair<uint64_t, uint64_t>,
-           std::pair<caf::weak_actor_ptr, caf::message_id>>
-    pending_;
-  // Keys of `pending_` whose response was taken beyond the held limits and
-  // not delivered yet: one response per request passes the limits, not
-  // every copy a peer sends of it.
-  std::set<std::pair<uint64_t, uint64_t>> answers_held_;
+  std::map<std::pair<uint64_t, uint64_t>, pending_request> pending_;
 
   // Frames held for the peer to pull (cross host), by transfer id. The peer
   // releases each with `transfer_done` once pulled; a message it has taken
