@@ -1134,6 +1134,60 @@ TEST_F(hostile_fixture_few_held, PeerIgnoringItsCreditIsRefusedBeyondTheHeldLimi
   EXPECT_NE(held.find(" held=8"), std::string::npos) << held;
 }
 
+TEST_F(hostile_fixture_few_held, OneResponsePerRequestPassesTheHeldLimit) {
+  // Arrange: "asker" on the peer sends "rogue" a request; then a message
+  // whose byte "rogue" never lets the peer pull, and 7 one-way messages
+  // queued behind it: 8 held, the limit.
+  ASSERT_NE(handshake(), 0u);
+  auto asker = lookup_actor("asker");
+  auto gate = lookup_actor("gate");
+  ASSERT_NE(asker, 0u);
+  ASSERT_NE(gate, 0u);
+  wire_message go;
+  go.target = asker;
+  go.sender = (*self_)->id();
+  go.mid = caf::make_message_id().integer_value();
+  go.elements.push_back(element("msgpack", "string",
+                                {std::byte{0xa2}, std::byte{'g'},
+                                 std::byte{'o'}}));
+  (*self_)->send(gateway_, std::move(go));
+  std::optional<wire_message> request;
+  bool done = false;
+  (*self_)->receive_while([&] { return !done && !request; })(
+    [&](wire_message& x) { request = std::move(x); }, [&](credit&) {},
+    caf::after(10s) >> [&] { done = true; });
+  ASSERT_TRUE(request) << "asker sent no request";
+  ASSERT_TRUE(caf::message_id{request->mid}.is_request());
+  wire_message stalled;
+  stalled.target = gate;
+  stalled.mid = caf::make_message_id().integer_value();
+  stalled.elements.push_back(
+    described("msgpack", "bytes", frame_kind::remote_object, {1}));
+  stalled.elements[0].frames[0].ticket = 3;
+  (*self_)->send(gateway_, std::move(stalled));
+  for (int i = 0; i < 7; ++i)
+    (*self_)->send(gateway_, bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
+  ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
+  // Act: 20 copies of the response to asker's request.
+  for (int i = 0; i < 20; ++i) {
+    wire_message answer;
+    answer.target = request->sender;
+    answer.sender = (*self_)->id();
+    answer.mid
+      = caf::message_id{request->mid}.response_id().integer_value();
+    answer.elements.push_back(element("msgpack", "string",
+                                      {std::byte{0xa4}, std::byte{'p'},
+                                       std::byte{'o'}, std::byte{'n'},
+                                       std::byte{'g'}}));
+    (*self_)->send(gateway_, std::move(answer));
+  }
+  auto stats = await_peer_stats(" refusals=19 ");
+  // Assert: one copy taken beyond the limit (every copy was, while the
+  // link waited for the pull), the other 19 refused.
+  EXPECT_NE(stats.find(" refusals=19 "), std::string::npos) << stats;
+  EXPECT_NE(stats.find(" held=9"), std::string::npos) << stats;
+}
+
 TEST_F(hostile_fixture_few_held, LinkServesThePeerAgainOnceItsActorsCatchUp) {
   // Arrange: 8 messages held by "gate", a ninth refused.
   ASSERT_NE(handshake(), 0u);

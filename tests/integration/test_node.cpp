@@ -181,6 +181,18 @@ caf::behavior mirror(caf::event_based_actor* self) {
   };
 }
 
+/// Asks whoever sends it a string for a string back: a request from this
+/// node to a peer, answered (or not) as the peer likes.
+caf::behavior asker(caf::event_based_actor* self) {
+  return {
+    [self](const std::string&) {
+      if (auto peer = caf::actor_cast<caf::actor>(self->current_sender()))
+        self->request(peer, caf::infinite, std::string{"ping"})
+          .then([](const std::string&) {}, [](const caf::error&) {});
+    },
+  };
+}
+
 std::string status_field(const char* key) {
   std::ifstream in{"/proc/self/status"};
   std::string line;
@@ -228,7 +240,8 @@ int main(int argc, char** argv) {
   std::vector<caf::actor> actors{sys.spawn(echo), sys.spawn(slow),
                                  sys.spawn(mortal), sys.spawn(hole),
                                  sys.spawn(atom_adder), sys.spawn(sequence),
-                                 sys.spawn(mirror), sys.spawn(gate)};
+                                 sys.spawn(mirror), sys.spawn(gate),
+                                 sys.spawn(asker)};
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
@@ -236,6 +249,7 @@ int main(int argc, char** argv) {
   (*n)->expose("sequence", actors[5]);
   (*n)->expose("mirror", actors[6]);
   (*n)->expose("gate", actors[7]);
+  (*n)->expose("asker", actors[8]);
   // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
   const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = (*n)->publish(actors[0], 0,
