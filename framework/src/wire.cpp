@@ -6,7 +6,9 @@
 //       u32 header length, u32 frame count, and per frame
 //         u8 kind, u64 size, u64 object id, u64 ticket, u64 data length;
 //   then every element's header bytes and its frames' data bytes, in order;
-//   then the caf::error if flag bit 0 is set.
+//   then, if flag bit 0 is set, u32 length and the caf::error in that many
+//   bytes (its length lets a reader that cannot read the error, a type in
+//   its context unknown here, still find where the message ends).
 //
 // Reading checks the head length against the bytes left, every count
 // against what the rest of the head can hold, and the sum of all lengths
@@ -19,6 +21,8 @@
 
 #include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/detail/little_endian.hpp"
+
+#include <caf/binary_serializer.hpp>
 
 #include <array>
 #include <atomic>
@@ -252,9 +256,16 @@ caf::error wire_message::save(caf::serializer& sink) const {
       if (auto err = put_bytes(frame.data))
         return err;
   }
-  if (error)
-    return sink(const_cast<caf::error&>(error));
-  return caf::none;
+  if (!error)
+    return caf::none;
+  std::vector<char> buf;
+  caf::binary_serializer inner{sink.context(), buf};
+  if (auto err = inner(const_cast<caf::error&>(error)))
+    return err;
+  auto length = static_cast<uint32_t>(buf.size());
+  if (auto err = sink(length))
+    return err;
+  return sink.apply_raw(buf.size(), buf.data());
 }
 
 caf::error wire_batch::save(caf::serializer& sink) const {
@@ -434,17 +445,40 @@ caf::error wire_message::load(caf::deserializer& source) {
   error = caf::error{};
   if ((flags & has_error_flag) == 0)
     return caf::none;
-  // The error's context is a caf::message, read by CAF's generic code, which
-  // throws on some malformed values (a config_value with an unknown type
-  // index: "invalid type found"). Thrown here, inside CAF's middleman, it
-  // would take the node down; a peer's bytes must only get an error.
+  uint32_t length = 0;
+  if (auto err = source(length))
+    return err;
+  if (length > bin->remaining())
+    return malformed("an error of " + std::to_string(length) + " bytes ("
+                     + std::to_string(bin->remaining()) + " bytes left)");
+  caf::binary_deserializer inner{
+    source.context(), reinterpret_cast<const char*>(bin->remainder().data()),
+    length};
+  bin->skip(length);
+  // The error's context is a caf::message, read by CAF's generic code: it
+  // fails on a type this node does not know, and throws on some malformed
+  // values (a config_value with an unknown type index: "invalid type
+  // found"), which inside CAF's middleman would take the node down. Either
+  // way the message still arrives, carrying an error that says so: dropped,
+  // it took its batch with it, their credit and a requester's answer.
+  caf::error failure;
   try {
-    return source(error);
+    failure = inner(error);
   } catch (...) {
-    error = caf::error{};
-    return malformed("the error it carries does not decode: "
-                     + serializers::detail::current_exception_text());
+    failure = caf::make_error(errc::decode_failed,
+                              serializers::detail::current_exception_text());
   }
+  if (!failure && inner.remaining() != 0)
+    failure = caf::make_error(errc::decode_failed,
+                              std::to_string(inner.remaining())
+                                + " bytes after the error");
+  if (failure)
+    error = caf::make_error(
+      errc::decode_failed,
+      "the peer sent an error this node cannot read ("
+        + caf::to_string(failure)
+        + "); register the types of its context on both nodes");
+  return caf::none;
 }
 
 // -- landing_buffer -----------------------------------------------------------

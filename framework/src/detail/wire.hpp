@@ -45,8 +45,9 @@ namespace ferry::detail {
 /// built-in families put in them; peers with another version are refused at
 /// the handshake. 7: cereal.json sends a large top-level array as a JSON
 /// head and a frame of its elements (a peer at 6 would fail to read it as
-/// JSON text).
-inline constexpr uint32_t wire_protocol_version = 7;
+/// JSON text). 8: a message's error travels with its length (a peer at 7
+/// writes it without).
+inline constexpr uint32_t wire_protocol_version = 8;
 
 /// CAF 0.17 `inspect` for a wire type that writes and reads itself
 /// (`save`/`load`); any other inspector (CAF's to_string) gets `summary()`.
