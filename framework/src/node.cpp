@@ -19,7 +19,9 @@
 #include <caf/scoped_actor.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 namespace ferry {
 
@@ -99,8 +101,21 @@ node_impl::~node_impl() {
     for (auto& link : links())
       link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
   }
-  std::lock_guard<std::mutex> guard{mtx_};
-  links_.clear();
+  // A thread that took a link before this (a sender encoding, the puller
+  // in a handler, a credit coming back) uses this node's members through it
+  // until it lets the link go: wait for that, as detach_node waits for the
+  // gateway's calls. Nothing else keeps a link: proxies, the puller and
+  // credit tokens hold them weakly.
+  std::vector<std::weak_ptr<link_state>> taken;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& [id, link] : links_)
+      taken.emplace_back(link);
+    links_.clear();
+  }
+  for (auto& link : taken)
+    while (!link.expired())
+      std::this_thread::sleep_for(std::chrono::microseconds{100});
 }
 
 caf::error node_impl::init() {

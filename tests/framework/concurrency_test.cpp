@@ -165,3 +165,49 @@ TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
   auto stats = client->stats("server");
   EXPECT_TRUE(!stats || stats->pending_requests == 0u);
 }
+
+namespace {
+
+/// Asks `target` for the size of 64 KiB again and again (encoded on the
+/// worker running it, through the link), counting answers; ends at the
+/// first error, counting it.
+void ask_until_refused(caf::event_based_actor* self, caf::actor target,
+                       std::atomic<int>* answered, std::atomic<int>* failed) {
+  self->request(target, 20s, std::vector<std::byte>(64 * 1024))
+    .then(
+      [=](uint64_t) {
+        ++*answered;
+        ask_until_refused(self, target, answered, failed);
+      },
+      [=](caf::error&) {
+        ++*failed;
+        self->quit();
+      });
+}
+
+} // namespace
+
+TEST_F(link_concurrency, NodeShutsDownWhileItsOwnActorsSend) {
+  // Arrange: four actors of the client stream large requests while the
+  // client node goes away: a sender inside the link when the node's
+  // members were destroyed used them after they were freed.
+  ASSERT_TRUE(start());
+  auto worker = server->system().spawn(doubler);
+  auto sut = connect(*server, *client, worker);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  constexpr int senders = 4;
+  std::atomic<int> answered{0};
+  std::atomic<int> failed{0};
+  for (int i = 0; i < senders; ++i)
+    client->system().spawn([&, target = *sut](caf::event_based_actor* self) {
+      ask_until_refused(self, target, &answered, &failed);
+    });
+  while (answered < 100)
+    std::this_thread::sleep_for(1ms);
+  // Act: the node waits for its senders to leave the link; its actor
+  // system waits for the senders to end.
+  *sut = caf::actor{};
+  client.reset();
+  // Assert: every sender saw an error once the node went down.
+  EXPECT_EQ(failed.load(), senders);
+}
