@@ -215,7 +215,17 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   } else if (content.match_elements<identify>()) {
     respond(this, *what, caf::make_message(node->config().node_name), host);
   } else if (content.match_elements<hello>()) {
-    auto reply = node->accept(content.get_as<hello>(0), host);
+    // A link is keyed by its peer's node: a hello naming another node's
+    // gateway would take that node's link (or make links without end).
+    auto& peer = content.get_as<hello>(0);
+    caf::expected<hello> reply = caf::make_error(
+      errc::handshake_failed,
+      "node " + peer.node_name
+        + " sent a hello naming a gateway on another node than its own; "
+          "connect with node::remote_actor");
+    if (what->sender && peer.gateway
+        && what->sender->node() == peer.gateway.node())
+      reply = node->accept(peer, host);
     respond(this, *what,
             reply ? caf::make_message(std::move(*reply))
                   : caf::make_message(std::move(reply.error())),

@@ -752,6 +752,30 @@ TEST_F(hostile_fixture, PeerSpeakingAnotherWireProtocolIsRefusedByName) {
   EXPECT_NE(handshake(), 0u);
 }
 
+TEST_F(hostile_fixture, HelloNamingAnotherNodesGatewayIsRefused) {
+  // Arrange: "rogue" says hello in the name of the peer's own gateway: a
+  // link is keyed by the gateway's node, so this would have taken the link
+  // of that node (here: made one to the peer itself).
+  auto gw = sys_->middleman().remote_actor("127.0.0.1", port_);
+  ASSERT_TRUE(gw);
+  hello mine;
+  mine.node_name = "rogue";
+  mine.host_id = "elsewhere";
+  mine.serializers = {"msgpack"};
+  mine.deserializers = {"msgpack"};
+  mine.decodable = {"msgpack"};
+  mine.gateway = *gw;
+  caf::error err;
+  // Act
+  (*self_)->request(*gw, 10s, mine)
+    .receive([&](hello&) {}, [&](caf::error& x) { err = std::move(x); });
+  // Assert
+  ASSERT_TRUE(err) << "the peer accepted the hello";
+  EXPECT_EQ(err, caf::make_error(ferry::errc::handshake_failed, err.context()));
+  EXPECT_TRUE(mentions(err, "naming a gateway on another node"));
+  EXPECT_EQ(peer_link_stats(), "");
+}
+
 TEST_F(hostile_fixture, FamilyOutsideTheAllowlistIsRefusedWithTypedError) {
   // Arrange
   auto target = handshake();
