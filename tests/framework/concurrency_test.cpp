@@ -168,21 +168,31 @@ TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
 
 namespace {
 
+std::atomic<int> asked{0};
+std::atomic<int> refused{0};
+
 /// Asks `target` for the size of 64 KiB again and again (encoded on the
 /// worker running it, through the link), counting answers; ends at the
 /// first error, counting it.
-void ask_until_refused(caf::event_based_actor* self, caf::actor target,
-                       std::atomic<int>* answered, std::atomic<int>* failed) {
+void ask_until_refused(caf::event_based_actor* self, caf::actor target) {
   self->request(target, 20s, std::vector<std::byte>(64 * 1024))
     .then(
-      [=](uint64_t) {
-        ++*answered;
-        ask_until_refused(self, target, answered, failed);
+      [self, target](uint64_t) {
+        ++asked;
+        ask_until_refused(self, target);
       },
-      [=](caf::error&) {
-        ++*failed;
+      [self](caf::error&) {
+        ++refused;
         self->quit();
       });
+}
+
+/// Starts asking the actor it is sent. (A plain function, like `counter`:
+/// the target comes in a message, not captured at spawn.)
+caf::behavior asker(caf::event_based_actor* self) {
+  return {
+    [self](const caf::actor& target) { ask_until_refused(self, target); },
+  };
 }
 
 } // namespace
@@ -196,18 +206,14 @@ TEST_F(link_concurrency, NodeShutsDownWhileItsOwnActorsSend) {
   auto sut = connect(*server, *client, worker);
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   constexpr int senders = 4;
-  std::atomic<int> answered{0};
-  std::atomic<int> failed{0};
   for (int i = 0; i < senders; ++i)
-    client->system().spawn([&, target = *sut](caf::event_based_actor* self) {
-      ask_until_refused(self, target, &answered, &failed);
-    });
-  while (answered < 100)
+    caf::anon_send(client->system().spawn(asker), *sut);
+  while (asked < 100)
     std::this_thread::sleep_for(1ms);
   // Act: the node waits for its senders to leave the link; its actor
   // system waits for the senders to end.
   *sut = caf::actor{};
   client.reset();
   // Assert: every sender saw an error once the node went down.
-  EXPECT_EQ(failed.load(), senders);
+  EXPECT_EQ(refused.load(), senders);
 }
