@@ -155,6 +155,19 @@ protected:
     return result;
   }
 
+  /// A one-way message to actor `target` with one frame of `size` bytes
+  /// that stays with "rogue" as transfer `ticket`, to be pulled.
+  static wire_message to_pull(uint64_t target, uint64_t size,
+                              uint64_t ticket) {
+    wire_message msg;
+    msg.target = target;
+    msg.mid = caf::make_message_id().integer_value();
+    msg.elements.push_back(
+      described("msgpack", "string", frame_kind::remote_object, {size}));
+    msg.elements[0].frames[0].ticket = ticket;
+    return msg;
+  }
+
   /// Returns the peer's "refusals=" counter for the link to "rogue".
   std::string peer_link_stats() {
     peer_->write_line("stats");
@@ -927,22 +940,10 @@ TEST_F(hostile_fixture, ThousandsOfMessagesEndingAtOnceBehindAPullCostNoStack) {
   // the worker's 8 MiB stack and the node died.
   auto target = handshake();
   ASSERT_NE(target, 0u);
-  wire_message first;
-  first.target = target;
-  first.mid = caf::make_message_id().integer_value();
-  first.elements.push_back(
-    described("msgpack", "string", frame_kind::remote_object, {1}));
-  first.elements[0].frames[0].ticket = 5;
-  (*self_)->send(gateway_, std::move(first));
+  (*self_)->send(gateway_, to_pull(target, 1, 5));
   const int queued = 15000;
-  for (int i = 0; i < queued; ++i) {
-    wire_message msg;
-    msg.target = target;
-    msg.mid = caf::make_message_id().integer_value();
-    msg.elements.push_back(
-      described("msgpack", "string", frame_kind::remote_object, {0}));
-    (*self_)->send(gateway_, std::move(msg));
-  }
+  for (int i = 0; i < queued; ++i)
+    (*self_)->send(gateway_, to_pull(target, 0, 0));
   std::optional<caf::response_promise> pending;
   bool done = false;
   (*self_)->receive_while([&] { return !done && !pending; })(
@@ -1250,13 +1251,7 @@ TEST_F(hostile_fixture_few_held, OneResponsePerRequestPassesTheHeldLimit) {
     caf::after(10s) >> [&] { done = true; });
   ASSERT_TRUE(request) << "asker sent no request";
   ASSERT_TRUE(caf::message_id{request->mid}.is_request());
-  wire_message stalled;
-  stalled.target = gate;
-  stalled.mid = caf::make_message_id().integer_value();
-  stalled.elements.push_back(
-    described("msgpack", "bytes", frame_kind::remote_object, {1}));
-  stalled.elements[0].frames[0].ticket = 3;
-  (*self_)->send(gateway_, std::move(stalled));
+  (*self_)->send(gateway_, to_pull(gate, 1, 3));
   for (int i = 0; i < 7; ++i)
     (*self_)->send(gateway_, bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
   ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
