@@ -199,6 +199,7 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       job.next_offset += length;
       ++st.outstanding;
       auto generation = st.generation;
+      job.buffer->prepare(offset + length);
       auto key = register_landing(job.buffer, offset, length);
       st.landings.push_back(key);
       // A reply that ends the message (finished or abandoned) moves on to

@@ -486,17 +486,24 @@ caf::error wire_message::load(caf::deserializer& source) {
 landing_buffer::landing_buffer(uint64_t size) {
   buf_ = serializers::detail::take_vector_unwritten<std::byte>(size);
   if (buf_.capacity() >= size) {
-    // Already faulted in; shrinking writes nothing, growing zero-fills only
-    // the part beyond what the vector held before.
-    buf_.resize(size);
+    // Already faulted in as far as it was written: that part counts as
+    // prepared (shrinking writes nothing).
+    if (buf_.size() > size)
+      buf_.resize(size);
     return;
   }
   buf_.reserve(size);
   serializers::detail::advise_huge_pages(buf_.data(), size);
-  // Zero-filled here, before any chunk is asked for: faulting the frame in
-  // up front measured faster than faulting it chunk by chunk while the
-  // chunks stream in (sessions 8 and 11, tcp 1 GiB A/B runs).
-  buf_.resize(size);
+}
+
+void landing_buffer::prepare(uint64_t end) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  // Zero-filled ahead of the chunk (the puller prepares a chunk as it asks
+  // for it): the fault happens here, not in the BASP worker's copy, and
+  // never for bytes no chunk was asked for. Within the reserved capacity, so
+  // the bytes never move under a landing chunk.
+  if (!object_ && end > buf_.size() && end <= buf_.capacity())
+    buf_.resize(end);
 }
 
 landing_buffer::landing_buffer(store::object_builder object)

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -493,6 +494,7 @@ TEST(landing_buffer, ChunksInAnyOrderMakeTheWholeFrame) {
   auto piece = [&](size_t k) { return chunk_of(frame, chunk, k); };
   for (auto order : {std::vector<size_t>{0, 1, 2}, std::vector<size_t>{2, 0, 1}}) {
     landing_buffer buf{frame.size()};
+    buf.prepare(frame.size());
     // Act
     for (auto k : order)
       ASSERT_TRUE(buf.land(k * chunk, piece(k))) << "chunk " << k;
@@ -509,12 +511,17 @@ TEST(landing_buffer, ChunkBeyondTheFrameIsRefusedAndWritesNothing) {
   landing_buffer buf{100};
   auto first = pattern_bytes(60, 1);
   auto tail = pattern_bytes(41, 2);
+  buf.prepare(60);
   ASSERT_TRUE(buf.land(0, first));
-  // Act: 60 + 41 bytes reach one past the end; so does any offset past it.
+  // Act: a chunk beyond the prepared part; then, the whole frame prepared,
+  // 60 + 41 bytes reach one past the end; so does any offset past it.
+  auto unprepared = buf.land(60, std::span{tail}.first(40));
+  buf.prepare(100);
   auto past_end = buf.land(60, tail);
   auto far_away = buf.land(uint64_t{1} << 62, std::span{tail}.first(1));
   auto fits = buf.land(60, std::span{tail}.first(40));
   // Assert
+  EXPECT_FALSE(unprepared);
   EXPECT_FALSE(past_end);
   EXPECT_FALSE(far_away);
   EXPECT_TRUE(fits);
@@ -537,6 +544,7 @@ std::vector<char> chunk_reply_bytes(uint64_t landing,
 TEST(chunk_reply_codec, ReplyForARegisteredLandingGoesStraightIntoTheFrame) {
   // Arrange: a frame of two chunks; the second one's landing is registered.
   auto frame = std::make_shared<landing_buffer>(200);
+  frame->prepare(200);
   auto first = pattern_bytes(100, 1);
   auto second = pattern_bytes(100, 2);
   ASSERT_TRUE(frame->land(0, first));
@@ -563,8 +571,10 @@ TEST(chunk_reply_codec, ReplyThatMatchesNoLandingIsKeptAsideAndWritesNothing) {
   // Arrange: a landing for 100 bytes; replies with another length, an
   // unknown key, and for a frame given up meanwhile.
   auto frame = std::make_shared<landing_buffer>(100);
+  frame->prepare(100);
   auto key = register_landing(frame, 0, 100);
   auto gone = std::make_shared<landing_buffer>(100);
+  gone->prepare(100);
   auto gone_key = register_landing(gone, 0, 100);
   gone.reset();
   auto bytes = pattern_bytes(100, 5);
@@ -597,6 +607,7 @@ TEST(chunk_reply_codec, LengthBeyondTheMessageIsRefusedEvenForALanding) {
   // Arrange: a reply claiming 100 bytes for a registered landing of 100,
   // cut to 60 bytes of data.
   auto frame = std::make_shared<landing_buffer>(100);
+  frame->prepare(100);
   auto key = register_landing(frame, 0, 100);
   auto buf = chunk_reply_bytes(key, pattern_bytes(100, 7));
   buf.resize(buf.size() - 40);
@@ -966,6 +977,56 @@ TEST_F(hostile_fixture, ThousandsOfMessagesEndingAtOnceBehindAPullCostNoStack) {
   EXPECT_EQ(refusals, size_t{queued} + 1);
   EXPECT_EQ(next_err,
             caf::make_error(ferry::errc::family_refused, next_err.context()));
+}
+
+/// The resident memory of process `pid` in MiB (from /proc), -1 if unread.
+long resident_mib(pid_t pid) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6)) / 1024;
+  return -1;
+}
+
+TEST_F(hostile_fixture, ClaimedFrameTakesMemoryOnlyAsItsChunksAreAskedFor) {
+  // Arrange: a message claiming a 4 GiB frame to pull (within the default
+  // max-message-size of 16 GiB) whose chunks "rogue" never sends. The
+  // receiver zero-filled the whole frame before asking for its first chunk,
+  // so some 60 bytes made it commit 4 GiB.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  auto before = resident_mib(peer_->pid());
+  ASSERT_GT(before, 0);
+  // Act
+  (*self_)->send(gateway_, to_pull(target, uint64_t{4} << 30, 5));
+  std::vector<caf::response_promise> pending;
+  bool done = false;
+  (*self_)->receive_while([&] { return !done && pending.size() < 4; })(
+    [&](chunk_request&) { pending.push_back((*self_)->make_response_promise()); },
+    [&](credit&) {}, caf::after(10s) >> [&] { done = true; });
+  auto during = resident_mib(peer_->pid());
+  for (auto& promise : pending)
+    promise.deliver(caf::make_error(caf::sec::request_timeout));
+  bool refused = false;
+  done = false;
+  (*self_)->receive_while([&] { return !done && !refused; })(
+    [&](refusal&) { refused = true; }, [&](credit&) {},
+    caf::after(10s) >> [&] { done = true; });
+  wire_message next;
+  next.target = target;
+  next.elements.push_back(element("cereal.binary", "string",
+                                  std::vector<std::byte>(13, std::byte{1})));
+  auto next_err = send_and_await_error(std::move(next));
+  // Assert: four chunks of 4 MiB asked for, and about that much memory
+  // taken for them; the node goes on.
+  EXPECT_EQ(pending.size(), 4u);
+  EXPECT_TRUE(refused) << "the claimed message was not refused";
+  EXPECT_LT(during - before, 256) << "resident MiB before " << before
+                                  << ", while pulling " << during;
+  EXPECT_EQ(next_err,
+            caf::make_error(ferry::errc::family_refused, next_err.context()))
+    << caf::to_string(next_err);
 }
 
 TEST_F(hostile_fixture, StoreTicketFromAnotherHostIsRefusedUnredeemed) {

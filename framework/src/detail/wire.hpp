@@ -178,17 +178,24 @@ private:
 /// ends sealed.
 class landing_buffer {
 public:
-  /// Allocates `size` bytes: a vector of the vector pool when it has one
-  /// (holding an earlier message's bytes until the chunks overwrite them),
-  /// else zeroed fresh memory (huge-page candidates when large).
-  /// Throws std::bad_alloc when the memory is not there.
+  /// Makes room for `size` bytes: a vector of the vector pool when it has
+  /// one (holding an earlier message's bytes until the chunks overwrite
+  /// them), else fresh address space (huge-page candidates when large).
+  /// Fresh memory is zero-filled by `prepare`, as chunks are asked for, so
+  /// what a peer merely claims costs address space, not memory. Throws
+  /// std::bad_alloc when the address space is not there.
   explicit landing_buffer(uint64_t size);
 
   /// Lands the chunks in `object` (an unsealed store object).
   explicit landing_buffer(store::object_builder object);
 
+  /// Makes the first `end` bytes writable before the chunk ending there is
+  /// asked for (no effect on a store object or a part already prepared).
+  /// REQUIRES: `end` is at most the frame's size.
+  void prepare(uint64_t end);
+
   /// Writes `bytes` at `offset`. Returns false, writing nothing, when they
-  /// reach beyond the frame's size.
+  /// reach beyond the prepared part of the frame.
   bool land(uint64_t offset, std::span<const std::byte> bytes);
 
   /// Returns the owned frame's bytes and leaves this empty. REQUIRES: every
@@ -200,13 +207,15 @@ public:
   caf::expected<store::object_ref> seal();
 
 private:
-  /// Where chunks land: the store object's bytes or the owned frame (empty
-  /// once sealed or taken). Requires `mtx_`.
+  /// Where chunks land: the store object's bytes or the prepared part of
+  /// the owned frame (empty once sealed or taken). Requires `mtx_`.
   std::span<std::byte> target() {
     return object_ ? object_.bytes() : std::span<std::byte>{buf_};
   }
 
   std::mutex mtx_;
+  /// The owned frame: its capacity is the frame's size, its size the part
+  /// prepared so far.
   std::vector<std::byte> buf_;
   store::object_builder object_;
 };
