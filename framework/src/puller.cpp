@@ -133,16 +133,19 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
     return;
   --st.outstanding;
   auto& job = st.jobs[index];
+  // Every reply names the landing of its request, landed or not: CAF matches
+  // a response by its message id alone, which a peer can guess, but not 64
+  // random bits sent only to the node asked.
+  if (reply.landing != key) {
+    abandon(self, link,
+            caf::make_error(errc::transfer_failed,
+                            "node " + link->peer_name()
+                              + " answered a chunk request with"
+                                " the chunk of another request"));
+    return;
+  }
   if (reply.landed) {
-    // The bytes are in the frame; they must be this request's.
-    if (reply.landing != key) {
-      abandon(self, link,
-              caf::make_error(errc::transfer_failed,
-                              "node " + link->peer_name()
-                                + " answered a chunk request with"
-                                  " the chunk of another request"));
-      return;
-    }
+    // The bytes are in the frame.
   } else if (reply.data.size() != length) {
     abandon(self, link,
             caf::make_error(errc::transfer_failed,

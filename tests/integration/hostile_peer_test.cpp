@@ -37,6 +37,9 @@ using namespace ferry::detail;
 
 namespace {
 
+/// Which landing the chunk reply to the first of two chunk requests names.
+enum class named_landing { the_second_requests, none_registered };
+
 class hostile_fixture : public testing::Test {
 protected:
   /// Starts the peer with `extra_flags` after the fixture's own.
@@ -168,6 +171,12 @@ protected:
     msg.elements[0].frames[0].ticket = ticket;
     return msg;
   }
+
+  /// Sends a request whose one 12 MiB frame stays with "rogue" (another
+  /// host), so the peer pulls it in 4 MiB chunks from our gateway (self_);
+  /// answers the first chunk request with a chunk of the right length
+  /// naming `which` landing; returns the error the request is answered with.
+  caf::error answer_first_chunk_naming(named_landing which);
 
   /// Returns the peer's "refusals=" counter for the link to "rogue".
   std::string peer_link_stats() {
@@ -866,52 +875,78 @@ TEST_F(hostile_fixture, GarbageHeadersAndFramesGetErrorsAndTheNodeLivesOn) {
   EXPECT_EQ(reply, "evila");
 }
 
-TEST_F(hostile_fixture, ChunkReplyNamingAnotherRequestsLandingIsRefused) {
-  // Arrange: a request whose one 12 MiB frame stays with "rogue" (another
-  // host), so the peer pulls it in 4 MiB chunks from our gateway (self_).
+namespace {
+
+caf::error hostile_fixture::answer_first_chunk_naming(named_landing which) {
+  auto& self = *self_;
+  auto& gateway = gateway_;
   auto target = handshake();
-  ASSERT_NE(target, 0u);
+  EXPECT_NE(target, 0u);
   const uint64_t size = uint64_t{12} << 20;
   auto el = described("msgpack", "string", frame_kind::remote_object, {size});
   el.frames[0].ticket = 7;
   wire_message msg;
   msg.target = target;
-  msg.sender = (*self_)->id();
+  msg.sender = self->id();
   msg.mid = (uint64_t{1} << 60) | 43; // a request id
   msg.elements.push_back(std::move(el));
-  (*self_)->send(gateway_, std::move(msg));
+  self->send(gateway, std::move(msg));
   std::vector<chunk_request> requests;
   std::vector<caf::response_promise> promises;
   bool done = false;
-  (*self_)->receive_while([&] { return !done && requests.size() < 2; })(
+  self->receive_while([&] { return !done && requests.size() < 2; })(
     [&](chunk_request& req) {
       requests.push_back(req);
-      promises.push_back((*self_)->make_response_promise());
+      promises.push_back(self->make_response_promise());
     },
     [&](credit&) {}, caf::after(10s) >> [&] { done = true; });
-  ASSERT_EQ(requests.size(), 2u) << "the peer did not pull the frame";
-  ASSERT_EQ(requests[0].transfer, 7u);
-  ASSERT_NE(requests[0].landing, requests[1].landing);
-  ASSERT_EQ(requests[0].length, requests[1].length);
-  // Act: answer the first request with a chunk for the second's landing.
+  EXPECT_EQ(requests.size(), 2u) << "the peer did not pull the frame";
+  if (requests.size() != 2)
+    return {};
+  EXPECT_EQ(requests[0].transfer, 7u);
+  EXPECT_NE(requests[0].landing, requests[1].landing);
+  EXPECT_EQ(requests[0].length, requests[1].length);
+  auto landing = which == named_landing::the_second_requests
+                   ? requests[1].landing
+                   : requests[0].landing ^ requests[1].landing;
   promises[0].deliver(chunk_reply{
-    requests[1].landing,
+    landing,
     wire_bytes{std::vector<std::byte>(requests[0].length, std::byte{5})}});
   caf::error err;
   done = false;
-  (*self_)->receive_while([&] { return !done; })(
+  self->receive_while([&] { return !done; })(
     [&](wire_message& answer) {
       err = answer.error;
       done = true;
     },
     [&](chunk_request&) {}, [&](transfer_done&) {}, [&](credit&) {},
     caf::after(10s) >> [&] { done = true; });
+  return err;
+}
+
+} // namespace
+
+TEST_F(hostile_fixture, ChunkReplyNamingAnotherRequestsLandingIsRefused) {
+  // Act: the reply lands in the frame (its landing is registered for its
+  // length), at the place of the other request.
+  auto err = answer_first_chunk_naming(named_landing::the_second_requests);
   // Assert: the message is refused with a typed error naming the cause,
   // and the peer released our transfer.
   ASSERT_TRUE(err) << "no answer to the message";
   EXPECT_EQ(err, caf::make_error(ferry::errc::transfer_failed, err.context()));
   EXPECT_TRUE(mentions(err, "with the chunk of another request"));
   EXPECT_NE(peer_link_stats().find("refusals=1"), std::string::npos);
+}
+
+TEST_F(hostile_fixture, ChunkReplyNamingNoLandingIsRefused) {
+  // Act: the reply names no registered landing, so it is read aside; such
+  // a reply was taken by its message id alone, which is all a node forging
+  // another node's replies has to guess.
+  auto err = answer_first_chunk_naming(named_landing::none_registered);
+  // Assert
+  ASSERT_TRUE(err) << "no answer to the message";
+  EXPECT_EQ(err, caf::make_error(ferry::errc::transfer_failed, err.context()));
+  EXPECT_TRUE(mentions(err, "with the chunk of another request"));
 }
 
 TEST_F(hostile_fixture, PulledFrameSizesThatWrapAroundAreRefusedAndTheLinkGoesOn) {
