@@ -72,8 +72,7 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
   if (what->content().match_elements<caf::exit_msg>()) {
     // send_exit to a proxy terminates the remote actor.
     auto& msg = what->content().get_as<caf::exit_msg>(0);
-    link->send_control(caf::make_message(exit_request{remote_id_, msg.reason}),
-                       host);
+    link->send_control(exit_request{remote_id_, msg.reason}, host);
     return;
   }
   auto sender = what->sender;
@@ -157,10 +156,17 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
       return nullptr;
     return node->find_link(what->sender->node());
   };
+  // The link of the sender's node when `x` carries its token (see
+  // wire_protocol_version), else null.
+  auto link_of = [&](const auto& x, const char* what_came) {
+    auto l = link();
+    return l && l->admits(x.token, what_came) ? l : nullptr;
+  };
   if (content.match_elements<wire_message>()) {
     auto& msg = content.get_mutable_as<wire_message>(0);
     if (auto l = link()) {
-      l->receive(msg, wire_size(msg), host);
+      if (l->admits(msg.token, "a message"))
+        l->receive(msg, wire_size(msg), host);
     } else {
       node->log_unlinked(unlinked_text(*what, "a message"));
     }
@@ -168,24 +174,25 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
     auto& batch = content.get_mutable_as<wire_batch>(0);
     if (auto l = link()) {
       for (auto& msg : batch.messages)
-        l->receive(msg, wire_size(msg), host);
+        if (l->admits(msg.token, "a message"))
+          l->receive(msg, wire_size(msg), host);
     } else {
       node->log_unlinked(unlinked_text(*what, "messages"));
     }
   } else if (content.match_elements<credit>()) {
-    if (auto l = link())
-      l->on_credit(content.get_as<credit>(0));
+    auto& x = content.get_as<credit>(0);
+    if (auto l = link_of(x, "credit"))
+      l->on_credit(x);
   } else if (content.match_elements<credit_probe>()) {
-    if (auto l = link())
+    if (auto l = link_of(content.get_as<credit_probe>(0), "a credit probe"))
       l->on_probe();
   } else if (content.match_elements<down_notice>()) {
-    if (auto l = link()) {
-      auto& notice = content.get_as<down_notice>(0);
+    auto& notice = content.get_as<down_notice>(0);
+    if (auto l = link_of(notice, "a down notice"))
       l->on_down(notice.actor, notice.reason, host);
-    }
   } else if (content.match_elements<exit_request>()) {
-    if (auto l = link()) {
-      auto& req = content.get_as<exit_request>(0);
+    auto& req = content.get_as<exit_request>(0);
+    if (auto l = link_of(req, "an exit request")) {
       if (auto target = l->exported(req.actor))
         target->enqueue(nullptr, caf::make_message_id(),
                         caf::make_message(caf::exit_msg{
@@ -194,24 +201,28 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
                         host);
     }
   } else if (content.match_elements<refusal>()) {
-    if (auto l = link()) {
+    auto& x = content.get_as<refusal>(0);
+    if (auto l = link_of(x, "a refusal")) {
       ++l->counters().refused_by_peer;
       l->log_limited(link_state::log_topic::refused_by_peer,
                      "node " + l->peer_name() + " refused a message: "
-                       + render(content.get_as<refusal>(0).reason));
+                       + render(x.reason));
     }
   } else if (content.match_elements<chunk_request>()) {
-    auto l = link();
-    auto chunk = l ? l->serve_chunk(content.get_as<chunk_request>(0))
+    auto& req = content.get_as<chunk_request>(0);
+    auto l = link_of(req, "a chunk request");
+    auto chunk = l ? l->serve_chunk(req)
                    : caf::expected<chunk_reply>{caf::make_error(
-                     errc::link_down, "chunk request without a link")};
+                     errc::link_down, "chunk request without a link (or "
+                                      "without its token)")};
     respond(this, *what,
             chunk ? caf::make_message(std::move(*chunk))
                   : caf::make_message(std::move(chunk.error())),
             host);
   } else if (content.match_elements<transfer_done>()) {
-    if (auto l = link())
-      l->finish_transfer(content.get_as<transfer_done>(0).transfer);
+    auto& x = content.get_as<transfer_done>(0);
+    if (auto l = link_of(x, "a transfer release"))
+      l->finish_transfer(x.transfer);
   } else if (content.match_elements<identify>()) {
     respond(this, *what, caf::make_message(node->config().node_name), host);
   } else if (content.match_elements<hello>()) {

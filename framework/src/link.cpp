@@ -254,7 +254,8 @@ caf::message credited_element::copy_content_to_message() const {
 // -- link_state: construction -------------------------------------------------
 
 link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
-                       std::vector<std::string> send_families, bool same_host)
+                       std::vector<std::string> send_families, bool same_host,
+                       uint64_t inbound_token)
   : node_(node),
     peer_name_(peer.node_name),
     peer_node_(peer.gateway.node()),
@@ -262,6 +263,8 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     cfg_(std::move(cfg)),
     send_families_(std::move(send_families)),
     same_host_(same_host),
+    inbound_token_(inbound_token),
+    outbound_token_(peer.link_token),
     peer_store_token_(peer.store_token),
     peer_window_bytes_(peer.window_bytes),
     peer_window_messages_(peer.window_messages),
@@ -627,6 +630,7 @@ void link_state::post(wire_message&& msg, uint64_t size,
                       const std::vector<uint64_t>& transfers,
                       caf::execution_unit* host) {
   std::lock_guard<std::mutex> guard{post_mtx_};
+  msg.token = outbound_token_;
   auto seq = posted_++;
   if (!transfers.empty()) {
     std::lock_guard<std::mutex> transfers_guard{transfers_mtx_};
@@ -712,7 +716,8 @@ void link_state::enqueue_locked(caf::message msg, caf::execution_unit* host) {
                          host);
 }
 
-void link_state::send_control(caf::message msg, caf::execution_unit* host) {
+void link_state::send_control_message(caf::message msg,
+                                      caf::execution_unit* host) {
   if (down_)
     return;
   std::lock_guard<std::mutex> guard{post_mtx_};
@@ -751,7 +756,7 @@ caf::error link_state::acquire_credit(uint64_t bytes, bool may_wait) {
         // The peer batches credit: ask for what it holds back.
         probing_ = true;
         guard.unlock();
-        send_control(caf::make_message(credit_probe{}), nullptr);
+        send_control(credit_probe{}, nullptr);
         guard.lock();
         continue;
       }
@@ -830,7 +835,7 @@ void link_state::on_probe() {
     }
     batch = take_unreturned();
   }
-  send_control(caf::make_message(batch), nullptr);
+  send_control(batch, nullptr);
 }
 
 void link_state::return_credit(uint64_t bytes, bool held) {
@@ -850,7 +855,7 @@ void link_state::return_credit(uint64_t bytes, bool held) {
       return;
     batch = take_unreturned();
   }
-  send_control(caf::make_message(batch), nullptr);
+  send_control(batch, nullptr);
 }
 
 credit link_state::take_unreturned() {
@@ -896,6 +901,20 @@ caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
   held_bytes_.fetch_add(wire_size, std::memory_order_relaxed);
   held_messages_.fetch_add(1, std::memory_order_relaxed);
   return caf::none;
+}
+
+bool link_state::admits(uint64_t token, const char* what) {
+  if (token == inbound_token_)
+    return true;
+  ++counters_.dropped_wrong_token;
+  log_limited(log_topic::wrong_token,
+              std::string{"dropped "} + what + " said to come from node "
+                + peer_name_
+                + " without this link's token: a third node forged it "
+                  "(CAF believes the source node a peer writes into a "
+                  "routed message), or it is left over from an earlier "
+                  "link to node " + peer_name_);
+  return false;
 }
 
 void link_state::log_limited(log_topic topic, const std::string& line) {
@@ -1176,7 +1195,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
         ticket.id = frame.ticket;
         static_cast<void>(store->cancel(ticket));
       } else if (is_pulled(kind)) {
-        send_control(caf::make_message(transfer_done{frame.ticket}), host);
+        send_control(transfer_done{frame.ticket}, host);
       }
     }
   if (mid.is_request()) {
@@ -1191,7 +1210,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
   } else {
     log_limited(log_topic::refused, "refused a message from node "
                                       + peer_name_ + ": " + render(reason));
-    send_control(caf::make_message(refusal{msg.target, reason}), host);
+    send_control(refusal{msg.target, reason}, host);
   }
 }
 
@@ -1459,7 +1478,7 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
         pending.erase(pending.lower_bound(std::make_pair(id, uint64_t{0})),
                       pending.lower_bound(std::make_pair(id + 1, uint64_t{0})));
       }
-      link->send_control(caf::make_message(down_notice{id, reason}), nullptr);
+      link->send_control(down_notice{id, reason}, nullptr);
     }
   });
   return id;
@@ -1689,6 +1708,7 @@ link_stats link_state::snapshot() const {
   result.credits_received = counters_.credits_received;
   result.batches_sent = counters_.batches_sent;
   result.messages_batched = counters_.messages_batched;
+  result.dropped_wrong_token = counters_.dropped_wrong_token;
   {
     std::lock_guard<std::mutex> guard{tickets_mtx_};
     result.tickets_in_transit = in_transit_.size();

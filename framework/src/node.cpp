@@ -202,7 +202,22 @@ bool node_impl::shares_store_with(const hello& peer) const {
          && peer.store_token == store_->token();
 }
 
-hello node_impl::make_hello(const link_config& cfg) const {
+uint64_t node_impl::inbound_token_locked(const caf::node_id& peer) {
+  if (auto i = links_.find(peer);
+      i != links_.end() && i->second && !i->second->is_down())
+    return i->second->inbound_token();
+  auto& token = tokens_[peer];
+  while (token == 0)
+    token = (uint64_t{random_()} << 32) | random_();
+  return token;
+}
+
+void node_impl::forget_token(const caf::node_id& peer) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  tokens_.erase(peer);
+}
+
+hello node_impl::make_hello(const link_config& cfg, const caf::node_id& peer) {
   hello result;
   result.node_name = cfg_.node_name;
   result.host_id = cfg_.host_id;
@@ -216,6 +231,8 @@ hello node_impl::make_hello(const link_config& cfg) const {
   result.default_actor = default_actor_id();
   result.window_bytes = cfg.window_bytes;
   result.window_messages = cfg.window_messages;
+  std::lock_guard<std::mutex> guard{mtx_};
+  result.link_token = inbound_token_locked(peer);
   return result;
 }
 
@@ -236,12 +253,13 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   // The connecting side passes the config it offered in its hello (one set
   // for the peer's address counts there); the accepting side goes by name.
   auto& cfg = chosen != nullptr ? *chosen : cfg_.link_for(peer.node_name);
-  auto mine = make_hello(cfg);
+  auto mine = make_hello(cfg, peer.gateway.node());
   auto send_families = meet(cfg.serializers, peer.deserializers,
                             peer.decodable);
   auto receive_families = meet(peer.serializers, cfg.deserializers,
                                mine.decodable);
   if (send_families.empty() || receive_families.empty()) {
+    forget_token(peer.gateway.node());
     bool outbound = send_families.empty();
     auto& sender = outbound ? cfg_.node_name : peer.node_name;
     auto& receiver = outbound ? peer.node_name : cfg_.node_name;
@@ -273,8 +291,12 @@ caf::expected<hello> node_impl::accept(const hello& peer,
     auto& slot = links_[peer.gateway.node()];
     if (slot && !slot->is_down())
       return mine;
+    // The token named in every hello to this peer so far (handshakes
+    // crossing each other name the same one); the link keeps it now.
+    auto token = inbound_token_locked(peer.gateway.node());
+    tokens_.erase(peer.gateway.node());
     slot = std::make_shared<link_state>(*this, peer, cfg, send_families,
-                                        shares_store_with(peer));
+                                        shares_store_with(peer), token);
     link = slot;
   }
   // The link goes down when CAF loses the connection (the peer gateway's
@@ -329,10 +351,12 @@ node_impl::connect(const std::string& host, uint16_t port) {
                 ? cfg_.links.at(peer_name)
                 : cfg_.link_for(address);
   hello reply;
-  self->request(*peer_gateway, handshake_timeout, make_hello(cfg))
+  self->request(*peer_gateway, handshake_timeout,
+                make_hello(cfg, peer_gateway->node()))
     .receive([&](hello& x) { reply = std::move(x); },
              [&](caf::error& err) { failure = std::move(err); });
   if (failure) {
+    forget_token(peer_gateway->node());
     if (failure.category() == caf::atom("ferry_fw"))
       return failure;
     return caf::make_error(errc::handshake_failed,
@@ -451,8 +475,10 @@ caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
   if (!requester)
     return caf::make_error(errc::no_such_actor, "anonymous spawn request");
   auto link = find_link(requester->node());
-  if (!link)
-    return caf::make_error(errc::link_down, "spawn request without a link");
+  if (!link || !link->admits(req.args.token, "a spawn request"))
+    return caf::make_error(errc::link_down,
+                           "spawn request without a link (or without its "
+                           "token)");
   // The slot first: a peer above its bound gets no decode and no actor. It
   // goes back on every way out but adopt_spawned.
   auto slot = link->reserve_spawn(req.type_name);
@@ -579,6 +605,7 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
   detail::spawn_request req{type_name, {}};
   auto err = (*link)->encode_message(0, nullptr, caf::make_message_id(), args,
                                      tickets, transfers, families, req.args);
+  req.args.token = (*link)->outbound_token();
   // Store tickets and held frames of the arguments go back if the peer never
   // takes them.
   auto release = [&] {

@@ -167,7 +167,7 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
   job.received += length;
   link->count_pulled(length);
   if (job.received == job.size) {
-    link->send_control(caf::make_message(transfer_done{job.transfer}),
+    link->send_control(transfer_done{job.transfer},
                        self->context());
     if (++st.done == st.jobs.size()) {
       finish(self, link);
@@ -209,7 +209,8 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       // the next queued one.
       self
         ->request(link->peer_gateway(), chunk_timeout,
-                  chunk_request{job.transfer, offset, length, key})
+                  chunk_request{job.transfer, offset, length, key,
+                                link->outbound_token()})
         .then(
           [self, index, offset, length, generation, key](chunk_reply& reply) {
             on_chunk(self, index, offset, length, generation, key, reply);

@@ -38,7 +38,7 @@ namespace ferry::detail {
 
 namespace {
 
-constexpr size_t fixed_head = 8 + 8 + 8 + 1 + 4;
+constexpr size_t fixed_head = 8 + 8 + 8 + 8 + 1 + 4;
 constexpr size_t element_head = 4 + 4;
 constexpr size_t frame_head = 1 + 8 + 8 + 8 + 8;
 constexpr uint8_t has_error_flag = 1;
@@ -225,6 +225,7 @@ caf::error wire_message::save(caf::serializer& sink) const {
   w.put(target);
   w.put(sender);
   w.put(mid);
+  w.put(token);
   w.put(static_cast<uint8_t>(error ? has_error_flag : 0));
   w.put(static_cast<uint32_t>(elements.size()));
   for (auto& element : elements) {
@@ -330,6 +331,7 @@ caf::error wire_message::load(caf::deserializer& source) {
   r.get(target);
   r.get(sender);
   r.get(mid);
+  r.get(token);
   r.get(flags);
   r.get(element_count);
   if (element_count > r.remaining() / element_head)

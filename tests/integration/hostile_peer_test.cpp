@@ -84,9 +84,14 @@ protected:
     mine.gateway = caf::actor_cast<caf::actor>(*self_);
     mine.window_bytes = 1 << 20;
     mine.window_messages = 64;
+    mine.link_token = 0x5eed;
     uint64_t target = 0;
     (*self_)->request(gateway_, 10s, mine)
-      .receive([&](hello& theirs) { target = theirs.default_actor; },
+      .receive(
+        [&](hello& theirs) {
+          target = theirs.default_actor;
+          token_ = theirs.link_token;
+        },
                [&](caf::error& err) {
                  if (refusal != nullptr)
                    *refusal = std::move(err);
@@ -110,7 +115,7 @@ protected:
                                                     uint64_t sender = 0) {
     msg.sender = sender != 0 ? sender : (*self_)->id();
     msg.mid = (uint64_t{1} << 60) | 42; // a request id
-    (*self_)->send(gateway_, std::move(msg));
+    send_to_peer(std::move(msg));
     std::optional<wire_message> result;
     bool done = false;
     (*self_)->receive_while([&] { return !done; })(
@@ -178,6 +183,13 @@ protected:
   /// naming `which` landing; returns the error the request is answered with.
   caf::error answer_first_chunk_naming(named_landing which);
 
+  /// Sends `x` (a wire type) to the peer's gateway with the link's token.
+  template <class T>
+  void send_to_peer(T x) {
+    x.token = token_;
+    (*self_)->send(gateway_, std::move(x));
+  }
+
   /// Returns the peer's "refusals=" counter for the link to "rogue".
   std::string peer_link_stats() {
     peer_->write_line("stats");
@@ -198,6 +210,8 @@ protected:
   std::unique_ptr<caf::actor_system> sys_;
   std::unique_ptr<caf::scoped_actor> self_;
   caf::actor gateway_;
+  /// The token the peer named in its hello (what it expects from "rogue").
+  uint64_t token_ = 0;
 };
 
 } // namespace
@@ -238,6 +252,7 @@ wire_message sample_wire_message() {
   msg.target = 7;
   msg.sender = 9;
   msg.mid = 11;
+  msg.token = 13;
   for (size_t e = 0; e < 2; ++e) {
     wire_element el;
     el.header = wire_bytes{std::vector<std::byte>(5 + e, std::byte{0x42})};
@@ -272,6 +287,7 @@ TEST(wire_message_codec, RoundTripKeepsEveryFieldAndTheError) {
   EXPECT_EQ(out.target, 7u);
   EXPECT_EQ(out.sender, 9u);
   EXPECT_EQ(out.mid, 11u);
+  EXPECT_EQ(out.token, 13u);
   EXPECT_EQ(out.error, msg.error);
   ASSERT_EQ(out.elements.size(), 2u);
   for (size_t e = 0; e < 2; ++e) {
@@ -322,11 +338,11 @@ TEST(wire_message_codec, HugeClaimedCountsAreRefusedBeforeAllocating) {
   auto msg = sample_wire_message();
   auto buf = encode_wire(msg);
   // The head starts after CAF's 4-byte length; the element count sits at
-  // offset 25 of the head, the first header length right after it.
+  // offset 33 of the head, the first header length right after it.
   auto many_elements = buf;
-  std::memset(many_elements.data() + 4 + 25, 0xFF, 4);
+  std::memset(many_elements.data() + 4 + 33, 0xFF, 4);
   auto huge_header = buf;
-  std::memset(huge_header.data() + 4 + 29, 0xFF, 4);
+  std::memset(huge_header.data() + 4 + 37, 0xFF, 4);
   // Act
   wire_message out1;
   wire_message out2;
@@ -346,11 +362,13 @@ TEST(wire_message_codec, ErrorThatMakesCafThrowArrivesAsAnErrorSayingSo) {
   // message whose error's context holds an "@config_value" with an unknown
   // type index, on which CAF's deserializer throws "invalid type found".
   // Read by a gateway's middleman, the exception would end the node. The
-  // head (a target of 1, sender 2, mid 3, the error flag, no elements),
-  // then the error's bytes with their length, then a value after it.
-  const unsigned char head[] = {0, 0, 0, 29, 1, 0, 0, 0, 0, 0, 0, 0,
+  // head (a target of 1, sender 2, mid 3, token 4, the error flag, no
+  // elements), then the error's bytes with their length, then a value
+  // after it.
+  const unsigned char head[] = {0, 0, 0, 37, 1, 0, 0, 0, 0, 0, 0, 0,
                                 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0,
-                                0, 0, 0, 0, 1, 0, 0, 0, 0};
+                                0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0,
+                                1, 0, 0, 0, 0};
   const unsigned char bad_error[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 70, 64, 60, 62, 43, 64, 99, 111, 110,
     102, 105, 103, 95, 118, 97, 108, 117, 101, 43, 70, 0, 0, 0, 83, 235, 52,
@@ -380,6 +398,7 @@ TEST(wire_message_codec, ErrorThatMakesCafThrowArrivesAsAnErrorSayingSo) {
   ASSERT_FALSE(err) << caf::to_string(err);
   EXPECT_EQ(out.target, 1u);
   EXPECT_EQ(out.mid, 3u);
+  EXPECT_EQ(out.token, 4u);
   ASSERT_TRUE(out.error);
   EXPECT_EQ(out.error,
             caf::make_error(ferry::errc::decode_failed, out.error.context()));
@@ -879,7 +898,6 @@ namespace {
 
 caf::error hostile_fixture::answer_first_chunk_naming(named_landing which) {
   auto& self = *self_;
-  auto& gateway = gateway_;
   auto target = handshake();
   EXPECT_NE(target, 0u);
   const uint64_t size = uint64_t{12} << 20;
@@ -890,7 +908,7 @@ caf::error hostile_fixture::answer_first_chunk_naming(named_landing which) {
   msg.sender = self->id();
   msg.mid = (uint64_t{1} << 60) | 43; // a request id
   msg.elements.push_back(std::move(el));
-  self->send(gateway, std::move(msg));
+  send_to_peer(std::move(msg));
   std::vector<chunk_request> requests;
   std::vector<caf::response_promise> promises;
   bool done = false;
@@ -986,10 +1004,10 @@ TEST_F(hostile_fixture, ThousandsOfMessagesEndingAtOnceBehindAPullCostNoStack) {
   // the worker's 8 MiB stack and the node died.
   auto target = handshake();
   ASSERT_NE(target, 0u);
-  (*self_)->send(gateway_, to_pull(target, 1, 5));
+  send_to_peer(to_pull(target, 1, 5));
   const int queued = 15000;
   for (int i = 0; i < queued; ++i)
-    (*self_)->send(gateway_, to_pull(target, 0, 0));
+    send_to_peer(to_pull(target, 0, 0));
   std::optional<caf::response_promise> pending;
   bool done = false;
   (*self_)->receive_while([&] { return !done && !pending; })(
@@ -1034,7 +1052,7 @@ TEST_F(hostile_fixture, ClaimedFrameTakesMemoryOnlyAsItsChunksAreAskedFor) {
   auto before = resident_mib(peer_->pid());
   ASSERT_GT(before, 0);
   // Act
-  (*self_)->send(gateway_, to_pull(target, uint64_t{4} << 30, 5));
+  send_to_peer(to_pull(target, uint64_t{4} << 30, 5));
   std::vector<caf::response_promise> pending;
   bool done = false;
   (*self_)->receive_while([&] { return !done && pending.size() < 4; })(
@@ -1105,6 +1123,51 @@ TEST_F(hostile_fixture, CompressedFrameClaimingMoreThanItsCodecAllowsIsRefused) 
   EXPECT_TRUE(mentions(errors[1], "the frame's header says otherwise"));
 }
 
+TEST_F(hostile_fixture, MessagesWithoutTheLinksTokenAreDroppedUnread) {
+  // Arrange: what a third node connected to the peer could send it as
+  // "rogue" (CAF believes the source node of a routed message), which does
+  // not know the token the peer named in its hello to "rogue": a request,
+  // a refusal, a transfer release and a chunk request. Each request would
+  // be answered (family_refused) if it were read.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  auto forged_token = token_ ^ 1;
+  auto request = [&](uint64_t token, uint64_t id) {
+    wire_message msg;
+    msg.target = target;
+    msg.sender = (*self_)->id();
+    msg.mid = (uint64_t{1} << 60) | id;
+    msg.token = token;
+    msg.elements.push_back(element("cereal.binary", "string",
+                                   std::vector<std::byte>(13, std::byte{1})));
+    return msg;
+  };
+  // Act
+  (*self_)->send(gateway_, request(forged_token, 50));
+  (*self_)->send(gateway_, refusal{target, caf::sec::runtime_error,
+                                   forged_token});
+  (*self_)->send(gateway_, transfer_done{1, forged_token});
+  caf::error chunk_err;
+  (*self_)
+    ->request(gateway_, 10s, chunk_request{1, 0, 1, 0, forged_token})
+    .receive([](chunk_reply&) {}, [&](caf::error& x) { chunk_err = x; });
+  auto answer = send_and_await_answer(request(token_, 51));
+  // Assert: the first answer is the one to the request with the token (the
+  // link keeps order), each forgery counted once, the chunk request
+  // answered with an error that says why.
+  ASSERT_TRUE(answer) << "no answer to the request with the token";
+  // (send_and_await_answer sends as request 42.)
+  EXPECT_EQ(answer->mid, caf::message_id{(uint64_t{1} << 60) | 42}
+                           .response_id()
+                           .integer_value());
+  EXPECT_EQ(answer->error, caf::make_error(ferry::errc::family_refused,
+                                           answer->error.context()));
+  EXPECT_TRUE(mentions(chunk_err, "without its token"));
+  auto stats = peer_link_stats();
+  EXPECT_NE(stats.find(" wrong_token=4"), std::string::npos) << stats;
+  EXPECT_NE(stats.find(" refusals=1 "), std::string::npos) << stats;
+}
+
 namespace {
 
 /// A peer that keeps at most two proxies of the actors of "rogue".
@@ -1143,7 +1206,7 @@ TEST_F(hostile_fixture_two_proxies, SendersBeyondMaxProxiesAreRefusedUntilOneEnd
   // peer heard that actor 1001 ended.
   auto third = echo_from(target, 1003);
   auto known = echo_from(target, 1002);
-  (*self_)->send(gateway_, down_notice{1001, caf::exit_reason::normal});
+  send_to_peer(down_notice{1001, caf::exit_reason::normal});
   auto after_down = echo_from(target, 1004);
   // Assert
   ASSERT_TRUE(third) << "the third sender's request was served";
@@ -1156,6 +1219,26 @@ TEST_F(hostile_fixture_two_proxies, SendersBeyondMaxProxiesAreRefusedUntilOneEnd
   auto stats = peer_link_stats();
   EXPECT_NE(stats.find(" refusals=1 "), std::string::npos) << stats;
   EXPECT_NE(stats.find(" proxies=2 "), std::string::npos) << stats;
+}
+
+TEST_F(hostile_fixture_two_proxies, DownNoticeWithoutTheLinksTokenChangesNothing) {
+  // Arrange: both proxies in use.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  ASSERT_FALSE(echo_from(target, 1001));
+  ASSERT_FALSE(echo_from(target, 1002));
+  // Act: a down notice for actor 1001 as a third node would forge it,
+  // without the link's token; then a new sender.
+  (*self_)->send(gateway_, down_notice{1001, caf::exit_reason::normal,
+                                       token_ ^ 1});
+  auto after_forged = echo_from(target, 1003);
+  // Assert: the peer still keeps 1001's proxy, so the new sender is over
+  // the limit.
+  EXPECT_EQ(after_forged, caf::make_error(ferry::errc::too_many_proxies,
+                                          after_forged.context()));
+  auto stats = peer_link_stats();
+  EXPECT_NE(stats.find(" proxies=2 "), std::string::npos) << stats;
+  EXPECT_NE(stats.find(" wrong_token=1"), std::string::npos) << stats;
 }
 
 namespace {
@@ -1200,7 +1283,7 @@ TEST_F(hostile_fixture_small_pulls, FramesOfATakenMessageAreReleasedWithoutTrans
   auto held = peer_link_stats();
   // Act: "rogue" reports the answer taken (credit) but never pulls it nor
   // sends transfer_done.
-  (*self_)->send(gateway_, credit{1, uint64_t{1} << 20, 1});
+  send_to_peer(credit{1, uint64_t{1} << 20, 1});
   std::string after;
   for (int i = 0; i < 100; ++i) {
     after = peer_link_stats();
@@ -1225,7 +1308,8 @@ TEST_F(hostile_fixture_small_pulls, EachByteOfATransferIsServedOnce) {
   auto pull = [&](uint64_t offset, uint64_t length) {
     caf::error err;
     (*self_)
-      ->request(gateway_, 10s, chunk_request{frame.ticket, offset, length, 0})
+      ->request(gateway_, 10s,
+                chunk_request{frame.ticket, offset, length, 0, token_})
       .receive([](chunk_reply&) {}, [&](caf::error& x) { err = std::move(x); });
     return err;
   };
@@ -1300,7 +1384,7 @@ TEST_F(hostile_fixture_few_held, PeerIgnoringItsCreditIsRefusedBeyondTheHeldLimi
                                     std::byte{3},    std::byte{4}};
   // Act: 40 one-way messages at once, never waiting for credit.
   for (int i = 0; i < 40; ++i)
-    (*self_)->send(gateway_, bytes_to(gate, four_bytes));
+    send_to_peer(bytes_to(gate, four_bytes));
   std::vector<caf::error> refused;
   bool done = false;
   (*self_)->receive_while([&] { return !done; })(
@@ -1339,7 +1423,7 @@ TEST_F(hostile_fixture_few_held, OneResponsePerRequestPassesTheHeldLimit) {
   go.elements.push_back(element("msgpack", "string",
                                 {std::byte{0xa2}, std::byte{'g'},
                                  std::byte{'o'}}));
-  (*self_)->send(gateway_, std::move(go));
+  send_to_peer(std::move(go));
   std::optional<wire_message> request;
   bool done = false;
   (*self_)->receive_while([&] { return !done && !request; })(
@@ -1347,9 +1431,9 @@ TEST_F(hostile_fixture_few_held, OneResponsePerRequestPassesTheHeldLimit) {
     caf::after(10s) >> [&] { done = true; });
   ASSERT_TRUE(request) << "asker sent no request";
   ASSERT_TRUE(caf::message_id{request->mid}.is_request());
-  (*self_)->send(gateway_, to_pull(gate, 1, 3));
+  send_to_peer(to_pull(gate, 1, 3));
   for (int i = 0; i < 7; ++i)
-    (*self_)->send(gateway_, bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
+    send_to_peer(bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
   ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
   // Act: 20 copies of the response to asker's request.
   for (int i = 0; i < 20; ++i) {
@@ -1362,7 +1446,7 @@ TEST_F(hostile_fixture_few_held, OneResponsePerRequestPassesTheHeldLimit) {
                                       {std::byte{0xa4}, std::byte{'p'},
                                        std::byte{'o'}, std::byte{'n'},
                                        std::byte{'g'}}));
-    (*self_)->send(gateway_, std::move(answer));
+    send_to_peer(std::move(answer));
   }
   auto stats = await_peer_stats(" refusals=19 ");
   // Assert: one copy taken beyond the limit (every copy was, while the
@@ -1378,7 +1462,7 @@ TEST_F(hostile_fixture_few_held, LinkServesThePeerAgainOnceItsActorsCatchUp) {
   ASSERT_NE(gate, 0u);
   std::vector<std::byte> empty_bin{std::byte{0xc4}, std::byte{0}};
   for (int i = 0; i < 8; ++i)
-    (*self_)->send(gateway_, bytes_to(gate, empty_bin));
+    send_to_peer(bytes_to(gate, empty_bin));
   ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
   auto ninth = send_and_await_error(bytes_to(gate, empty_bin));
   ASSERT_TRUE(ninth) << "the ninth message was taken";
@@ -1411,7 +1495,7 @@ TEST_F(hostile_fixture_few_held, SizeClaimThatWouldWrapTheHeldCountIsRefused) {
   ASSERT_NE(handshake(), 0u);
   auto gate = lookup_actor("gate");
   ASSERT_NE(gate, 0u);
-  (*self_)->send(gateway_, bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
+  send_to_peer(bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
   ASSERT_NE(await_peer_stats(" held=1").find(" held=1"), std::string::npos);
   // Act: a store frame claiming 2^64 - 1 bytes (its wire size saturates
   // there; added to what is held, it would wrap around to a small figure).

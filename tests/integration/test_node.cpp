@@ -213,7 +213,8 @@ void print_stats(ferry::node& n) {
               << " inline_in=" << s.bytes_inline_received
               << " proxies=" << s.proxies << " spawned=" << s.spawned_actors
               << " transfers=" << s.transfers_held
-              << " held=" << s.held_messages;
+              << " held=" << s.held_messages
+              << " wrong_token=" << s.dropped_wrong_token;
     for (auto& [family, count] : s.received_by_family)
       std::cout << " in:" << family << "=" << count;
     std::cout << '\n';

@@ -40,6 +40,11 @@ struct link_stats {
   uint64_t refusals = 0;
   /// Outgoing messages the peer refused (reported back by the peer).
   uint64_t refused_by_peer = 0;
+  /// Messages and control messages said to come from the peer that did not
+  /// carry this link's token, dropped unread: forged by a third node (CAF
+  /// believes the source node a peer writes into a routed message), or left
+  /// over from an earlier link to the same node.
+  uint64_t dropped_wrong_token = 0;
   /// Outgoing messages that failed before sending (no family, too large,
   /// no credit in time).
   uint64_t send_errors = 0;

@@ -41,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -95,6 +96,7 @@ struct link_counters {
   std::atomic<uint64_t> credits_received{0};
   std::atomic<uint64_t> batches_sent{0};
   std::atomic<uint64_t> messages_batched{0};
+  std::atomic<uint64_t> dropped_wrong_token{0};
 };
 
 /// Messages per family, for the families of one fixed list (a link's send
@@ -250,8 +252,11 @@ class link_state : public std::enable_shared_from_this<link_state> {
 public:
   friend class spawn_slot;
 
+  /// `inbound_token` is the token this node named in its hello to the peer
+  /// (the peer's own is in `peer`).
   link_state(node_impl& node, const hello& peer, link_config cfg,
-             std::vector<std::string> send_families, bool same_host);
+             std::vector<std::string> send_families, bool same_host,
+             uint64_t inbound_token);
 
   ~link_state();
 
@@ -263,6 +268,15 @@ public:
   const link_config& config() const { return cfg_; }
   bool same_host() const { return same_host_; }
   bool is_down() const { return down_.load(); }
+
+  /// The token this node expects on what the peer sends over this link.
+  uint64_t inbound_token() const { return inbound_token_; }
+  /// The token the peer expects on what this node sends it.
+  uint64_t outbound_token() const { return outbound_token_; }
+
+  /// Whether `token` is this link's; if not, counts and logs the drop of
+  /// `what` (a forgery by a third node, or left over from an earlier link).
+  bool admits(uint64_t token, const char* what);
 
   /// Returns the id of the peer's published default actor (0: none).
   uint64_t default_actor() const { return default_actor_.load(); }
@@ -291,9 +305,14 @@ public:
                             inline_one<std::string>& families,
                             wire_message& out);
 
-  /// Sends a control message to the peer's gateway (after the messages the
-  /// link holds in its batch, so order is kept).
-  void send_control(caf::message msg, caf::execution_unit* host);
+  /// Sends a control message (a wire type with a `token`) to the peer's
+  /// gateway, with the link's token, after the messages the link holds in
+  /// its batch, so order is kept.
+  template <class T>
+  void send_control(T x, caf::execution_unit* host) {
+    x.token = outbound_token_;
+    send_control_message(caf::make_message(std::move(x)), host);
+  }
 
   /// Sends the batch of small messages the link holds (called by its
   /// flusher actor).
@@ -335,6 +354,8 @@ public:
     refused_by_peer,
     /// A one-way message of this node's could not be sent.
     send_failed,
+    /// A message said to come from the peer lacked the link's token.
+    wrong_token,
   };
 
   /// Logs `line` on `topic`: at most one line a second for each topic, the
@@ -509,6 +530,8 @@ private:
   /// Takes the credit held back for the peer (requires `return_mtx_`).
   credit take_unreturned();
 
+  void send_control_message(caf::message msg, caf::execution_unit* host);
+
   node_impl& node_;
   std::string peer_name_;
   caf::node_id peer_node_;
@@ -516,6 +539,9 @@ private:
   link_config cfg_;
   std::vector<std::string> send_families_;
   bool same_host_;
+  // Link tokens (see wire_protocol_version).
+  uint64_t inbound_token_;
+  uint64_t outbound_token_;
   // Token of the peer's store (names it in handles the peer sends); 0: none.
   uint64_t peer_store_token_;
   uint64_t peer_window_bytes_;
@@ -638,7 +664,8 @@ private:
   std::atomic<uint64_t> held_bytes_{0};
   std::atomic<uint64_t> held_messages_{0};
   // One limiter per log_topic.
-  std::array<log_limiter, 3> logged_{log_limiter{std::chrono::seconds{1}},
+  std::array<log_limiter, 4> logged_{log_limiter{std::chrono::seconds{1}},
+                                     log_limiter{std::chrono::seconds{1}},
                                      log_limiter{std::chrono::seconds{1}},
                                      log_limiter{std::chrono::seconds{1}}};
 
@@ -684,8 +711,9 @@ public:
   store::object_store* store() { return store_ ? &*store_ : nullptr; }
   const caf::actor& gateway_handle() const { return gateway_; }
 
-  /// Returns this node's handshake for a link with the config `cfg`.
-  hello make_hello(const link_config& cfg) const;
+  /// Returns this node's handshake for a link with the config `cfg` to the
+  /// node `peer` (naming the token this node expects from it).
+  hello make_hello(const link_config& cfg, const caf::node_id& peer);
 
   /// Answers a peer's handshake: creates the link (or fails naming both
   /// family lists) with `cfg`, or with the config for the peer's name when
@@ -758,6 +786,17 @@ private:
   std::unordered_map<uint64_t, caf::strong_actor_ptr> exposed_by_id_;
   uint64_t default_actor_ = 0;
   log_limiter unlinked_logged_{std::chrono::seconds{1}};
+  /// The token this node expects from a peer it has no link with yet (one
+  /// per peer, so that handshakes crossing each other agree); a link takes
+  /// it over when it is made. Requires `mtx_`.
+  std::map<caf::node_id, uint64_t> tokens_;
+  std::random_device random_;
+
+  /// Returns the token this node expects from `peer`. Requires `mtx_`.
+  uint64_t inbound_token_locked(const caf::node_id& peer);
+
+  /// Forgets the token of a handshake with `peer` that failed.
+  void forget_token(const caf::node_id& peer);
 };
 
 } // namespace ferry::detail

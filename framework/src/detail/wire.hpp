@@ -46,8 +46,17 @@ namespace ferry::detail {
 /// the handshake. 7: cereal.json sends a large top-level array as a JSON
 /// head and a frame of its elements (a peer at 6 would fail to read it as
 /// JSON text). 8: a message's error travels with its length (a peer at 7
-/// writes it without).
-inline constexpr uint32_t wire_protocol_version = 8;
+/// writes it without). 9: every message and control message on a link
+/// carries the link's token (`hello::link_token`).
+inline constexpr uint32_t wire_protocol_version = 9;
+
+/// Link tokens. CAF's BASP believes the source node a peer writes into a
+/// routed message, so a node connected to two others could otherwise send
+/// messages on their link as either. In its hello each node names the token
+/// it expects on what the peer sends it over that link: 64 random bits,
+/// fresh for each link, sent only to that peer. Every link-scoped wire type
+/// carries it (`token`); the gateway drops what lacks it
+/// (`link_stats::dropped_wrong_token`).
 
 /// CAF 0.17 `inspect` for a wire type that writes and reads itself
 /// (`save`/`load`); any other inspector (CAF's to_string) gets `summary()`.
@@ -349,6 +358,8 @@ struct wire_message {
   uint64_t sender = 0;
   /// `caf::message_id` value: requests and responses keep CAF's semantics.
   uint64_t mid = 0;
+  /// The link's token (see `wire_protocol_version`).
+  uint64_t token = 0;
   /// Set for error responses (the content is then this error alone).
   caf::error error;
   /// The encoded elements.
@@ -373,7 +384,7 @@ typename Inspector::result_type inspect(Inspector& f, wire_message& x) {
   return inspect_by_hand(f, x, [&] {
     auto n = static_cast<uint64_t>(x.elements.size());
     return f(caf::meta::type_name("ferry.msg"), x.target, x.sender, x.mid,
-             x.error, n);
+             x.token, x.error, n);
   });
 }
 
@@ -435,6 +446,8 @@ struct hello {
   /// My credit window for this link (the receiver batches credit by it).
   uint64_t window_bytes = 0;
   uint64_t window_messages = 0;
+  /// The token I expect on everything you send me over this link.
+  uint64_t link_token = 0;
 };
 
 template <class Inspector>
@@ -442,7 +455,7 @@ typename Inspector::result_type inspect(Inspector& f, hello& x) {
   return f(caf::meta::type_name("ferry.hello"), x.protocol, x.node_name,
            x.host_id, x.store_name, x.has_store, x.store_token, x.serializers,
            x.deserializers, x.decodable, x.gateway, x.default_actor,
-           x.window_bytes, x.window_messages);
+           x.window_bytes, x.window_messages, x.link_token);
 }
 
 /// Ask the peer for its node name (first step of a handshake: the name
@@ -472,55 +485,62 @@ struct credit {
   uint64_t messages = 0;
   uint64_t bytes = 0;
   uint64_t delivered = 0;
+  uint64_t token = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, credit& x) {
   return f(caf::meta::type_name("ferry.credit"), x.messages, x.bytes,
-           x.delivered);
+           x.delivered, x.token);
 }
 
 /// A sender is waiting for credit: return what is processed now, and the
 /// rest as soon as it is processed (receivers otherwise return credit in
 /// batches of a quarter window).
-struct credit_probe {};
+struct credit_probe {
+  uint64_t token = 0;
+};
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, credit_probe&) {
-  return f(caf::meta::type_name("ferry.probe"));
+typename Inspector::result_type inspect(Inspector& f, credit_probe& x) {
+  return f(caf::meta::type_name("ferry.probe"), x.token);
 }
 
 /// An actor the peer knew about has terminated.
 struct down_notice {
   uint64_t actor = 0;
   caf::error reason;
+  uint64_t token = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, down_notice& x) {
-  return f(caf::meta::type_name("ferry.down"), x.actor, x.reason);
+  return f(caf::meta::type_name("ferry.down"), x.actor, x.reason, x.token);
 }
 
 /// Terminate one of the receiver's actors (an exit message sent to a proxy).
 struct exit_request {
   uint64_t actor = 0;
   caf::error reason;
+  uint64_t token = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, exit_request& x) {
-  return f(caf::meta::type_name("ferry.exit"), x.actor, x.reason);
+  return f(caf::meta::type_name("ferry.exit"), x.actor, x.reason, x.token);
 }
 
 /// A one-way message was refused by the receiver (the sender logs and counts).
 struct refusal {
   uint64_t target = 0;
   caf::error reason;
+  uint64_t token = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, refusal& x) {
-  return f(caf::meta::type_name("ferry.refusal"), x.target, x.reason);
+  return f(caf::meta::type_name("ferry.refusal"), x.target, x.reason,
+           x.token);
 }
 
 /// Request for bytes of a frame the sender holds for a cross-host transfer.
@@ -530,12 +550,13 @@ struct chunk_request {
   uint64_t length = 0;
   /// Echoed in the `chunk_reply` (0: none).
   uint64_t landing = 0;
+  uint64_t token = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, chunk_request& x) {
   return f(caf::meta::type_name("ferry.chunk_req"), x.transfer, x.offset,
-           x.length, x.landing);
+           x.length, x.landing, x.token);
 }
 
 /// A chunk of a pulled frame, as its owner sends it back (the response to a
@@ -572,16 +593,18 @@ typename Inspector::result_type inspect(Inspector& f, chunk_reply& x) {
 /// The receiver has all bytes of a transfer (or gave up): release it.
 struct transfer_done {
   uint64_t transfer = 0;
+  uint64_t token = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, transfer_done& x) {
-  return f(caf::meta::type_name("ferry.xfer_done"), x.transfer);
+  return f(caf::meta::type_name("ferry.xfer_done"), x.transfer, x.token);
 }
 
 /// Spawn an actor type registered on the receiving node.
 struct spawn_request {
   std::string type_name;
+  /// The constructor's arguments; carries the link's token.
   wire_message args;
 };
 
