@@ -234,8 +234,11 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
       "node " + peer.node_name
         + " sent a hello naming a gateway on another node than its own; "
           "connect with node::remote_actor");
-    if (what->sender && peer.gateway
-        && what->sender->node() == peer.gateway.node())
+    // A hello of another version holds its version alone (hello::load):
+    // accept refuses it naming both.
+    if (peer.protocol != wire_protocol_version
+        || (what->sender && peer.gateway
+            && what->sender->node() == peer.gateway.node()))
       reply = node->accept(peer, host);
     respond(this, *what,
             reply ? caf::make_message(std::move(*reply))

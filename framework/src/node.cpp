@@ -212,11 +212,6 @@ uint64_t node_impl::inbound_token_locked(const caf::node_id& peer) {
   return token;
 }
 
-void node_impl::forget_token(const caf::node_id& peer) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  tokens_.erase(peer);
-}
-
 hello node_impl::make_hello(const link_config& cfg, const caf::node_id& peer) {
   hello result;
   result.node_name = cfg_.node_name;
@@ -259,7 +254,6 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   auto receive_families = meet(peer.serializers, cfg.deserializers,
                                mine.decodable);
   if (send_families.empty() || receive_families.empty()) {
-    forget_token(peer.gateway.node());
     bool outbound = send_families.empty();
     auto& sender = outbound ? cfg_.node_name : peer.node_name;
     auto& receiver = outbound ? peer.node_name : cfg_.node_name;
@@ -289,12 +283,27 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto& slot = links_[peer.gateway.node()];
-    if (slot && !slot->is_down())
+    if (slot && !slot->is_down()) {
+      // Handshakes crossing each other name the same tokens. Another token
+      // comes from a peer whose earlier link to this node is gone while this
+      // node still holds it (or from a third node forging a hello): taking
+      // it silently would leave one direction dropping everything.
+      if (peer.link_token != slot->outbound_token())
+        return caf::make_error(
+          errc::handshake_failed,
+          "node " + cfg_.node_name + " still holds a link to node "
+            + peer.node_name
+            + " from an earlier connection (or a third node sent a hello "
+              "in its name); retry once that link is down");
+      mine.link_token = slot->inbound_token();
       return mine;
+    }
     // The token named in every hello to this peer so far (handshakes
-    // crossing each other name the same one); the link keeps it now.
+    // crossing each other name the same one); the link keeps it now, and
+    // the answer names the link's token whatever happened meanwhile.
     auto token = inbound_token_locked(peer.gateway.node());
     tokens_.erase(peer.gateway.node());
+    mine.link_token = token;
     slot = std::make_shared<link_state>(*this, peer, cfg, send_families,
                                         shares_store_with(peer), token);
     link = slot;
@@ -356,7 +365,6 @@ node_impl::connect(const std::string& host, uint16_t port) {
     .receive([&](hello& x) { reply = std::move(x); },
              [&](caf::error& err) { failure = std::move(err); });
   if (failure) {
-    forget_token(peer_gateway->node());
     if (failure.category() == caf::atom("ferry_fw"))
       return failure;
     return caf::make_error(errc::handshake_failed,

@@ -269,6 +269,25 @@ caf::error wire_message::save(caf::serializer& sink) const {
   return sink.apply_raw(buf.size(), buf.data());
 }
 
+// -- hello --------------------------------------------------------------------
+
+caf::error hello::save(caf::serializer& sink) const {
+  auto& self = const_cast<hello&>(*this);
+  if (auto err = sink(self.protocol))
+    return err;
+  return hello_fields(sink, self);
+}
+
+caf::error hello::load(caf::deserializer& source) {
+  if (auto err = source(protocol))
+    return err;
+  if (protocol != wire_protocol_version)
+    return caf::none;
+  return hello_fields(source, *this);
+}
+
+// -- wire_batch ---------------------------------------------------------------
+
 caf::error wire_batch::save(caf::serializer& sink) const {
   auto count = static_cast<uint32_t>(messages.size());
   if (auto err = sink(count))

@@ -78,7 +78,8 @@ void same_bytes(const wire_bytes& x, const wire_bytes& y) {
 }
 
 void same_message(const wire_message& x, const wire_message& y) {
-  check(x.target == y.target && x.sender == y.sender && x.mid == y.mid);
+  check(x.target == y.target && x.sender == y.sender && x.mid == y.mid
+        && x.token == y.token);
   check(x.error == y.error);
   check(x.elements.size() == y.elements.size());
   for (size_t e = 0; e < x.elements.size(); ++e) {

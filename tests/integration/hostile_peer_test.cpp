@@ -70,7 +70,8 @@ protected:
   /// protocol `protocol`; returns the id of the peer's default actor (0 when
   /// refused, with the peer's error in `refusal` if given).
   uint64_t handshake(uint32_t protocol = wire_protocol_version,
-                     caf::error* refusal = nullptr) {
+                     caf::error* refusal = nullptr,
+                     uint64_t link_token = rogue_token) {
     auto gw = sys_->middleman().remote_actor("127.0.0.1", port_);
     EXPECT_TRUE(gw);
     gateway_ = *gw;
@@ -84,7 +85,7 @@ protected:
     mine.gateway = caf::actor_cast<caf::actor>(*self_);
     mine.window_bytes = 1 << 20;
     mine.window_messages = 64;
-    mine.link_token = 0x5eed;
+    mine.link_token = link_token;
     uint64_t target = 0;
     (*self_)->request(gateway_, 10s, mine)
       .receive(
@@ -120,10 +121,13 @@ protected:
     bool done = false;
     (*self_)->receive_while([&] { return !done; })(
       [&](wire_message& answer) {
+        // Everything the peer sends "rogue" names the token "rogue" asked
+        // for in its hello.
+        EXPECT_EQ(answer.token, rogue_token);
         result = std::move(answer);
         done = true;
       },
-      [&](credit&) {},
+      [&](credit& x) { EXPECT_EQ(x.token, rogue_token); },
       caf::after(10s) >> [&] { done = true; });
     return result;
   }
@@ -212,6 +216,8 @@ protected:
   caf::actor gateway_;
   /// The token the peer named in its hello (what it expects from "rogue").
   uint64_t token_ = 0;
+  /// The token "rogue" names in its hello.
+  static constexpr uint64_t rogue_token = 0x5eed;
 };
 
 } // namespace
@@ -271,6 +277,36 @@ wire_message sample_wire_message() {
 }
 
 } // namespace
+
+TEST(hello_codec, HelloOfAnotherProtocolReadsAsFarAsItsVersion) {
+  // Arrange: what a node of protocol 8 sends first (its version, then
+  // fields this version lays out otherwise), and a hello of this version
+  // cut after its node name.
+  std::vector<char> old;
+  {
+    caf::binary_serializer sink{nullptr, old};
+    uint32_t version = 8;
+    std::string name = "old";
+    ASSERT_FALSE(sink(version, name, name));
+  }
+  std::vector<char> cut;
+  {
+    caf::binary_serializer sink{nullptr, cut};
+    uint32_t version = wire_protocol_version;
+    std::string name = "new";
+    ASSERT_FALSE(sink(version, name));
+  }
+  // Act
+  hello from_old;
+  auto old_err = decode_wire(old, from_old);
+  hello from_cut;
+  auto cut_err = decode_wire(cut, from_cut);
+  // Assert: the old hello reads as far as its version (accept then
+  // refuses it naming both versions); a cut one of this version does not.
+  EXPECT_FALSE(old_err) << caf::to_string(old_err);
+  EXPECT_EQ(from_old.protocol, 8u);
+  EXPECT_TRUE(cut_err);
+}
 
 TEST(wire_message_codec, RoundTripKeepsEveryFieldAndTheError) {
   // Arrange
@@ -828,6 +864,26 @@ TEST_F(hostile_fixture, HelloNamingAnotherNodesGatewayIsRefused) {
   EXPECT_EQ(peer_link_stats(), "");
 }
 
+TEST_F(hostile_fixture, HelloNamingAnotherTokenWhileTheLinkIsUpIsRefused) {
+  // Arrange: a link to "rogue" is up.
+  ASSERT_NE(handshake(), 0u);
+  // Act: a hello of "rogue" naming another token (a peer whose own link is
+  // gone while this one lives on, or a third node in its name), then one
+  // naming the link's token (handshakes crossing each other).
+  caf::error refusal;
+  auto other_token = handshake(wire_protocol_version, &refusal,
+                               rogue_token + 1);
+  auto same_token = handshake();
+  // Assert: the first fails loudly instead of leaving one direction
+  // dropping everything; the second is answered as the link is.
+  EXPECT_EQ(other_token, 0u);
+  ASSERT_TRUE(refusal) << "the peer took the other token";
+  EXPECT_EQ(refusal,
+            caf::make_error(ferry::errc::handshake_failed, refusal.context()));
+  EXPECT_TRUE(mentions(refusal, "still holds a link to node rogue"));
+  EXPECT_NE(same_token, 0u);
+}
+
 TEST_F(hostile_fixture, FamilyOutsideTheAllowlistIsRefusedWithTypedError) {
   // Arrange
   auto target = handshake();
@@ -922,6 +978,7 @@ caf::error hostile_fixture::answer_first_chunk_naming(named_landing which) {
   if (requests.size() != 2)
     return {};
   EXPECT_EQ(requests[0].transfer, 7u);
+  EXPECT_EQ(requests[0].token, rogue_token);
   EXPECT_NE(requests[0].landing, requests[1].landing);
   EXPECT_EQ(requests[0].length, requests[1].length);
   auto landing = which == named_landing::the_second_requests
@@ -1043,16 +1100,16 @@ long resident_mib(pid_t pid) {
 }
 
 TEST_F(hostile_fixture, ClaimedFrameTakesMemoryOnlyAsItsChunksAreAskedFor) {
-  // Arrange: a message claiming a 4 GiB frame to pull (within the default
+  // Arrange: a message claiming a 2 GiB frame to pull (within the default
   // max-message-size of 16 GiB) whose chunks "rogue" never sends. The
   // receiver zero-filled the whole frame before asking for its first chunk,
-  // so some 60 bytes made it commit 4 GiB.
+  // so some 60 bytes made it commit 2 GiB.
   auto target = handshake();
   ASSERT_NE(target, 0u);
   auto before = resident_mib(peer_->pid());
   ASSERT_GT(before, 0);
   // Act
-  send_to_peer(to_pull(target, uint64_t{4} << 30, 5));
+  send_to_peer(to_pull(target, uint64_t{2} << 30, 5));
   std::vector<caf::response_promise> pending;
   bool done = false;
   (*self_)->receive_while([&] { return !done && pending.size() < 4; })(
@@ -1075,6 +1132,7 @@ TEST_F(hostile_fixture, ClaimedFrameTakesMemoryOnlyAsItsChunksAreAskedFor) {
   // taken for them; the node goes on.
   EXPECT_EQ(pending.size(), 4u);
   EXPECT_TRUE(refused) << "the claimed message was not refused";
+  ASSERT_GT(during, 0) << "cannot read the peer's resident memory";
   EXPECT_LT(during - before, 256) << "resident MiB before " << before
                                   << ", while pulling " << during;
   EXPECT_EQ(next_err,

@@ -788,15 +788,15 @@ private:
   log_limiter unlinked_logged_{std::chrono::seconds{1}};
   /// The token this node expects from a peer it has no link with yet (one
   /// per peer, so that handshakes crossing each other agree); a link takes
-  /// it over when it is made. Requires `mtx_`.
+  /// it over when it is made. Kept when a handshake fails: the peer may
+  /// have made its link with it all the same (a hello answered after the
+  /// timeout), and the next hello must name the same token. Requires `mtx_`.
   std::map<caf::node_id, uint64_t> tokens_;
   std::random_device random_;
 
   /// Returns the token this node expects from `peer`. Requires `mtx_`.
   uint64_t inbound_token_locked(const caf::node_id& peer);
 
-  /// Forgets the token of a handshake with `peer` that failed.
-  void forget_token(const caf::node_id& peer);
 };
 
 } // namespace ferry::detail

@@ -448,14 +448,31 @@ struct hello {
   uint64_t window_messages = 0;
   /// The token I expect on everything you send me over this link.
   uint64_t link_token = 0;
+
+  /// Saves the protocol, then every other field.
+  caf::error save(caf::serializer& sink) const;
+
+  /// Loads the protocol and, only when it is this node's, the other
+  /// fields: a hello of another version (whose fields may differ) still
+  /// reads, and `node_impl::accept` refuses it naming both versions,
+  /// instead of CAF dropping a message it cannot read and the peer waiting
+  /// for its handshake to time out.
+  caf::error load(caf::deserializer& source);
 };
+
+/// Applies `f` to the fields of `x` after its protocol.
+template <class F, class Hello>
+auto hello_fields(F& f, Hello& x) {
+  return f(x.node_name, x.host_id, x.store_name, x.has_store, x.store_token,
+           x.serializers, x.deserializers, x.decodable, x.gateway,
+           x.default_actor, x.window_bytes, x.window_messages, x.link_token);
+}
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, hello& x) {
-  return f(caf::meta::type_name("ferry.hello"), x.protocol, x.node_name,
-           x.host_id, x.store_name, x.has_store, x.store_token, x.serializers,
-           x.deserializers, x.decodable, x.gateway, x.default_actor,
-           x.window_bytes, x.window_messages, x.link_token);
+  return inspect_by_hand(f, x, [&] {
+    return f(caf::meta::type_name("ferry.hello"), x.protocol, x.node_name);
+  });
 }
 
 /// Ask the peer for its node name (first step of a handshake: the name
