@@ -45,6 +45,9 @@ protected:
   }
 
   ~netns_fixture() override {
+    // The far node's store, also when an assertion ended the test early
+    // (the peer process is gone by now).
+    static_cast<void>(ferry::store::object_store::remove(store_name_ + "-far"));
     if (created_) {
       ip({"link", "del", veth_ + "a"});
       ip({"netns", "del", ns_});
@@ -160,5 +163,4 @@ TEST_F(netns_fixture, NodesInSeparateNetworkStacksTalkAcrossTheVethPair) {
   EXPECT_EQ(stats->bytes_pulled_by_peer, uint64_t{12} << 20);
   peer.close_stdin();
   EXPECT_TRUE(peer.wait(10s).ok());
-  static_cast<void>(ferry::store::object_store::remove(store_name_ + "-far"));
 }
