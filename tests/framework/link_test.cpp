@@ -221,5 +221,55 @@ TEST_F(link_shutdown, NodeShutsDownWhileItsOwnActorsSend) {
   EXPECT_EQ(refused.load(), senders);
 }
 
+class link_handshakes : public two_nodes {};
+
+TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
+  // Arrange: each node publishes an actor.
+  ASSERT_TRUE(start());
+  auto on_server = server->system().spawn(reflector);
+  auto on_client = client->system().spawn(reflector);
+  auto server_port = server->publish(on_server);
+  auto client_port = client->publish(on_client);
+  ASSERT_TRUE(server_port) << ferry::render(server_port.error());
+  ASSERT_TRUE(client_port) << ferry::render(client_port.error());
+  // Act: both handshakes at once. However they interleave (a gateway
+  // answering a hello while its own node's hello is in flight, or one
+  // node finding the link the other's hello made), both sides must name
+  // the same tokens, or one direction drops everything.
+  caf::expected<caf::actor> to_server{caf::actor{}};
+  caf::expected<caf::actor> to_client{caf::actor{}};
+  std::thread a{[&] {
+    to_server = client->remote_actor("127.0.0.1", *server_port);
+  }};
+  std::thread b{[&] {
+    to_client = server->remote_actor("127.0.0.1", *client_port);
+  }};
+  a.join();
+  b.join();
+  ASSERT_TRUE(to_server) << ferry::render(to_server.error());
+  ASSERT_TRUE(to_client) << ferry::render(to_client.error());
+  auto ask = [](ferry::node& from, const caf::actor& dest, int32_t x) {
+    caf::scoped_actor self{from.system()};
+    int32_t result = -1;
+    self->request(dest, 10s, x).receive(
+      [&](int32_t y) { result = y; },
+      [&](caf::error& err) { ADD_FAILURE() << ferry::render(err); });
+    return result;
+  };
+  auto from_client = ask(*client, *to_server, 7);
+  auto from_server = ask(*server, *to_client, 9);
+  // Assert
+  EXPECT_EQ(from_client, 7);
+  EXPECT_EQ(from_server, 9);
+  auto client_stats = client->stats("server");
+  auto server_stats = server->stats("client");
+  ASSERT_TRUE(client_stats);
+  ASSERT_TRUE(server_stats);
+  EXPECT_EQ(client_stats->dropped_wrong_token, 0u);
+  EXPECT_EQ(server_stats->dropped_wrong_token, 0u);
+  for (auto& x : {on_server, on_client})
+    caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+}
+
 } // namespace
 } // namespace ferry::test
