@@ -187,6 +187,19 @@ protected:
   /// naming `which` landing; returns the error the request is answered with.
   caf::error answer_first_chunk_naming(named_landing which);
 
+  /// Waits until the peer's link stats contain `needle`; returns the last
+  /// stats line read.
+  std::string await_peer_stats(const std::string& needle) {
+    std::string line;
+    for (int i = 0; i < 200; ++i) {
+      line = peer_link_stats();
+      if (line.find(needle) != std::string::npos)
+        break;
+      std::this_thread::sleep_for(10ms);
+    }
+    return line;
+  }
+
   /// Sends `x` (a wire type) to the peer's gateway with the link's token.
   template <class T>
   void send_to_peer(T x) {
@@ -1123,6 +1136,8 @@ TEST_F(hostile_fixture, ClaimedFrameTakesMemoryOnlyAsItsChunksAreAskedFor) {
   (*self_)->receive_while([&] { return !done && !refused; })(
     [&](refusal&) { refused = true; }, [&](credit&) {},
     caf::after(10s) >> [&] { done = true; });
+  // The refusal may come before the peer lets go of what the message held.
+  await_peer_stats(" held=0 ");
   wire_message next;
   next.target = target;
   next.elements.push_back(element("cereal.binary", "string",
@@ -1413,19 +1428,6 @@ protected:
     msg.mid = caf::make_message_id().integer_value();
     msg.elements.push_back(element("msgpack", "bytes", std::move(bin)));
     return msg;
-  }
-
-  /// Waits until the peer's link stats contain `needle`; returns the last
-  /// stats line read.
-  std::string await_peer_stats(const std::string& needle) {
-    std::string line;
-    for (int i = 0; i < 200; ++i) {
-      line = peer_link_stats();
-      if (line.find(needle) != std::string::npos)
-        break;
-      std::this_thread::sleep_for(10ms);
-    }
-    return line;
   }
 };
 
