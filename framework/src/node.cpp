@@ -212,7 +212,7 @@ uint64_t node_impl::inbound_token_locked(const caf::node_id& peer) {
   return token;
 }
 
-hello node_impl::make_hello(const link_config& cfg, const caf::node_id& peer) {
+hello node_impl::make_hello(const link_config& cfg) const {
   hello result;
   result.node_name = cfg_.node_name;
   result.host_id = cfg_.host_id;
@@ -226,8 +226,6 @@ hello node_impl::make_hello(const link_config& cfg, const caf::node_id& peer) {
   result.default_actor = default_actor_id();
   result.window_bytes = cfg.window_bytes;
   result.window_messages = cfg.window_messages;
-  std::lock_guard<std::mutex> guard{mtx_};
-  result.link_token = inbound_token_locked(peer);
   return result;
 }
 
@@ -248,7 +246,8 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   // The connecting side passes the config it offered in its hello (one set
   // for the peer's address counts there); the accepting side goes by name.
   auto& cfg = chosen != nullptr ? *chosen : cfg_.link_for(peer.node_name);
-  auto mine = make_hello(cfg, peer.gateway.node());
+  // Its link_token is set below, with the link it names.
+  auto mine = make_hello(cfg);
   auto send_families = meet(cfg.serializers, peer.deserializers,
                             peer.decodable);
   auto receive_families = meet(peer.serializers, cfg.deserializers,
@@ -359,9 +358,13 @@ node_impl::connect(const std::string& host, uint16_t port) {
   auto& cfg = cfg_.links.count(peer_name) != 0
                 ? cfg_.links.at(peer_name)
                 : cfg_.link_for(address);
+  auto offer = make_hello(cfg);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    offer.link_token = inbound_token_locked(peer_gateway->node());
+  }
   hello reply;
-  self->request(*peer_gateway, handshake_timeout,
-                make_hello(cfg, peer_gateway->node()))
+  self->request(*peer_gateway, handshake_timeout, offer)
     .receive([&](hello& x) { reply = std::move(x); },
              [&](caf::error& err) { failure = std::move(err); });
   if (failure) {

@@ -168,6 +168,16 @@ protected:
     return result;
   }
 
+  /// A message to actor `target` in cereal.binary, a family outside the
+  /// peer's allowlist: once read, it is refused with `family_refused`.
+  static wire_message refused_for_its_family(uint64_t target) {
+    wire_message msg;
+    msg.target = target;
+    msg.elements.push_back(element("cereal.binary", "string",
+                                   std::vector<std::byte>(13, std::byte{1})));
+    return msg;
+  }
+
   /// A one-way message to actor `target` with one frame of `size` bytes
   /// that stays with "rogue" as transfer `ticket`, to be pulled.
   static wire_message to_pull(uint64_t target, uint64_t size,
@@ -901,12 +911,8 @@ TEST_F(hostile_fixture, FamilyOutsideTheAllowlistIsRefusedWithTypedError) {
   // Arrange
   auto target = handshake();
   ASSERT_NE(target, 0u);
-  wire_message msg;
-  msg.target = target;
-  msg.elements.push_back(element("cereal.binary", "string",
-                                 std::vector<std::byte>(13, std::byte{1})));
   // Act
-  auto err = send_and_await_error(std::move(msg));
+  auto err = send_and_await_error(refused_for_its_family(target));
   // Assert
   ASSERT_TRUE(err);
   EXPECT_EQ(err, caf::make_error(ferry::errc::family_refused, err.context()));
@@ -1051,11 +1057,7 @@ TEST_F(hostile_fixture, PulledFrameSizesThatWrapAroundAreRefusedAndTheLinkGoesOn
   msg.elements.push_back(std::move(el));
   // Act: the message, then an ordinary one behind it on the same link.
   auto err = send_and_await_error(std::move(msg));
-  wire_message next;
-  next.target = target;
-  next.elements.push_back(element("cereal.binary", "string",
-                                  std::vector<std::byte>(13, std::byte{1})));
-  auto next_err = send_and_await_error(std::move(next));
+  auto next_err = send_and_await_error(refused_for_its_family(target));
   // Assert: a typed error for the first, and the second is still read
   // (refused for its family) instead of waiting behind a dead puller.
   ASSERT_TRUE(err) << "no answer to the message";
@@ -1091,11 +1093,7 @@ TEST_F(hostile_fixture, ThousandsOfMessagesEndingAtOnceBehindAPullCostNoStack) {
   (*self_)->receive_while([&] { return !done && refusals < queued + 1; })(
     [&](refusal&) { ++refusals; }, [&](transfer_done&) {}, [&](credit&) {},
     caf::after(20s) >> [&] { done = true; });
-  wire_message next;
-  next.target = target;
-  next.elements.push_back(element("cereal.binary", "string",
-                                  std::vector<std::byte>(13, std::byte{1})));
-  auto next_err = send_and_await_error(std::move(next));
+  auto next_err = send_and_await_error(refused_for_its_family(target));
   // Assert: every message refused, and the node still answers.
   EXPECT_EQ(refusals, size_t{queued} + 1);
   EXPECT_EQ(next_err,
@@ -1138,11 +1136,7 @@ TEST_F(hostile_fixture, ClaimedFrameTakesMemoryOnlyAsItsChunksAreAskedFor) {
     caf::after(10s) >> [&] { done = true; });
   // The refusal may come before the peer lets go of what the message held.
   await_peer_stats(" held=0 ");
-  wire_message next;
-  next.target = target;
-  next.elements.push_back(element("cereal.binary", "string",
-                                  std::vector<std::byte>(13, std::byte{1})));
-  auto next_err = send_and_await_error(std::move(next));
+  auto next_err = send_and_await_error(refused_for_its_family(target));
   // Assert: four chunks of 4 MiB asked for, and about that much memory
   // taken for them; the node goes on.
   EXPECT_EQ(pending.size(), 4u);
@@ -1206,13 +1200,10 @@ TEST_F(hostile_fixture, MessagesWithoutTheLinksTokenAreDroppedUnread) {
   ASSERT_NE(target, 0u);
   auto forged_token = token_ ^ 1;
   auto request = [&](uint64_t token, uint64_t id) {
-    wire_message msg;
-    msg.target = target;
+    auto msg = refused_for_its_family(target);
     msg.sender = (*self_)->id();
     msg.mid = (uint64_t{1} << 60) | id;
     msg.token = token;
-    msg.elements.push_back(element("cereal.binary", "string",
-                                   std::vector<std::byte>(13, std::byte{1})));
     return msg;
   };
   // Act

@@ -711,9 +711,9 @@ public:
   store::object_store* store() { return store_ ? &*store_ : nullptr; }
   const caf::actor& gateway_handle() const { return gateway_; }
 
-  /// Returns this node's handshake for a link with the config `cfg` to the
-  /// node `peer` (naming the token this node expects from it).
-  hello make_hello(const link_config& cfg, const caf::node_id& peer);
+  /// Returns this node's handshake for a link with the config `cfg`, without
+  /// its `link_token` (which depends on the peer and its link).
+  hello make_hello(const link_config& cfg) const;
 
   /// Answers a peer's handshake: creates the link (or fails naming both
   /// family lists) with `cfg`, or with the config for the peer's name when
@@ -794,9 +794,9 @@ private:
   std::map<caf::node_id, uint64_t> tokens_;
   std::random_device random_;
 
-  /// Returns the token this node expects from `peer`. Requires `mtx_`.
+  /// Returns the token this node expects from `peer`: its link's, else the
+  /// one kept in `tokens_` (made when first asked for). Requires `mtx_`.
   uint64_t inbound_token_locked(const caf::node_id& peer);
-
 };
 
 } // namespace ferry::detail
