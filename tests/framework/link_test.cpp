@@ -1,7 +1,10 @@
-// A link's encode and decode plans (link.cpp, plan_cache.hpp): resolved once
-// per type and header, they must do what resolving every message would, also
-// when registrations change while the link is up and for more types than the
-// link keeps plans for.
+// Links between two nodes of one process. A link's encode and decode plans
+// (link.cpp, plan_cache.hpp): resolved once per type and header, they must do
+// what resolving every message would, also when registrations change while
+// the link is up and for more types than the link keeps plans for. A node
+// going down while its actors send; handshakes crossing each other; a link
+// made again after its connection dropped.
+#include "tcp_relay.hpp"
 #include "two_nodes.hpp"
 
 #include <atomic>
@@ -223,6 +226,27 @@ TEST_F(link_shutdown, NodeShutsDownWhileItsOwnActorsSend) {
 
 class link_handshakes : public two_nodes {};
 
+/// Asks `dest` from `from` to reflect `x`; its answer, or the error.
+caf::expected<int32_t> ask(ferry::node& from, const caf::actor& dest,
+                           int32_t x) {
+  caf::scoped_actor self{from.system()};
+  caf::expected<int32_t> result{caf::error{}};
+  self->request(dest, 10s, x).receive(
+    [&](int32_t y) { result = y; },
+    [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+/// Waits up to 10 s until `sut` holds no link to the node named `peer`.
+bool link_gone(const ferry::node& sut, const std::string& peer) {
+  for (int i = 0; i < 10000; ++i) {
+    if (!sut.stats(peer))
+      return true;
+    std::this_thread::sleep_for(1ms);
+  }
+  return false;
+}
+
 TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
   // Arrange: each node publishes an actor.
   ASSERT_TRUE(start());
@@ -248,14 +272,6 @@ TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
   b.join();
   ASSERT_TRUE(to_server) << ferry::render(to_server.error());
   ASSERT_TRUE(to_client) << ferry::render(to_client.error());
-  auto ask = [](ferry::node& from, const caf::actor& dest, int32_t x) {
-    caf::scoped_actor self{from.system()};
-    int32_t result = -1;
-    self->request(dest, 10s, x).receive(
-      [&](int32_t y) { result = y; },
-      [&](caf::error& err) { ADD_FAILURE() << ferry::render(err); });
-    return result;
-  };
   auto from_client = ask(*client, *to_server, 7);
   auto from_server = ask(*server, *to_client, 9);
   // Assert
@@ -269,6 +285,41 @@ TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
   EXPECT_EQ(server_stats->dropped_wrong_token, 0u);
   for (auto& x : {on_server, on_client})
     caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
+}
+
+
+TEST_F(link_handshakes, LinkThatDroppedIsMadeAgainByTheNextConnect) {
+  // Arrange: the client reaches the server through a relay, so the test can
+  // drop their connection while both processes live on (their CAF node ids
+  // stay the same, so the new link is to the same node as the old one).
+  ASSERT_TRUE(start());
+  auto on_server = server->system().spawn(reflector);
+  auto port = server->publish(on_server);
+  ASSERT_TRUE(port) << ferry::render(port.error());
+  tcp_relay relay{*port};
+  auto before = client->remote_actor("127.0.0.1", relay.port());
+  ASSERT_TRUE(before) << ferry::render(before.error());
+  ASSERT_EQ(ask(*client, *before, 7), 7);
+  // Act: the connection drops; once both nodes let go of the link, the
+  // client connects again.
+  relay.cut();
+  ASSERT_TRUE(link_gone(*client, "server"));
+  ASSERT_TRUE(link_gone(*server, "client"));
+  auto after = client->remote_actor("127.0.0.1", relay.port());
+  // Assert: the new link carries requests both ways; the old proxy fails
+  // with an error instead of waiting.
+  ASSERT_TRUE(after) << ferry::render(after.error());
+  EXPECT_EQ(relay.connections(), 2);
+  EXPECT_EQ(ask(*client, *after, 9), 9);
+  EXPECT_FALSE(ask(*client, *before, 11));
+  auto client_stats = client->stats("server");
+  auto server_stats = server->stats("client");
+  ASSERT_TRUE(client_stats) << ferry::render(client_stats.error());
+  ASSERT_TRUE(server_stats) << ferry::render(server_stats.error());
+  EXPECT_EQ(client_stats->dropped_wrong_token, 0u);
+  EXPECT_EQ(server_stats->dropped_wrong_token, 0u);
+  EXPECT_EQ(client_stats->messages_received, 1u);
+  caf::anon_send_exit(on_server, caf::exit_reason::user_shutdown);
 }
 
 } // namespace

@@ -1,0 +1,191 @@
+// A TCP relay on loopback for tests: a cable between two nodes that a test
+// can cut. Each connection made to the relay's port is joined to a new
+// connection to the target port, and bytes go both ways unchanged until
+// `cut` closes every pair (both peers then see their connection end, as
+// when a network drops it). Not a transport: nodes speak CAF's BASP
+// through it exactly as they would directly.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace ferry::test {
+
+class tcp_relay {
+public:
+  /// Listens on an ephemeral loopback port and relays to `target_port`.
+  explicit tcp_relay(uint16_t target_port) : target_port_(target_port) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_GE(listener_, 0) << std::strerror(errno);
+    auto addr = loopback(0);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr),
+                     sizeof(addr)),
+              0)
+      << std::strerror(errno);
+    EXPECT_EQ(::listen(listener_, 8), 0) << std::strerror(errno);
+    socklen_t len = sizeof(addr);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    EXPECT_EQ(::pipe(wake_.data()), 0) << std::strerror(errno);
+    thread_ = std::thread{[this] { run(); }};
+  }
+
+  tcp_relay(const tcp_relay&) = delete;
+  tcp_relay& operator=(const tcp_relay&) = delete;
+
+  ~tcp_relay() {
+    stop_ = true;
+    poke();
+    thread_.join();
+    close_pairs();
+    for (int fd : {listener_, wake_[0], wake_[1]})
+      ::close(fd);
+  }
+
+  /// The port to connect to instead of the target's.
+  uint16_t port() const { return port_; }
+
+  /// Closes every connection relayed so far; returns once they are closed.
+  /// New connections are relayed as before.
+  void cut() {
+    cut_requested_ = true;
+    poke();
+    while (cut_requested_)
+      std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+
+  /// Number of connections relayed so far.
+  int connections() const { return connections_; }
+
+private:
+  static sockaddr_in loopback(uint16_t port) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return addr;
+  }
+
+  void poke() {
+    char x = 1;
+    static_cast<void>(::write(wake_[1], &x, 1));
+  }
+
+  void close_pairs() {
+    for (auto [a, b] : pairs_) {
+      ::shutdown(a, SHUT_RDWR);
+      ::shutdown(b, SHUT_RDWR);
+      ::close(a);
+      ::close(b);
+    }
+    pairs_.clear();
+  }
+
+  void accept_one() {
+    int in = ::accept(listener_, nullptr, nullptr);
+    if (in < 0)
+      return;
+    int out = ::socket(AF_INET, SOCK_STREAM, 0);
+    auto addr = loopback(target_port_);
+    if (out < 0
+        || ::connect(out, reinterpret_cast<sockaddr*>(&addr), sizeof(addr))
+             != 0) {
+      ADD_FAILURE() << "relay cannot reach port " << target_port_ << ": "
+                    << std::strerror(errno);
+      ::close(in);
+      if (out >= 0)
+        ::close(out);
+      return;
+    }
+    pairs_.emplace_back(in, out);
+    ++connections_;
+  }
+
+  /// Moves what `from` has to `to`; false when either end is gone.
+  static bool pass(int from, int to) {
+    std::array<char, 64 * 1024> buf;
+    auto n = ::read(from, buf.data(), buf.size());
+    if (n <= 0)
+      return n < 0 && errno == EINTR;
+    for (ssize_t done = 0; done < n;) {
+      auto m = ::write(to, buf.data() + done, static_cast<size_t>(n - done));
+      if (m < 0 && errno == EINTR)
+        continue;
+      if (m <= 0)
+        return false;
+      done += m;
+    }
+    return true;
+  }
+
+  void run() {
+    while (!stop_) {
+      if (cut_requested_) {
+        close_pairs();
+        cut_requested_ = false;
+      }
+      std::vector<pollfd> fds{{wake_[0], POLLIN, 0}, {listener_, POLLIN, 0}};
+      for (auto [a, b] : pairs_) {
+        fds.push_back({a, POLLIN, 0});
+        fds.push_back({b, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), -1) < 0)
+        continue;
+      if (fds[0].revents != 0) {
+        char x[16];
+        static_cast<void>(::read(wake_[0], x, sizeof(x)));
+      }
+      if (fds[1].revents != 0)
+        accept_one();
+      // A pair one of whose ends is gone is closed at both: the other peer
+      // sees its connection end as well.
+      std::vector<std::pair<int, int>> kept;
+      for (size_t i = 0; i < fds.size() - 2; i += 2) {
+        auto [a, b] = pairs_[i / 2];
+        bool ok = true;
+        if (fds[i + 2].revents != 0)
+          ok = pass(a, b);
+        if (ok && fds[i + 3].revents != 0)
+          ok = pass(b, a);
+        if (ok) {
+          kept.emplace_back(a, b);
+        } else {
+          ::close(a);
+          ::close(b);
+        }
+      }
+      // Pairs accepted above were not polled yet.
+      kept.insert(kept.end(), pairs_.begin() + (fds.size() - 2) / 2,
+                  pairs_.end());
+      pairs_ = std::move(kept);
+    }
+  }
+
+  uint16_t target_port_;
+  uint16_t port_ = 0;
+  int listener_ = -1;
+  std::array<int, 2> wake_{-1, -1};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> cut_requested_{false};
+  std::atomic<int> connections_{0};
+  /// Relayed connections (accepted, to the target); the relay's thread
+  /// alone touches them while it runs.
+  std::vector<std::pair<int, int>> pairs_;
+  std::thread thread_;
+};
+
+} // namespace ferry::test
