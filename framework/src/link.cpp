@@ -216,10 +216,10 @@ std::optional<std::string> log_limiter::pass(const std::string& line) {
          + " more like it since the last line)";
 }
 
-credit_token::~credit_token() {
+void credit_token::release() {
   if (bytes_ > 0)
     if (auto link = link_.lock())
-      link->return_credit(bytes_, held_);
+      link->return_credit(std::exchange(bytes_, 0), held_);
 }
 
 credited_element::credited_element(caf::strong_actor_ptr sender,
@@ -1178,7 +1178,7 @@ caf::expected<caf::message> link_state::decode_message(wire_message& msg) {
 }
 
 void link_state::refuse(wire_message& msg, caf::error reason,
-                        caf::execution_unit* host) {
+                        credit_token& token, caf::execution_unit* host) {
   ++counters_.refusals;
   caf::message_id mid{msg.mid};
   // Cancel tickets of store frames not redeemed yet (a peer sharing the
@@ -1198,6 +1198,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
         send_control(transfer_done{frame.ticket}, host);
       }
     }
+  token.release();
   if (mid.is_request()) {
     wire_message answer;
     answer.target = msg.sender;
@@ -1331,7 +1332,7 @@ void link_state::refuse_taken(wire_message& msg, uint64_t wire_size,
                               bool held) {
   auto token = take(wire_size, held);
   taken_mark mark{taken_};
-  refuse(msg, std::move(reason), host);
+  refuse(msg, std::move(reason), token, host);
 }
 
 void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
@@ -1359,7 +1360,7 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
                              + " has no actor " + std::to_string(msg.target)
                              + " for node " + peer_name_
                              + " (terminated or never exposed)"),
-           host);
+           token, host);
     return;
   }
   auto fail = [&](caf::error reason) {
@@ -1369,7 +1370,7 @@ void link_state::deliver(wire_message& msg, uint64_t wire_bytes_count,
       target->enqueue(caf::make_mailbox_element(nullptr, mid, {}, reason),
                       host);
     }
-    refuse(msg, std::move(reason), host);
+    refuse(msg, std::move(reason), token, host);
   };
   caf::strong_actor_ptr sender;
   if (msg.sender != 0) {

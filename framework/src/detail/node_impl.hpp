@@ -153,7 +153,10 @@ public:
     // nop
   }
   credit_token& operator=(credit_token&&) = delete;
-  ~credit_token();
+  ~credit_token() { release(); }
+
+  /// Returns the credit (and what the message held) now; nothing later.
+  void release();
 
 private:
   std::weak_ptr<link_state> link_;
@@ -342,9 +345,13 @@ public:
   void deliver(wire_message& msg, uint64_t wire_size,
                caf::execution_unit* host);
 
-  /// Refuses `msg`: answers a request with `reason`, reports a one-way
-  /// message to the sender's node (and logs it), cancels its store tickets.
-  void refuse(wire_message& msg, caf::error reason, caf::execution_unit* host);
+  /// Refuses `msg`: cancels its store tickets, releases `token` (the
+  /// message's credit and what it held), then answers a request with
+  /// `reason` or reports a one-way message to the sender's node (and logs
+  /// it). A sender that reacts to the refusal thus finds the message gone
+  /// from this node's held limits.
+  void refuse(wire_message& msg, caf::error reason, credit_token& token,
+              caf::execution_unit* host);
 
   /// What a link logs about messages it could not pass on.
   enum class log_topic {
