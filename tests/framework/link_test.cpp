@@ -322,5 +322,31 @@ TEST_F(link_handshakes, LinkThatDroppedIsMadeAgainByTheNextConnect) {
   caf::anon_send_exit(on_server, caf::exit_reason::user_shutdown);
 }
 
+TEST_F(link_handshakes, HeartbeatsTakeDownALinkWhoseConnectionWentSilent) {
+  // Arrange: both nodes send CAF's heartbeats and give up on a connection
+  // silent for longer than the timeout (CAF's options, off by default).
+  for (auto* cfg : {&server_cfg, &client_cfg}) {
+    cfg->set("middleman.heartbeat-interval", caf::timespan{50ms});
+    cfg->set("middleman.connection-timeout", caf::timespan{500ms});
+  }
+  ASSERT_TRUE(start());
+  auto on_server = server->system().spawn(reflector);
+  auto port = server->publish(on_server);
+  ASSERT_TRUE(port) << ferry::render(port.error());
+  tcp_relay relay{*port};
+  auto before = client->remote_actor("127.0.0.1", relay.port());
+  ASSERT_TRUE(before) << ferry::render(before.error());
+  ASSERT_EQ(ask(*client, *before, 7), 7);
+  // Act: the connection goes silent without closing (packets dropped).
+  relay.freeze();
+  // Assert: both nodes take the link down; the client connects again.
+  ASSERT_TRUE(link_gone(*client, "server"));
+  ASSERT_TRUE(link_gone(*server, "client"));
+  auto after = client->remote_actor("127.0.0.1", relay.port());
+  ASSERT_TRUE(after) << ferry::render(after.error());
+  EXPECT_EQ(ask(*client, *after, 9), 9);
+  caf::anon_send_exit(on_server, caf::exit_reason::user_shutdown);
+}
+
 } // namespace
 } // namespace ferry::test

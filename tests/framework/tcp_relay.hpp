@@ -59,12 +59,22 @@ public:
   /// The port to connect to instead of the target's.
   uint16_t port() const { return port_; }
 
-  /// Closes every connection relayed so far; returns once they are closed.
-  /// New connections are relayed as before.
+  /// Closes every connection relayed so far (frozen ones included);
+  /// returns once they are closed. New connections are relayed as before.
   void cut() {
     cut_requested_ = true;
     poke();
     while (cut_requested_)
+      std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+
+  /// Stops passing the bytes of every connection relayed so far, leaving
+  /// them open: their peers meet silence, as when a network drops packets
+  /// without a word. New connections are relayed as before.
+  void freeze() {
+    freeze_requested_ = true;
+    poke();
+    while (freeze_requested_)
       std::this_thread::sleep_for(std::chrono::milliseconds{1});
   }
 
@@ -86,6 +96,8 @@ private:
   }
 
   void close_pairs() {
+    pairs_.insert(pairs_.end(), frozen_.begin(), frozen_.end());
+    frozen_.clear();
     for (auto [a, b] : pairs_) {
       ::shutdown(a, SHUT_RDWR);
       ::shutdown(b, SHUT_RDWR);
@@ -138,6 +150,11 @@ private:
         close_pairs();
         cut_requested_ = false;
       }
+      if (freeze_requested_) {
+        frozen_.insert(frozen_.end(), pairs_.begin(), pairs_.end());
+        pairs_.clear();
+        freeze_requested_ = false;
+      }
       std::vector<pollfd> fds{{wake_[0], POLLIN, 0}, {listener_, POLLIN, 0}};
       for (auto [a, b] : pairs_) {
         fds.push_back({a, POLLIN, 0});
@@ -181,10 +198,13 @@ private:
   std::array<int, 2> wake_{-1, -1};
   std::atomic<bool> stop_{false};
   std::atomic<bool> cut_requested_{false};
+  std::atomic<bool> freeze_requested_{false};
   std::atomic<int> connections_{0};
   /// Relayed connections (accepted, to the target); the relay's thread
   /// alone touches them while it runs.
   std::vector<std::pair<int, int>> pairs_;
+  /// Frozen pairs: open, never read or written.
+  std::vector<std::pair<int, int>> frozen_;
   std::thread thread_;
 };
 
