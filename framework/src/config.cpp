@@ -16,6 +16,7 @@
 #include <caf/settings.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <fstream>
 #include <sstream>
@@ -284,6 +285,13 @@ void add_category(caf::actor_system_config& cfg, caf::atom_value category) {
 node_config::node_config()
   : registry_(std::make_shared<serializers::registry>()) {
   load<caf::io::middleman>();
+  // CAF leaves heartbeats off, so a link whose connection went silent (host
+  // gone, packets dropped) stays up for good and this node refuses a new
+  // link to that peer. Every message received counts as a sign of life, and
+  // ferry pulls large frames in chunks across hosts, so a slow but live link
+  // is not taken down. The config file, flags and set() replace these.
+  set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds{5}});
+  set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{30}});
   detail::register_wire_types(*this);
   add_category(*this, caf::atom("ferry_fw"));
   add_category(*this, caf::atom("ferry_ser"));

@@ -247,6 +247,34 @@ TEST(node_config, KeepMallocDefaultsTurnsTuningOffByFlagOrFile) {
   EXPECT_FALSE(by_file.tune_malloc);
 }
 
+TEST(node_config, HeartbeatsAreOnUnlessTheFileFlagsOrCodeSayOtherwise) {
+  // Arrange
+  using std::chrono::seconds;
+  ferry::node_config by_default;
+  ferry::node_config by_flag;
+  ferry::node_config by_file;
+  ferry::node_config by_code;
+  by_code.set("middleman.heartbeat-interval", caf::timespan{0});
+  // Act
+  load(by_default, "");
+  load(by_flag, "", {"--middleman.heartbeat-interval=1s"});
+  load(by_file, "[middleman]\nconnection-timeout = 2s\n");
+  load(by_code, "");
+  // Assert
+  auto interval = [](const ferry::node_config& cfg) {
+    return caf::get_or(cfg, "middleman.heartbeat-interval", caf::timespan{-1});
+  };
+  auto timeout = [](const ferry::node_config& cfg) {
+    return caf::get_or(cfg, "middleman.connection-timeout", caf::timespan{-1});
+  };
+  EXPECT_EQ(interval(by_default), caf::timespan{seconds{5}});
+  EXPECT_EQ(timeout(by_default), caf::timespan{seconds{30}});
+  EXPECT_EQ(interval(by_flag), caf::timespan{seconds{1}});
+  EXPECT_EQ(timeout(by_file), caf::timespan{seconds{2}});
+  EXPECT_EQ(interval(by_file), caf::timespan{seconds{5}});
+  EXPECT_EQ(interval(by_code), caf::timespan{0});
+}
+
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)                      \
   && !defined(__SANITIZE_THREAD__)
 /// Unsets the variables that make a node leave malloc alone, for one scope
