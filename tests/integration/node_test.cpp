@@ -448,6 +448,34 @@ TEST_F(node_fixture, LinkWithoutSpawnsRefusesEveryRemoteSpawn) {
   EXPECT_EQ(*back, "ereh llits");
 }
 
+TEST_F(node_fixture, ActorThatThrowsWhileSpawnedIsRefusedAndFreesItsSlot) {
+  // Arrange: B keeps one live actor spawned for this node at most.
+  auto& b = start_peer("B", {"--ferry.link.max-spawned-actors=1"});
+  // Act: the first spawn throws in the actor's constructor on B.
+  auto thrown = local().remote_spawn("127.0.0.1", b.port, "picky-adder",
+                                     caf::make_message(int32_t{-1}));
+  auto next = local().remote_spawn("127.0.0.1", b.port, "picky-adder",
+                                   caf::make_message(int32_t{1}));
+  // Assert: an error naming the type and what was thrown; B lives on, and
+  // the slot the failed spawn took serves the next one.
+  ASSERT_FALSE(thrown);
+  EXPECT_EQ(thrown.error().code(),
+            static_cast<uint8_t>(ferry::errc::decode_failed));
+  auto text = ferry::render(thrown.error());
+  EXPECT_NE(text.find("\"picky-adder\""), std::string::npos) << text;
+  EXPECT_NE(text.find("got -1"), std::string::npos) << text;
+  ASSERT_TRUE(next) << ferry::render(next.error());
+  auto sum = ask<int32_t>(*next, int32_t{5});
+  ASSERT_TRUE(sum) << ferry::render(sum.error());
+  EXPECT_EQ(*sum, 6);
+  EXPECT_NE(b.stats()["local"].find(" spawned=1"), std::string::npos);
+  caf::anon_send_exit(*next, caf::exit_reason::user_shutdown);
+  // B shuts down as usual: the actor that threw left nothing running there.
+  b.process->close_stdin();
+  auto ended = b.process->wait(10s);
+  EXPECT_TRUE(ended.ok()) << ferry::test::to_string(ended);
+}
+
 TEST_F(node_fixture, RemoteSpawnOfUnknownTypeFailsWithHowToFix) {
   // Arrange
   auto& b = start_peer("B");

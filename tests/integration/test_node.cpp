@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -149,6 +150,29 @@ caf::behavior adder(caf::event_based_actor*, int32_t base) {
   };
 }
 
+/// Spawned by name like `adder`, but its constructor throws for a negative
+/// base: what a spawned actor throws while it is made must come back to the
+/// node that asked as an error.
+class picky_adder : public caf::event_based_actor {
+public:
+  picky_adder(caf::actor_config& cfg, int32_t base)
+    : caf::event_based_actor(cfg), base_(base) {
+    if (base < 0)
+      throw std::invalid_argument("picky-adder needs a base of at least 0, "
+                                  "got "
+                                  + std::to_string(base));
+  }
+
+  caf::behavior make_behavior() override {
+    return {
+      [this](int32_t x) { return base_ + x; },
+    };
+  }
+
+private:
+  int32_t base_;
+};
+
 /// Answers ('add', x, y) with x + y: atoms and multi-element messages.
 caf::behavior atom_adder() {
   return {
@@ -228,6 +252,7 @@ int main(int argc, char** argv) {
   ferry::node_config cfg;
   ferry::test::register_test_types(cfg);
   cfg.add_actor_type("adder", adder);
+  cfg.add_actor_type<picky_adder, const int32_t&>("picky-adder");
   if (auto err = cfg.parse(argc, argv)) {
     std::cerr << "test_node: " << ferry::render(err) << '\n';
     return 2;
