@@ -8,6 +8,7 @@
 #include "two_nodes.hpp"
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -224,8 +225,6 @@ TEST_F(link_shutdown, NodeShutsDownWhileItsOwnActorsSend) {
   EXPECT_EQ(refused.load(), senders);
 }
 
-class link_handshakes : public two_nodes {};
-
 /// Asks `dest` from `from` to reflect `x`; its answer, or the error.
 caf::expected<int32_t> ask(ferry::node& from, const caf::actor& dest,
                            int32_t x) {
@@ -246,6 +245,33 @@ bool link_gone(const ferry::node& sut, const std::string& peer) {
   }
   return false;
 }
+
+class link_handshakes : public two_nodes {
+protected:
+  /// Starts both nodes and links the client through `relay_` to
+  /// `on_server_`, a reflector the server publishes; `before_` is the
+  /// client's proxy of it, checked with one request.
+  void link_through_relay() {
+    ASSERT_TRUE(start());
+    on_server_ = server->system().spawn(reflector);
+    auto port = server->publish(on_server_);
+    ASSERT_TRUE(port) << ferry::render(port.error());
+    relay_ = std::make_unique<tcp_relay>(*port);
+    auto proxy = client->remote_actor("127.0.0.1", relay_->port());
+    ASSERT_TRUE(proxy) << ferry::render(proxy.error());
+    before_ = std::move(*proxy);
+    ASSERT_EQ(ask(*client, before_, 7), 7);
+  }
+
+  void TearDown() override {
+    if (on_server_)
+      caf::anon_send_exit(on_server_, caf::exit_reason::user_shutdown);
+  }
+
+  caf::actor on_server_;
+  std::unique_ptr<tcp_relay> relay_;
+  caf::actor before_;
+};
 
 TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
   // Arrange: each node publishes an actor.
@@ -287,31 +313,23 @@ TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
     caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
 }
 
-
 TEST_F(link_handshakes, LinkThatDroppedIsMadeAgainByTheNextConnect) {
   // Arrange: the client reaches the server through a relay, so the test can
   // drop their connection while both processes live on (their CAF node ids
   // stay the same, so the new link is to the same node as the old one).
-  ASSERT_TRUE(start());
-  auto on_server = server->system().spawn(reflector);
-  auto port = server->publish(on_server);
-  ASSERT_TRUE(port) << ferry::render(port.error());
-  tcp_relay relay{*port};
-  auto before = client->remote_actor("127.0.0.1", relay.port());
-  ASSERT_TRUE(before) << ferry::render(before.error());
-  ASSERT_EQ(ask(*client, *before, 7), 7);
+  ASSERT_NO_FATAL_FAILURE(link_through_relay());
   // Act: the connection drops; once both nodes let go of the link, the
   // client connects again.
-  relay.cut();
+  relay_->cut();
   ASSERT_TRUE(link_gone(*client, "server"));
   ASSERT_TRUE(link_gone(*server, "client"));
-  auto after = client->remote_actor("127.0.0.1", relay.port());
+  auto after = client->remote_actor("127.0.0.1", relay_->port());
   // Assert: the new link carries requests both ways; the old proxy fails
   // with an error instead of waiting.
   ASSERT_TRUE(after) << ferry::render(after.error());
-  EXPECT_EQ(relay.connections(), 2);
+  EXPECT_EQ(relay_->connections(), 2);
   EXPECT_EQ(ask(*client, *after, 9), 9);
-  EXPECT_FALSE(ask(*client, *before, 11));
+  EXPECT_FALSE(ask(*client, before_, 11));
   auto client_stats = client->stats("server");
   auto server_stats = server->stats("client");
   ASSERT_TRUE(client_stats) << ferry::render(client_stats.error());
@@ -319,33 +337,25 @@ TEST_F(link_handshakes, LinkThatDroppedIsMadeAgainByTheNextConnect) {
   EXPECT_EQ(client_stats->dropped_wrong_token, 0u);
   EXPECT_EQ(server_stats->dropped_wrong_token, 0u);
   EXPECT_EQ(client_stats->messages_received, 1u);
-  caf::anon_send_exit(on_server, caf::exit_reason::user_shutdown);
 }
 
 TEST_F(link_handshakes, HeartbeatsTakeDownALinkWhoseConnectionWentSilent) {
   // Arrange: both nodes send CAF's heartbeats and give up on a connection
-  // silent for longer than the timeout (CAF's options, off by default).
+  // silent for longer than the timeout (CAF's options; ferry's defaults of
+  // 5 s and 30 s would make a slow test).
   for (auto* cfg : {&server_cfg, &client_cfg}) {
     cfg->set("middleman.heartbeat-interval", caf::timespan{50ms});
     cfg->set("middleman.connection-timeout", caf::timespan{500ms});
   }
-  ASSERT_TRUE(start());
-  auto on_server = server->system().spawn(reflector);
-  auto port = server->publish(on_server);
-  ASSERT_TRUE(port) << ferry::render(port.error());
-  tcp_relay relay{*port};
-  auto before = client->remote_actor("127.0.0.1", relay.port());
-  ASSERT_TRUE(before) << ferry::render(before.error());
-  ASSERT_EQ(ask(*client, *before, 7), 7);
+  ASSERT_NO_FATAL_FAILURE(link_through_relay());
   // Act: the connection goes silent without closing (packets dropped).
-  relay.freeze();
+  relay_->freeze();
   // Assert: both nodes take the link down; the client connects again.
   ASSERT_TRUE(link_gone(*client, "server"));
   ASSERT_TRUE(link_gone(*server, "client"));
-  auto after = client->remote_actor("127.0.0.1", relay.port());
+  auto after = client->remote_actor("127.0.0.1", relay_->port());
   ASSERT_TRUE(after) << ferry::render(after.error());
   EXPECT_EQ(ask(*client, *after, 9), 9);
-  caf::anon_send_exit(on_server, caf::exit_reason::user_shutdown);
 }
 
 } // namespace
