@@ -19,6 +19,11 @@
 // 0.17's INI reader keeps only the last of several [ferry.links.<peer>]
 // sections.)
 //
+// CAF's own options keep their meaning, with one default changed: CAF's
+// heartbeats are on (`middleman.heartbeat-interval` 5s,
+// `middleman.connection-timeout` 30s), so a link whose connection went
+// silent goes down; set `middleman.heartbeat-interval = 0s` for CAF's.
+//
 // Usage:
 //
 //     ferry::node_config cfg;
