@@ -592,6 +592,8 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
   // Stopped for sure: a B still running could return the credit of "one"
   // and let "three" go (it then waits out the request's timeout).
   ASSERT_TRUE(b.process->stop());
+  auto stopped = local().stats("B");
+  ASSERT_TRUE(stopped) << ferry::render(stopped.error());
   caf::scoped_actor self{local().system()};
   self->send(*sut, std::string{"one"});
   self->send(*sut, std::string{"two"});
@@ -601,7 +603,9 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
     .receive([](const std::string&) {}, [&](caf::error& x) { err = x; });
   b.process->kill(SIGCONT);
   // Assert: send_timeout (not link_down), naming the peer and the setting;
-  // once B runs again the link carries messages as before.
+  // once B runs again and its credit is back (which may take longer than
+  // the 300 ms a send waits, on a slow machine) the link carries messages
+  // as before.
   EXPECT_EQ(err, caf::make_error(ferry::errc::send_timeout, err.context()))
     << ferry::render(err);
   auto text = ferry::render(err);
@@ -609,6 +613,15 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
             std::string::npos)
     << text;
   EXPECT_NE(text.find("send-timeout"), std::string::npos) << text;
+  bool credit_back = false;
+  for (int i = 0; i < 1000 && !credit_back; ++i) {
+    auto now = local().stats("B");
+    ASSERT_TRUE(now) << ferry::render(now.error());
+    credit_back = now->credits_received > stopped->credits_received;
+    if (!credit_back)
+      std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(credit_back);
   auto after = ask<std::string>(*sut, std::string{"four"});
   ASSERT_TRUE(after) << ferry::render(after.error());
   EXPECT_EQ(*after, "ruof");
