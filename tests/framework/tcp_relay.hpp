@@ -2,8 +2,10 @@
 // can cut. Each connection made to the relay's port is joined to a new
 // connection to the target port, and bytes go both ways unchanged until
 // `cut` closes every pair (both peers then see their connection end, as
-// when a network drops it). Not a transport: nodes speak CAF's BASP
-// through it exactly as they would directly.
+// when a network drops it) or `freeze` stops passing them (the peers see
+// silence on a connection still open, as when packets are dropped). Not a
+// transport: nodes speak CAF's BASP through it exactly as they would
+// directly.
 #pragma once
 
 #include <gtest/gtest.h>
