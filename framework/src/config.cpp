@@ -308,7 +308,7 @@ node_config::node_config()
              "large decoded buffers reuse faulted-in memory)");
   opt_group{custom_options_, "ferry.vector-pool"}
     .add(vector_pool.min_bytes, "min-bytes",
-         "smallest decoded vector kept for reuse (default 32 MiB)")
+         "smallest decoded vector kept for reuse (default 1 MiB)")
     .add(vector_pool.max_bytes, "max-bytes",
          "most bytes of decoded vectors kept for reuse (0: none)")
     .add<caf::timespan>("max-idle",

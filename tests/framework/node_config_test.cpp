@@ -334,7 +334,7 @@ TEST(node_config, VectorPoolIsSetByFlagOrFile) {
   load(by_file, "[ferry.vector-pool]\nmin-bytes = 4096\n"
                 "max-bytes = 8192\nmax-idle = 5s\n");
   // Assert
-  EXPECT_EQ(by_default.vector_pool.min_bytes, uint64_t{32} << 20);
+  EXPECT_EQ(by_default.vector_pool.min_bytes, uint64_t{1} << 20);
   EXPECT_EQ(by_default.vector_pool.max_bytes, uint64_t{1} << 30);
   EXPECT_EQ(by_default.vector_pool.max_idle, std::chrono::seconds{10});
   EXPECT_EQ(by_flag.vector_pool.max_bytes, 0u);

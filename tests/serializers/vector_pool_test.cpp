@@ -247,6 +247,37 @@ TEST_F(vector_pool, DecodedMessageGivesItsVectorBackWhenItDies) {
   EXPECT_EQ(stats().reused, 1u);
 }
 
+// Vectors from `min_bytes` up to 2 MiB (where decoders start advising
+// huge pages) went to the pool when their message died but were never
+// taken from it again: every decode of them took fresh memory.
+TEST_F(vector_pool, DecodedVectorBelowTwoMiBReusesAKeptOne) {
+  for (const auto* family : {"raw", "cereal.binary", "cereal.portable"}) {
+    SCOPED_TRACE(family);
+    // Arrange
+    set(vector_pool_limits{MiB, 16 * MiB, 60s});
+    registry sut;
+    sut.add_type<std::vector<std::byte>>("bytes");
+    std::vector<std::byte> first(MiB + 9, std::byte{5});
+    std::vector<std::byte> second(MiB + 3, std::byte{6});
+    auto p = sut.encode(first, encode_with(family));
+    auto q = sut.encode(second, encode_with(family));
+    ASSERT_TRUE(p && q);
+    const std::byte* first_memory = nullptr;
+    // Act: decode, drop, decode again.
+    {
+      auto msg = sut.decode_message(*p, decode_with(family));
+      ASSERT_TRUE(msg) << render(msg.error());
+      first_memory = msg->get_as<std::vector<std::byte>>(0).data();
+    }
+    auto msg = sut.decode_message(*q, decode_with(family));
+    // Assert
+    ASSERT_TRUE(msg) << render(msg.error());
+    EXPECT_EQ(msg->get_as<std::vector<std::byte>>(0), second);
+    EXPECT_EQ(msg->get_as<std::vector<std::byte>>(0).data(), first_memory);
+    EXPECT_EQ(stats().reused, 1u);
+  }
+}
+
 TEST_F(vector_pool, AdoptedFrameGoesBackWithItsMessage) {
   // Arrange
   registry sut;

@@ -6,11 +6,16 @@
 // most) anew and unmaps it on free, and the kernel zero-fills each new page on
 // first write. On the machines ferry is measured on that costs about three
 // times the copy that fills the vector (ipc, 64 MiB: 50 % of the receiver's
-// CPU in clearing pages, 17 % in the copy). So when the last reference to a
-// message ferry decoded goes, a top-level `std::vector<E>` of at least
-// `min_bytes` (E a number type or `std::byte`) is kept here, and the next
-// large vector of the same element type that a decoder fills, or that a pulled
-// frame lands in, reuses it: the memory is already faulted in.
+// CPU in clearing pages, 17 % in the copy). Smaller blocks stay in glibc's
+// heap, but each thread that decodes allocates from an arena of its own, and
+// an arena's heap that empties goes back to the kernel: a stream of 1 MiB
+// messages, decoded on whichever CAF worker runs, kept meeting fresh pages
+// (ipc 1 MiB: about a tenth of the bytes received). So when the last
+// reference to a message ferry decoded goes, a top-level `std::vector<E>` of
+// at least `min_bytes` (E a number type or `std::byte`) is kept here, and the
+// next vector of at least `min_bytes` of the same element type that a decoder
+// fills, or that a pulled frame lands in, reuses it: the memory is already
+// faulted in.
 //
 // What is kept, and for how long, is bounded: at most `max_bytes` in all (the
 // least recently kept go first), and an array not reused for `max_idle` is
@@ -38,9 +43,10 @@ namespace ferry::serializers {
 
 /// Limits of the vector pool.
 struct vector_pool_limits {
-  /// Vectors of fewer bytes are not kept (glibc's heap reuses them when a
-  /// node has raised malloc's thresholds; see `ferry.keep-malloc-defaults`).
-  uint64_t min_bytes = uint64_t{32} << 20;
+  /// Vectors of fewer bytes are neither kept nor taken (glibc's heap reuses
+  /// them when a node has raised malloc's thresholds; see
+  /// `ferry.keep-malloc-defaults`). 32 MiB until 2026-11-25.
+  uint64_t min_bytes = uint64_t{1} << 20;
   /// Most bytes kept in all; 0 turns the pool off.
   uint64_t max_bytes = uint64_t{1} << 30;
   /// A kept vector not reused for this long is freed (10 s, as jemalloc's
