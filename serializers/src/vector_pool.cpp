@@ -132,12 +132,13 @@ void* take_pooled(const std::type_info& element, size_t bytes) noexcept {
     std::lock_guard<std::mutex> guard{st.mtx};
     // Best fit among vectors of this element type no more than twice as
     // large: a small message must not hold on to a huge block that the next
-    // huge message would then have to allocate anew.
+    // huge message would then have to allocate anew. Among equal fits the
+    // one kept last: its memory is the likeliest to be in the cache still.
     auto best = st.kept.end();
     for (auto i = st.kept.begin(); i != st.kept.end(); ++i)
       if (*i->element == element && i->bytes >= bytes
           && i->bytes / 2 <= bytes
-          && (best == st.kept.end() || i->bytes < best->bytes))
+          && (best == st.kept.end() || i->bytes <= best->bytes))
         best = i;
     if (best != st.kept.end()) {
       result = best->vec;

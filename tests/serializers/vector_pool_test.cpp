@@ -128,6 +128,19 @@ TEST_F(vector_pool, SmallestFittingVectorIsTaken) {
   EXPECT_EQ(sut.data(), smaller);
 }
 
+TEST_F(vector_pool, AmongEqualFitsTheLastKeptIsTakenFirst) {
+  // Arrange: three of one size, kept in this order.
+  give(2 * MiB);
+  auto* second = give(2 * MiB);
+  auto* third = give(2 * MiB);
+  // Act
+  auto first_taken = detail::take_vector<std::byte>(2 * MiB);
+  auto next_taken = detail::take_vector<std::byte>(2 * MiB);
+  // Assert: last in, first out (its memory is the likeliest to be cached).
+  EXPECT_EQ(first_taken.data(), third);
+  EXPECT_EQ(next_taken.data(), second);
+}
+
 TEST_F(vector_pool, ElementTypesDoNotMix) {
   // Arrange
   std::vector<float> floats;
@@ -146,12 +159,13 @@ TEST_F(vector_pool, OldestGoWhenMoreThanMaxBytesAreKept) {
   give(6 * MiB);
   auto* second = give(6 * MiB);
   // Act: 18 MiB would exceed 16 MiB; the oldest goes.
-  give(6 * MiB);
+  auto* third = give(6 * MiB);
   // Assert
   auto st = stats();
   EXPECT_EQ(st.kept, 2u);
   EXPECT_EQ(st.kept_bytes, 12 * MiB);
   EXPECT_EQ(st.freed, 1u);
+  EXPECT_EQ(detail::take_vector<std::byte>(6 * MiB).data(), third);
   EXPECT_EQ(detail::take_vector<std::byte>(6 * MiB).data(), second);
 }
 
