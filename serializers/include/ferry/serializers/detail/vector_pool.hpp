@@ -38,7 +38,7 @@ bool pool_keeps(size_t bytes) noexcept;
 
 /// Removes and returns a kept `std::vector<E>` (as `void*`, made by `new`)
 /// whose capacity is at least `bytes` and at most twice that, the smallest
-/// such; null when there is none.
+/// such (of equal ones the one kept last); null when there is none.
 void* take_pooled(const std::type_info& element, size_t bytes) noexcept;
 
 /// Keeps `vec` (a `std::vector<E>` made by `new`, `bytes` its capacity);
