@@ -133,7 +133,8 @@ void* take_pooled(const std::type_info& element, size_t bytes) noexcept {
     // Best fit among vectors of this element type no more than twice as
     // large: a small message must not hold on to a huge block that the next
     // huge message would then have to allocate anew. Among equal fits the
-    // one kept last: its memory is the likeliest to be in the cache still.
+    // one kept last: a steady stream then cycles through a few vectors, and
+    // what a burst left beyond them idles out after `max_idle`.
     auto best = st.kept.end();
     for (auto i = st.kept.begin(); i != st.kept.end(); ++i)
       if (*i->element == element && i->bytes >= bytes

@@ -25,8 +25,9 @@ inline constexpr size_t huge_page_advice_threshold = size_t{2} << 20;
 void advise_huge_pages(void* p, size_t n) noexcept;
 
 /// Replaces the content of `out` (a std::vector or std::basic_string) with
-/// the `n` elements at `first`. A large vector reuses one of the vector pool
-/// (ferry/serializers/vector_pool.hpp) when it has one; other large buffers
+/// the `n` elements at `first`. A vector the pool would keep (at least its
+/// `min_bytes`; ferry/serializers/vector_pool.hpp) reuses one of the pool's
+/// when it has one; other buffers of `huge_page_advice_threshold` or more
 /// are advised as huge-page candidates before the copy touches them.
 template <class Container, class T>
 void assign_fresh(Container& out, const T* first, size_t n) {
