@@ -136,7 +136,7 @@ TEST_F(vector_pool, AmongEqualFitsTheLastKeptIsTakenFirst) {
   // Act
   auto first_taken = detail::take_vector<std::byte>(2 * MiB);
   auto next_taken = detail::take_vector<std::byte>(2 * MiB);
-  // Assert: last in, first out (its memory is the likeliest to be cached).
+  // Assert: last in, first out.
   EXPECT_EQ(first_taken.data(), third);
   EXPECT_EQ(next_taken.data(), second);
 }
@@ -267,7 +267,7 @@ TEST_F(vector_pool, DecodedMessageGivesItsVectorBackWhenItDies) {
 TEST_F(vector_pool, DecodedVectorBelowTwoMiBReusesAKeptOne) {
   for (const auto* family : {"raw", "cereal.binary", "cereal.portable"}) {
     SCOPED_TRACE(family);
-    // Arrange
+    // Arrange: an empty pool for each family.
     set(vector_pool_limits{MiB, 16 * MiB, 60s});
     registry sut;
     sut.add_type<std::vector<std::byte>>("bytes");

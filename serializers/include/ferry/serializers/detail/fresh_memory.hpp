@@ -31,26 +31,25 @@ void advise_huge_pages(void* p, size_t n) noexcept;
 /// are advised as huge-page candidates before the copy touches them.
 template <class Container, class T>
 void assign_fresh(Container& out, const T* first, size_t n) {
-  if (out.capacity() < n) {
-    if constexpr (is_poolable_vector<Container>) {
-      // A vector of the vector pool is already faulted in.
-      if (pool_keeps(n * sizeof(T))) {
-        auto reused = take_vector<typename Container::value_type>(n);
-        if (reused.capacity() >= n) {
-          reused.assign(first, first + n);
-          out.swap(reused);
-          return;
-        }
+  auto bytes = n * sizeof(T);
+  if constexpr (is_poolable_vector<Container>) {
+    // A vector of the vector pool is already faulted in.
+    if (out.capacity() < n && pool_keeps(bytes)) {
+      auto reused = take_vector<typename Container::value_type>(n);
+      if (reused.capacity() >= n) {
+        reused.assign(first, first + n);
+        out.swap(reused);
+        return;
       }
     }
-    if (n * sizeof(T) >= huge_page_advice_threshold) {
-      Container fresh;
-      fresh.reserve(n);
-      advise_huge_pages(fresh.data(), n * sizeof(T));
-      fresh.assign(first, first + n);
-      out.swap(fresh);
-      return;
-    }
+  }
+  if (out.capacity() < n && bytes >= huge_page_advice_threshold) {
+    Container fresh;
+    fresh.reserve(n);
+    advise_huge_pages(fresh.data(), bytes);
+    fresh.assign(first, first + n);
+    out.swap(fresh);
+    return;
   }
   out.assign(first, first + n);
 }
