@@ -47,6 +47,18 @@ caf::expected<caf::actor> spawn_adder(ferry::node& from, uint16_t port,
                            caf::make_message(base));
 }
 
+/// Polls the link to `peer` until a sender waited for credit on it, for at
+/// most 10 s; returns the waits seen (0 if none came).
+uint64_t await_credit_wait(ferry::node& from, const std::string& peer) {
+  for (int i = 0; i < 1000; ++i) {
+    auto now = from.stats(peer);
+    if (now && now->credit_waits > 0)
+      return now->credit_waits;
+    std::this_thread::sleep_for(10ms);
+  }
+  return 0;
+}
+
 } // namespace
 
 TEST_F(node_fixture, RequestsAcrossProcessesGetTypedResponses) {
@@ -489,24 +501,32 @@ TEST_F(node_fixture, RemoteSpawnOfUnknownTypeFailsWithHowToFix) {
 }
 
 TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
-  // Arrange: "slow" takes 2 ms per message; the window holds 16 messages.
+  // Arrange: the window holds 16 messages, far fewer than the 300 sent. B
+  // is stopped (SIGSTOP) while the sender fills the window, so the sender
+  // waits however fast or slow either side runs.
   auto& b = start_peer("B");
   cfg.default_link.window_messages = 16;
   cfg.default_link.window_bytes = uint64_t{4} << 20;
   auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
   ASSERT_TRUE(sut);
   auto chunk = make_bytes(32 << 10);
-  caf::scoped_actor self{local().system()};
-  // Act
-  for (int i = 0; i < 300; ++i)
-    self->send(*sut, chunk);
+  ASSERT_TRUE(b.process->stop());
+  // Act: a sender without credit waits in its own thread.
+  std::thread sender{[&] {
+    caf::scoped_actor self{local().system()};
+    for (int i = 0; i < 300; ++i)
+      self->send(*sut, chunk);
+  }};
+  auto waits = await_credit_wait(local(), "B");
+  b.process->kill(SIGCONT);
+  sender.join();
   auto count = ask<uint64_t>(*sut, std::string{"count"});
   // Assert
+  EXPECT_GT(waits, 0u);
   ASSERT_TRUE(count) << ferry::render(count.error());
   EXPECT_EQ(*count, 300u);
   auto stats = local().stats("B");
   ASSERT_TRUE(stats);
-  EXPECT_GT(stats->credit_waits, 0u);
   EXPECT_LE(stats->peak_in_flight_bytes, (uint64_t{4} << 20) + (64 << 10));
   EXPECT_EQ(stats->send_errors, 0u);
 }
@@ -550,11 +570,12 @@ TEST_F(node_fixture, ResponsesToOwnRequestsAreTakenBeyondTheHeldLimit) {
 }
 
 TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
-  // Arrange: same host, so 1 MiB messages travel as store objects. "slow"
-  // takes 2 ms per message; the window holds 4 MiB but many more messages,
-  // so only the bytes can hold the sender back. (A store frame used to count
-  // as its ticket's few bytes: the sender never waited, and the decoded
-  // copies piled up in the slow actor's mailbox.)
+  // Arrange: same host, so 1 MiB messages travel as store objects. The
+  // window holds 4 MiB but many more messages, so only the bytes can hold
+  // the sender back. (A store frame used to count as its ticket's few bytes:
+  // the sender never waited, and the decoded copies piled up in the slow
+  // actor's mailbox.) B is stopped (SIGSTOP) while the sender fills the
+  // window, so it returns no credit however fast or slow either side runs.
   store_bytes_ = uint64_t{32} << 20;
   auto& b = start_peer("B");
   cfg.default_link.window_messages = 4096;
@@ -562,10 +583,16 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
   auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
   ASSERT_TRUE(sut);
   auto chunk = make_bytes(1 << 20);
-  caf::scoped_actor self{local().system()};
-  // Act
-  for (int i = 0; i < 100; ++i)
-    self->send(*sut, chunk);
+  ASSERT_TRUE(b.process->stop());
+  // Act: a sender without credit waits in its own thread.
+  std::thread sender{[&] {
+    caf::scoped_actor self{local().system()};
+    for (int i = 0; i < 100; ++i)
+      self->send(*sut, chunk);
+  }};
+  auto waits = await_credit_wait(local(), "B");
+  b.process->kill(SIGCONT);
+  sender.join();
   auto count = ask<uint64_t>(*sut, std::string{"count"});
   // Assert: at most three messages of a little over 1 MiB fit in 4 MiB.
   ASSERT_TRUE(count) << ferry::render(count.error());
@@ -575,7 +602,7 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
   EXPECT_TRUE(stats->same_host);
   EXPECT_EQ(stats->bytes_spilled_sent, uint64_t{100} << 20);
   EXPECT_EQ(stats->send_errors, 0u);
-  EXPECT_GT(stats->credit_waits, 0u);
+  EXPECT_GT(waits, 0u);
   EXPECT_GE(stats->peak_in_flight_bytes, uint64_t{1} << 20);
   EXPECT_LE(stats->peak_in_flight_bytes, uint64_t{4} << 20);
 }
