@@ -203,10 +203,11 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   } else if (content.match_elements<refusal>()) {
     auto& x = content.get_as<refusal>(0);
     if (auto l = link_of(x, "a refusal")) {
-      ++l->counters().refused_by_peer;
+      // Counted after the log line, so whoever sees the count sees the line.
       l->log_limited(link_state::log_topic::refused_by_peer,
                      "node " + l->peer_name() + " refused a message: "
                        + render(x.reason));
+      ++l->counters().refused_by_peer;
     }
   } else if (content.match_elements<chunk_request>()) {
     auto& req = content.get_as<chunk_request>(0);

@@ -1599,6 +1599,16 @@ void link_state::shut_down(const caf::error& reason,
   }
   for (auto& [id, child] : spawned)
     caf::anon_send_exit(child, caf::exit_reason::remote_link_unreachable);
+  // Store objects the peer never redeemed go before anyone hears of the
+  // link going down: a requester told link_down finds their memory freed.
+  decltype(in_transit_) tickets;
+  {
+    std::lock_guard<std::mutex> guard{tickets_mtx_};
+    tickets.swap(in_transit_);
+  }
+  if (auto* store = node_.store())
+    for (auto& entry : tickets)
+      static_cast<void>(store->cancel(entry.ticket));
   {
     std::lock_guard<std::mutex> guard{transfers_mtx_};
     transfers_.clear();
@@ -1640,14 +1650,6 @@ void link_state::shut_down(const caf::error& reason,
                             + " went down before the response arrived: "
                             + render(reason))),
         host);
-  decltype(in_transit_) tickets;
-  {
-    std::lock_guard<std::mutex> guard{tickets_mtx_};
-    tickets.swap(in_transit_);
-  }
-  if (auto* store = node_.store())
-    for (auto& entry : tickets)
-      static_cast<void>(store->cancel(entry.ticket));
 }
 
 // -- link_state: stats --------------------------------------------------------

@@ -25,13 +25,32 @@ caf::behavior doubler() {
 /// Counts byte vectors; a string asks for the count. (A plain function, like
 /// `doubler`: CAF frees a stateful actor's init function on another thread,
 /// which TSan reports inside CAF's uninstrumented spawn.)
+/// While `gate_open` is false the counter holds on to its first byte vector,
+/// so no credit goes back and senders must wait.
 std::atomic<uint64_t> counted{0};
+std::atomic<bool> gate_open{true};
 
 caf::behavior counter() {
   return {
-    [](const std::vector<std::byte>&) { ++counted; },
+    [](const std::vector<std::byte>&) {
+      while (!gate_open)
+        std::this_thread::sleep_for(1ms);
+      ++counted;
+    },
     [](const std::string&) { return counted.load(); },
   };
+}
+
+/// Polls `from`'s link to `peer` until a sender waited for credit, for at
+/// most 10 s; returns the waits seen (0 if none came).
+uint64_t await_credit_wait(const ferry::node& from, const std::string& peer) {
+  for (int i = 0; i < 1000; ++i) {
+    auto now = from.stats(peer);
+    if (now && now->credit_waits > 0)
+      return now->credit_waits;
+    std::this_thread::sleep_for(10ms);
+  }
+  return 0;
 }
 
 /// Two nodes racing through one link.
@@ -90,6 +109,8 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   // Arrange: a window of 4 messages and 16 KiB; four threads stream 1 KiB
   // messages while a fifth sends 64 KiB ones, each of which needs the link
   // to drain (waiting senders queue for credit, first come first served).
+  // The sink holds its first message until a sender has waited, so that
+  // happens whichever side runs faster.
   client_cfg.default_link.window_bytes = 16 << 10;
   ASSERT_TRUE(start(4));
   auto sink = server->system().spawn(counter);
@@ -98,6 +119,8 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   constexpr int small_threads = 4;
   constexpr int small_each = 100;
   constexpr int large_count = 5;
+  counted = 0;
+  gate_open = false;
   // Act
   std::vector<std::thread> senders;
   for (int t = 0; t < small_threads; ++t)
@@ -111,6 +134,8 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
     for (int i = 0; i < large_count; ++i)
       self->send(*sut, std::vector<std::byte>(64 << 10));
   });
+  auto waits = await_credit_wait(*client, "server");
+  gate_open = true;
   for (auto& sender : senders)
     sender.join();
   uint64_t received = 0;
@@ -123,7 +148,7 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   auto stats = client->stats("server");
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->send_errors, 0u);
-  EXPECT_GT(stats->credit_waits, 0u);
+  EXPECT_GT(waits, 0u);
   caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
 }
 

@@ -201,7 +201,7 @@ protected:
   /// stats line read.
   std::string await_peer_stats(const std::string& needle) {
     std::string line;
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0; i < 1000; ++i) {
       line = peer_link_stats();
       if (line.find(needle) != std::string::npos)
         break;
@@ -1349,7 +1349,7 @@ TEST_F(hostile_fixture_small_pulls, FramesOfATakenMessageAreReleasedWithoutTrans
   // sends transfer_done.
   send_to_peer(credit{1, uint64_t{1} << 20, 1});
   std::string after;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 500; ++i) {
     after = peer_link_stats();
     if (after.find(" transfers=0") != std::string::npos)
       break;

@@ -47,16 +47,18 @@ caf::expected<caf::actor> spawn_adder(ferry::node& from, uint16_t port,
                            caf::make_message(base));
 }
 
-/// Polls the link to `peer` until a sender waited for credit on it, for at
-/// most 10 s; returns the waits seen (0 if none came).
-uint64_t await_credit_wait(ferry::node& from, const std::string& peer) {
-  for (int i = 0; i < 1000; ++i) {
-    auto now = from.stats(peer);
-    if (now && now->credit_waits > 0)
-      return now->credit_waits;
-    std::this_thread::sleep_for(10ms);
+/// Polls the link to `peer` until senders waited for credit on it at least
+/// `n` times, for at most 10 s; returns the waits seen last.
+uint64_t await_credit_waits(ferry::node& from, const std::string& peer,
+                            uint64_t n) {
+  uint64_t waits = 0;
+  for (int i = 0; i < 1000 && waits < n; ++i) {
+    if (auto now = from.stats(peer))
+      waits = now->credit_waits;
+    if (waits < n)
+      std::this_thread::sleep_for(10ms);
   }
-  return 0;
+  return waits;
 }
 
 } // namespace
@@ -517,7 +519,7 @@ TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
     for (int i = 0; i < 300; ++i)
       self->send(*sut, chunk);
   }};
-  auto waits = await_credit_wait(local(), "B");
+  auto waits = await_credit_waits(local(), "B", 1);
   b.process->kill(SIGCONT);
   sender.join();
   auto count = ask<uint64_t>(*sut, std::string{"count"});
@@ -546,7 +548,7 @@ TEST_F(node_fixture, ResponsesToOwnRequestsAreTakenBeyondTheHeldLimit) {
   // Act: wait until all 20 responses are held in the requester's mailbox,
   // then read them.
   uint64_t held = 0;
-  for (int i = 0; i < 300 && held < 20; ++i) {
+  for (int i = 0; i < 1000 && held < 20; ++i) {
     std::this_thread::sleep_for(10ms);
     auto stats = local().stats("B");
     ASSERT_TRUE(stats);
@@ -590,7 +592,7 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
     for (int i = 0; i < 100; ++i)
       self->send(*sut, chunk);
   }};
-  auto waits = await_credit_wait(local(), "B");
+  auto waits = await_credit_waits(local(), "B", 1);
   b.process->kill(SIGCONT);
   sender.join();
   auto count = ask<uint64_t>(*sut, std::string{"count"});
@@ -656,36 +658,47 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
 
 TEST_F(node_fixture, MessageAboveTheWindowIsNotStarvedBySmallerOnes) {
   // Arrange: a 4 MiB window of 16 messages to "slow" (2 ms per message).
-  // One thread keeps the window busy with 32 KiB messages for about 1.2 s;
-  // a 6 MiB message, more than the window, needs the link to drain first.
+  // One thread streams 600 messages of 32 KiB; a 6 MiB message, more than
+  // the window, needs the link to drain first. B is stopped (SIGSTOP) until
+  // both wait for credit, the stream first, so the order they queue in does
+  // not depend on how fast any thread runs.
   auto& b = start_peer("B");
   cfg.default_link.window_messages = 16;
   cfg.default_link.window_bytes = uint64_t{4} << 20;
-  cfg.default_link.send_timeout = std::chrono::milliseconds{500};
   auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
   ASSERT_TRUE(sut);
   auto small = make_bytes(32 << 10);
   auto large = make_bytes(6 << 20);
-  std::atomic<bool> started{false};
+  ASSERT_TRUE(b.process->stop());
+  std::atomic<int> sent{0};
   std::thread stream{[&] {
     caf::scoped_actor self{local().system()};
     for (int i = 0; i < 600; ++i) {
       self->send(*sut, small);
-      if (i == 32)
-        started = true;
+      ++sent;
     }
   }};
-  while (!started)
-    std::this_thread::sleep_for(1ms);
-  // Act: senders take credit in order, so the large message waits for what
-  // is in flight (16 messages, ~32 ms), not for the whole stream.
-  {
+  auto stream_waits = await_credit_waits(local(), "B", 1);
+  // Act: senders take credit in the order they came, so the large message
+  // goes once the 16 messages in flight and the stream's waiting one are
+  // through, not after the whole stream: the stream's next message queues
+  // behind it.
+  int sent_before_large = -1;
+  std::thread large_sender{[&] {
     caf::scoped_actor self{local().system()};
     self->send(*sut, large);
-  }
+    sent_before_large = sent;
+  }};
+  auto both_waits = await_credit_waits(local(), "B", 2);
+  b.process->kill(SIGCONT);
+  large_sender.join();
   stream.join();
   auto count = ask<uint64_t>(*sut, std::string{"count"});
-  // Assert
+  // Assert: starved, the large message would have gone after all 600.
+  EXPECT_EQ(stream_waits, 1u);
+  EXPECT_EQ(both_waits, 2u);
+  EXPECT_GE(sent_before_large, 16);
+  EXPECT_LE(sent_before_large, 17);
   ASSERT_TRUE(count) << ferry::render(count.error());
   EXPECT_EQ(*count, 601u);
   auto stats = local().stats("B");
@@ -983,7 +996,7 @@ TEST_F(node_fixture, HandleInAMessageRefusedBeforeDecodingIsReleased) {
             std::string::npos)
     << ferry::render(refused.error());
   ASSERT_TRUE(after) << ferry::render(after.error());
-  for (int i = 0; i < 100 && array->ref().ref_count() != 1; ++i)
+  for (int i = 0; i < 500 && array->ref().ref_count() != 1; ++i)
     std::this_thread::sleep_for(20ms);
   EXPECT_EQ(array->ref().ref_count(), 1u);
   auto stats = local().stats("B");
@@ -1102,7 +1115,7 @@ TEST_F(node_fixture, CreditBelowOneBatchIsReturnedOnceTheReceiverIsIdle) {
   // quarter window, so 200 KiB alone is below one batch.
   auto& b = start_peer("B", {}, true);
   cfg.default_link.window_bytes = uint64_t{1} << 20;
-  cfg.default_link.send_timeout = std::chrono::milliseconds{5000};
+  cfg.default_link.send_timeout = std::chrono::milliseconds{10000};
   auto sut = local().remote_actor("127.0.0.1", b.port);
   ASSERT_TRUE(sut);
   auto first = make_bytes(200 << 10);
