@@ -1482,6 +1482,9 @@ TEST_F(hostile_fixture_few_held, OneResponsePerRequestPassesTheHeldLimit) {
     caf::after(10s) >> [&] { done = true; });
   ASSERT_TRUE(request) << "asker sent no request";
   ASSERT_TRUE(caf::message_id{request->mid}.is_request());
+  // "go" stays held until asker's handler has returned, which may be after
+  // its request arrived here: with it, the seventh message would be refused.
+  ASSERT_NE(await_peer_stats(" held=0 ").find(" held=0 "), std::string::npos);
   send_to_peer(to_pull(gate, 1, 3));
   for (int i = 0; i < 7; ++i)
     send_to_peer(bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
