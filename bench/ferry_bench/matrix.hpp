@@ -58,6 +58,8 @@ struct options {
   std::string plot;
   /// Seconds of measurement per cell (0: the mode's default).
   double seconds = 0;
+  /// Rounds per cell (0: the default, 5).
+  int rounds = 0;
   /// Number of hand-off runs (0: the mode's default).
   int handoff_runs = 0;
   /// Print the cells and exit.

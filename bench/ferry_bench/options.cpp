@@ -33,6 +33,8 @@ Message throughput and latency between two actors, ferry against plain CAF
   --pattern P[,P]         oneway, pingpong, handoff
   --type T[,T]            bytes, record, shared_array
   --seconds S             measurement time per cell (default 0.3 quick, 1 full)
+  --rounds N              rounds per cell, sharing its measurement time
+                          (default 5)
   --handoff-runs N        hand-off runs (default 5 quick, 7 full)
   --json FILE             write the results as JSON
   --plot FILE.png         draw throughput against payload size (gnuplot)
@@ -273,7 +275,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
     } else if (arg == "--transport" || arg == "--family" || arg == "--payload"
                || arg == "--pattern" || arg == "--type" || arg == "--json"
                || arg == "--plot" || arg == "--seconds"
-               || arg == "--handoff-runs") {
+               || arg == "--rounds" || arg == "--handoff-runs") {
       auto v = take();
       if (!v)
         return fail(arg + " needs a value");
@@ -321,6 +323,10 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         result.seconds = std::atof(v->c_str());
         if (result.seconds <= 0)
           return fail("--seconds must be positive");
+      } else if (arg == "--rounds") {
+        result.rounds = std::atoi(v->c_str());
+        if (result.rounds <= 0)
+          return fail("--rounds must be positive");
       } else {
         result.handoff_runs = std::atoi(v->c_str());
         if (result.handoff_runs <= 0)
@@ -468,7 +474,7 @@ run_params params_for(const cell& c, const options& opts) {
   // Five rounds at every size: the median of three failed whenever two
   // rounds of a large row met the VM's slow fresh pages (ipc 64 MiB
   // cereal.portable read 1.38, 3.57, 1.32 against a steady baseline).
-  p.repeats = 5;
+  p.repeats = opts.rounds > 0 ? opts.rounds : 5;
   // The baseline is what every row of its set is divided by: it runs every
   // round. (With the ferry rows' budget, one cold first message of CAF at
   // 1 GiB made it a one-round cell beside three-round ferry rows.)

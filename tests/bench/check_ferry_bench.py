@@ -129,7 +129,8 @@ def main():
                        (["--quick", "--payload", "64K"], "64 KiB"),
                        (["--transport", "udp"], "udp"),
                        (["--family", "nope"], "nope"),
-                       (["--seconds", "0"], "--seconds must be positive")):
+                       (["--seconds", "0"], "--seconds must be positive"),
+                       (["--rounds", "0"], "--rounds must be positive")):
         bad = run(bench, *args, "--list", timeout=30)
         first = (bad.stderr.splitlines() or [""])[0]
         check(bad.returncode == 2 and name in first,
