@@ -61,6 +61,26 @@ uint64_t await_credit_waits(ferry::node& from, const std::string& peer,
   return waits;
 }
 
+/// Sends `count` copies of `payload` to `dest` from a thread of its own
+/// while `stopped` (the peer named `name`, stopped with SIGSTOP) returns no
+/// credit, so a sender waits whatever the speed of either side; lets the
+/// peer run again once one did (or after 10 s) and returns the waits seen.
+uint64_t send_while_stopped(ferry::node& from, const std::string& name,
+                            peer& stopped,
+                            const caf::actor& dest,
+                            const std::vector<std::byte>& payload,
+                            int count) {
+  std::thread sender{[&] {
+    caf::scoped_actor self{from.system()};
+    for (int i = 0; i < count; ++i)
+      self->send(dest, payload);
+  }};
+  auto waits = await_credit_waits(from, name, 1);
+  stopped.process->kill(SIGCONT);
+  sender.join();
+  return waits;
+}
+
 } // namespace
 
 TEST_F(node_fixture, RequestsAcrossProcessesGetTypedResponses) {
@@ -513,15 +533,8 @@ TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
   ASSERT_TRUE(sut);
   auto chunk = make_bytes(32 << 10);
   ASSERT_TRUE(b.process->stop());
-  // Act: a sender without credit waits in its own thread.
-  std::thread sender{[&] {
-    caf::scoped_actor self{local().system()};
-    for (int i = 0; i < 300; ++i)
-      self->send(*sut, chunk);
-  }};
-  auto waits = await_credit_waits(local(), "B", 1);
-  b.process->kill(SIGCONT);
-  sender.join();
+  // Act
+  auto waits = send_while_stopped(local(), "B", b, *sut, chunk, 300);
   auto count = ask<uint64_t>(*sut, std::string{"count"});
   // Assert
   EXPECT_GT(waits, 0u);
@@ -586,15 +599,8 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
   ASSERT_TRUE(sut);
   auto chunk = make_bytes(1 << 20);
   ASSERT_TRUE(b.process->stop());
-  // Act: a sender without credit waits in its own thread.
-  std::thread sender{[&] {
-    caf::scoped_actor self{local().system()};
-    for (int i = 0; i < 100; ++i)
-      self->send(*sut, chunk);
-  }};
-  auto waits = await_credit_waits(local(), "B", 1);
-  b.process->kill(SIGCONT);
-  sender.join();
+  // Act
+  auto waits = send_while_stopped(local(), "B", b, *sut, chunk, 100);
   auto count = ask<uint64_t>(*sut, std::string{"count"});
   // Assert: at most three messages of a little over 1 MiB fit in 4 MiB.
   ASSERT_TRUE(count) << ferry::render(count.error());
