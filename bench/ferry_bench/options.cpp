@@ -494,12 +494,17 @@ run_params params_for(const cell& c, const options& opts) {
   // cereal.portable read 13-33 msg/s against 70-88 in the others.
   p.warm_each_round = big;
   p.min_messages = (c.size >= GiB || opts.quick) ? 2 : (big ? 3 : 2);
-  // A oneway cell warms up with at least one window: its receiver then
-  // holds as many buffers as a full window needs before the first round.
-  // With one acknowledgement batch (32 messages at 1 MiB) the first quick
-  // rounds of ipc 1 MiB ran into fresh memory and read a third of the last
-  // (300 against 1,900 msg/s), baseline and ferry alike.
-  p.warmup_messages = c.pat == pattern::oneway ? p.window : 1;
+  // A oneway cell of 1 MiB and more warms up with at least one window: its
+  // receiver then holds as many buffers as a full window needs before the
+  // first round. With one acknowledgement batch (32 messages at 1 MiB) the
+  // first quick rounds of ipc 1 MiB ran into fresh memory and read a third
+  // of the last (300 against 1,900 msg/s), baseline and ferry alike. Smaller
+  // cells warm up with one batch: a window of 1,024 messages took cereal.json
+  // 1.8 s at 4 KiB, of a quick run that must end within 2 minutes.
+  if (c.pat != pattern::oneway)
+    p.warmup_messages = 1;
+  else
+    p.warmup_messages = c.size >= MiB ? p.window : p.ack_every;
   p.timeout_seconds = c.size >= GiB ? 600 : 120;
   return p;
 }
