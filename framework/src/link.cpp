@@ -1599,8 +1599,9 @@ void link_state::shut_down(const caf::error& reason,
   }
   for (auto& [id, child] : spawned)
     caf::anon_send_exit(child, caf::exit_reason::remote_link_unreachable);
-  // Store objects the peer never redeemed go before anyone hears of the
-  // link going down: a requester told link_down finds their memory freed.
+  // Store objects the peer never redeemed go before pending requests fail
+  // and proxies die: a requester whose request failed with link_down finds
+  // their memory freed.
   decltype(in_transit_) tickets;
   {
     std::lock_guard<std::mutex> guard{tickets_mtx_};

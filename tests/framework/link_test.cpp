@@ -342,8 +342,8 @@ TEST_F(link_handshakes, LinkThatDroppedIsMadeAgainByTheNextConnect) {
 TEST_F(link_handshakes, HeartbeatsTakeDownALinkWhoseConnectionWentSilent) {
   // Arrange: both nodes send CAF's heartbeats and give up on a connection
   // silent for longer than the timeout (CAF's options; ferry's defaults of
-  // 5 s and 30 s would make a slow test; 2 s leaves a sanitized build on a
-  // busy machine room to handshake without losing a healthy connection).
+  // 5 s and 30 s would make a slow test; 2 s lets a sanitized build on a
+  // busy machine handshake without losing a healthy connection).
   for (auto* cfg : {&server_cfg, &client_cfg}) {
     cfg->set("middleman.heartbeat-interval", caf::timespan{200ms});
     cfg->set("middleman.connection-timeout", caf::timespan{2s});

@@ -48,37 +48,38 @@ caf::expected<caf::actor> spawn_adder(ferry::node& from, uint16_t port,
 }
 
 /// Polls the link to `peer` until senders waited for credit on it at least
-/// `n` times, for at most 10 s; returns the waits seen last.
-uint64_t await_credit_waits(ferry::node& from, const std::string& peer,
-                            uint64_t n) {
-  uint64_t waits = 0;
-  for (int i = 0; i < 1000 && waits < n; ++i) {
+/// `n` times, for at most 10 s; returns the stats seen last.
+ferry::link_stats await_credit_waits(ferry::node& from,
+                                     const std::string& peer, uint64_t n) {
+  ferry::link_stats last;
+  for (int i = 0; i < 1000 && last.credit_waits < n; ++i) {
     if (auto now = from.stats(peer))
-      waits = now->credit_waits;
-    if (waits < n)
+      last = *now;
+    if (last.credit_waits < n)
       std::this_thread::sleep_for(10ms);
   }
-  return waits;
+  return last;
 }
 
-/// Sends `count` copies of `payload` to `dest` from a thread of its own
-/// while `stopped` (the peer named `name`, stopped with SIGSTOP) returns no
-/// credit, so a sender waits whatever the speed of either side; lets the
-/// peer run again once one did (or after 10 s) and returns the waits seen.
-uint64_t send_while_stopped(ferry::node& from, const std::string& name,
-                            peer& stopped,
-                            const caf::actor& dest,
-                            const std::vector<std::byte>& payload,
-                            int count) {
+/// Sends `count` copies of `payload` to `gate` (the peer's "gate" actor,
+/// which holds what it gets unprocessed, so no credit comes back) from a
+/// thread of its own, so a sender waits whatever the speed of either side;
+/// opens the gate once one did (or after 10 s) and returns the link's stats
+/// seen then.
+ferry::link_stats send_to_closed_gate(ferry::node& from,
+                                      const std::string& name, peer& owner,
+                                      const caf::actor& gate,
+                                      const std::vector<std::byte>& payload,
+                                      int count) {
   std::thread sender{[&] {
     caf::scoped_actor self{from.system()};
     for (int i = 0; i < count; ++i)
-      self->send(dest, payload);
+      self->send(gate, payload);
   }};
-  auto waits = await_credit_waits(from, name, 1);
-  stopped.process->kill(SIGCONT);
+  auto at_wait = await_credit_waits(from, name, 1);
+  owner.process->write_line("open-gate");
   sender.join();
-  return waits;
+  return at_wait;
 }
 
 } // namespace
@@ -523,26 +524,25 @@ TEST_F(node_fixture, RemoteSpawnOfUnknownTypeFailsWithHowToFix) {
 }
 
 TEST_F(node_fixture, FastSenderStaysWithinTheCreditWindow) {
-  // Arrange: the window holds 16 messages, far fewer than the 300 sent. B
-  // is stopped (SIGSTOP) while the sender fills the window, so the sender
-  // waits however fast or slow either side runs.
+  // Arrange: the window holds 16 messages, far fewer than the 300 sent,
+  // and 4 MiB, room for 128 of them. B's "gate" holds them unprocessed
+  // until the sender waited, so it waits however fast either side runs.
   auto& b = start_peer("B");
   cfg.default_link.window_messages = 16;
   cfg.default_link.window_bytes = uint64_t{4} << 20;
-  auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "gate");
   ASSERT_TRUE(sut);
   auto chunk = make_bytes(32 << 10);
-  ASSERT_TRUE(b.process->stop());
   // Act
-  auto waits = send_while_stopped(local(), "B", b, *sut, chunk, 300);
+  auto at_wait = send_to_closed_gate(local(), "B", b, *sut, chunk, 300);
   auto count = ask<uint64_t>(*sut, std::string{"count"});
-  // Assert
-  EXPECT_GT(waits, 0u);
+  // Assert: the message count held the sender back, not the bytes.
+  EXPECT_GT(at_wait.credit_waits, 0u);
   ASSERT_TRUE(count) << ferry::render(count.error());
   EXPECT_EQ(*count, 300u);
   auto stats = local().stats("B");
   ASSERT_TRUE(stats);
-  EXPECT_LE(stats->peak_in_flight_bytes, (uint64_t{4} << 20) + (64 << 10));
+  EXPECT_LE(stats->peak_in_flight_bytes, 16u * ((32 << 10) + 1024));
   EXPECT_EQ(stats->send_errors, 0u);
 }
 
@@ -588,19 +588,18 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
   // Arrange: same host, so 1 MiB messages travel as store objects. The
   // window holds 4 MiB but many more messages, so only the bytes can hold
   // the sender back. (A store frame used to count as its ticket's few bytes:
-  // the sender never waited, and the decoded copies piled up in the slow
-  // actor's mailbox.) B is stopped (SIGSTOP) while the sender fills the
-  // window, so it returns no credit however fast or slow either side runs.
+  // the sender never waited, and the decoded copies piled up in a slow
+  // actor's mailbox.) B's "gate" holds them unprocessed until the sender
+  // waited, so it returns no credit however fast either side runs.
   store_bytes_ = uint64_t{32} << 20;
   auto& b = start_peer("B");
   cfg.default_link.window_messages = 4096;
   cfg.default_link.window_bytes = uint64_t{4} << 20;
-  auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "gate");
   ASSERT_TRUE(sut);
   auto chunk = make_bytes(1 << 20);
-  ASSERT_TRUE(b.process->stop());
   // Act
-  auto waits = send_while_stopped(local(), "B", b, *sut, chunk, 100);
+  auto at_wait = send_to_closed_gate(local(), "B", b, *sut, chunk, 100);
   auto count = ask<uint64_t>(*sut, std::string{"count"});
   // Assert: at most three messages of a little over 1 MiB fit in 4 MiB.
   ASSERT_TRUE(count) << ferry::render(count.error());
@@ -610,7 +609,7 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
   EXPECT_TRUE(stats->same_host);
   EXPECT_EQ(stats->bytes_spilled_sent, uint64_t{100} << 20);
   EXPECT_EQ(stats->send_errors, 0u);
-  EXPECT_GT(waits, 0u);
+  EXPECT_GT(at_wait.credit_waits, 0u);
   EXPECT_GE(stats->peak_in_flight_bytes, uint64_t{1} << 20);
   EXPECT_LE(stats->peak_in_flight_bytes, uint64_t{4} << 20);
 }
@@ -663,19 +662,18 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
 }
 
 TEST_F(node_fixture, MessageAboveTheWindowIsNotStarvedBySmallerOnes) {
-  // Arrange: a 4 MiB window of 16 messages to "slow" (2 ms per message).
-  // One thread streams 600 messages of 32 KiB; a 6 MiB message, more than
-  // the window, needs the link to drain first. B is stopped (SIGSTOP) until
-  // both wait for credit, the stream first, so the order they queue in does
-  // not depend on how fast any thread runs.
+  // Arrange: a 4 MiB window of 16 messages to B's "gate", which holds what
+  // it gets unprocessed until opened. One thread streams 600 messages of
+  // 32 KiB; a 6 MiB message, more than the window, needs the link to drain
+  // first. The gate opens once both wait for credit, the stream first, so
+  // the order they queue in does not depend on how fast any thread runs.
   auto& b = start_peer("B");
   cfg.default_link.window_messages = 16;
   cfg.default_link.window_bytes = uint64_t{4} << 20;
-  auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "gate");
   ASSERT_TRUE(sut);
   auto small = make_bytes(32 << 10);
   auto large = make_bytes(6 << 20);
-  ASSERT_TRUE(b.process->stop());
   std::atomic<int> sent{0};
   std::thread stream{[&] {
     caf::scoped_actor self{local().system()};
@@ -684,7 +682,7 @@ TEST_F(node_fixture, MessageAboveTheWindowIsNotStarvedBySmallerOnes) {
       ++sent;
     }
   }};
-  auto stream_waits = await_credit_waits(local(), "B", 1);
+  auto stream_waits = await_credit_waits(local(), "B", 1).credit_waits;
   // Act: senders take credit in the order they came, so the large message
   // goes once the 16 messages in flight and the stream's waiting one are
   // through, not after the whole stream: the stream's next message queues
@@ -695,16 +693,18 @@ TEST_F(node_fixture, MessageAboveTheWindowIsNotStarvedBySmallerOnes) {
     self->send(*sut, large);
     sent_before_large = sent;
   }};
-  auto both_waits = await_credit_waits(local(), "B", 2);
-  b.process->kill(SIGCONT);
+  auto both_waits = await_credit_waits(local(), "B", 2).credit_waits;
+  b.process->write_line("open-gate");
   large_sender.join();
   stream.join();
   auto count = ask<uint64_t>(*sut, std::string{"count"});
-  // Assert: starved, the large message would have gone after all 600.
+  // Assert: 16 went before the stream waited, and one more once the gate
+  // opened; more only if this thread was held up after its send returned.
+  // Starved, the large message would have gone after all 600.
   EXPECT_EQ(stream_waits, 1u);
   EXPECT_EQ(both_waits, 2u);
   EXPECT_GE(sent_before_large, 16);
-  EXPECT_LE(sent_before_large, 17);
+  EXPECT_LT(sent_before_large, 64);
   ASSERT_TRUE(count) << ferry::render(count.error());
   EXPECT_EQ(*count, 601u);
   auto stats = local().stats("B");
