@@ -3,6 +3,8 @@
 // over loopback through CAF's middleman like any two nodes.
 #include "two_nodes.hpp"
 
+#include "ferry/test/credit_waits.hpp"
+
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -11,6 +13,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
+using ferry::test::await_credit_waits;
 using ferry::test::connect;
 
 caf::behavior doubler() {
@@ -25,9 +28,10 @@ caf::behavior doubler() {
 /// Counts byte vectors; a string asks for the count. (A plain function, like
 /// `doubler`: CAF frees a stateful actor's init function on another thread,
 /// which TSan reports inside CAF's uninstrumented spawn.)
-/// While `gate_open` is false the counter holds on to its first byte vector,
-/// so no credit goes back and senders must wait.
 std::atomic<uint64_t> counted{0};
+
+/// While false, the counter holds on to its first byte vector, so no credit
+/// goes back and senders must wait.
 std::atomic<bool> gate_open{true};
 
 caf::behavior counter() {
@@ -39,18 +43,6 @@ caf::behavior counter() {
     },
     [](const std::string&) { return counted.load(); },
   };
-}
-
-/// Polls `from`'s link to `peer` until a sender waited for credit, for at
-/// most 10 s; returns the waits seen (0 if none came).
-uint64_t await_credit_wait(const ferry::node& from, const std::string& peer) {
-  for (int i = 0; i < 1000; ++i) {
-    auto now = from.stats(peer);
-    if (now && now->credit_waits > 0)
-      return now->credit_waits;
-    std::this_thread::sleep_for(10ms);
-  }
-  return 0;
 }
 
 /// Two nodes racing through one link.
@@ -134,7 +126,7 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
     for (int i = 0; i < large_count; ++i)
       self->send(*sut, std::vector<std::byte>(64 << 10));
   });
-  auto waits = await_credit_wait(*client, "server");
+  auto waits = await_credit_waits(*client, "server", 1).credit_waits;
   gate_open = true;
   for (auto& sender : senders)
     sender.join();

@@ -9,6 +9,7 @@
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 #include "ferry/test/child_process.hpp"
+#include "ferry/test/credit_waits.hpp"
 
 #include "ferry/serializers/errc.hpp"
 #include "ferry/serializers/vector_pool.hpp"
@@ -45,20 +46,6 @@ caf::expected<caf::actor> spawn_adder(ferry::node& from, uint16_t port,
                                       int32_t base) {
   return from.remote_spawn("127.0.0.1", port, "adder",
                            caf::make_message(base));
-}
-
-/// Polls the link to `peer` until senders waited for credit on it at least
-/// `n` times, for at most 10 s; returns the stats seen last.
-ferry::link_stats await_credit_waits(ferry::node& from,
-                                     const std::string& peer, uint64_t n) {
-  ferry::link_stats last;
-  for (int i = 0; i < 1000 && last.credit_waits < n; ++i) {
-    if (auto now = from.stats(peer))
-      last = *now;
-    if (last.credit_waits < n)
-      std::this_thread::sleep_for(10ms);
-  }
-  return last;
 }
 
 /// Sends `count` copies of `payload` to `gate` (the peer's "gate" actor,
