@@ -292,6 +292,14 @@ node_config::node_config()
   // is not taken down. The config file, flags and set() replace these.
   set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds{5}});
   set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{30}});
+  // CAF hands each incoming message to a BASP worker, which runs on the
+  // scheduler; the gateway's work (credit included) would then wait for a
+  // scheduler thread. Actors blocked in send() while the window is full can
+  // hold every one of those threads, and the credit that would wake them
+  // could not be read until send-timeout refused their messages. With no
+  // BASP workers the multiplexer thread reads every message itself, and the
+  // gateway never waits for the scheduler (docs/architecture.md).
+  set("middleman.workers", 0);
   detail::register_wire_types(*this);
   add_category(*this, caf::atom("ferry_fw"));
   add_category(*this, caf::atom("ferry_ser"));

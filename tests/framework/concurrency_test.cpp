@@ -182,3 +182,40 @@ TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
   auto stats = client->stats("server");
   EXPECT_TRUE(!stats || stats->pending_requests == 0u);
 }
+
+TEST_F(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
+  // Arrange: the client's two scheduler threads both run actors that send
+  // into a full window (16 KiB, 8 KiB messages), and a third actor waits to
+  // run. The credit that wakes them arrives through CAF's middleman: were it
+  // read on a BASP worker (a scheduler job, CAF's default), no thread would
+  // be left to read it, and every message would wait for send-timeout.
+  client_cfg.default_link.window_bytes = 16 << 10;
+  client_cfg.default_link.send_timeout = 20s;
+  client_cfg.set("scheduler.max-threads", 2);
+  ASSERT_TRUE(start(4));
+  auto sink = server->system().spawn(counter);
+  auto sut = connect(*server, *client, sink);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  constexpr uint64_t actors = 3;
+  constexpr uint64_t each = 10;
+  counted = 0;
+  gate_open = false;
+  // Act
+  for (uint64_t a = 0; a < actors; ++a)
+    client->system().spawn([dest = *sut](caf::event_based_actor* self) {
+      for (uint64_t i = 0; i < each; ++i)
+        self->send(dest, std::vector<std::byte>(8 << 10));
+    });
+  auto waits = await_credit_waits(*client, "server", 1).credit_waits;
+  gate_open = true;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (counted < actors * each && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  // Assert
+  EXPECT_GT(waits, 0u);
+  EXPECT_EQ(counted.load(), actors * each);
+  auto stats = client->stats("server");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->send_errors, 0u);
+  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+}
