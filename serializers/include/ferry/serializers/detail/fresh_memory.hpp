@@ -31,10 +31,15 @@ void advise_huge_pages(void* p, size_t n) noexcept;
 /// are advised as huge-page candidates before the copy touches them.
 template <class Container, class T>
 void assign_fresh(Container& out, const T* first, size_t n) {
+  if (out.capacity() >= n) {
+    // Its own memory is faulted in already.
+    out.assign(first, first + n);
+    return;
+  }
   auto bytes = n * sizeof(T);
   if constexpr (is_poolable_vector<Container>) {
-    // A vector of the vector pool is already faulted in.
-    if (out.capacity() < n && pool_keeps(bytes)) {
+    // So is a vector of the vector pool.
+    if (pool_keeps(bytes)) {
       auto reused = take_vector<typename Container::value_type>(n);
       if (reused.capacity() >= n) {
         reused.assign(first, first + n);
@@ -43,7 +48,7 @@ void assign_fresh(Container& out, const T* first, size_t n) {
       }
     }
   }
-  if (out.capacity() < n && bytes >= huge_page_advice_threshold) {
+  if (bytes >= huge_page_advice_threshold) {
     Container fresh;
     fresh.reserve(n);
     advise_huge_pages(fresh.data(), bytes);
