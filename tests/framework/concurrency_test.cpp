@@ -46,7 +46,29 @@ caf::behavior counter() {
 }
 
 /// Two nodes racing through one link.
-class link_concurrency : public ferry::test::two_nodes {};
+class link_concurrency : public ferry::test::two_nodes {
+protected:
+  /// Starts both nodes (a window of 4 messages, 16 KiB on the client) with
+  /// a counter on the server whose gate is closed; returns the client's
+  /// proxy for it.
+  caf::expected<caf::actor> start_with_closed_gate() {
+    client_cfg.default_link.window_bytes = 16 << 10;
+    if (!start(4))
+      return caf::make_error(caf::sec::runtime_error, "a node did not start");
+    counted = 0;
+    gate_open = false;
+    sink = server->system().spawn(counter);
+    return connect(*server, *client, sink);
+  }
+
+  void TearDown() override {
+    gate_open = true; // a failed test may not have opened it
+    if (sink)
+      caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+  }
+
+  caf::actor sink;
+};
 
 } // namespace
 
@@ -103,16 +125,11 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   // to drain (waiting senders queue for credit, first come first served).
   // The sink holds its first message until a sender has waited, so that
   // happens whichever side runs faster.
-  client_cfg.default_link.window_bytes = 16 << 10;
-  ASSERT_TRUE(start(4));
-  auto sink = server->system().spawn(counter);
-  auto sut = connect(*server, *client, sink);
+  auto sut = start_with_closed_gate();
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   constexpr int small_threads = 4;
   constexpr int small_each = 100;
   constexpr int large_count = 5;
-  counted = 0;
-  gate_open = false;
   // Act
   std::vector<std::thread> senders;
   for (int t = 0; t < small_threads; ++t)
@@ -141,7 +158,6 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->send_errors, 0u);
   EXPECT_GT(waits, 0u);
-  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
 }
 
 TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
@@ -189,17 +205,12 @@ TEST_F(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
   // run. The credit that wakes them arrives through CAF's middleman: were it
   // read on a BASP worker (a scheduler job, CAF's default), no thread would
   // be left to read it, and every message would wait for send-timeout.
-  client_cfg.default_link.window_bytes = 16 << 10;
   client_cfg.default_link.send_timeout = 20s;
   client_cfg.set("scheduler.max-threads", 2);
-  ASSERT_TRUE(start(4));
-  auto sink = server->system().spawn(counter);
-  auto sut = connect(*server, *client, sink);
+  auto sut = start_with_closed_gate();
   ASSERT_TRUE(sut) << ferry::render(sut.error());
   constexpr uint64_t actors = 3;
   constexpr uint64_t each = 10;
-  counted = 0;
-  gate_open = false;
   // Act
   for (uint64_t a = 0; a < actors; ++a)
     client->system().spawn([dest = *sut](caf::event_based_actor* self) {
@@ -217,5 +228,4 @@ TEST_F(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
   auto stats = client->stats("server");
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->send_errors, 0u);
-  caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
 }
