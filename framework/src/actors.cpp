@@ -2,8 +2,9 @@
 //
 // Both override `enqueue` and do their work on the calling thread, like CAF's
 // forwarding_actor_proxy. The proxy runs on the sender's thread (encode and
-// send); the gateway runs on CAF's BASP worker threads (decode and deliver)
-// and never blocks.
+// send); the gateway runs on the thread that reads CAF's messages (decode
+// and deliver): the middleman's, since nodes run without BASP workers
+// (`middleman.workers` = 0, config.cpp), and never blocks.
 #include "detail/node_impl.hpp"
 
 #include "ferry/errc.hpp"

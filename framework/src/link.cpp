@@ -579,8 +579,8 @@ caf::error link_state::send(uint64_t target,
   auto size = wire_size(out);
   // Responses never wait, and neither does a delivery: a message delivered
   // to a proxy of another link (an actor forwarded from a third node) is
-  // sent on CAF's BASP worker, which must not stop reading for credit that
-  // it would itself have to read.
+  // sent on the thread reading CAF's messages, which must not stop reading
+  // for credit that it would itself have to read.
   if (auto err = acquire_credit(size, !mid.is_response() && !delivering))
     return fail(std::move(err));
   ++counters_.messages_sent;

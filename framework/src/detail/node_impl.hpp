@@ -5,7 +5,7 @@
 //   sender actor --enqueue--> remote_proxy (this node, sender's thread)
 //     encode with the link's family, spill large frames, take credit
 //   --wire_message--> peer's gateway proxy (CAF) --BASP--> peer's gateway
-//     (peer node, BASP worker thread): allowlist check, decode, deliver
+//     (peer node, middleman thread): allowlist check, decode, deliver
 //   --credited_element--> target actor; when the target has processed the
 //     message, the element's destructor returns the credit to the sender.
 //
