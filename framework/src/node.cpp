@@ -121,6 +121,13 @@ node_impl::~node_impl() {
 caf::error node_impl::init() {
   if (cfg_.tune_malloc)
     tune_malloc();
+  if (auto workers = caf::get_or(cfg_, "middleman.workers", size_t{0});
+      workers > 0)
+    log("warning: middleman.workers is " + std::to_string(workers)
+        + ": CAF reads incoming messages on scheduler jobs, so actors "
+          "blocked in send() on every scheduler thread get no credit until "
+          "send-timeout refuses their messages (set middleman.workers to 0, "
+          "ferry's default)");
   {
     // One pool per process: a node whose limits differ from those a running
     // node set says so, instead of changing them silently.

@@ -118,6 +118,36 @@ TEST(node, StartsWithoutConfigurationAndWithoutStore) {
   EXPECT_TRUE((*sut)->stats().empty());
 }
 
+TEST(node, RunsWithoutBaspWorkersAndWarnsWhenGivenSome) {
+  // Arrange: ferry's default, and a user's setting of CAF's own default
+  // (a node keeps its config: both outlive their nodes).
+  std::vector<std::string> lines;
+  ferry::node_config by_default_cfg;
+  ferry::node_config with_one_cfg;
+  for (auto* cfg : {&by_default_cfg, &with_one_cfg}) {
+    cfg->store_enabled = false;
+    cfg->log_sink = [&lines](const std::string& line) {
+      lines.push_back(line);
+    };
+  }
+  with_one_cfg.set("middleman.workers", 1);
+  // Act
+  auto by_default = ferry::node::start(by_default_cfg);
+  auto logged_by_default = lines.size();
+  auto with_one = ferry::node::start(with_one_cfg);
+  // Assert
+  ASSERT_TRUE(by_default) << ferry::render(by_default.error());
+  ASSERT_TRUE(with_one) << ferry::render(with_one.error());
+  EXPECT_EQ(caf::get_or((*by_default)->system().config(),
+                        "middleman.workers", size_t{1}),
+            0u);
+  EXPECT_EQ(logged_by_default, 0u);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("middleman.workers is 1"), std::string::npos)
+    << lines[0];
+  EXPECT_NE(lines[0].find("send-timeout"), std::string::npos) << lines[0];
+}
+
 TEST(node, UnknownFamilyInSerializersIsAConfigError) {
   // Arrange
   ferry::node_config cfg;
