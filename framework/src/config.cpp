@@ -297,8 +297,9 @@ node_config::node_config()
   // scheduler thread. Actors blocked in send() while the window is full can
   // hold every one of those threads, and the credit that would wake them
   // could not be read until send-timeout refused their messages. With no
-  // BASP workers the multiplexer thread reads every message itself, and the
-  // gateway never waits for the scheduler (docs/architecture.md).
+  // BASP workers the middleman's thread reads every message itself, and the
+  // gateway never waits for the scheduler (docs/architecture.md; node.cpp
+  // warns when a user sets them again).
   set("middleman.workers", 0);
   detail::register_wire_types(*this);
   add_category(*this, caf::atom("ferry_fw"));
