@@ -301,6 +301,13 @@ node_config::node_config()
   // gateway never waits for the scheduler (docs/architecture.md; node.cpp
   // warns when a user sets them again).
   set("middleman.workers", 0);
+  // CAF's idle scheduler workers poll 500 times with 50 us sleeps before
+  // they wait on a condition variable, so a trickle of messages keeps every
+  // worker waking 20,000 times a second: a third of a core at 100 round
+  // trips a second on the 2-core guest, where each wake-up preempts the
+  // threads doing the work. Without the sleeps, idle workers poll briefly
+  // and then wait to be notified (docs/architecture.md).
+  set("work-stealing.moderate-sleep-duration", caf::timespan{0});
   detail::register_wire_types(*this);
   add_category(*this, caf::atom("ferry_fw"));
   add_category(*this, caf::atom("ferry_ser"));

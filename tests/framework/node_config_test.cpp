@@ -8,6 +8,9 @@
 #include "ferry/store/errc.hpp"
 #include "ferry/store/object_ref.hpp"
 
+#include <caf/event_based_actor.hpp>
+#include <caf/scoped_actor.hpp>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,8 +18,11 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#include <sys/resource.h>
 
 #if defined(__GLIBC__)
 #  include <malloc.h>
@@ -36,6 +42,35 @@ void load(ferry::node_config& cfg, const std::string& ini,
           std::vector<std::string> args = {}) {
   ASSERT_FALSE(parse(cfg, ini, std::move(args)));
   ASSERT_FALSE(cfg.finalize());
+}
+
+/// Returns how often this process's threads went to sleep so far.
+long voluntary_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_nvcsw;
+}
+
+/// Starts a node on `cfg`, has one of its actors answer one request, and
+/// returns how often the process's threads went to sleep in the next 100 ms,
+/// with nothing to do.
+long sleeps_while_idle(ferry::node_config& cfg) {
+  auto node = ferry::node::start(cfg);
+  if (!node) {
+    ADD_FAILURE() << ferry::render(node.error());
+    return 0;
+  }
+  auto& sys = (*node)->system();
+  auto echo = sys.spawn([]() -> caf::behavior {
+    return {[](int x) { return x; }};
+  });
+  caf::scoped_actor self{sys};
+  self->request(echo, caf::infinite, 1)
+    .receive([](int) {},
+             [](caf::error& err) { ADD_FAILURE() << ferry::render(err); });
+  auto before = voluntary_switches();
+  std::this_thread::sleep_for(std::chrono::milliseconds{100});
+  return voluntary_switches() - before;
 }
 
 } // namespace
@@ -146,6 +181,27 @@ TEST(node, RunsWithoutBaspWorkersAndWarnsWhenGivenSome) {
   EXPECT_NE(lines[0].find("middleman.workers is 1"), std::string::npos)
     << lines[0];
   EXPECT_NE(lines[0].find("send-timeout"), std::string::npos) << lines[0];
+}
+
+TEST(node, IdleSchedulerWorkersWaitInsteadOfPollingWithSleeps) {
+  // Arrange: ferry's default, and CAF's own (a config outlives its node).
+  ferry::node_config by_default;
+  ferry::node_config cafs_default;
+  for (auto* cfg : {&by_default, &cafs_default})
+    cfg->store_enabled = false;
+  cafs_default.set("work-stealing.moderate-sleep-duration",
+                   caf::timespan{std::chrono::microseconds{50}});
+  // Act
+  auto waiting = sleeps_while_idle(by_default);
+  auto polling = sleeps_while_idle(cafs_default);
+  // Assert: CAF's workers sleep 50 us up to 500 times each before they
+  // wait (thousands of wake-ups); waiting workers wake every 10 ms.
+  EXPECT_EQ(caf::get_or(by_default, "work-stealing.moderate-sleep-duration",
+                        caf::timespan{-1}),
+            caf::timespan{0});
+  EXPECT_LT(waiting * 4, polling)
+    << "idle for 100 ms: " << waiting << " sleeps with ferry's default, "
+    << polling << " with CAF's";
 }
 
 TEST(node, UnknownFamilyInSerializersIsAConfigError) {
