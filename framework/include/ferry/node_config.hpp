@@ -36,11 +36,12 @@
 //     ferry::node_config cfg;
 //     cfg.add_message_type<order>("order");      // in every process, same name
 //     if (auto err = cfg.parse(argc, argv)) ...
-//     ferry::node n{cfg};
+//     auto n = ferry::node::start(cfg);          // expected<unique_ptr<node>>
 //
 // Message types are registered before the node is built, in every process that
-// sends or receives them, under the same name. The config is not thread-safe;
-// it is read once when the node starts.
+// sends or receives them, under the same name; the registry is their one
+// record. The config is not thread-safe; it is read once when the node
+// starts, and it serves one running node at a time (it must outlive it).
 #pragma once
 
 #include "ferry/fwd.hpp"
@@ -50,16 +51,17 @@
 #include "ferry/serializers/vector_pool.hpp"
 
 #include <caf/actor_system_config.hpp>
-#include <caf/message.hpp>
-#include <caf/type_nr.hpp>
 
+#include <atomic>
 #include <functional>
 #include <map>
-#include <set>
-#include <unordered_map>
 #include <memory>
 #include <string>
-#include <typeindex>
+
+namespace ferry::detail {
+class read_context;
+class read_context_binding;
+} // namespace ferry::detail
 
 namespace ferry {
 
@@ -74,9 +76,7 @@ public:
   /// same name. Registering the same type twice under one name is harmless.
   template <class T>
   node_config& add_message_type(std::string name) {
-    registry_->add_type<T>(name);
-    add_type_name(std::type_index{typeid(T)}, caf::type_nr<T>::value,
-                  std::move(name));
+    registry_->add_type<T>(std::move(name));
     return *this;
   }
 
@@ -112,7 +112,8 @@ public:
   /// off (faster start, page faults on first use instead).
   bool store_prefault = true;
 
-  /// Directory for spilled store objects ("" disables spilling).
+  /// Directory for spilled store objects (empty: the store's default,
+  /// `$TMPDIR/ferry-spill-<uid>`).
   std::string store_spill_directory;
 
   /// Whether a store handle may be serialized outside ferry's message path
@@ -152,16 +153,6 @@ public:
 
   // -- used by ferry::node ---------------------------------------------------
 
-  /// @private Returns whether a message type is registered under `name`.
-  bool has_type(const std::string& name) const;
-
-  /// @private Returns the name registered for `type`, or null.
-  const std::string* find_name(std::type_index type) const;
-
-  /// @private Returns the type of a CAF built-in type number (CAF reports
-  /// built-in element types by number, without `std::type_info`), or null.
-  const std::type_index* find_builtin(uint16_t type_nr) const;
-
   /// @private Returns the registry as a shared pointer for the node.
   std::shared_ptr<serializers::registry> shared_registry() const {
     return registry_;
@@ -175,12 +166,12 @@ public:
   const link_config& link_for(const std::string& peer) const;
 
 private:
-  void add_type_name(std::type_index type, uint16_t type_nr, std::string name);
+  friend class detail::read_context_binding;
 
   std::shared_ptr<serializers::registry> registry_;
-  std::set<std::string> type_names_;
-  std::unordered_map<std::type_index, std::string> names_by_type_;
-  std::map<uint16_t, std::type_index> builtins_;
+  /// Where the node running on this config lands bytes read from its peers
+  /// (null: no node runs).
+  std::atomic<detail::read_context*> read_context_{nullptr};
 };
 
 } // namespace ferry

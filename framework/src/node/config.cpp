@@ -1,9 +1,11 @@
-// node_config, link_config and the registration of ferry's wire types.
-#include "ferry/errc.hpp"
-#include "ferry/link_config.hpp"
+// node_config: ferry's options, their defaults and CAF's defaults that
+// ferry changes (see ferry/node_config.hpp).
 #include "ferry/node_config.hpp"
 
-#include "detail/wire.hpp"
+#include "node/settings_reader.hpp"
+#include "wire/registration.hpp"
+
+#include "ferry/errc.hpp"
 
 #include "ferry/serializers/errc.hpp"
 #include "ferry/store/errc.hpp"
@@ -15,77 +17,19 @@
 #include <caf/io/middleman.hpp>
 #include <caf/settings.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <fstream>
-#include <sstream>
 
 #include <unistd.h>
 
 namespace ferry {
 
-// -- compression --------------------------------------------------------------
+using detail::read_uint;
 
-std::string to_string(compression x) {
-  switch (x) {
-    case compression::none: return "none";
-    case compression::lz4: return "lz4";
-    case compression::zstd: return "zstd";
-  }
-  return "none";
-}
-
-caf::expected<compression> parse_compression(const std::string& x) {
-  if (x == "none")
-    return compression::none;
-  if (x == "lz4")
-    return compression::lz4;
-  if (x == "zstd")
-    return compression::zstd;
-  return caf::make_error(errc::invalid_config,
-                         "unknown compression \"" + x
-                           + "\": use none, lz4 or zstd");
-}
-
-// -- link_config --------------------------------------------------------------
-
-std::vector<std::string> link_config::default_families() {
-  return {"raw", "cereal.binary", "caf", "msgpack", "cereal.portable",
-          "cereal.json"};
-}
+// -- node_config --------------------------------------------------------------
 
 namespace {
-
-caf::error bad_value(const std::string& key, const std::string& expected) {
-  return caf::make_error(errc::invalid_config,
-                         "setting \"" + key + "\" must be " + expected);
-}
-
-caf::error read_uint(const caf::config_value& value, const std::string& key,
-                     uint64_t& out) {
-  auto x = caf::get_if<int64_t>(&value);
-  if (x == nullptr || *x < 0)
-    return bad_value(key, "a non-negative integer");
-  out = static_cast<uint64_t>(*x);
-  return caf::none;
-}
-
-caf::error read_strings(const caf::config_value& value, const std::string& key,
-                        std::vector<std::string>& out) {
-  auto xs = caf::get_if<caf::config_value::list>(&value);
-  if (xs == nullptr)
-    return bad_value(key, "a list of family names, e.g. [\"cereal.binary\"]");
-  std::vector<std::string> result;
-  for (auto& x : *xs) {
-    auto str = caf::get_if<std::string>(&x);
-    if (str == nullptr)
-      return bad_value(key, "a list of strings");
-    result.emplace_back(*str);
-  }
-  out = std::move(result);
-  return caf::none;
-}
 
 /// Reads section `ferry.vector-pool` into `out`.
 caf::error read_vector_pool(const caf::settings& section,
@@ -118,135 +62,6 @@ caf::error read_vector_pool(const caf::settings& section,
                            "the pool off with max-bytes = 0)");
   return caf::none;
 }
-
-} // namespace
-
-caf::expected<link_config>
-link_config::from_settings(const caf::settings& section, link_config base) {
-  for (auto& [key, value] : section) {
-    caf::error err;
-    uint64_t tmp = 0;
-    if (key == "serializers") {
-      err = read_strings(value, key, base.serializers);
-    } else if (key == "deserializers") {
-      err = read_strings(value, key, base.deserializers);
-    } else if (key == "spill-threshold") {
-      err = read_uint(value, key, base.spill_threshold);
-    } else if (key == "compression") {
-      auto str = caf::get_if<std::string>(&value);
-      if (str == nullptr)
-        return bad_value(key, "\"none\", \"lz4\" or \"zstd\"");
-      auto c = parse_compression(*str);
-      if (!c)
-        return std::move(c.error());
-      base.compression = *c;
-    } else if (key == "compression-threshold") {
-      err = read_uint(value, key, base.compression_threshold);
-    } else if (key == "max-message-size") {
-      err = read_uint(value, key, base.max_message_size);
-    } else if (key == "window-bytes") {
-      err = read_uint(value, key, base.window_bytes);
-    } else if (key == "window-messages") {
-      err = read_uint(value, key, base.window_messages);
-    } else if (key == "send-timeout") {
-      if (auto ts = caf::get_if<caf::timespan>(&value)) {
-        base.send_timeout
-          = std::chrono::duration_cast<std::chrono::milliseconds>(*ts);
-      } else if (!(err = read_uint(value, key, tmp))) {
-        base.send_timeout = std::chrono::milliseconds{tmp};
-      }
-    } else if (key == "pull-threshold") {
-      err = read_uint(value, key, base.pull_threshold);
-    } else if (key == "chunk-size") {
-      err = read_uint(value, key, base.chunk_size);
-    } else if (key == "chunks-in-flight") {
-      err = read_uint(value, key, tmp);
-      base.chunks_in_flight = static_cast<uint32_t>(tmp);
-    } else if (key == "batch-messages") {
-      err = read_uint(value, key, tmp);
-      base.batch_messages
-        = static_cast<uint32_t>(std::min<uint64_t>(tmp, 1u << 20));
-    } else if (key == "batch-gap") {
-      if (auto ts = caf::get_if<caf::timespan>(&value)) {
-        base.batch_gap
-          = std::chrono::duration_cast<std::chrono::microseconds>(*ts);
-      } else if (!(err = read_uint(value, key, tmp))) {
-        base.batch_gap = std::chrono::microseconds{tmp};
-      }
-    } else if (key == "max-proxies") {
-      err = read_uint(value, key, base.max_proxies);
-    } else if (key == "max-spawned-actors") {
-      err = read_uint(value, key, base.max_spawned_actors);
-    } else if (key == "max-held-bytes") {
-      err = read_uint(value, key, base.max_held_bytes);
-    } else if (key == "max-held-messages") {
-      err = read_uint(value, key, base.max_held_messages);
-    } else {
-      return caf::make_error(
-        errc::invalid_config,
-        "unknown link setting \"" + key
-          + "\": known are serializers, deserializers, spill-threshold, "
-            "compression, compression-threshold, max-message-size, "
-            "window-bytes, window-messages, send-timeout, pull-threshold, "
-            "chunk-size, chunks-in-flight, batch-messages, batch-gap, "
-            "max-proxies, max-spawned-actors, max-held-bytes, "
-            "max-held-messages");
-    }
-    if (err)
-      return err;
-  }
-  if (base.chunk_size == 0 || base.chunks_in_flight == 0)
-    return caf::make_error(errc::invalid_config,
-                           "chunk-size and chunks-in-flight must be positive");
-  if (base.batch_messages == 0)
-    return caf::make_error(errc::invalid_config,
-                           "batch-messages must be positive (1: no batching)");
-  if (base.window_messages == 0 || base.window_bytes == 0)
-    return caf::make_error(errc::invalid_config,
-                           "window-bytes and window-messages must be positive");
-  if (base.max_proxies == 0)
-    return caf::make_error(errc::invalid_config,
-                           "max-proxies must be positive (it bounds the peer's "
-                           "actors that may send to this node)");
-  if (base.max_held_bytes == 0 || base.max_held_messages == 0)
-    return caf::make_error(errc::invalid_config,
-                           "max-held-bytes and max-held-messages must be "
-                           "positive (they bound what a peer's messages may "
-                           "hold on this node before its actors process "
-                           "them)");
-  return base;
-}
-
-// -- wire types ---------------------------------------------------------------
-
-namespace detail {
-
-void register_wire_types(caf::actor_system_config& cfg) {
-  // CAF 0.17 writes and reads every message's type as "@<>+" followed by its
-  // elements' names, in a std::string: the two types on the data path keep
-  // that within the string's 15 inline characters, so neither side allocates
-  // for it (an allocation per message on each side with "ferry.message").
-  cfg.add_message_type<wire_message>("ferry.msg")
-    .add_message_type<wire_batch>("ferry.batch")
-    .add_message_type<hello>("ferry.hello")
-    .add_message_type<identify>("ferry.identify")
-    .add_message_type<lookup>("ferry.lookup")
-    .add_message_type<credit>("ferry.credit")
-    .add_message_type<credit_probe>("ferry.probe")
-    .add_message_type<down_notice>("ferry.down")
-    .add_message_type<refusal>("ferry.refusal")
-    .add_message_type<exit_request>("ferry.exit")
-    .add_message_type<chunk_request>("ferry.chunk_req")
-    .add_message_type<transfer_done>("ferry.xfer_done")
-    .add_message_type<spawn_request>("ferry.spawn")
-    .add_message_type<chunk_reply>("ferry.chunk");
-}
-
-} // namespace detail
-
-// -- node_config --------------------------------------------------------------
-
-namespace {
 
 std::string read_first_line(const char* path) {
   std::ifstream in{path};
@@ -298,7 +113,7 @@ node_config::node_config()
   // hold every one of those threads, and the credit that would wake them
   // could not be read until send-timeout refused their messages. With no
   // BASP workers the middleman's thread reads every message itself, and the
-  // gateway never waits for the scheduler (docs/architecture.md; node.cpp
+  // gateway never waits for the scheduler (docs/architecture.md; node_impl
   // warns when a user sets them again).
   set("middleman.workers", 0);
   // CAF's idle scheduler workers poll 500 times with 50 us sleeps before
@@ -338,7 +153,7 @@ node_config::node_config()
              "do not fault the store's memory in at attach (faster start, "
              "page faults on first use)")
     .add(store_spill_directory, "spill-directory",
-         "directory for spilled objects (empty: no spilling)")
+         "directory for spilled objects (default: $TMPDIR/ferry-spill-<uid>)")
     .add_neg(allow_out_of_band_ref_serialization, "strict-refs",
              "refuse handles serialized outside ferry's message path "
              "(default: pin them with a warning)");
@@ -397,28 +212,6 @@ node_config::~node_config() = default;
 node_config& node_config::link(std::string peer, link_config cfg) {
   links.insert_or_assign(std::move(peer), std::move(cfg));
   return *this;
-}
-
-void node_config::add_type_name(std::type_index type, uint16_t type_nr,
-                                std::string name) {
-  names_by_type_.insert_or_assign(type, name);
-  if (type_nr != 0)
-    builtins_.insert_or_assign(type_nr, type);
-  type_names_.insert(std::move(name));
-}
-
-bool node_config::has_type(const std::string& name) const {
-  return type_names_.count(name) != 0;
-}
-
-const std::string* node_config::find_name(std::type_index type) const {
-  auto i = names_by_type_.find(type);
-  return i != names_by_type_.end() ? &i->second : nullptr;
-}
-
-const std::type_index* node_config::find_builtin(uint16_t type_nr) const {
-  auto i = builtins_.find(type_nr);
-  return i != builtins_.end() ? &i->second : nullptr;
 }
 
 const link_config& node_config::link_for(const std::string& peer) const {

@@ -1,13 +1,13 @@
 // plan_cache: a link's encode and decode plans, found without a lock.
 //
 // Every message a link sends or receives looks up the plan for its type (or
-// its payload header's key). Readers run on any thread at once: a sender's
-// worker, BASP workers, the puller. Entries are only ever appended, never
-// changed or removed while the cache lives, so a reader scans the published
-// prefix with one acquire load and no lock, and a found entry stays valid as
-// long as the cache. The cache holds at most `N` entries; once full, callers
-// take the path without a plan (a peer naming ever new headers cannot grow
-// it).
+// its payload header's key). Readers run on any thread at once: senders,
+// the thread reading CAF's messages, the puller. Entries are only ever
+// appended, never changed or removed while the cache lives, so a reader
+// scans the published prefix with one acquire load and no lock, and a found
+// entry stays valid as long as the cache. The cache holds at most `N`
+// entries; once full, callers take the path without a plan (a peer naming
+// ever new headers cannot grow it).
 #pragma once
 
 #include <array>

@@ -12,7 +12,7 @@
 // Process-wide, applied once, and skipped when the environment already tunes
 // malloc (GLIBC_TUNABLES with glibc.malloc.*, MALLOC_*_ env variables) or
 // when the node config says `ferry.keep-malloc-defaults`.
-#include "detail/node_impl.hpp"
+#include "node/malloc_tuning.hpp"
 
 #include <cstdlib>
 #include <cstring>

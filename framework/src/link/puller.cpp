@@ -1,7 +1,7 @@
 // The puller: fetches large frames of cross-host messages in chunks.
 //
 // Between nodes that share no store, frames of at least `pull_threshold`
-// bytes stay with the sender (link_state::transfers_) and travel as
+// bytes stay with the sender (link/transfer_table.hpp) and travel as
 // `remote_object` descriptors. The receiving link queues such a message and
 // every message after it (so order is kept) and wakes its puller, which
 // fetches each large frame with at most `chunks_in_flight` requests of
@@ -14,9 +14,18 @@
 // docs/architecture.md. Store handles inside the message (`remote_handle`
 // frames) are pulled the same way into new objects of this host's store:
 // the payload's handles then resolve to those copies (store::import_scope).
-// Either way each chunk names a landing (`landing_buffer`), so the BASP
-// worker reading the reply copies it from CAF's buffer into its place.
-#include "detail/node_impl.hpp"
+// Either way each chunk names a landing (node/landings.hpp), so the thread
+// reading the reply copies it from CAF's buffer into its place.
+//
+// The puller is an actor of its own: it keeps chunk requests outstanding
+// without blocking a thread, and a message waiting for its chunks holds up
+// only its own link's later messages.
+#include "link/puller.hpp"
+
+#include "link/atoms.hpp"
+#include "link/landing_buffer.hpp"
+#include "link/link_state.hpp"
+#include "node/landings.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/store/object_builder.hpp"
@@ -56,22 +65,25 @@ struct puller_state {
   puller_state& operator=(const puller_state&) = delete;
 
   ~puller_state() {
-    for (auto key : landings)
-      release_landing(key);
+    if (places)
+      for (auto key : keys)
+        places->remove(key);
   }
 
-  /// Takes `key` off the outstanding landings and out of the registry.
+  /// Takes `key` off the outstanding landings and out of the table.
   void forget_landing(uint64_t key) {
-    release_landing(key);
-    std::erase(landings, key);
+    places->remove(key);
+    std::erase(keys, key);
   }
 
   std::weak_ptr<link_state> link;
+  /// Where chunk replies land.
+  std::shared_ptr<landings> places;
   std::optional<std::pair<wire_message, uint64_t>> current;
   std::vector<frame_job> jobs;
   size_t outstanding = 0;
   /// Landings of the chunks requested and not yet answered.
-  std::vector<uint64_t> landings;
+  std::vector<uint64_t> keys;
   size_t done = 0;
   /// Bumped per message so late replies to an abandoned one are ignored.
   uint64_t generation = 0;
@@ -203,8 +215,8 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       ++st.outstanding;
       auto generation = st.generation;
       job.buffer->prepare(offset + length);
-      auto key = register_landing(job.buffer, offset, length);
-      st.landings.push_back(key);
+      auto key = st.places->add(job.buffer, offset, length);
+      st.keys.push_back(key);
       // A reply that ends the message (finished or abandoned) moves on to
       // the next queued one.
       self
@@ -330,8 +342,10 @@ void advance(puller_actor* self) {
   }
 }
 
-caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link) {
+caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link,
+                     std::shared_ptr<landings> places) {
   self->state.link = std::move(link);
+  self->state.places = std::move(places);
   return {
     [self](pull_atom) { advance(self); },
   };
@@ -339,9 +353,9 @@ caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link) {
 
 } // namespace
 
-caf::actor spawn_puller(caf::actor_system& sys,
-                        std::weak_ptr<link_state> link) {
-  return sys.spawn(puller, std::move(link));
+caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link,
+                        std::shared_ptr<landings> places) {
+  return sys.spawn(puller, std::move(link), std::move(places));
 }
 
 } // namespace ferry::detail

@@ -1,0 +1,297 @@
+// encoder: CAF messages into wire messages (see link/encoder.hpp).
+#include "link/encoder.hpp"
+
+#include "link/compression.hpp"
+#include "text.hpp"
+
+#include "ferry/errc.hpp"
+
+#include "ferry/serializers/errc.hpp"
+#include "ferry/serializers/payload.hpp"
+#include "ferry/store/in_band_scope.hpp"
+#include "ferry/store/object_ref.hpp"
+
+#include <algorithm>
+
+namespace ferry::detail {
+
+namespace {
+
+std::string describe_element(const caf::message& msg, size_t pos) {
+  auto rtti = msg.type(pos);
+  if (rtti.second != nullptr)
+    return demangle(rtti.second->name());
+  return "CAF built-in type #" + std::to_string(rtti.first);
+}
+
+/// Whether `err` is of `code` (whatever its context).
+bool is(const caf::error& err, serializers::errc code) {
+  return err == caf::make_error(code, err.context());
+}
+
+} // namespace
+
+encoder::encoder(const link_context& ctx,
+                 std::vector<std::string> send_families,
+                 transfer_table& transfers)
+  : ctx_(ctx), send_families_(std::move(send_families)), transfers_(transfers) {
+  opts_.serializers = send_families_;
+  opts_.context = serializers::context{ctx_.node_name, ctx_.peer_name,
+                                       ctx_.peer_name, ctx_.same_host};
+  opts_.limits.max_payload_bytes = ctx_.cfg.max_message_size;
+}
+
+caf::error
+encoder::encode_message(uint64_t target, uint64_t sender, caf::message_id mid,
+                        const caf::message& msg,
+                        std::vector<store::transfer_ticket>& tickets,
+                        std::vector<uint64_t>& transfers,
+                        inline_one<std::string>& families, wire_message& out) {
+  out.target = target;
+  out.mid = mid.integer_value();
+  out.sender = sender;
+  auto keep_alive = std::make_shared<caf::message>(msg);
+  for (size_t pos = 0; pos < msg.size(); ++pos) {
+    if (msg.match_element<caf::error>(pos)) {
+      out.error = msg.get_as<caf::error>(pos);
+      continue;
+    }
+    auto type = ctx_.registry.element_type(msg, pos);
+    if (!type)
+      return caf::make_error(
+        errc::unregistered_type,
+        "cannot send element " + std::to_string(pos) + " of type "
+          + describe_element(msg, pos) + " to node " + ctx_.peer_name
+          + ": the type is not registered; call "
+            "cfg.add_message_type<T>(\"name\") in both processes");
+    auto& family = families.emplace_back();
+    auto& element = out.elements.emplace_back();
+    if (auto err = encode_element(*type, msg.at(pos), keep_alive, family,
+                                  tickets, transfers, element))
+      return err;
+  }
+  return check_sizes(out);
+}
+
+caf::error encoder::check_sizes(const wire_message& out) const {
+  // One pass: payload bytes against max-message-size (what the encoder and
+  // the puller check, not the wire's own headers), inline bytes against
+  // CAF's BASP limit.
+  uint64_t size = 0;
+  uint64_t inline_bytes = wire_overhead;
+  for (auto& element : out.elements) {
+    inline_bytes += element.header.size();
+    for (auto& frame : element.frames) {
+      size += frame.size;
+      inline_bytes += frame.data.size() + wire_frame_overhead;
+    }
+  }
+  if (size > ctx_.cfg.max_message_size)
+    return caf::make_error(
+      errc::message_too_large,
+      "message to node " + ctx_.peer_name + " needs " + std::to_string(size)
+        + " bytes in all frames, above the link's max-message-size of "
+        + std::to_string(ctx_.cfg.max_message_size)
+        + "; raise max-message-size on both nodes or send less");
+  if (inline_bytes > basp_payload_limit)
+    return caf::make_error(
+      errc::message_too_large,
+      "message to node " + ctx_.peer_name + " needs "
+        + std::to_string(inline_bytes)
+        + " bytes inline, above CAF's 32-bit BASP limit; lower "
+          "pull-threshold (or spill-threshold on one host) so large frames "
+          "leave the message");
+  return caf::none;
+}
+
+caf::error
+encoder::encode_element(std::type_index type, const void* value,
+                        const std::shared_ptr<const void>& keep_alive,
+                        std::string& family_used,
+                        std::vector<store::transfer_ticket>& tickets,
+                        std::vector<uint64_t>& transfers,
+                        wire_element& result) {
+  // Tickets of handles inside the value (the store's in-band hook).
+  std::vector<store::transfer_ticket> handles;
+  auto encoded = [&] {
+    if (ctx_.store != nullptr) {
+      store::in_band_scope scope{*ctx_.store};
+      auto result = encode_value(type, value, keep_alive);
+      handles = scope.take_tickets();
+      return result;
+    }
+    return encode_value(type, value, keep_alive);
+  }();
+  if (!encoded) {
+    for (auto& ticket : handles)
+      static_cast<void>(ctx_.store->cancel(ticket));
+    return explain(std::move(encoded.error()));
+  }
+  family_used = std::move(encoded->family);
+  if (ctx_.same_host) {
+    tickets.insert(tickets.end(), handles.begin(), handles.end());
+  } else if (!handles.empty()) {
+    // Handle frames come first; decoding skips them wherever they are.
+    if (auto err = export_handles(handles, result, transfers))
+      return err;
+  }
+  result.header = wire_bytes{std::move(encoded->header)};
+  result.frames.reserve(result.frames.size() + encoded->frames.size());
+  for (auto& frame : encoded->frames)
+    if (auto err = place_frame(std::move(frame), tickets, transfers,
+                               result.frames.emplace_back()))
+      return err;
+  return caf::none;
+}
+
+caf::error encoder::explain(caf::error err) const {
+  if (is(err, serializers::errc::payload_too_large))
+    return caf::make_error(
+      errc::message_too_large,
+      "message to node " + ctx_.peer_name
+        + " is above the link's max-message-size of "
+        + std::to_string(ctx_.cfg.max_message_size)
+        + " bytes; raise max-message-size on both nodes or send less ("
+        + serializers::render(err) + ")");
+  if (is(err, serializers::errc::no_family_can_encode)
+      && send_families_ != ctx_.cfg.serializers)
+    return caf::make_error(
+      serializers::errc::no_family_can_encode,
+      "on the link to node " + ctx_.peer_name + ", serializers "
+        + join(ctx_.cfg.serializers) + " narrowed to " + join(send_families_)
+        + " because node " + ctx_.peer_name
+        + " does not accept the others: " + serializers::render(err));
+  return err;
+}
+
+caf::error encoder::place_frame(serializers::frame&& frame,
+                                std::vector<store::transfer_ticket>& tickets,
+                                std::vector<uint64_t>& transfers,
+                                wire_frame& out) {
+  auto& cfg = ctx_.cfg;
+  out.size = frame.size();
+  if (ctx_.same_host && ctx_.store != nullptr && out.size > 0
+      && out.size >= cfg.spill_threshold) {
+    auto ref = ctx_.store->put(frame.bytes());
+    if (!ref)
+      return std::move(ref.error());
+    auto ticket = ref->export_in_band();
+    if (!ticket)
+      return std::move(ticket.error());
+    tickets.push_back(*ticket);
+    out.kind = static_cast<uint8_t>(frame_kind::store_object);
+    out.object_id = static_cast<uint64_t>(ticket->object);
+    out.ticket = ticket->id;
+    ctx_.counters.bytes_spilled_sent += out.size;
+  } else if (!ctx_.same_host && out.size > 0
+             && out.size >= cfg.pull_threshold) {
+    // Stays here until the peer pulled it (or the link dies).
+    auto id = transfers_.add(
+      std::make_shared<serializers::frame>(std::move(frame)));
+    transfers.push_back(id);
+    out.kind = static_cast<uint8_t>(frame_kind::remote_object);
+    out.ticket = id;
+  } else if (cfg.compression != compression::none && out.size > 0
+             && out.size >= cfg.compression_threshold) {
+    auto packed = compress(cfg.compression, frame.bytes());
+    if (!packed)
+      return std::move(packed.error());
+    out.kind = static_cast<uint8_t>(cfg.compression == compression::lz4
+                                      ? frame_kind::inline_lz4
+                                      : frame_kind::inline_zstd);
+    out.data = wire_bytes{std::move(*packed)};
+    ctx_.counters.bytes_inline_sent += out.data.size();
+  } else {
+    out.kind = static_cast<uint8_t>(frame_kind::inline_plain);
+    auto holder = std::make_shared<serializers::frame>(std::move(frame));
+    auto bytes = holder->bytes();
+    out.data = wire_bytes{bytes, std::move(holder)};
+    ctx_.counters.bytes_inline_sent += out.size;
+  }
+  return caf::none;
+}
+
+caf::expected<encoder::encoded_value>
+encoder::encode_value(std::type_index type, const void* value,
+                      const std::shared_ptr<const void>& keep_alive) {
+  auto& reg = ctx_.registry;
+  if (auto* plan = plan_for(type)) {
+    if (auto frames = reg.encode(*plan, value, opts_, keep_alive)) {
+      auto header = serializers::encode_header(plan->header_key(), *frames);
+      return encoded_value{std::move(header), std::move(*frames),
+                           plan->family()};
+    }
+    // The family refused this value: the general path tries the next one,
+    // or names every family tried.
+  }
+  auto encoded = reg.encode(type, value, opts_, keep_alive);
+  if (!encoded)
+    return std::move(encoded.error());
+  return encoded_value{serializers::encode_header(encoded->header),
+                       std::move(encoded->frames),
+                       std::move(encoded->header.family)};
+}
+
+const serializers::registry::encode_plan*
+encoder::plan_for(std::type_index type) {
+  auto& reg = ctx_.registry;
+  auto generation = reg.generation();
+  auto same = [&](const cached_plan& x) {
+    return x.type == type && x.generation == generation;
+  };
+  auto* found = plans_.find(same);
+  // Once the cache is full, types without a plan take the general path
+  // without planning again for every message.
+  if (found == nullptr && !plans_.full())
+    found = plans_.add(
+      cached_plan{type, generation, reg.plan_encode(type, opts_)}, same);
+  return found != nullptr && found->plan ? &*found->plan : nullptr;
+}
+
+caf::error
+encoder::export_handles(const std::vector<store::transfer_ticket>& tickets,
+                        wire_element& element,
+                        std::vector<uint64_t>& transfers) {
+  auto* store = ctx_.store;
+  // Take every reference over first, so a failure leaves no ticket behind.
+  std::vector<store::object_ref> refs;
+  caf::error failure;
+  for (auto& ticket : tickets) {
+    auto ref = store->redeem(ticket);
+    if (ref)
+      refs.emplace_back(std::move(*ref));
+    else if (!failure)
+      failure = std::move(ref.error());
+  }
+  if (failure)
+    return failure;
+  for (auto& ref : refs) {
+    auto id = static_cast<uint64_t>(ref.id());
+    auto known = std::find_if(element.frames.begin(), element.frames.end(),
+                              [id](const wire_frame& x) {
+                                return x.object_id == id;
+                              });
+    if (known != element.frames.end())
+      continue; // the same object twice: one copy serves both handles
+    wire_frame out;
+    out.size = ref.size();
+    out.object_id = id;
+    auto bytes = ref.bytes();
+    auto holder = std::make_shared<store::object_ref>(std::move(ref));
+    if (out.size < ctx_.cfg.pull_threshold) {
+      // Small: the bytes go with the message (no round trip to pull them).
+      out.kind = static_cast<uint8_t>(frame_kind::inline_handle);
+      out.data = wire_bytes{bytes, std::move(holder)};
+      ctx_.counters.bytes_inline_sent += out.size;
+    } else {
+      out.kind = static_cast<uint8_t>(frame_kind::remote_handle);
+      out.ticket = transfers_.add(std::make_shared<serializers::frame>(
+        serializers::frame::view(bytes, std::move(holder))));
+      transfers.push_back(out.ticket);
+    }
+    element.frames.emplace_back(std::move(out));
+  }
+  return caf::none;
+}
+
+} // namespace ferry::detail

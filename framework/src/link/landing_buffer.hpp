@@ -1,0 +1,71 @@
+// landing_buffer: the frame a pulled transfer is being written into.
+//
+// Where a pulled frame lands: an owned buffer of the frame's size, or a new
+// object of this host's store (a store handle pulled from another host).
+// Its chunks are copied in as they arrive, by the puller or, straight from
+// CAF's receive buffer, by the thread reading a `chunk_reply`
+// (node/landings.hpp), so every call locks. An owned frame ends as a
+// `std::vector`, which a `raw` decoder adopts without a copy; a store object
+// ends sealed.
+//
+// Thread-safety: every member function may be called from any thread.
+#pragma once
+
+#include "ferry/store/object_builder.hpp"
+#include "ferry/store/object_ref.hpp"
+
+#include <caf/expected.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <vector>
+
+namespace ferry::detail {
+
+class landing_buffer {
+public:
+  /// Makes room for `size` bytes: a vector of the vector pool when it has
+  /// one (holding an earlier message's bytes until the chunks overwrite
+  /// them), else fresh address space (huge-page candidates when large).
+  /// Fresh memory is zero-filled by `prepare`, as chunks are asked for, so
+  /// what a peer merely claims costs address space, not memory. Throws
+  /// std::bad_alloc when the address space is not there.
+  explicit landing_buffer(uint64_t size);
+
+  /// Lands the chunks in `object` (an unsealed store object).
+  explicit landing_buffer(store::object_builder object);
+
+  /// Makes the first `end` bytes writable before the chunk ending there is
+  /// asked for (no effect on a store object or a part already prepared).
+  /// REQUIRES: `end` is at most the frame's size.
+  void prepare(uint64_t end);
+
+  /// Writes `bytes` at `offset`. Returns false, writing nothing, when they
+  /// reach beyond the prepared part of the frame.
+  bool land(uint64_t offset, std::span<const std::byte> bytes);
+
+  /// Returns the owned frame's bytes and leaves this empty. REQUIRES: every
+  /// byte has landed (the puller takes a frame only then; before, a reused
+  /// buffer still holds an earlier message's bytes).
+  std::vector<std::byte> take();
+
+  /// Seals the store object and returns its handle; this is empty after.
+  caf::expected<store::object_ref> seal();
+
+private:
+  /// Where chunks land: the store object's bytes or the prepared part of
+  /// the owned frame (empty once sealed or taken). Requires `mtx_`.
+  std::span<std::byte> target() {
+    return object_ ? object_.bytes() : std::span<std::byte>{buf_};
+  }
+
+  std::mutex mtx_;
+  /// The owned frame: its capacity is the frame's size, its size the part
+  /// prepared so far.
+  std::vector<std::byte> buf_;
+  store::object_builder object_;
+};
+
+} // namespace ferry::detail

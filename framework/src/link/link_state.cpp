@@ -1,0 +1,544 @@
+// link_state: sending, receiving and going down, across the link's parts
+// (see link/link_state.hpp).
+#include "link/link_state.hpp"
+
+#include "link/atoms.hpp"
+#include "link/puller.hpp"
+#include "link/remote_proxy.hpp"
+#include "node/node_impl.hpp"
+
+#include "ferry/errc.hpp"
+
+#include "ferry/serializers/detail/error.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/make_actor.hpp>
+#include <caf/send.hpp>
+
+#include <algorithm>
+
+namespace ferry::detail {
+
+namespace {
+
+/// Whether this thread is inside link_state::deliver (see send).
+thread_local bool delivering = false;
+
+/// Sends a link's batch when its outbox asks (see link/outbox.hpp).
+caf::behavior flusher(caf::event_based_actor*, std::weak_ptr<link_state> link) {
+  return {
+    [link](flush_atom) {
+      if (auto l = link.lock())
+        l->flush();
+    },
+  };
+}
+
+/// Counts a message as taken when it leaves scope (its tickets are redeemed
+/// or cancelled by then).
+struct taken_mark {
+  credit_return& returns;
+  ~taken_mark() { returns.taken(); }
+};
+
+/// Credit goes back in batches of a quarter of the smaller window.
+uint64_t quarter(uint64_t mine, uint64_t theirs) {
+  return std::max<uint64_t>(1, std::min(mine, theirs) / 4);
+}
+
+} // namespace
+
+// -- construction -------------------------------------------------------------
+
+link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
+                       std::vector<std::string> send_families, bool same_host,
+                       uint64_t inbound_token)
+  : alive_(node.live_links()),
+    node_(node),
+    peer_name_(peer.node_name),
+    peer_gateway_(peer.gateway),
+    cfg_(std::move(cfg)),
+    inbound_token_(inbound_token),
+    outbound_token_(peer.link_token),
+    default_actor_(peer.default_actor),
+    sent_by_family_(send_families),
+    received_by_family_(cfg_.deserializers),
+    ctx_{node.registry(), node.store(),      cfg_,
+         node.config().node_name, peer.node_name, same_host,
+         peer.store_token,        counters_},
+    transfers_(cfg_.chunk_size, ctx_.node_name, peer_name_),
+    encoder_(ctx_, std::move(send_families), transfers_),
+    decoder_(ctx_, received_by_family_),
+    outbox_(peer_gateway_, node.gateway_handle(), outbound_token_,
+            cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
+            counters_,
+            [this] { return node_.system().spawn(flusher, weak_from_this()); }),
+    window_(cfg_.window_bytes, cfg_.window_messages, cfg_.send_timeout,
+            [this] { send_control(credit_probe{}, nullptr); }, counters_,
+            peer_name_),
+    returns_(quarter(cfg_.window_bytes, peer.window_bytes),
+             quarter(cfg_.window_messages, peer.window_messages)),
+    held_(cfg_.max_held_bytes, cfg_.max_held_messages),
+    actors_(cfg_.max_proxies, cfg_.max_spawned_actors,
+            [this](uint64_t id) { return make_proxy(id); }),
+    inbox_([this] {
+      return spawn_puller(node_.system(), weak_from_this(), node_.places());
+    }) {
+  if (peer.window_bytes > cfg_.max_held_bytes
+      || peer.window_messages > cfg_.max_held_messages)
+    node_.log("node " + peer_name_ + " sends with a credit window of "
+              + std::to_string(peer.window_messages) + " messages and "
+              + std::to_string(peer.window_bytes)
+              + " bytes, above what this node holds of a peer's ("
+              + std::to_string(cfg_.max_held_messages) + " messages, "
+              + std::to_string(cfg_.max_held_bytes)
+              + " bytes): when this node's actors fall behind, its messages "
+                "beyond that are refused (receiver_full); raise "
+                "ferry.link.max-held-messages / max-held-bytes here or "
+                "lower window-messages / window-bytes there");
+}
+
+link_state::~link_state() = default;
+
+bool link_state::admits(uint64_t token, const char* what) {
+  if (token == inbound_token_)
+    return true;
+  ++counters_.dropped_wrong_token;
+  log_limited(log_topic::wrong_token,
+              std::string{"dropped "} + what + " said to come from node "
+                + peer_name_
+                + " without this link's token: a third node forged it "
+                  "(CAF believes the source node a peer writes into a "
+                  "routed message), or it is left over from an earlier "
+                  "link to node " + peer_name_);
+  return false;
+}
+
+void link_state::log_limited(log_topic topic, const std::string& line) {
+  if (auto out = logged_[static_cast<size_t>(topic)].pass(line))
+    node_.log(*out);
+}
+
+// -- sending ------------------------------------------------------------------
+
+caf::error
+link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
+                           caf::message_id mid, const caf::message& msg,
+                           std::vector<store::transfer_ticket>& tickets,
+                           std::vector<uint64_t>& transfers,
+                           inline_one<std::string>& families,
+                           wire_message& out) {
+  auto sender_id = sender ? export_actor(sender) : uint64_t{0};
+  return encoder_.encode_message(target, sender_id, mid, msg, tickets,
+                                 transfers, families, out);
+}
+
+void link_state::release_unsent(
+  const std::vector<store::transfer_ticket>& tickets,
+  const std::vector<uint64_t>& transfers) {
+  if (auto* store = node_.store())
+    for (auto& ticket : tickets)
+      static_cast<void>(store->cancel(ticket));
+  for (auto id : transfers)
+    transfers_.finish(id);
+}
+
+caf::error link_state::send(uint64_t target,
+                            const caf::strong_actor_ptr& sender,
+                            caf::message_id mid, caf::message msg,
+                            caf::execution_unit* host) {
+  if (down_)
+    return caf::make_error(errc::link_down,
+                           "the link to node " + peer_name_ + " is down");
+  std::vector<store::transfer_ticket> tickets;
+  std::vector<uint64_t> transfers;
+  inline_one<std::string> families;
+  auto fail = [&](caf::error err) {
+    release_unsent(tickets, transfers);
+    ++counters_.send_errors;
+    return err;
+  };
+  wire_message out;
+  if (auto err = encode_message(target, sender, mid, msg, tickets, transfers,
+                                families, out))
+    return fail(std::move(err));
+  auto size = wire_size(out);
+  // Responses never wait, and neither does a delivery: a message delivered
+  // to a proxy of another link (an actor forwarded from a third node) is
+  // sent on the thread reading CAF's messages, which must not stop reading
+  // for credit that it would itself have to read.
+  if (auto err = window_.acquire(size, !mid.is_response() && !delivering))
+    return fail(std::move(err));
+  ++counters_.messages_sent;
+  for (auto& family : families)
+    sent_by_family_.count(family);
+  // Once the link is down, the table takes no request: shut_down answers
+  // every one it holds with link_down, and this one gets it here.
+  if (mid.is_request() && sender && !requests_.add(sender, mid))
+    return fail(caf::make_error(errc::link_down, "the link to node "
+                                                   + peer_name_
+                                                   + " went down"));
+  if (!outbox_.post(std::move(out), size, tickets, transfers, host)) {
+    // The link went down meanwhile: nobody would cancel these, and the
+    // message goes nowhere (a request hears of it from shut_down).
+    release_unsent(tickets, {});
+  }
+  return caf::none;
+}
+
+void link_state::on_credit(const credit& x) {
+  ++counters_.credits_received;
+  window_.release(x.bytes, x.messages);
+  // The peer redeemed or cancelled the frame tickets of the messages it
+  // took; what is left of a handle's ticket inside a message it refused
+  // before decoding goes now.
+  release_unsent(tickets_.taken(x.delivered), {});
+  transfers_.taken(x.delivered);
+}
+
+void link_state::on_probe() {
+  if (auto batch = returns_.probed())
+    send_control(*batch, nullptr);
+}
+
+void link_state::return_credit(uint64_t bytes, bool held) {
+  if (held)
+    held_.release(bytes);
+  if (auto batch = returns_.processed(bytes))
+    send_control(*batch, nullptr);
+}
+
+// -- receiving ----------------------------------------------------------------
+
+caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
+  if (!held_.fits(wire_size)
+      && !requests_.claim_held_answer(msg.target, caf::message_id{msg.mid})) {
+    auto& me = ctx_.node_name;
+    return caf::make_error(
+      errc::receiver_full,
+      "node " + me + " holds " + std::to_string(held_.messages())
+        + " messages (" + std::to_string(held_.bytes()) + " bytes) from node "
+        + peer_name_ + " that its actors have not processed yet; its limits "
+        + "are " + std::to_string(held_.max_messages()) + " messages and "
+        + std::to_string(held_.max_bytes())
+        + " bytes (max-held-messages, max-held-bytes); this message ("
+        + std::to_string(wire_size) + " bytes, to actor "
+        + std::to_string(msg.target) + ") is refused: node " + peer_name_
+        + " sends beyond its credit window, or its window-messages or "
+          "window-bytes exceed these limits; lower them on node "
+        + peer_name_ + " or raise ferry.link.max-held-messages / "
+        + "max-held-bytes on node " + me);
+  }
+  held_.hold(wire_size);
+  return caf::none;
+}
+
+void link_state::receive(wire_message& msg, uint64_t wire_size,
+                         caf::execution_unit* host) {
+  if (auto err = hold(msg, wire_size)) {
+    // Its credit goes back all the same: a well-behaved sender whose window
+    // exceeds this node's limits keeps its window.
+    refuse_taken(msg, wire_size, std::move(err), host, false);
+    return;
+  }
+  caf::actor wake;
+  switch (inbox_.push(msg, wire_size, wake)) {
+    case pull_queue::outcome::deliver_now:
+      deliver(msg, wire_size, host);
+      break;
+    case pull_queue::outcome::queued:
+      break;
+    case pull_queue::outcome::queued_wake:
+      caf::anon_send(wake, pull_atom::value);
+      break;
+  }
+}
+
+void link_state::refuse(wire_message& msg, caf::error reason,
+                        credit_token& token, caf::execution_unit* host) {
+  ++counters_.refusals;
+  caf::message_id mid{msg.mid};
+  // Cancel tickets of store frames not redeemed yet (a peer sharing the
+  // store only: another host's could cancel tickets it guessed), release
+  // pulled frames.
+  auto* store = node_.store();
+  for (auto& element : msg.elements)
+    for (auto& frame : element.frames) {
+      auto kind = static_cast<frame_kind>(frame.kind);
+      if (kind == frame_kind::store_object && store != nullptr
+          && ctx_.same_host) {
+        store::transfer_ticket ticket;
+        ticket.object = store::object_id{frame.object_id};
+        ticket.id = frame.ticket;
+        static_cast<void>(store->cancel(ticket));
+      } else if (is_pulled(kind)) {
+        send_control(transfer_done{frame.ticket}, host);
+      }
+    }
+  token.release();
+  if (mid.is_request()) {
+    wire_message answer;
+    answer.target = msg.sender;
+    answer.sender = msg.target;
+    answer.mid = mid.response_id().integer_value();
+    answer.error = reason;
+    auto size = wire_size(answer);
+    if (window_.acquire(size, false) == caf::none)
+      static_cast<void>(outbox_.post(std::move(answer), size, {}, {}, host));
+  } else {
+    log_limited(log_topic::refused, "refused a message from node "
+                                      + peer_name_ + ": " + render(reason));
+    send_control(refusal{msg.target, reason}, host);
+  }
+}
+
+void link_state::refuse_taken(wire_message& msg, uint64_t wire_size,
+                              caf::error reason, caf::execution_unit* host,
+                              bool held) {
+  auto token = take(wire_size, held);
+  taken_mark mark{returns_};
+  refuse(msg, std::move(reason), token, host);
+}
+
+void link_state::deliver(wire_message& msg, uint64_t wire_size,
+                         caf::execution_unit* host) {
+  struct delivery_scope {
+    bool outer = std::exchange(delivering, true);
+    ~delivery_scope() { delivering = outer; }
+  } scope;
+  ++counters_.messages_received;
+  auto token = take(wire_size);
+  taken_mark mark{returns_};
+  caf::message_id mid{msg.mid};
+  // Answered, delivered or not: a response that cannot be delivered must
+  // not keep its request's entry for the link's lifetime.
+  if (mid.is_response())
+    requests_.answered(msg.target, mid);
+  auto target = actors_.exported(msg.target);
+  if (!target)
+    target = node_.exposed(msg.target);
+  if (!target) {
+    refuse(msg, caf::make_error(errc::no_such_actor,
+                           "node " + ctx_.node_name + " has no actor "
+                             + std::to_string(msg.target) + " for node "
+                             + peer_name_
+                             + " (terminated or never exposed)"),
+           token, host);
+    return;
+  }
+  auto fail = [&](caf::error reason) {
+    if (mid.is_response()) {
+      // The requester gets the reason now instead of waiting out its
+      // timeout; the peer hears of it too (refuse).
+      target->enqueue(caf::make_mailbox_element(nullptr, mid, {}, reason),
+                      host);
+    }
+    refuse(msg, std::move(reason), token, host);
+  };
+  caf::strong_actor_ptr sender;
+  if (msg.sender != 0) {
+    auto made = sender_proxy(msg.sender);
+    if (made) {
+      sender = std::move(*made);
+    } else if (!mid.is_response()) {
+      fail(std::move(made.error()));
+      return;
+    }
+    // A response still reaches its requester, without a sender: the
+    // requester waits for it, and it takes no slot in the table.
+  }
+  auto content = [&]() -> caf::expected<caf::message> {
+    // Decoders turn what they throw into errors; this catches the rest (an
+    // allocation failing outside them, say): a refusal, never a dead node.
+    try {
+      return decoder_.decode_message(msg);
+    } catch (...) {
+      return caf::make_error(errc::decode_failed,
+                             "decoding a message from node " + peer_name_
+                               + " threw: "
+                               + serializers::detail::current_exception_text());
+    }
+  }();
+  if (!content) {
+    fail(std::move(content.error()));
+    return;
+  }
+  target->enqueue(caf::mailbox_element_ptr{new credited_element(
+                    std::move(sender), mid, std::move(*content),
+                    std::move(token))},
+                  host);
+}
+
+caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
+  auto reply = transfers_.serve(req);
+  if (reply)
+    counters_.bytes_pulled_by_peer += req.length;
+  return reply;
+}
+
+void link_state::on_refusal(const refusal& x) {
+  // Counted after the log line, so whoever sees the count sees the line.
+  log_limited(log_topic::refused_by_peer,
+              "node " + peer_name_ + " refused a message: " + render(x.reason));
+  ++counters_.refused_by_peer;
+}
+
+// -- actors -------------------------------------------------------------------
+
+caf::strong_actor_ptr link_state::make_proxy(uint64_t id) {
+  auto& sys = node_.system();
+  caf::actor_config cfg;
+  return caf::make_actor<remote_proxy, caf::strong_actor_ptr>(
+    sys.next_actor_id(), sys.node(), &sys, cfg, weak_from_this(), id);
+}
+
+caf::expected<caf::strong_actor_ptr> link_state::sender_proxy(uint64_t id) {
+  if (auto result = actors_.proxy(id, true))
+    return result;
+  return caf::make_error(
+    errc::too_many_proxies,
+    "node " + ctx_.node_name + " refused a message from actor "
+      + std::to_string(id) + " of node " + peer_name_ + ": the link keeps "
+      + std::to_string(cfg_.max_proxies) + " proxies of that node's live "
+      + "actors already (max-proxies); raise ferry.link.max-proxies (or "
+      + "ferry.links." + peer_name_ + ") if the peer has that many actors "
+      + "talking to this node");
+}
+
+uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
+  auto id = whom->id();
+  if (!actors_.add_export(whom))
+    return id;
+  std::weak_ptr<link_state> weak = weak_from_this();
+  whom->get()->attach_functor([weak, id](const caf::error& reason) {
+    if (auto link = weak.lock()) {
+      link->actors_.remove_export(id);
+      // Nobody is left to answer: a request the peer never answers (a
+      // response promise dropped there, which CAF 0.17 does not report)
+      // would otherwise stay until the link goes down.
+      link->requests_.forget(id);
+      link->send_control(down_notice{id, reason}, nullptr);
+    }
+  });
+  return id;
+}
+
+caf::expected<spawn_slot>
+link_state::reserve_spawn(const std::string& type_name) {
+  if (auto slot = actors_.reserve_spawn())
+    return std::move(*slot);
+  auto& me = ctx_.node_name;
+  auto where = "node " + me + " refused to spawn \"" + type_name
+               + "\" for node " + peer_name_ + ": ";
+  if (actors_.max_spawned() == 0)
+    return caf::make_error(
+      errc::too_many_actors,
+      where + "its link to that node allows no spawns (max-spawned-actors "
+        "is 0); to allow them, set max-spawned-actors above 0 on node "
+        + me + " in [ferry.link] or for " + peer_name_ + " in [ferry.links]");
+  return caf::make_error(
+    errc::too_many_actors,
+    where + "that node has " + std::to_string(actors_.max_spawned())
+      + " live actors spawned here already (max-spawned-actors); let some "
+        "of them end, or raise ferry.link.max-spawned-actors (or "
+        "ferry.links." + peer_name_ + ") on node " + me);
+}
+
+void link_state::adopt_spawned(spawn_slot slot, caf::actor whom) {
+  // A closed table (the link went down) adopts nothing: the actor ends now.
+  if (!actors_.adopt(std::move(slot), whom)) {
+    caf::anon_send_exit(whom, caf::exit_reason::remote_link_unreachable);
+    return;
+  }
+  // Attached after adopting: for an actor that ended already, the functor
+  // runs at once. `whom` keeps the actor alive meanwhile.
+  auto id = whom.id();
+  std::weak_ptr<link_state> weak = weak_from_this();
+  caf::actor_cast<caf::abstract_actor*>(whom)->attach_functor([weak, id] {
+    if (auto link = weak.lock())
+      link->actors_.remove_spawned(id);
+  });
+}
+
+void link_state::on_down(uint64_t id, const caf::error& reason,
+                         caf::execution_unit* host) {
+  if (auto victim = actors_.on_down(id, reason))
+    kill_proxy(victim, reason, host);
+}
+
+void link_state::shut_down(const caf::error& reason,
+                           caf::execution_unit* host) {
+  if (down_.exchange(true))
+    return;
+  window_.close();
+  auto flusher = outbox_.close();
+  // Released at the end of this function: dropping the last reference to an
+  // actor runs its cleanup on this thread.
+  auto actors = actors_.close();
+  for (auto& [id, child] : actors.spawned)
+    caf::anon_send_exit(child, caf::exit_reason::remote_link_unreachable);
+  // Store objects the peer never redeemed go before pending requests fail
+  // and proxies die: a requester whose request failed with link_down finds
+  // their memory freed.
+  release_unsent(tickets_.close(), {});
+  transfers_.clear();
+  if (auto puller = inbox_.close())
+    caf::anon_send_exit(puller, caf::exit_reason::remote_link_unreachable);
+  if (flusher)
+    caf::anon_send_exit(flusher, caf::exit_reason::remote_link_unreachable);
+  for (auto& victim : actors.proxies)
+    kill_proxy(victim, reason, host);
+  // Fail every request still waiting for an answer from the peer.
+  for (auto& entry : requests_.close())
+    if (auto requester
+        = caf::actor_cast<caf::strong_actor_ptr>(entry.requester))
+      requester->enqueue(
+        caf::make_mailbox_element(
+          nullptr, entry.mid.response_id(), {},
+          caf::make_error(errc::link_down,
+                          "the link to node " + peer_name_
+                            + " went down before the response arrived: "
+                            + render(reason))),
+        host);
+}
+
+// -- stats --------------------------------------------------------------------
+
+link_stats link_state::snapshot() const {
+  link_stats result;
+  result.peer = peer_name_;
+  result.same_host = ctx_.same_host;
+  result.send_families = encoder_.send_families();
+  result.messages_sent = counters_.messages_sent;
+  result.messages_received = counters_.messages_received;
+  result.bytes_inline_sent = counters_.bytes_inline_sent;
+  result.bytes_inline_received = counters_.bytes_inline_received;
+  result.bytes_spilled_sent = counters_.bytes_spilled_sent;
+  result.bytes_spilled_received = counters_.bytes_spilled_received;
+  result.bytes_pulled_by_peer = counters_.bytes_pulled_by_peer;
+  result.bytes_pulled = counters_.bytes_pulled;
+  result.refusals = counters_.refusals;
+  result.refused_by_peer = counters_.refused_by_peer;
+  result.send_errors = counters_.send_errors;
+  result.credit_waits = counters_.credit_waits;
+  result.peak_in_flight_bytes = counters_.peak_in_flight_bytes;
+  result.held_messages = held_.messages();
+  result.held_bytes = held_.bytes();
+  result.pending_requests = requests_.size();
+  result.credits_received = counters_.credits_received;
+  result.batches_sent = counters_.batches_sent;
+  result.messages_batched = counters_.messages_batched;
+  result.dropped_wrong_token = counters_.dropped_wrong_token;
+  result.tickets_in_transit = tickets_.size();
+  result.transfers_held = transfers_.size();
+  result.proxies = actors_.proxies();
+  result.spawned_actors = actors_.spawned();
+  result.sent_by_family = sent_by_family_.snapshot();
+  result.received_by_family = received_by_family_.snapshot();
+  return result;
+}
+
+} // namespace ferry::detail

@@ -1,0 +1,320 @@
+// link_state: one link between this node and a peer node.
+//
+// A message's way over a link (docs/architecture.md, "A message's way"):
+//
+//   sender actor --enqueue--> remote_proxy (this node, sender's thread)
+//     encoder: encode with the link's family, spill or hold large frames
+//     credit_window: take credit;  outbox: number, batch, send
+//   --wire_message--> peer's gateway proxy (CAF) --BASP--> peer's gateway
+//     (peer node, the thread reading CAF's messages): token check,
+//     held_limits, pull_queue (behind pulled frames), decoder, deliver
+//   --credited_element--> target actor; when the target has processed the
+//     message, credit_return sends the credit back.
+//
+// The link composes parts with one job each, each guarding its own state:
+// encoder, decoder, outbox (with ticket_ledger and transfer_table),
+// credit_window (sender), credit_return and held_limits (receiver),
+// pending_requests, actor_table, pull_queue, and counters. link_state holds
+// no lock of its own; what spans parts lives here: sending (encode, credit,
+// post), receiving (hold, deliver or refuse), and going down.
+//
+// Invariants:
+// - Every wire_message a node sends takes credit for `wire_size(msg)` bytes
+//   and one message; the receiving node returns exactly that credit once the
+//   target actor has processed (or the node refused) the message.
+// - A ticket exported for a store frame or an in-band handle is either
+//   redeemed by the receiver or cancelled (receiver refusal, send failure,
+//   link down).
+// - Once down, the link sends nothing, fails every pending request with
+//   `link_down`, terminates its proxies and the actors the peer spawned.
+//
+// Thread-safety: every member function may be called from any thread.
+// Proxies, the puller and credit tokens hold the link weakly; the node
+// holds it strongly while it is up.
+#pragma once
+
+#include "activity_counter.hpp"
+#include "link/actor_table.hpp"
+#include "link/credit_return.hpp"
+#include "link/credit_window.hpp"
+#include "link/credited_element.hpp"
+#include "link/decoder.hpp"
+#include "link/encoder.hpp"
+#include "link/held_limits.hpp"
+#include "link/link_context.hpp"
+#include "link/link_counters.hpp"
+#include "link/outbox.hpp"
+#include "link/pending_requests.hpp"
+#include "link/pull_queue.hpp"
+#include "link/ticket_ledger.hpp"
+#include "link/transfer_table.hpp"
+#include "log_limiter.hpp"
+#include "wire/control.hpp"
+#include "wire/message.hpp"
+
+#include "ferry/link_config.hpp"
+#include "ferry/link_stats.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/make_message.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ferry::detail {
+
+class node_impl;
+
+class link_state : public std::enable_shared_from_this<link_state> {
+public:
+  /// `inbound_token` is the token this node named in its hello to the peer
+  /// (the peer's own is in `peer`).
+  link_state(node_impl& node, const hello& peer, link_config cfg,
+             std::vector<std::string> send_families, bool same_host,
+             uint64_t inbound_token);
+
+  ~link_state();
+
+  // -- identity ---------------------------------------------------------------
+
+  const std::string& peer_name() const { return peer_name_; }
+  const caf::actor& peer_gateway() const { return peer_gateway_; }
+  const link_config& config() const { return cfg_; }
+  bool is_down() const { return down_.load(); }
+  node_impl& node() { return node_; }
+
+  /// The token this node expects on what the peer sends over this link.
+  uint64_t inbound_token() const { return inbound_token_; }
+  /// The token the peer expects on what this node sends it.
+  uint64_t outbound_token() const { return outbound_token_; }
+
+  /// Whether `token` is this link's; if not, counts and logs the drop of
+  /// `what` (a forgery by a third node, or left over from an earlier link).
+  bool admits(uint64_t token, const char* what);
+
+  /// Returns the id of the peer's published default actor (0: none).
+  uint64_t default_actor() const { return default_actor_.load(); }
+  void set_default_actor(uint64_t id) { default_actor_ = id; }
+
+  // -- sending ----------------------------------------------------------------
+
+  /// Encodes `msg` and sends it to actor `target` on the peer. `sender` and
+  /// `mid` keep CAF's request/response semantics. Returns an error (and
+  /// sends nothing) when encoding fails, the message is too large, the link
+  /// is down, or no credit came within `send_timeout`.
+  caf::error send(uint64_t target, const caf::strong_actor_ptr& sender,
+                  caf::message_id mid, caf::message msg,
+                  caf::execution_unit* host);
+
+  /// Encodes `msg` for actor `target` of the peer into `out` (see
+  /// `encoder::encode_message`), exporting `sender` to the peer.
+  caf::error encode_message(uint64_t target,
+                            const caf::strong_actor_ptr& sender,
+                            caf::message_id mid, const caf::message& msg,
+                            std::vector<store::transfer_ticket>& tickets,
+                            std::vector<uint64_t>& transfers,
+                            inline_one<std::string>& families,
+                            wire_message& out);
+
+  /// Cancels the store tickets and releases the transfers of a message that
+  /// was not sent.
+  void release_unsent(const std::vector<store::transfer_ticket>& tickets,
+                      const std::vector<uint64_t>& transfers);
+
+  /// Sends a control message (a wire type with a `token`) to the peer's
+  /// gateway, with the link's token, after the messages posted before it.
+  template <class T>
+  void send_control(T x, caf::execution_unit* host) {
+    if (down_)
+      return;
+    x.token = outbound_token_;
+    outbox_.send_control(caf::make_message(std::move(x)), host);
+  }
+
+  /// Sends the batch of small messages the link holds (its flusher).
+  void flush() { outbox_.flush(); }
+
+  /// Takes credit returned by the peer: wakes waiting senders and forgets
+  /// the store tickets and transfers of messages the peer has taken.
+  void on_credit(const credit& x);
+
+  /// A sender on the peer waits for credit: return what is processed now and
+  /// the rest as soon as it is processed.
+  void on_probe();
+
+  /// Called by `credit_token`: the local target processed `bytes` (of a
+  /// message counted as held when `held`).
+  void return_credit(uint64_t bytes, bool held);
+
+  // -- receiving --------------------------------------------------------------
+
+  /// Takes a message from the peer: delivers it at once, or queues it behind
+  /// messages whose large frames are still being pulled (order is kept).
+  void receive(wire_message& msg, uint64_t wire_size,
+               caf::execution_unit* host);
+
+  /// Decodes `msg` and delivers it to its target. Refuses (and answers the
+  /// sender with a typed error) what it cannot deliver.
+  void deliver(wire_message& msg, uint64_t wire_size,
+               caf::execution_unit* host);
+
+  /// Refuses a message taken off the link without `deliver` (a pull that
+  /// failed, or one beyond the held limits): also returns its credit, and
+  /// what it held of the peer's when `held`.
+  void refuse_taken(wire_message& msg, uint64_t wire_size, caf::error reason,
+                    caf::execution_unit* host, bool held = true);
+
+  /// Returns the next message queued behind pulled frames, or nothing (then
+  /// the queue is idle).
+  std::optional<std::pair<wire_message, uint64_t>> take_queued() {
+    return inbox_.take();
+  }
+
+  /// Decodes every element of `msg` (allowlist, limits, store frames).
+  caf::expected<caf::message> decode_message(wire_message& msg) {
+    return decoder_.decode_message(msg);
+  }
+
+  /// Creates the local copy of object `object_id` of the peer's store (see
+  /// `decoder::create_import`).
+  caf::expected<store::object_builder> create_import(uint64_t object_id,
+                                                     uint64_t size) {
+    return decoder_.create_import(object_id, size);
+  }
+
+  /// Serves a chunk of a frame this node holds for the peer.
+  caf::expected<chunk_reply> serve_chunk(const chunk_request& req);
+
+  /// The peer has (or gave up on) a pulled frame: release it.
+  void finish_transfer(uint64_t id) { transfers_.finish(id); }
+
+  /// Counts bytes pulled from the peer.
+  void count_pulled(uint64_t n) { counters_.bytes_pulled += n; }
+
+  /// The peer refused a one-way message of this node's: logs and counts.
+  void on_refusal(const refusal& x);
+
+  /// What a link logs about messages it could not pass on.
+  enum class log_topic {
+    /// This node refused a one-way message from the peer.
+    refused,
+    /// The peer refused a one-way message of this node's.
+    refused_by_peer,
+    /// A one-way message of this node's could not be sent.
+    send_failed,
+    /// A message said to come from the peer lacked the link's token.
+    wrong_token,
+  };
+
+  /// Logs `line` on `topic`: at most one line a second for each topic, the
+  /// next one counting the lines left out.
+  void log_limited(log_topic topic, const std::string& line);
+
+  // -- actors -----------------------------------------------------------------
+
+  /// Returns the proxy for actor `id` of the peer, creating it if needed
+  /// (a proxy of an actor the peer reported down is returned terminated).
+  /// For this node's own calls (`remote_actor`, `remote_spawn`): made even
+  /// when the link holds `max_proxies` already.
+  caf::strong_actor_ptr proxy(uint64_t id) { return actors_.proxy(id, false); }
+
+  /// Returns the proxy for actor `id` of the peer, named as a message's
+  /// sender; `too_many_proxies` when making it would exceed `max_proxies`.
+  caf::expected<caf::strong_actor_ptr> sender_proxy(uint64_t id);
+
+  /// Makes a local actor reachable by the peer under its id (for responses
+  /// and replies); the peer learns when it terminates.
+  uint64_t export_actor(const caf::strong_actor_ptr& whom);
+
+  /// Returns a local actor the peer may address, or null.
+  caf::strong_actor_ptr exported(uint64_t id) { return actors_.exported(id); }
+
+  /// Takes a slot for an actor the peer asks this node to spawn (of type
+  /// `type_name`); `too_many_actors` when the peer has
+  /// `max_spawned_actors` live ones here already. The caller keeps the link
+  /// alive while it holds the slot.
+  caf::expected<spawn_slot> reserve_spawn(const std::string& type_name);
+
+  /// Records an actor spawned for the peer in `slot`: it is terminated when
+  /// the link goes down (the spawning node owns it), and forgotten when it
+  /// ends.
+  void adopt_spawned(spawn_slot slot, caf::actor whom);
+
+  /// The peer reports that its actor `id` terminated.
+  void on_down(uint64_t id, const caf::error& reason,
+               caf::execution_unit* host);
+
+  /// Marks the link down: proxies terminate with `reason`, waiting senders
+  /// fail, tickets in transit are cancelled, pending requests fail.
+  void shut_down(const caf::error& reason, caf::execution_unit* host);
+
+  // -- stats ------------------------------------------------------------------
+
+  link_stats snapshot() const;
+
+private:
+  /// Refuses `msg`: cancels its store tickets, releases `token` (the
+  /// message's credit and what it held), then answers a request with
+  /// `reason` or reports a one-way message to the sender's node (and logs
+  /// it). A sender that reacts to the refusal thus finds the message gone
+  /// from this node's held limits.
+  void refuse(wire_message& msg, caf::error reason, credit_token& token,
+              caf::execution_unit* host);
+
+  /// Counts a message of `wire_size` bytes from the peer as held until its
+  /// credit returns; `receiver_full` when the link holds `max_held_bytes` or
+  /// `max_held_messages` of the peer's already (and the message answers no
+  /// request of this node).
+  caf::error hold(const wire_message& msg, uint64_t wire_size);
+
+  /// Returns the credit for a message taken off the link when the token is
+  /// destroyed (after the target processed it).
+  credit_token take(uint64_t wire_size, bool held = true) {
+    return credit_token{weak_from_this(), wire_size, held};
+  }
+
+  /// Makes a live proxy for the peer's actor `id` (actor_table's factory).
+  caf::strong_actor_ptr make_proxy(uint64_t id);
+
+  // The node's count of live links: first, so it leaves last.
+  activity_counter::scope alive_;
+  node_impl& node_;
+  const std::string peer_name_;
+  const caf::actor peer_gateway_;
+  const link_config cfg_;
+  const uint64_t inbound_token_;
+  const uint64_t outbound_token_;
+  std::atomic<bool> down_{false};
+  std::atomic<uint64_t> default_actor_;
+
+  link_counters counters_;
+  family_counters sent_by_family_;
+  family_counters received_by_family_;
+  link_context ctx_;
+
+  transfer_table transfers_;
+  ticket_ledger tickets_;
+  encoder encoder_;
+  decoder decoder_;
+  outbox outbox_;
+  credit_window window_;
+  credit_return returns_;
+  held_limits held_;
+  pending_requests requests_;
+  actor_table actors_;
+  pull_queue inbox_;
+
+  // One limiter per log_topic.
+  std::array<log_limiter, 4> logged_{log_limiter{std::chrono::seconds{1}},
+                                     log_limiter{std::chrono::seconds{1}},
+                                     log_limiter{std::chrono::seconds{1}},
+                                     log_limiter{std::chrono::seconds{1}}};
+};
+
+} // namespace ferry::detail

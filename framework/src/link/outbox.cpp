@@ -1,0 +1,127 @@
+// outbox: ordered sending and batching (see link/outbox.hpp).
+#include "link/outbox.hpp"
+
+#include "link/atoms.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/make_message.hpp>
+#include <caf/send.hpp>
+
+namespace ferry::detail {
+
+namespace {
+
+// Messages up to this size may join a batch; a batch holds at most this many
+// bytes.
+constexpr uint64_t batch_item_bytes = 16 * 1024;
+constexpr uint64_t batch_bytes_limit = 256 * 1024;
+// Receivers refuse larger batches (wire_batch::load); a batch is flushed once
+// it reaches batch_bytes_limit, and wire_size counts every message as at
+// least wire_overhead bytes.
+static_assert(batch_bytes_limit / wire_overhead + 1 <= max_batch_messages);
+
+} // namespace
+
+outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway,
+               uint64_t token, uint32_t batch_messages,
+               std::chrono::microseconds batch_gap, ticket_ledger& tickets,
+               transfer_table& transfers, link_counters& counters,
+               std::function<caf::actor()> spawn_flusher)
+  : peer_gateway_(std::move(peer_gateway)),
+    own_gateway_(caf::actor_cast<caf::strong_actor_ptr>(own_gateway)),
+    token_(token),
+    batch_messages_(batch_messages),
+    batch_gap_(batch_gap),
+    tickets_(tickets),
+    transfers_(transfers),
+    counters_(counters),
+    spawn_flusher_(std::move(spawn_flusher)) {
+  // nop
+}
+
+bool outbox::post(wire_message&& msg, uint64_t size,
+                  const std::vector<store::transfer_ticket>& tickets,
+                  const std::vector<uint64_t>& transfer_ids,
+                  caf::execution_unit* host) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  msg.token = token_;
+  auto seq = posted_++;
+  transfers_.record(seq, transfer_ids);
+  // Kept until the peer's credit says it took the message; cancelled when
+  // the link dies before that.
+  if (!tickets.empty() && !tickets_.record(seq, tickets, msg))
+    return false;
+  // A small message close behind the previous one joins the batch; the
+  // flusher (or a full batch) sends it. Anything else goes out at once,
+  // after the batch.
+  auto now = std::chrono::steady_clock::now();
+  auto burst = now - last_post_ < batch_gap_;
+  last_post_ = now;
+  if (burst && batch_messages_ > 1 && size <= batch_item_bytes) {
+    batch_bytes_ += size;
+    batch_.emplace_back(std::move(msg));
+    if (batch_.size() >= batch_messages_ || batch_bytes_ >= batch_bytes_limit) {
+      flush_locked(host);
+    } else if (!flush_scheduled_ && !closed_) {
+      flush_scheduled_ = true;
+      if (!flusher_)
+        flusher_ = spawn_flusher_();
+      caf::anon_send(flusher_, flush_atom::value);
+    }
+    return true;
+  }
+  flush_locked(host);
+  enqueue_locked(caf::make_message(std::move(msg)), host);
+  return true;
+}
+
+void outbox::send_control(caf::message msg, caf::execution_unit* host) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  flush_locked(host);
+  enqueue_locked(std::move(msg), host);
+}
+
+void outbox::flush() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  flush_scheduled_ = false;
+  flush_locked(nullptr);
+}
+
+void outbox::flush_locked(caf::execution_unit* host) {
+  if (batch_.empty())
+    return;
+  if (batch_.size() == 1) {
+    enqueue_locked(caf::make_message(std::move(batch_.front())), host);
+  } else {
+    ++counters_.batches_sent;
+    counters_.messages_batched += batch_.size();
+    wire_batch batch;
+    batch.messages.swap(batch_);
+    enqueue_locked(caf::make_message(std::move(batch)), host);
+  }
+  batch_.clear();
+  batch_bytes_ = 0;
+}
+
+void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
+  if (closed_)
+    return;
+  peer_gateway_->enqueue(caf::make_mailbox_element(own_gateway_,
+                                                   caf::make_message_id(), {},
+                                                   std::move(msg)),
+                         host);
+}
+
+caf::actor outbox::close() {
+  std::vector<wire_message> dropped; // released after the lock
+  caf::actor flusher;
+  std::lock_guard<std::mutex> guard{mtx_};
+  closed_ = true;
+  dropped.swap(batch_);
+  batch_bytes_ = 0;
+  flusher.swap(flusher_);
+  return flusher;
+}
+
+} // namespace ferry::detail

@@ -1,0 +1,94 @@
+// outbox: sends a link's wire messages in order, batching small ones.
+//
+// Wire messages go out in the order of their sequence numbers (one lock
+// around numbering and enqueueing), so the peer's `credit::delivered` count
+// says which were taken; the store tickets and transfers of each message
+// are recorded under the same lock (`ticket_ledger`, `transfer_table`), in
+// that order too. Control messages go out after the messages posted before
+// them.
+//
+// Batching: a small message (up to 16 KiB) posted within `batch_gap` of the
+// previous one joins a batch instead of going out alone; the batch is sent
+// as one `wire_batch` when it holds `batch_messages` messages or 256 KiB,
+// or when the flusher actor runs (scheduled when the first message joined).
+// A message after a pause goes out at once, so request/response latency is
+// unchanged.
+//
+// Thread-safety: every member function may be called from any thread; one
+// mutex guards the sequence, the batch and the enqueueing.
+#pragma once
+
+#include "link/link_counters.hpp"
+#include "link/ticket_ledger.hpp"
+#include "link/transfer_table.hpp"
+#include "wire/message.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/execution_unit.hpp>
+#include <caf/message.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace ferry::detail {
+
+class outbox {
+public:
+  /// Sends to `peer_gateway` as `own_gateway`, with the link's `token`.
+  /// `spawn_flusher` makes the actor that calls `flush` for a pending batch
+  /// (called once, when the first batch starts).
+  outbox(caf::actor peer_gateway, caf::actor own_gateway, uint64_t token,
+         uint32_t batch_messages, std::chrono::microseconds batch_gap,
+         ticket_ledger& tickets, transfer_table& transfers,
+         link_counters& counters, std::function<caf::actor()> spawn_flusher);
+
+  /// Sends `msg` (`size`: its wire_size) in link order, recording `tickets`
+  /// and the transfers `transfer_ids` with its sequence number. Returns
+  /// false, sending nothing, when the ticket ledger is closed (the link went
+  /// down): then the caller cancels the tickets.
+  [[nodiscard]] bool post(wire_message&& msg, uint64_t size,
+                          const std::vector<store::transfer_ticket>& tickets,
+                          const std::vector<uint64_t>& transfer_ids,
+                          caf::execution_unit* host);
+
+  /// Sends a control message after the messages posted before it.
+  void send_control(caf::message msg, caf::execution_unit* host);
+
+  /// Sends the batch held, if any (called by the flusher).
+  void flush();
+
+  /// Drops the batch, sends nothing more, and returns the flusher (null if
+  /// none was spawned) for the caller to stop.
+  caf::actor close();
+
+private:
+  /// Sends the held batch, if any (requires `mtx_`).
+  void flush_locked(caf::execution_unit* host);
+
+  /// Enqueues `msg` to the peer's gateway (requires `mtx_`).
+  void enqueue_locked(caf::message msg, caf::execution_unit* host);
+
+  const caf::actor peer_gateway_;
+  const caf::strong_actor_ptr own_gateway_;
+  const uint64_t token_;
+  const uint32_t batch_messages_;
+  const std::chrono::microseconds batch_gap_;
+  ticket_ledger& tickets_;
+  transfer_table& transfers_;
+  link_counters& counters_;
+  const std::function<caf::actor()> spawn_flusher_;
+
+  std::mutex mtx_;
+  bool closed_ = false;
+  uint64_t posted_ = 0;
+  std::vector<wire_message> batch_;
+  uint64_t batch_bytes_ = 0;
+  bool flush_scheduled_ = false;
+  std::chrono::steady_clock::time_point last_post_;
+  caf::actor flusher_;
+};
+
+} // namespace ferry::detail

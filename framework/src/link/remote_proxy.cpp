@@ -1,0 +1,86 @@
+// remote_proxy: a peer's actor on this node (see link/remote_proxy.hpp).
+#include "link/remote_proxy.hpp"
+
+#include "link/link_state.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/system_messages.hpp>
+
+namespace ferry::detail {
+
+void fail_request(caf::abstract_actor* self, caf::mailbox_element& what,
+                  caf::error err, caf::execution_unit* host) {
+  if (what.sender && what.mid.is_request())
+    what.sender->enqueue(caf::make_mailbox_element(self->ctrl(),
+                                                   what.mid.response_id(), {},
+                                                   std::move(err)),
+                         host);
+}
+
+remote_proxy::remote_proxy(caf::actor_config& cfg,
+                           std::weak_ptr<link_state> link, uint64_t remote_id)
+  : caf::monitorable_actor(cfg), link_(std::move(link)), remote_id_(remote_id) {
+  // nop
+}
+
+void remote_proxy::enqueue(caf::mailbox_element_ptr what,
+                           caf::execution_unit* host) {
+  auto link = link_.lock();
+  if (!link || link->is_down()) {
+    fail_request(this, *what,
+                 caf::make_error(errc::link_down,
+                                 link ? "the link to node " + link->peer_name()
+                                          + " is down"
+                                      : std::string{"the link to the actor's "
+                                                    "node is gone"}),
+                 host);
+    return;
+  }
+  if (getf(is_terminated_flag)) {
+    // The remote actor ended (a down_notice), its node is still connected.
+    std::string reason;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      reason = render(fail_state_);
+    }
+    fail_request(this, *what,
+                 caf::make_error(errc::no_such_actor,
+                                 "actor " + std::to_string(remote_id_)
+                                   + " on node " + link->peer_name()
+                                   + " has terminated (" + reason + ")"),
+                 host);
+    return;
+  }
+  if (what->content().match_elements<caf::exit_msg>()) {
+    // send_exit to a proxy terminates the remote actor.
+    auto& msg = what->content().get_as<caf::exit_msg>(0);
+    link->send_control(exit_request{remote_id_, msg.reason}, host);
+    return;
+  }
+  auto sender = what->sender;
+  auto err = link->send(remote_id_, sender, what->mid,
+                        what->move_content_to_message(), host);
+  if (!err)
+    return;
+  if (what->mid.is_request()) {
+    fail_request(this, *what, std::move(err), host);
+  } else {
+    link->log_limited(link_state::log_topic::send_failed,
+                      "could not send a message to node " + link->peer_name()
+                        + ": " + render(err));
+  }
+}
+
+void remote_proxy::kill(caf::error reason, caf::execution_unit* host) {
+  cleanup(std::move(reason), host);
+}
+
+void kill_proxy(const caf::strong_actor_ptr& proxy, caf::error reason,
+                caf::execution_unit* host) {
+  static_cast<remote_proxy*>(caf::actor_cast<caf::abstract_actor*>(proxy))
+    ->kill(std::move(reason), host);
+}
+
+} // namespace ferry::detail

@@ -1,0 +1,37 @@
+// log_limiter: at most one log line per interval, counting the others.
+//
+// A stream of refusals (a peer sending what this node refuses, thousands a
+// second) must not flood a node's log. A limiter lets one line through per
+// interval; the next line that passes says how many were left out since.
+// Counters (`link_stats`) still count every event.
+//
+// Thread-safety: `pass` may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace ferry::detail {
+
+class log_limiter {
+public:
+  explicit log_limiter(std::chrono::steady_clock::duration interval)
+    : interval_(interval) {
+    // nop
+  }
+
+  /// Returns `line` to write now (saying how many lines like it were left
+  /// out since the last one, if any), or nothing when it is left out.
+  std::optional<std::string> pass(const std::string& line);
+
+private:
+  std::chrono::steady_clock::duration interval_;
+  std::mutex mtx_;
+  std::optional<std::chrono::steady_clock::time_point> last_;
+  uint64_t left_out_ = 0;
+};
+
+} // namespace ferry::detail

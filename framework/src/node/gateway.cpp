@@ -1,0 +1,244 @@
+// gateway: dispatching what peers send (see node/gateway.hpp).
+#include "node/gateway.hpp"
+
+#include "link/link_state.hpp"
+#include "link/remote_proxy.hpp"
+#include "node/node_impl.hpp"
+#include "wire/control.hpp"
+#include "wire/message.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/system_messages.hpp>
+
+#include <array>
+#include <typeinfo>
+
+namespace ferry::detail {
+
+namespace {
+
+/// One message at the gateway, with what its handler needs.
+struct call {
+  gateway* self;
+  node_impl& node;
+  caf::mailbox_element& what;
+  caf::execution_unit* host;
+
+  /// The link of the sender's node, or null.
+  std::shared_ptr<link_state> link() const {
+    if (!what.sender)
+      return nullptr;
+    return node.find_link(what.sender->node());
+  }
+
+  /// The link of the sender's node when `x` carries its token (see
+  /// wire/protocol.hpp), else null.
+  template <class T>
+  std::shared_ptr<link_state> link_of(const T& x, const char* what_came) const {
+    auto l = link();
+    return l && l->admits(x.token, what_came) ? l : nullptr;
+  }
+
+  /// Answers a request with `msg`.
+  void respond(caf::message msg) const {
+    if (what.sender && what.mid.is_request())
+      what.sender->enqueue(caf::make_mailbox_element(self->ctrl(),
+                                                     what.mid.response_id(),
+                                                     {}, std::move(msg)),
+                           host);
+  }
+
+  /// Answers a request with the value or the error of `x`.
+  template <class T>
+  void respond(caf::expected<T> x) const {
+    respond(x ? caf::make_message(std::move(*x))
+              : caf::make_message(std::move(x.error())));
+  }
+
+  /// Logs that `what_came` came from a node without a link.
+  void unlinked(const std::string& what_came) const {
+    auto from = what.sender ? "node " + caf::to_string(what.sender->node())
+                            : std::string{"an anonymous sender"};
+    node.log_unlinked("dropped " + what_came + " from " + from
+                      + ", which has no link to this node (it skipped "
+                        "ferry's handshake: connect with node::remote_actor)");
+  }
+};
+
+void on_message(wire_message& msg, call& c) {
+  auto l = c.link();
+  if (!l)
+    c.unlinked("a message");
+  else if (l->admits(msg.token, "a message"))
+    l->receive(msg, wire_size(msg), c.host);
+}
+
+void on_batch(wire_batch& batch, call& c) {
+  auto l = c.link();
+  if (!l) {
+    c.unlinked("messages");
+    return;
+  }
+  for (auto& msg : batch.messages)
+    if (l->admits(msg.token, "a message"))
+      l->receive(msg, wire_size(msg), c.host);
+}
+
+void on_credit(credit& x, call& c) {
+  if (auto l = c.link_of(x, "credit"))
+    l->on_credit(x);
+}
+
+void on_probe(credit_probe& x, call& c) {
+  if (auto l = c.link_of(x, "a credit probe"))
+    l->on_probe();
+}
+
+void on_down(down_notice& x, call& c) {
+  if (auto l = c.link_of(x, "a down notice"))
+    l->on_down(x.actor, x.reason, c.host);
+}
+
+void on_exit(exit_request& x, call& c) {
+  if (auto l = c.link_of(x, "an exit request"))
+    if (auto target = l->exported(x.actor))
+      target->enqueue(nullptr, caf::make_message_id(),
+                      caf::make_message(caf::exit_msg{
+                        caf::actor_cast<caf::actor_addr>(c.what.sender),
+                        x.reason}),
+                      c.host);
+}
+
+void on_refusal(refusal& x, call& c) {
+  if (auto l = c.link_of(x, "a refusal"))
+    l->on_refusal(x);
+}
+
+void on_chunk_request(chunk_request& x, call& c) {
+  auto l = c.link_of(x, "a chunk request");
+  c.respond(l ? l->serve_chunk(x)
+              : caf::expected<chunk_reply>{caf::make_error(
+                errc::link_down, "chunk request without a link (or without "
+                                 "its token)")});
+}
+
+void on_transfer_done(transfer_done& x, call& c) {
+  if (auto l = c.link_of(x, "a transfer release"))
+    l->finish_transfer(x.transfer);
+}
+
+void on_identify(identify&, call& c) {
+  c.respond(caf::make_message(c.node.config().node_name));
+}
+
+void on_hello(hello& peer, call& c) {
+  // A link is keyed by its peer's node: a hello naming another node's
+  // gateway would take that node's link (or make links without end). A
+  // hello of another version holds its version alone (hello::load), and
+  // accept refuses it naming both.
+  if (peer.protocol == wire_protocol_version
+      && !(c.what.sender && peer.gateway
+           && c.what.sender->node() == peer.gateway.node())) {
+    c.respond(caf::expected<hello>{caf::make_error(
+      errc::handshake_failed,
+      "node " + peer.node_name
+        + " sent a hello naming a gateway on another node than its own; "
+          "connect with node::remote_actor")});
+    return;
+  }
+  c.respond(c.node.accept(peer));
+}
+
+void on_lookup(lookup& x, call& c) {
+  c.respond(c.node.lookup(x.name));
+}
+
+void on_spawn(spawn_request& x, call& c) {
+  c.respond(c.node.spawn(x, c.what.sender));
+}
+
+/// A wire type and its handler.
+struct route {
+  const std::type_info* type;
+  void (*run)(call&);
+};
+
+template <class T, void (*Handler)(T&, call&)>
+route route_to() {
+  return {&typeid(T), [](call& c) {
+            Handler(c.what.content().get_mutable_as<T>(0), c);
+          }};
+}
+
+// The data path first: most messages are user messages, batches and credit.
+const std::array<route, 13> routes{
+  route_to<wire_message, on_message>(),
+  route_to<wire_batch, on_batch>(),
+  route_to<credit, on_credit>(),
+  route_to<credit_probe, on_probe>(),
+  route_to<chunk_request, on_chunk_request>(),
+  route_to<transfer_done, on_transfer_done>(),
+  route_to<down_notice, on_down>(),
+  route_to<exit_request, on_exit>(),
+  route_to<refusal, on_refusal>(),
+  route_to<identify, on_identify>(),
+  route_to<hello, on_hello>(),
+  route_to<lookup, on_lookup>(),
+  route_to<spawn_request, on_spawn>(),
+};
+
+/// Returns the handler of `content`, a message of one wire type, or null.
+const route* route_of(const caf::type_erased_tuple& content) {
+  if (content.size() != 1)
+    return nullptr;
+  auto rtti = content.type(0);
+  if (rtti.second == nullptr)
+    return nullptr;
+  for (auto& r : routes)
+    if (*r.type == *rtti.second)
+      return &r;
+  return nullptr;
+}
+
+} // namespace
+
+gateway::gateway(caf::actor_config& cfg, node_impl* node)
+  : caf::monitorable_actor(cfg), node_(node) {
+  // nop
+}
+
+void gateway::detach_node() {
+  node_.store(nullptr);
+  // The node's links are down by now: no call waits for credit.
+  calls_.wait_idle();
+}
+
+void gateway::enqueue(caf::mailbox_element_ptr what,
+                      caf::execution_unit* host) {
+  // Either detach_node waits for this call or this call sees no node.
+  calls_.enter();
+  struct leave {
+    activity_counter& calls;
+    ~leave() { calls.leave(); }
+  } guard{calls_};
+  auto node = node_.load();
+  if (node == nullptr) {
+    fail_request(this, *what,
+                 caf::make_error(errc::link_down, "the node shut down"), host);
+    return;
+  }
+  auto* r = route_of(what->content());
+  if (r == nullptr) {
+    fail_request(this, *what,
+                 caf::make_error(errc::decode_failed,
+                                 "the gateway accepts ferry's wire types only"),
+                 host);
+    return;
+  }
+  call c{this, *node, *what, host};
+  r->run(c);
+}
+
+} // namespace ferry::detail

@@ -1,0 +1,51 @@
+// gateway: receives everything peers send to this node.
+//
+// Handshakes, user messages, credit, down notices, chunk requests: every
+// wire type arrives at the gateway, the actor a node publishes on its port.
+// It overrides `enqueue` and does its work on the calling thread, the
+// middleman's (nodes run without BASP workers, `middleman.workers` = 0),
+// like CAF's forwarding proxies: no scheduling hop, and credit never waits
+// for a scheduler thread (so a sender blocked on credit cannot starve it).
+// It never blocks. Each wire type has its handler, found in a table by the
+// message's type; what belongs to a link is passed on only when it carries
+// the link's token.
+//
+// Thread-safety: `enqueue` may run on any thread. `detach_node` waits until
+// no `enqueue` uses the node any more (CAF's threads may be inside it when
+// the node goes).
+#pragma once
+
+#include "activity_counter.hpp"
+
+#include <caf/actor_config.hpp>
+#include <caf/execution_unit.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/monitorable_actor.hpp>
+
+#include <atomic>
+
+namespace ferry::detail {
+
+class node_impl;
+
+class gateway final : public caf::monitorable_actor {
+public:
+  gateway(caf::actor_config& cfg, node_impl* node);
+
+  void enqueue(caf::mailbox_element_ptr what,
+               caf::execution_unit* host) override;
+
+  const char* name() const override { return "ferry.gateway"; }
+
+  /// Detaches from the node (called while the node shuts down) and returns
+  /// once no `enqueue` still uses it.
+  void detach_node();
+
+private:
+  std::atomic<node_impl*> node_;
+  /// `enqueue` calls running now (they load `node_` after entering, so once
+  /// `detach_node` saw none, none has the node).
+  activity_counter calls_;
+};
+
+} // namespace ferry::detail

@@ -1,0 +1,198 @@
+// node_impl: a node's life, from init to shutdown, and spawns for peers
+// (see node/node_impl.hpp).
+#include "node/node_impl.hpp"
+
+#include "node/gateway.hpp"
+#include "node/malloc_tuning.hpp"
+#include "text.hpp"
+
+#include "ferry/errc.hpp"
+
+#include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/vector_pool.hpp"
+#include "ferry/store/store_config.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/make_actor.hpp>
+#include <caf/send.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+namespace ferry::detail {
+
+namespace {
+
+using trim_atom = caf::atom_constant<caf::atom("ferry_trim")>;
+
+/// Frees the vector pool's idle vectors every `every`, so that an idle
+/// process gives them back too (the pool checks by itself only when used).
+caf::behavior pool_janitor(caf::event_based_actor* self,
+                           std::chrono::milliseconds every) {
+  self->delayed_send(self, every, trim_atom::value);
+  return {
+    [self, every](trim_atom) {
+      serializers::trim_vector_pool();
+      self->delayed_send(self, every, trim_atom::value);
+    },
+  };
+}
+
+} // namespace
+
+node_impl::node_impl(node_config& cfg)
+  : cfg_(cfg),
+    places_(std::make_shared<detail::landings>()),
+    binding_(cfg, places_.get()),
+    sys_(cfg),
+    registry_(cfg.shared_registry()),
+    exposed_(cfg.node_name) {
+  // nop
+}
+
+node_impl::~node_impl() {
+  if (janitor_)
+    caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
+  // Links first: shutting them down wakes every sender waiting for credit,
+  // then the gateway lets go of this node once its running calls are done.
+  for (auto& link : links())
+    link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
+  if (gateway_) {
+    static_cast<gateway*>(caf::actor_cast<caf::abstract_actor*>(gateway_))
+      ->detach_node();
+    // A handshake may have made a link in between.
+    for (auto& link : links())
+      link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
+  }
+  // A thread that took a link before this (a sender encoding, the puller
+  // in a handler, a credit coming back) uses this node's members through it
+  // until it lets the link go: wait for that, as detach_node waits for the
+  // gateway's calls. Nothing else keeps a link: proxies, the puller and
+  // credit tokens hold them weakly.
+  links_.clear();
+  live_links_.wait_idle();
+}
+
+caf::error node_impl::init() {
+  if (cfg_.tune_malloc)
+    tune_malloc();
+  if (auto workers = caf::get_or(cfg_, "middleman.workers", size_t{0});
+      workers > 0)
+    log("warning: middleman.workers is " + std::to_string(workers)
+        + ": CAF reads incoming messages on scheduler jobs, so actors "
+          "blocked in send() on every scheduler thread get no credit until "
+          "send-timeout refuses their messages (set middleman.workers to 0, "
+          "ferry's default)");
+  pool_.emplace(cfg_.vector_pool, cfg_.node_name,
+                [this](const std::string& line) { log(line); });
+  if (cfg_.vector_pool.max_bytes > 0)
+    janitor_ = sys_.spawn<caf::hidden>(
+      pool_janitor, std::max(cfg_.vector_pool.max_idle / 2,
+                             std::chrono::milliseconds{50}));
+  if (auto err = check_families())
+    return err;
+  if (cfg_.store_enabled)
+    attach_store();
+  caf::actor_config acfg;
+  gateway_ = caf::make_actor<gateway, caf::actor>(sys_.next_actor_id(),
+                                                  sys_.node(), &sys_, acfg,
+                                                  this);
+  return caf::none;
+}
+
+caf::error node_impl::check_families() const {
+  auto known = registry_->families();
+  auto check = [&](const link_config& cfg,
+                   const std::string& where) -> caf::error {
+    for (auto& family : cfg.serializers)
+      if (std::find(known.begin(), known.end(), family) == known.end())
+        return caf::make_error(errc::invalid_config,
+                               "unknown family \"" + family
+                                 + "\" in serializers" + where
+                                 + "; known families are " + join(known));
+    return caf::none;
+  };
+  if (auto err = check(cfg_.default_link, ""))
+    return err;
+  for (auto& [peer, cfg] : cfg_.links)
+    if (auto err = check(cfg, " of the link to \"" + peer + "\""))
+      return err;
+  return caf::none;
+}
+
+void node_impl::attach_store() {
+  store::store_config sc;
+  sc.name = cfg_.store_name;
+  sc.capacity = cfg_.store_capacity;
+  sc.prefault = cfg_.store_prefault;
+  if (!cfg_.store_spill_directory.empty())
+    sc.spill_directory = cfg_.store_spill_directory;
+  sc.allow_out_of_band_ref_serialization
+    = cfg_.allow_out_of_band_ref_serialization;
+  auto attached = store::object_store::attach(sc);
+  if (!attached) {
+    log("runs without a store (large frames travel inline or in chunks): "
+        + render(attached.error()));
+    return;
+  }
+  store_.emplace(std::move(*attached));
+  places_->import_into(*store_);
+}
+
+void node_impl::log(const std::string& line) const {
+  auto full = "ferry[" + cfg_.node_name + "]: " + line;
+  if (cfg_.log_sink)
+    cfg_.log_sink(full);
+  else
+    std::cerr << full + "\n";
+}
+
+void node_impl::log_unlinked(const std::string& line) {
+  if (auto out = unlinked_logged_.pass(line))
+    log(*out);
+}
+
+caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
+                                         const caf::strong_actor_ptr& requester) {
+  if (!requester)
+    return caf::make_error(errc::no_such_actor, "anonymous spawn request");
+  auto link = find_link(requester->node());
+  if (!link || !link->admits(req.args.token, "a spawn request"))
+    return caf::make_error(errc::link_down,
+                           "spawn request without a link (or without its "
+                           "token)");
+  // The slot first: a peer above its bound gets no decode and no actor. It
+  // goes back on every way out but adopt_spawned.
+  auto slot = link->reserve_spawn(req.type_name);
+  if (!slot)
+    return std::move(slot.error());
+  // As in deliver: what escapes a decoder (an allocation failing) or the
+  // actor's constructor becomes the answer; the thread reading CAF's
+  // messages, which runs this, must not see it.
+  caf::expected<caf::actor> spawned{caf::actor{}};
+  try {
+    auto args = link->decode_message(req.args);
+    if (!args)
+      return std::move(args.error());
+    spawned = sys_.spawn<caf::actor>(req.type_name, std::move(*args));
+  } catch (...) {
+    return caf::make_error(errc::decode_failed,
+                           "spawning \"" + req.type_name + "\" for node "
+                             + link->peer_name() + " threw: "
+                             + serializers::detail::current_exception_text());
+  }
+  if (!spawned)
+    return caf::make_error(errc::no_such_actor,
+                           "node " + cfg_.node_name + " cannot spawn \""
+                             + req.type_name + "\": " + render(spawned.error())
+                             + "; register it there with "
+                               "cfg.add_actor_type<T>(\""
+                             + req.type_name + "\")");
+  link->adopt_spawned(std::move(*slot), *spawned);
+  return link->export_actor(caf::actor_cast<caf::strong_actor_ptr>(*spawned));
+}
+
+} // namespace ferry::detail

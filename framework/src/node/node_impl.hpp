@@ -1,0 +1,172 @@
+// node_impl: everything a ferry node owns.
+//
+// A node is one actor system with the middleman, a registry, an optional
+// client of the host store, a gateway (the actor peers send to), and its
+// links. node_impl composes them:
+// - `landings` (node/landings.hpp): where the reading of CAF's messages
+//   puts bytes directly, bound to the node's config for as long as the
+//   actor system lives;
+// - `link_table` (node/link_table.hpp): links by peer and the tokens of
+//   handshakes under way; handshakes themselves are in node/handshake.cpp;
+// - `exposed_actors` (node/exposed_actors.hpp): the actors peers find by
+//   name;
+// - `pool_settings`: this node's share in the process-wide vector pool.
+//
+// Shutdown order (the destructor): links go down first (waking senders that
+// wait for credit), then the gateway lets go of the node once its running
+// calls are done, then the node waits until no thread uses a link any more
+// (proxies, the puller and credit tokens hold links weakly; a thread that
+// took a link uses the node through it), and the actor system stops last,
+// before the read context it reads through is unbound.
+//
+// Thread-safety: every member function may be called from any thread.
+#pragma once
+
+#include "activity_counter.hpp"
+#include "link/link_state.hpp"
+#include "log_limiter.hpp"
+#include "node/exposed_actors.hpp"
+#include "node/landings.hpp"
+#include "node/link_table.hpp"
+#include "node/pool_settings.hpp"
+#include "wire/control.hpp"
+#include "wire/read_context.hpp"
+
+#include "ferry/link_config.hpp"
+#include "ferry/node_config.hpp"
+
+#include "ferry/serializers/registry.hpp"
+#include "ferry/store/object_store.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/node_id.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferry::detail {
+
+/// How long a handshake step (identify, hello, lookup) may take.
+inline constexpr auto handshake_timeout = std::chrono::seconds{30};
+
+class node_impl {
+public:
+  explicit node_impl(node_config& cfg);
+
+  ~node_impl();
+
+  node_impl(const node_impl&) = delete;
+  node_impl& operator=(const node_impl&) = delete;
+
+  /// Starts what the node needs besides its actor system: malloc tuning,
+  /// the vector pool's limits, the store, the gateway. Fails with
+  /// `invalid_config` on an unknown family.
+  [[nodiscard]] caf::error init();
+
+  caf::actor_system& system() { return sys_; }
+  node_config& config() { return cfg_; }
+  serializers::registry& registry() { return *registry_; }
+  store::object_store* store() { return store_ ? &*store_ : nullptr; }
+  const caf::actor& gateway_handle() const { return gateway_; }
+
+  /// Returns the node's chunk and import landings.
+  const std::shared_ptr<detail::landings>& places() const { return places_; }
+
+  /// Returns the count of this node's live link objects.
+  activity_counter& live_links() { return live_links_; }
+
+  // -- handshakes (node/handshake.cpp) ---------------------------------------
+
+  /// Returns this node's handshake for a link with the config `cfg`, without
+  /// its `link_token` (which depends on the peer and its link).
+  hello make_hello(const link_config& cfg) const;
+
+  /// Answers a peer's handshake: creates the link (or fails naming both
+  /// family lists) with `cfg`, or with the config for the peer's name when
+  /// null.
+  caf::expected<hello> accept(const hello& peer,
+                              const link_config* cfg = nullptr);
+
+  /// Connects to `host`:`port` (or returns the existing link).
+  caf::expected<std::shared_ptr<link_state>>
+  connect(const std::string& host, uint16_t port);
+
+  // -- links ------------------------------------------------------------------
+
+  /// Returns the link to the CAF node `id`, or null.
+  std::shared_ptr<link_state> find_link(const caf::node_id& id) const {
+    return links_.find(id);
+  }
+
+  /// Returns the link to the node named `name`, or null.
+  std::shared_ptr<link_state> find_link(const std::string& name) const {
+    return links_.find(name);
+  }
+
+  std::vector<std::shared_ptr<link_state>> links() const {
+    return links_.all();
+  }
+
+  // -- exposed actors ---------------------------------------------------------
+
+  void publish_default(const caf::actor& whom) {
+    exposed_.publish_default(whom);
+  }
+  void expose(const std::string& name, const caf::actor& whom) {
+    exposed_.expose(name, whom);
+  }
+  caf::expected<uint64_t> lookup(const std::string& name) const {
+    return exposed_.lookup(name);
+  }
+  caf::strong_actor_ptr exposed(uint64_t id) const {
+    return exposed_.find(id);
+  }
+
+  /// Spawns the actor type a peer asked for and exports it on the peer's
+  /// link; returns its id.
+  caf::expected<uint64_t> spawn(spawn_request& req,
+                                const caf::strong_actor_ptr& requester);
+
+  // -- logging ----------------------------------------------------------------
+
+  /// Logs one line (on stderr or to the config's `log_sink`), prefixed with
+  /// the node name.
+  void log(const std::string& line) const;
+
+  /// Logs that a message came from a node without a link (a CAF peer that
+  /// skipped ferry's handshake): at most one line a second.
+  void log_unlinked(const std::string& line);
+
+private:
+  /// Returns true if the host store is shared with the peer of `peer`.
+  bool shares_store_with(const hello& peer) const;
+
+  /// Checks the families named in the config's link settings.
+  caf::error check_families() const;
+
+  /// Attaches to the host store (or logs why the node runs without one).
+  void attach_store();
+
+  node_config& cfg_;
+  // Declared before the actor system: the system reads through them until
+  // it has stopped.
+  std::shared_ptr<detail::landings> places_;
+  read_context_binding binding_;
+  activity_counter live_links_;
+  caf::actor_system sys_;
+  std::shared_ptr<serializers::registry> registry_;
+  std::optional<store::object_store> store_;
+  caf::actor gateway_;
+  /// Trims the vector pool while the node runs (null when the pool is off).
+  caf::actor janitor_;
+  std::optional<pool_settings> pool_;
+  link_table links_;
+  exposed_actors exposed_;
+  log_limiter unlinked_logged_{std::chrono::seconds{1}};
+};
+
+} // namespace ferry::detail
