@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   // being pulled, one being read and one spare, and below the pull
   // threshold a oneway window of copies (128 MiB) waiting in the sink's
   // mailbox. On top, the eighth of a store that copies landed ahead of
-  // their delivery may take (framework/src/detail/wire.hpp).
+  // their delivery may take (framework/src/node/landings.hpp).
   auto tcp_needed = 3 * max_tcp_array + 128 * MiB + 16 * MiB;
   env.tcp_store_capacity = tcp_needed + tcp_needed / 7;
   ferry::store::store_config sc;

@@ -1,9 +1,10 @@
 // Links between two nodes of one process. A link's encode and decode plans
-// (link.cpp, plan_cache.hpp): resolved once per type and header, they must do
-// what resolving every message would, also when registrations change while
-// the link is up and for more types than the link keeps plans for. A node
-// going down while its actors send; handshakes crossing each other; a link
-// made again after its connection dropped.
+// (link/encoder.cpp, link/decoder.cpp, link/plan_cache.hpp): resolved once
+// per type and header, they must do what resolving every message would,
+// also when registrations change while the link is up and for more types
+// than the link keeps plans for. A node going down while its actors send;
+// handshakes crossing each other; a link made again after its connection
+// dropped.
 #include "tcp_relay.hpp"
 #include "two_nodes.hpp"
 

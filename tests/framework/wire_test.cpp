@@ -1,11 +1,15 @@
-// wire_message::load and import stores (wire.cpp): the bytes of an
-// `inline_handle` frame (a store object from another host, small enough to
-// travel with the message) go straight from CAF's buffer into a sealed
-// object of the reading node's store; without such a store, or when it
-// cannot take them, they are read into memory as before.
-#include "detail/wire.hpp"
+// wire_message::load and the import landing (wire/message.cpp,
+// node/landings.cpp): the bytes of an `inline_handle` frame (a store object
+// from another host, small enough to travel with the message) go straight
+// from CAF's buffer into a sealed object of the reading node's store;
+// without a read context bound to the reading system's config, or when the
+// store cannot take them, they are read into memory.
+#include "node/landings.hpp"
+#include "wire/message.hpp"
+#include "wire/read_context.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/node_config.hpp"
 
 #include "store_test_support.hpp"
 
@@ -28,17 +32,8 @@ using store::test::store_cleanup;
 
 class wire_import : public testing::Test {
 protected:
-  wire_import() : sys(init_config(cfg)) {
+  wire_import() : sys(cfg) {
     // nop
-  }
-
-  ~wire_import() override {
-    unregister_import_store(&sys);
-  }
-
-  static caf::actor_system_config& init_config(caf::actor_system_config& x) {
-    register_wire_types(x);
-    return x;
   }
 
   /// Attaches a store of `capacity` bytes that never spills.
@@ -51,11 +46,14 @@ protected:
     return st ? std::move(*st) : store::object_store{};
   }
 
-  /// A store of `capacity` bytes registered as this system's import store.
+  /// A store of `capacity` bytes where this system's reads land inline
+  /// handles.
   store::object_store import_store(uint64_t capacity = uint64_t{1} << 20) {
     auto st = make_store(capacity);
-    if (st)
-      register_import_store(&sys, st);
+    if (st) {
+      places.import_into(st);
+      binding.emplace(cfg, &places);
+    }
     return st;
   }
 
@@ -99,7 +97,7 @@ protected:
     return buf;
   }
 
-  /// Reads `buf` as the BASP worker of `sys` would.
+  /// Reads `buf` as the middleman of `sys` would.
   wire_message decode(const std::vector<char>& buf) {
     wire_message msg;
     caf::binary_deserializer source{sys.dummy_execution_unit(), buf};
@@ -113,8 +111,11 @@ protected:
            && (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0);
   }
 
-  caf::actor_system_config cfg;
+  // A node's config (it registers the wire types) for a plain actor system.
+  node_config cfg;
   caf::actor_system sys;
+  landings places;
+  std::optional<read_context_binding> binding;
   std::optional<store_cleanup> cleanup;
   std::vector<std::byte> object = pattern(100'000, 1);
   std::vector<std::byte> tail = pattern(300, 2);
@@ -146,14 +147,15 @@ TEST_F(wire_import, InlineHandleLandsInTheReadingSystemsStore) {
 }
 
 TEST_F(wire_import, InlineHandleIsReadIntoMemoryWithoutAnImportStore) {
-  // Arrange: a store exists but is not registered for this system.
+  // Arrange: a store exists but the system's config has no read context.
   auto st = import_store();
   ASSERT_TRUE(st);
-  unregister_import_store(&sys);
+  binding.reset();
   auto buf = encode(object, object.size(), tail, sys);
   // Act
   auto msg = decode(buf);
-  // Assert: decoding will copy the bytes into the store (link.cpp).
+  // Assert: decoding will copy the bytes into the store
+  // (link/decoder.cpp).
   expect_read_into_memory(msg);
   EXPECT_EQ(objects_in(st), 0);
 }

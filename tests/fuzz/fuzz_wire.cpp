@@ -1,18 +1,23 @@
 // libFuzzer target: ferry's wire format, the bytes a peer node sends a
-// gateway (framework/src/wire.cpp). The first input byte picks the type, the
+// gateway (framework/src/wire/). The first input byte picks the type, the
 // rest is what CAF's binary deserializer hands ferry's reader (by the
 // first byte modulo 3):
 //   0: one `wire_message` (a user message, read flat by hand);
 //   1: a `wire_batch` (several of them in one CAF message);
 //   2: a `chunk_reply` (a chunk of a pulled frame; no landing is registered
 //      here, so its bytes must be read aside).
-// The system reading has an import store, as a node's has: `inline_handle`
+// The system reading has an import landing, as a node's has: `inline_handle`
 // frames land in it (within its budget for objects not yet delivered), and
 // every object must be gone once the message is.
 // The reader is the one parser in ferry that takes bytes straight from the
 // network; it must refuse anything malformed with an error, allocate no more
 // than the input holds, and what it accepts must survive writing it back.
-#include "detail/wire.hpp"
+#include "node/landings.hpp"
+#include "wire/control.hpp"
+#include "wire/message.hpp"
+#include "wire/read_context.hpp"
+
+#include "ferry/node_config.hpp"
 
 #include "ferry/store/memory_summary.hpp"
 #include "ferry/store/object_store.hpp"
@@ -33,15 +38,16 @@ using namespace ferry::detail;
 
 namespace {
 
+/// A node's config (it registers the wire types): the error a wire message
+/// may carry holds a caf::message, which CAF reads against the system's type
+/// table, as a gateway's would be.
+ferry::node_config& fuzz_config() {
+  static auto* cfg = new ferry::node_config;
+  return *cfg;
+}
+
 caf::actor_system& fuzz_system() {
-  // The error a wire message may carry holds a caf::message, which CAF
-  // reads against the system's type table, as a gateway's would be.
-  static auto* cfg = [] {
-    auto* result = new caf::actor_system_config;
-    register_wire_types(*result);
-    return result;
-  }();
-  static auto* sys = new caf::actor_system(*cfg);
+  static auto* sys = new caf::actor_system(fuzz_config());
   return *sys;
 }
 
@@ -60,7 +66,11 @@ ferry::store::object_store& fuzz_store() {
       std::abort();
     static_cast<void>(ferry::store::object_store::remove(sc.name));
     auto* result = new ferry::store::object_store(std::move(*attached));
-    register_import_store(&fuzz_system(), *result);
+    // Never destroyed, like the system reading through them.
+    static auto* places = new landings;
+    places->import_into(*result);
+    [[maybe_unused]] static auto* binding
+      = new read_context_binding(fuzz_config(), places);
     return result;
   }();
   return *st;

@@ -3,7 +3,8 @@
 
 #include "fuzz_types.hpp"
 
-#include "detail/wire.hpp"
+#include "wire/control.hpp"
+#include "wire/message.hpp"
 
 #include "ferry/errc.hpp"
 

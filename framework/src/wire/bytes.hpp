@@ -18,6 +18,7 @@
 #include <caf/deserializer.hpp>
 #include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/sec.hpp>
 #include <caf/serializer.hpp>
 
 #include <cstddef>
