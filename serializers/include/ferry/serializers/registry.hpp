@@ -100,8 +100,6 @@ public:
     return add_type_impl(detail::ops_of<T>(), std::move(name), fn);
   }
 
-  [[nodiscard]] std::optional<std::type_index> element_type(const caf::message& msg, size_t pos) const; // TEMP
-  [[nodiscard]] bool has_type(std::string_view name) const; // TEMP
   /// Returns the registered name of `type`, if any.
   [[nodiscard]] std::optional<std::string>
   type_name(std::type_index type) const;
