@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks ferry_store_bench's JSON against the targets of issue 4.
+"""Checks ferry_store_bench's JSON against the store's performance targets.
 
     ferry_store_bench --benchmark_out=store.json --benchmark_out_format=json
     bench/store/check_targets.py store.json

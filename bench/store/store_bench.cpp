@@ -5,7 +5,7 @@
 //   BM_create_seal_release/<bytes>  create + seal + release, no copy
 //   BM_memcpy/<bytes>               memcpy into a reused, already-faulted buffer
 //
-// Targets (issue 4): put of 64 MiB and more within 1.25x of memcpy; get under
+// Targets: put of 64 MiB and more within 1.25x of memcpy; get under
 // 20 us at every size; create+seal+release of 1 KiB at 500k/s or more.
 // Compare ratios from one run only (the machines are noisy). Run with
 // --benchmark_out=store.json --benchmark_out_format=json for the JSON.

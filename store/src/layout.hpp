@@ -15,7 +15,7 @@
 // totals, holder lists, free lists, holder ticket counts, allocator bins and
 // block headers, byte totals) is derived and can be rebuilt from the primary
 // entries: that is what a process does when it finds the lock abandoned by a
-// dead owner (see `store_impl::recover_locked`).
+// dead owner (see `recover_locked` in recovery.hpp).
 #pragma once
 
 #include <pthread.h>
@@ -30,6 +30,13 @@ inline constexpr uint64_t segment_magic = 0x3176732d79727266; // "frry-sv1"
 inline constexpr uint32_t layout_version = 3;
 inline constexpr uint32_t npos32 = 0xFFFFFFFFu;
 inline constexpr uint64_t npos64 = ~uint64_t{0};
+
+/// Keeps the compiler from moving stores across a marker write (see above).
+/// Stores to shared memory by a process that dies stay visible (same
+/// physical pages), so ordering them for the compiler is enough.
+inline void commit() noexcept {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
 
 // -- allocator ----------------------------------------------------------------
 

@@ -7,7 +7,7 @@
 #include "ferry/store/object_store.hpp"
 #include "ferry/test/child_process.hpp"
 
-#include "store_impl.hpp"
+#include "process_identity.hpp"
 #include "store_test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 #include "ferry/store/object_store.hpp"
 
 #include "layout.hpp"
-#include "store_impl.hpp"
+#include "process_identity.hpp"
 #include "store_test_support.hpp"
 
 #include <gtest/gtest.h>

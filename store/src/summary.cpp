@@ -1,0 +1,64 @@
+// Taking a store's memory summary; see summary.hpp.
+#include "summary.hpp"
+
+#include "allocator.hpp"
+#include "guard.hpp"
+#include "process_identity.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace ferry::store::detail {
+
+caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
+  memory_summary result;
+  std::vector<std::pair<int32_t, uint64_t>> starts;
+  {
+    guard g{t, self};
+    if (!g.ok())
+      return g.error();
+    auto* hdr = t.hdr;
+    result.name = t.name;
+    result.capacity = hdr->alloc.capacity;
+    result.bytes_used = hdr->alloc.used;
+    result.bytes_pinned = t.bytes_pinned_locked();
+    result.bytes_spilled = hdr->bytes_spilled;
+    result.spill_limit = hdr->spill_limit;
+    result.largest_free_block
+      = allocator{hdr->alloc, t.data}.largest_free_payload();
+    result.recoveries = hdr->recoveries;
+    for (uint32_t i = 0; i < hdr->max_objects; ++i) {
+      auto& s = t.slots[i];
+      if (s.id == 0)
+        continue;
+      object_info info;
+      info.id = object_id{s.id};
+      info.size = s.size;
+      info.ref_count = s.ref_count;
+      info.sealed = s.state != slot_state::creating;
+      info.pinned = s.pins > 0;
+      info.spilled = s.state == slot_state::spilled
+                     || s.state == slot_state::restoring;
+      for (auto j = s.holders; j != npos32; j = t.holders[j].next) {
+        auto& x = t.holders[j];
+        info.holders.push_back(
+          {t.procs[x.process].pid, x.handles, x.tickets, x.pins, x.parked});
+      }
+      std::sort(info.holders.begin(), info.holders.end(),
+                [](auto& a, auto& b) { return a.pid < b.pid; });
+      result.objects.push_back(std::move(info));
+    }
+    for (uint32_t i = 0; i < hdr->max_processes; ++i)
+      if (t.procs[i].pid != 0)
+        starts.emplace_back(t.procs[i].pid, t.procs[i].start_time);
+  }
+  std::sort(result.objects.begin(), result.objects.end(),
+            [](auto& a, auto& b) { return a.id < b.id; });
+  // Liveness reads /proc: done without the lock.
+  for (auto [pid, start] : starts)
+    result.processes.push_back({pid, process_alive(pid, start)});
+  return result;
+}
+
+} // namespace ferry::store::detail
