@@ -361,8 +361,9 @@ public:
     m_.messages += n;
     m_.seconds += runner_.elapsed();
     rates_.push_back(static_cast<double>(n) / runner_.elapsed());
-    // Now: the other trials of this receiver reset its peak before their
-    // rounds (read after all rounds, a row showed another row's peak).
+    // Read right after the round: the other trials of this receiver reset
+    // its peak before their rounds, so read after all rounds a row would
+    // show another row's peak.
     if (hooks_.peak_rss)
       m_.rss_mb = hooks_.peak_rss();
     return true;

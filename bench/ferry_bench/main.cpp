@@ -12,11 +12,10 @@
 //
 // inproc rows send to a new sink every round. Two sinks running the same
 // code in one process take different rates for their whole life (64 B
-// oneway, 2026-11-24: 5.0-5.5 M msg/s against 5.9-6.5 M, the same sink
-// within 5 % round after round), so with one sink per row the inproc ratio,
-// plain CAF against plain CAF, was a draw between two instances: 0.81-1.24
-// across runs. A sink per round puts that spread inside each row, where the
-// median takes it out.
+// oneway: 5.0-5.5 M msg/s against 5.9-6.5 M, the same sink within 5 % round
+// after round), so with one sink per row the inproc ratio, plain CAF against
+// plain CAF, is a draw between two instances (0.81-1.24 across runs). A sink
+// per round puts that spread inside each row, where the median takes it out.
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "output.hpp"
@@ -149,9 +148,9 @@ int main(int argc, char** argv) {
   bench_env env;
   env.store_name = "ferry-bench-" + std::to_string(getpid());
   // cereal.json writes a record's floats as decimal text with a comma and
-  // indentation: its frames are sized at up to 14 times the payload (what a
-  // byte array took before large top-level arrays travelled as a frame of
-  // their own), one in the store and one being written.
+  // indentation: its frames are sized at up to 14 times the payload (about
+  // what a byte array would take as JSON text), one in the store and one
+  // being written.
   auto max_local = std::max(max_ipc, max_tcp_array);
   env.store_capacity = std::max(
     max_local <= 64 * MiB ? 512 * MiB : 3 * max_local + 512 * MiB,

@@ -477,7 +477,7 @@ run_params params_for(const cell& c, const options& opts) {
   p.repeats = opts.rounds > 0 ? opts.rounds : 5;
   // The baseline is what every row of its set is divided by: it runs every
   // round. (With the ferry rows' budget, one cold first message of CAF at
-  // 1 GiB made it a one-round cell beside three-round ferry rows.)
+  // 1 GiB can make it a one-round cell beside ferry rows of several rounds.)
   // (Ten times the budget: a machine that slows to a crawl still ends.)
   if (c.is_baseline())
     p.slow_cell_seconds *= 10;

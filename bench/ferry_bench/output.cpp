@@ -242,7 +242,7 @@ void print_table(const report& r) {
   }
   auto checks = check_targets(r);
   if (!checks.empty()) {
-    std::cout << "\ntargets (issue 6):\n";
+    std::cout << "\ntargets:\n";
     for (auto& c : checks)
       std::cout << "  " << (c.met ? "met   " : "MISSED") << "  " << c.what
                 << ": " << c.row << ": " << c.figure << "\n";
