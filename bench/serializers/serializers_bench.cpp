@@ -1,6 +1,6 @@
 // ferry::serializers against the libraries called directly, and memcpy.
 //
-// Rows (issue 3, item 9):
+// Rows:
 //   BM_roundtrip/<family>/<dataset>   encode + decode through a ferry registry
 //   BM_direct/<family>/<dataset>      the same work with the library alone
 //   BM_memcpy/<dataset>               copying the same bytes into a fresh buffer
@@ -136,8 +136,8 @@ int64_t byte_count(const T& x) {
 /// records_100k (whose 100k records leave large free chunks in the middle of
 /// the heap) got their 64 MiB buffers from such a chunk, already faulted in:
 /// BM_memcpy/doubles_64MiB read 3.5 ms instead of 35 ms in some runs and not
-/// in others, and every ratio against it moved tenfold. The issue's
-/// BM_memcpy "pays the same page faults a decode into a new vector pays".
+/// in others, and every ratio against it moved tenfold. BM_memcpy is meant
+/// to pay the same page faults a decode into a new vector pays.
 void fresh_heap(benchmark::State& state) {
   state.PauseTiming();
   malloc_trim(0);

@@ -50,6 +50,7 @@
 
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
+#include <caf/type_nr.hpp>
 
 #include <atomic>
 #include <functional>
@@ -79,7 +80,8 @@ public:
   // -- types ------------------------------------------------------------------
 
   /// Registers the message type `T` under `name` (the name both ends use in
-  /// payload headers). Adding the same pair again changes nothing. If `name`
+  /// payload headers), and, for a CAF built-in type, its `caf::type_nr` (see
+  /// `element_type`). Adding the same pair again changes nothing. If `name`
   /// or `T` is taken by another pair, the first registration stays and the
   /// conflict is reported on standard error; use `try_add_type` to get it as
   /// an error.
@@ -97,12 +99,27 @@ public:
     decode_message_fn fn = nullptr;
     if constexpr (caf::is_serializable_or_whitelisted<T>::value)
       fn = &decode_message_of<T>;
-    return add_type_impl(detail::ops_of<T>(), std::move(name), fn);
+    return add_type_impl(detail::ops_of<T>(), std::move(name),
+                         caf::type_nr<T>::value, fn);
   }
 
   /// Returns the registered name of `type`, if any.
   [[nodiscard]] std::optional<std::string>
   type_name(std::type_index type) const;
+
+  /// Returns whether a type is registered under `name`.
+  [[nodiscard]] bool has_type(std::string_view name) const;
+
+  /// Returns the registered type of element `pos` of `msg`, found by the
+  /// element's `std::type_info`, or, for a CAF built-in type (which a
+  /// `caf::message` reports by its `caf::type_nr` alone), by the number
+  /// recorded when the type was added; none when that type is not
+  /// registered or `pos` is not an element of `msg`. CAF gives the integer
+  /// types of one size one number (`long` and `long long`): of two such
+  /// types added, the first keeps it. Costs one snapshot load and one lookup,
+  /// no allocation: it runs for every element sent.
+  [[nodiscard]] std::optional<std::type_index>
+  element_type(const caf::message& msg, size_t pos) const;
 
   // -- encoding ---------------------------------------------------------------
 
@@ -380,7 +397,7 @@ private:
   }
 
   caf::error add_type_impl(const detail::type_ops& ops, std::string name,
-                           decode_message_fn fn);
+                           uint16_t type_nr, decode_message_fn fn);
 
   static void report_conflict(const caf::error& err);
 

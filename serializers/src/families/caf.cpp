@@ -1,313 +1,39 @@
-// Non-template parts of the built-in family codecs.
+// Non-template parts of the caf family (families/caf.hpp): ferry's own
+// reader and writer of CAF 0.17's binary format, the one-block path for a
+// std::vector<std::byte> value, its two-frame (split) form, and the
+// translation of CAF's errors into ferry's.
+//
+// Contract: what `checked_caf_sink` writes is byte for byte what
+// caf::binary_serializer writes, so caf::binary_deserializer reads it; it
+// refuses what CAF 0.17 would write wrongly (infinite, NaN and subnormal
+// floating-point values, sequences longer than 2^32 - 1). `checked_caf_source`
+// reads that format and never reads past its input, never allocates for
+// more elements than the bytes left can hold, and refuses nesting deeper
+// than the given depth; every refusal is an error value with ferry's errc.
+//
+// Thread-safety: a sink or source belongs to the one encode or decode call
+// that made it; the free functions are stateless and safe to call from any
+// number of threads.
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
-#include "ferry/serializers/detail/type_ops.hpp"
+#include "ferry/serializers/families/caf.hpp"
 
+#include <caf/atom.hpp>
 #include <caf/detail/ieee_754.hpp>
 
-#include <array>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <exception>
 #include <iomanip>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace ferry::serializers::detail {
-
-std::string describe(const call_info& info) {
-  std::string result = info.decoding ? "decoding " : "encoding ";
-  result += info.type_name;
-  result += " with family ";
-  result += info.family;
-  return result;
-}
-
-namespace {
-
-/// The stream `ostream_lease` hands out on this thread.
-struct cached_ostream {
-  std::ostream os{nullptr};
-  bool busy = false;
-};
-
-cached_ostream& thread_ostream() {
-  thread_local cached_ostream instance;
-  return instance;
-}
-
-} // namespace
-
-ostream_lease::ostream_lease(std::streambuf* buf) {
-  auto& cached = thread_ostream();
-  if (cached.busy) {
-    own_.emplace(buf);
-    os_ = &*own_;
-    return;
-  }
-  cached.busy = true;
-  cached.os.rdbuf(buf); // Also clears the state bits.
-  os_ = &cached.os;
-}
-
-ostream_lease::~ostream_lease() {
-  if (own_)
-    return;
-  auto& cached = thread_ostream();
-  cached.os.rdbuf(nullptr);
-  cached.busy = false;
-}
-
-caf::error require_main_frame(const call_info& info,
-                              std::span<const frame> frames) {
-  if (frames.empty())
-    return make_error(errc::frame_mismatch,
-                      describe(info)
-                        + ": the payload has no frames; the sender is broken "
-                          "or the payload was truncated");
-  return {};
-}
-
-std::optional<builtin> builtin_from_name(std::string_view name) noexcept {
-  for (size_t i = 0; i < builtin_count; ++i)
-    if (builtin_names[i] == name)
-      return static_cast<builtin>(i);
-  return std::nullopt;
-}
-
-// -- cereal.json ---------------------------------------------------------------
-
-// Returns the deepest bracket nesting of a JSON text, ignoring strings. Also
-// refuses (throwing decode_fault) numbers with more than 40 mantissa digits,
-// more than 20 significant ones (leading zeros not counted), more than 3
-// exponent digits, or a zero mantissa with an exponent or more than 17
-// digits: rapidjson 1.1's exact strtod path has undefined behaviour on such
-// input (an out-of-bounds table read for ~400 leading zeros, a negative
-// shift, clz of zero: a 21-digit significand starting 18446744073709551615
-// rounds up to 2^64, i.e. zero), and cereal never writes them (at most 17
-// significant digits for a double, 20 for a std::uint64_t).
-namespace {
-
-/// What a character starts, outside strings (json_depth).
-enum json_class : uint8_t { plain, quote, open, close, number };
-
-constexpr std::array<uint8_t, 256> json_classes = [] {
-  std::array<uint8_t, 256> result{};
-  result['"'] = quote;
-  result['['] = open;
-  result['{'] = open;
-  result[']'] = close;
-  result['}'] = close;
-  result['-'] = number;
-  for (int c = '0'; c <= '9'; ++c)
-    result[static_cast<size_t>(c)] = number;
-  return result;
-}();
-
-bool is_digit(unsigned char c) {
-  return static_cast<unsigned>(c - '0') < 10u;
-}
-
-} // namespace
-
-size_t json_depth(std::span<const std::byte> text) {
-  // One pass; runs of plain characters (whitespace, punctuation, letters of
-  // true/false/null) and string bodies are skipped in tight loops, since
-  // this check runs over every byte a cereal.json payload holds.
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t depth = 0;
-  size_t deepest = 0;
-  size_t i = 0;
-  while (i < n) {
-    while (i < n && json_classes[s[i]] == plain)
-      ++i;
-    if (i == n)
-      break;
-    switch (json_classes[s[i]]) {
-      case quote: {
-        // Skip to the closing quote: one preceded by an even number of
-        // backslashes (counted back to the opening quote at most).
-        auto opening = i++;
-        for (;;) {
-          auto* q = static_cast<const unsigned char*>(
-            std::memchr(s + i, '"', n - i));
-          if (q == nullptr) {
-            i = n;
-            break;
-          }
-          auto pos = static_cast<size_t>(q - s);
-          size_t backslashes = 0;
-          while (pos - backslashes > opening + 1
-                 && s[pos - backslashes - 1] == '\\')
-            ++backslashes;
-          i = pos + 1;
-          if (backslashes % 2 == 0)
-            break;
-        }
-        break;
-      }
-      case open:
-        deepest = std::max(deepest, ++depth);
-        ++i;
-        break;
-      case close:
-        if (depth > 0)
-          --depth;
-        ++i;
-        break;
-      default: { // number
-        auto start = i;
-        size_t mantissa = 0;
-        size_t significant = 0;
-        size_t exponent = 0;
-        bool nonzero = false;
-        bool has_exponent = false;
-        // JSON's grammar, as rapidjson reads it: one '.' at most, so that
-        // "0.000.5" is the zero "0.000" here too, not one number.
-        auto digits = [&] {
-          for (; i < n && is_digit(s[i]); ++i) {
-            ++mantissa;
-            nonzero = nonzero || s[i] != '0';
-            significant += nonzero ? 1 : 0;
-          }
-        };
-        if (s[i] == '-')
-          ++i;
-        digits();
-        if (i < n && s[i] == '.') {
-          ++i;
-          digits();
-        }
-        if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-          has_exponent = true;
-          ++i;
-          if (i < n && (s[i] == '+' || s[i] == '-'))
-            ++i;
-          for (; i < n && is_digit(s[i]); ++i)
-            ++exponent;
-        }
-        if (mantissa > 40 || significant > 20 || exponent > 3
-            || (!nonzero && (has_exponent || mantissa > 17)))
-          throw decode_fault{errc::malformed_frame,
-                             "the number at offset " + std::to_string(start)
-                               + " has more digits than cereal ever writes"};
-        break;
-      }
-    }
-  }
-  return deepest;
-}
-
-// -- msgpack -------------------------------------------------------------------
-
-namespace {
-
-// msgpack-cxx's object builder, with depth and budget checks ahead of every
-// container allocation. parse_imp calls these members statically, so hiding
-// the base's members is enough.
-class checked_object_visitor
-  : public msgpack::v2::detail::create_object_visitor {
-public:
-  using super = msgpack::v2::detail::create_object_visitor;
-
-  checked_object_visitor(uint64_t budget, uint32_t max_depth)
-    : super(reference_all, nullptr, msgpack::unpack_limit{}),
-      budget_(budget),
-      max_depth_(max_depth) {
-  }
-
-  bool start_array(uint32_t n) {
-    enter(n, sizeof(msgpack::object), "an array");
-    return super::start_array(n);
-  }
-
-  bool end_array() {
-    --depth_;
-    return super::end_array();
-  }
-
-  bool start_map(uint32_t n) {
-    enter(n, sizeof(msgpack::object_kv), "a map");
-    return super::start_map(n);
-  }
-
-  bool end_map() {
-    --depth_;
-    return super::end_map();
-  }
-
-  void parse_error(size_t, size_t error_offset) {
-    throw decode_fault{errc::malformed_frame,
-                       "invalid msgpack at offset "
-                         + std::to_string(error_offset)};
-  }
-
-  void insufficient_bytes(size_t, size_t error_offset) {
-    throw decode_fault{errc::truncated_frame,
-                       "the frame ends inside a value (offset "
-                         + std::to_string(error_offset) + ")"};
-  }
-
-private:
-  static bool reference_all(msgpack::type::object_type, size_t, void*) {
-    return true;
-  }
-
-  void enter(uint32_t n, size_t size, const char* what) {
-    if (++depth_ > max_depth_)
-      throw decode_fault{errc::nesting_too_deep,
-                         "nests deeper than limits::max_depth ("
-                           + std::to_string(max_depth_) + ")"};
-    auto bytes = uint64_t{n} * size;
-    if (bytes > budget_)
-      throw decode_fault{errc::allocation_limit_exceeded,
-                         std::string{what} + " claims " + std::to_string(n)
-                           + " elements, more than the allocation budget "
-                             "left ("
-                           + std::to_string(budget_)
-                           + " bytes); the input is hostile or corrupt, or "
-                             "raise limits::allocation_factor"};
-    budget_ -= bytes;
-  }
-
-  uint64_t budget_;
-  uint32_t max_depth_;
-  uint32_t depth_ = 0;
-};
-
-} // namespace
-
-msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
-                                              const limits& lim) {
-  auto zone = std::make_unique<msgpack::zone>();
-  checked_object_visitor v{lim.budget(in.size()), lim.max_depth};
-  v.set_zone(*zone);
-  v.set_referenced(false);
-  size_t off = 0;
-  auto ret = msgpack::v2::detail::parse_imp(
-    reinterpret_cast<const char*>(in.data()), in.size(), off, v);
-  switch (ret) {
-    case msgpack::PARSE_SUCCESS:
-      break;
-    case msgpack::PARSE_EXTRA_BYTES:
-      throw decode_fault{errc::trailing_bytes,
-                         std::to_string(in.size() - off)
-                           + " bytes follow the value at offset "
-                           + std::to_string(off)};
-    case msgpack::PARSE_CONTINUE:
-      throw decode_fault{errc::truncated_frame,
-                         "the frame ends inside a value (offset "
-                           + std::to_string(off) + ")"};
-    default:
-      throw decode_fault{errc::malformed_frame,
-                         "invalid msgpack near offset " + std::to_string(off)};
-  }
-  return msgpack::object_handle{v.data(), std::move(zone)};
-}
-
-// -- caf -----------------------------------------------------------------------
 
 // Both classes read and write CAF 0.17's binary format themselves (what
 // caf::serializer_impl writes and caf::binary_deserializer reads): sequence

@@ -1,0 +1,129 @@
+// Non-template parts of the msgpack family (families/msgpack.hpp): unpacking
+// a frame with msgpack-cxx's object builder under depth and budget checks.
+//
+// Contract: `msgpack_unpack_checked` charges every array and map (one
+// msgpack::object or msgpack::object_kv per element) to the allocation budget
+// of `limits` before msgpack-cxx allocates it, refuses nesting deeper than
+// `limits::max_depth`, and turns malformed, truncated and trailing bytes into
+// a thrown `decode_fault` with the offset; callers run it inside `guarded`.
+// Strings and binaries in the returned objects reference the input, which
+// must outlive the handle.
+//
+// Thread-safety: each call builds its own visitor and zone; safe to call
+// from any number of threads.
+
+#include "ferry/serializers/families/msgpack.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace ferry::serializers::detail {
+
+namespace {
+
+// msgpack-cxx's object builder, with depth and budget checks ahead of every
+// container allocation. parse_imp calls these members statically, so hiding
+// the base's members is enough.
+class checked_object_visitor
+  : public msgpack::v2::detail::create_object_visitor {
+public:
+  using super = msgpack::v2::detail::create_object_visitor;
+
+  checked_object_visitor(uint64_t budget, uint32_t max_depth)
+    : super(reference_all, nullptr, msgpack::unpack_limit{}),
+      budget_(budget),
+      max_depth_(max_depth) {
+  }
+
+  bool start_array(uint32_t n) {
+    enter(n, sizeof(msgpack::object), "an array");
+    return super::start_array(n);
+  }
+
+  bool end_array() {
+    --depth_;
+    return super::end_array();
+  }
+
+  bool start_map(uint32_t n) {
+    enter(n, sizeof(msgpack::object_kv), "a map");
+    return super::start_map(n);
+  }
+
+  bool end_map() {
+    --depth_;
+    return super::end_map();
+  }
+
+  void parse_error(size_t, size_t error_offset) {
+    throw decode_fault{errc::malformed_frame,
+                       "invalid msgpack at offset "
+                         + std::to_string(error_offset)};
+  }
+
+  void insufficient_bytes(size_t, size_t error_offset) {
+    throw decode_fault{errc::truncated_frame,
+                       "the frame ends inside a value (offset "
+                         + std::to_string(error_offset) + ")"};
+  }
+
+private:
+  static bool reference_all(msgpack::type::object_type, size_t, void*) {
+    return true;
+  }
+
+  void enter(uint32_t n, size_t size, const char* what) {
+    if (++depth_ > max_depth_)
+      throw decode_fault{errc::nesting_too_deep,
+                         "nests deeper than limits::max_depth ("
+                           + std::to_string(max_depth_) + ")"};
+    auto bytes = uint64_t{n} * size;
+    if (bytes > budget_)
+      throw decode_fault{errc::allocation_limit_exceeded,
+                         std::string{what} + " claims " + std::to_string(n)
+                           + " elements, more than the allocation budget "
+                             "left ("
+                           + std::to_string(budget_)
+                           + " bytes); the input is hostile or corrupt, or "
+                             "raise limits::allocation_factor"};
+    budget_ -= bytes;
+  }
+
+  uint64_t budget_;
+  uint32_t max_depth_;
+  uint32_t depth_ = 0;
+};
+
+} // namespace
+
+msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
+                                              const limits& lim) {
+  auto zone = std::make_unique<msgpack::zone>();
+  checked_object_visitor v{lim.budget(in.size()), lim.max_depth};
+  v.set_zone(*zone);
+  v.set_referenced(false);
+  size_t off = 0;
+  auto ret = msgpack::v2::detail::parse_imp(
+    reinterpret_cast<const char*>(in.data()), in.size(), off, v);
+  switch (ret) {
+    case msgpack::PARSE_SUCCESS:
+      break;
+    case msgpack::PARSE_EXTRA_BYTES:
+      throw decode_fault{errc::trailing_bytes,
+                         std::to_string(in.size() - off)
+                           + " bytes follow the value at offset "
+                           + std::to_string(off)};
+    case msgpack::PARSE_CONTINUE:
+      throw decode_fault{errc::truncated_frame,
+                         "the frame ends inside a value (offset "
+                           + std::to_string(off) + ")"};
+    default:
+      throw decode_fault{errc::malformed_frame,
+                         "invalid msgpack near offset " + std::to_string(off)};
+  }
+  return msgpack::object_handle{v.data(), std::move(zone)};
+}
+
+} // namespace ferry::serializers::detail
