@@ -2,7 +2,7 @@
 // `inline_handle` frame (a store object from another host, small enough to
 // travel with the message) go straight from CAF's buffer into a sealed
 // object of the reading node's store; without such a store, or when it
-// cannot take them, they are read into memory as before.
+// cannot take them, they are read into memory instead.
 #include "detail/wire.hpp"
 
 #include "ferry/errc.hpp"
