@@ -45,12 +45,15 @@ function(ferry_add_library area)
 endfunction()
 
 # ferry_add_test_binary(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]
-#                       [RUN_SERIAL])
+#                       [RUN_SERIAL] [TIMING_TESTS <suite.case>...])
 #
 # One GoogleTest binary; every TEST becomes its own ctest case carrying LABELS.
 # RUN_SERIAL keeps its cases from running beside any other test (memory).
+# TIMING_TESTS names cases whose outcome can depend on timing under load: they
+# carry the label `timing` in place of `unit` (LABELS' others stay).
 function(ferry_add_test_binary name)
-  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT"
+                        "SOURCES;LIBS;LABELS;TIMING_TESTS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest
                                         GTest::gtest_main)
@@ -62,15 +65,33 @@ function(ferry_add_test_binary name)
   if(ARG_RUN_SERIAL)
     set(serial TRUE)
   endif()
+  # TIMING_TESTS get a discovery of their own (gtest filters).
+  set(all_labels ${ARG_LABELS})
+  set(rest_filter)
+  if(ARG_TIMING_TESTS)
+    list(APPEND all_labels timing)
+    set(timing_labels ${ARG_LABELS})
+    list(REMOVE_ITEM timing_labels unit)
+    list(APPEND timing_labels timing)
+    list(JOIN ARG_TIMING_TESTS ":" timing_filter)
+    set(rest_filter TEST_FILTER "-${timing_filter}")
+  endif()
   # Aggregate targets per label, so CI can build just what a run needs
   # (e.g. the TSan stage builds ferry_tests_concurrency).
-  foreach(label IN LISTS ARG_LABELS)
+  foreach(label IN LISTS all_labels)
     if(NOT TARGET ferry_tests_${label})
       add_custom_target(ferry_tests_${label})
     endif()
     add_dependencies(ferry_tests_${label} ${name})
   endforeach()
   gtest_discover_tests(
-    ${name} DISCOVERY_TIMEOUT 60
+    ${name} DISCOVERY_TIMEOUT 60 ${rest_filter}
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial})
+  if(ARG_TIMING_TESTS)
+    gtest_discover_tests(
+      ${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "${timing_filter}"
+      TEST_LIST ${name}_timing_tests
+      PROPERTIES LABELS "${timing_labels}" TIMEOUT ${ARG_TIMEOUT}
+                 RUN_SERIAL ${serial})
+  endif()
 endfunction()

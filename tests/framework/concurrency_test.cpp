@@ -15,6 +15,7 @@ namespace {
 
 using ferry::test::await_credit_waits;
 using ferry::test::connect;
+using ferry::test::link_gone;
 
 caf::behavior doubler() {
   return {
@@ -193,10 +194,17 @@ TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
   for (auto& sender : senders)
     sender.join();
   // Assert: every request got an answer or an error once the node was
-  // gone, none waited out its timeout, and the client saw the link go down.
+  // gone (the senders ended), none waited out its timeout, and the client
+  // let go of the link. It drops the link once CAF reports the connection
+  // lost, which can come after the senders' errors: wait for that.
   EXPECT_EQ(timed_out.load(), 0);
+  EXPECT_TRUE(link_gone(*client, "server"));
   auto stats = client->stats("server");
-  EXPECT_TRUE(!stats || stats->pending_requests == 0u);
+  ASSERT_FALSE(stats) << "the client still holds the link, with "
+                      << stats->pending_requests << " pending requests";
+  EXPECT_EQ(stats.error(),
+            caf::make_error(ferry::errc::link_down, stats.error().context()));
+  EXPECT_TRUE(client->stats().empty());
 }
 
 TEST_F(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {

@@ -207,8 +207,8 @@ class link_shutdown : public two_nodes {};
 
 TEST_F(link_shutdown, NodeShutsDownWhileItsOwnActorsSend) {
   // Arrange: four actors of the client stream large requests while the
-  // client node goes away: a sender inside the link when the node's
-  // members were destroyed used them after they were freed.
+  // client node goes away: a sender still inside the link must not use the
+  // node's members once they are destroyed.
   ASSERT_TRUE(start());
   auto worker = server->system().spawn(sizer);
   auto sut = connect(*server, *client, worker);
@@ -235,16 +235,6 @@ caf::expected<int32_t> ask(ferry::node& from, const caf::actor& dest,
     [&](int32_t y) { result = y; },
     [&](caf::error& err) { result = std::move(err); });
   return result;
-}
-
-/// Waits up to 10 s until `sut` holds no link to the node named `peer`.
-bool link_gone(const ferry::node& sut, const std::string& peer) {
-  for (int i = 0; i < 10000; ++i) {
-    if (!sut.stats(peer))
-      return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return false;
 }
 
 class link_handshakes : public two_nodes {
@@ -275,6 +265,9 @@ protected:
 };
 
 TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
+  // Label `timing`: under load, crossing handshakes can, rarely, meet a
+  // lasting state of CAF 0.17's routes in which neither node reaches the
+  // other (README, Limits).
   // Arrange: each node publishes an actor.
   ASSERT_TRUE(start());
   auto on_server = server->system().spawn(reflector);
@@ -344,7 +337,8 @@ TEST_F(link_handshakes, HeartbeatsTakeDownALinkWhoseConnectionWentSilent) {
   // Arrange: both nodes send CAF's heartbeats and give up on a connection
   // silent for longer than the timeout (CAF's options; ferry's defaults of
   // 5 s and 30 s would make a slow test; 2 s lets a sanitized build on a
-  // busy machine handshake without losing a healthy connection).
+  // busy machine handshake without losing a healthy connection; a machine
+  // loaded harder can still starve the heartbeats: label `timing`).
   for (auto* cfg : {&server_cfg, &client_cfg}) {
     cfg->set("middleman.heartbeat-interval", caf::timespan{200ms});
     cfg->set("middleman.connection-timeout", caf::timespan{2s});

@@ -184,6 +184,8 @@ TEST(node, RunsWithoutBaspWorkersAndWarnsWhenGivenSome) {
 }
 
 TEST(node, IdleSchedulerWorkersWaitInsteadOfPollingWithSleeps) {
+  // Label `timing`: it counts what threads do in 100 ms, which a loaded
+  // machine can skew.
   // Arrange: ferry's default, and CAF's own (a config outlives its node).
   ferry::node_config by_default;
   ferry::node_config cafs_default;

@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
+#include <string>
+#include <thread>
 
 namespace ferry::test {
 
@@ -33,6 +36,17 @@ connect(ferry::node& server, ferry::node& client, const caf::actor& worker) {
   if (!port)
     return std::move(port.error());
   return client.remote_actor("127.0.0.1", *port);
+}
+
+/// Waits up to 10 s until `sut` holds no link to the node named `peer`;
+/// returns whether it let go of it.
+inline bool link_gone(const ferry::node& sut, const std::string& peer) {
+  for (int i = 0; i < 10000; ++i) {
+    if (!sut.stats(peer))
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+  return false;
 }
 
 /// A server and a client node in this process; tests set the configs,

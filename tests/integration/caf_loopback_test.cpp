@@ -1,4 +1,4 @@
-// The first end-to-end proof that the pieces meet: two real processes, each
+// An end-to-end check that the pieces meet: two real processes, each
 // with a CAF actor system and middleman, exchange a message over loopback
 // through CAF's publish / remote_actor.
 #include "ferry/errc.hpp"

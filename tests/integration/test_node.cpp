@@ -124,10 +124,13 @@ caf::behavior hole(caf::stateful_actor<hole_state>* self) {
 }
 
 /// Leaves byte vectors in its mailbox, unprocessed, until "open" arrives
-/// (the test node's `open-gate` command sends it); then counts them, and
-/// answers "count" with how many it took.
+/// (the test node's `open-gate` command sends it); then takes them in the
+/// order they arrived, and answers "largest-at" with how many it took before
+/// the largest one, any other string with how many it took.
 struct gate_state {
   uint64_t taken = 0;
+  uint64_t largest = 0;
+  uint64_t largest_at = 0;
 };
 
 caf::behavior gate(caf::stateful_actor<gate_state>* self) {
@@ -137,8 +140,18 @@ caf::behavior gate(caf::stateful_actor<gate_state>* self) {
       if (cmd != "open")
         return;
       self->become(
-        [self](const std::vector<std::byte>&) { ++self->state.taken; },
-        [self](const std::string&) { return self->state.taken; });
+        [self](const std::vector<std::byte>& xs) {
+          auto& st = self->state;
+          if (xs.size() > st.largest) {
+            st.largest = xs.size();
+            st.largest_at = st.taken;
+          }
+          ++st.taken;
+        },
+        [self](const std::string& query) {
+          return query == "largest-at" ? self->state.largest_at
+                                       : self->state.taken;
+        });
     },
   };
 }
