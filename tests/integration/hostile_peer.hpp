@@ -1,6 +1,6 @@
 // A peer that does not follow ferry's rules, for the hostile_* tests: the
 // test process is a plain CAF system ("rogue") that speaks ferry's wire format
-// by hand (white-box: it includes the framework's detail/wire.hpp) to a ferry
+// by hand (white-box: it includes the framework's wire/ headers) to a ferry
 // node in a child process (ferry_test_node, node "B", no store, msgpack only).
 // `hostile_fixture` starts that peer, handshakes, sends hand-made wire
 // messages and reads what the peer answers and its link stats; `mentions`,
@@ -14,7 +14,9 @@
 #include "ferry/node.hpp"
 #include "ferry/test/child_process.hpp"
 
-#include "detail/wire.hpp"
+#include "wire/control.hpp"
+#include "wire/message.hpp"
+#include "wire/registration.hpp"
 
 #include "ferry/serializers/payload.hpp"
 

@@ -1,4 +1,4 @@
-// ferry's wire codecs reading hostile bytes (white-box: detail/wire.hpp): a
+// ferry's wire codecs reading hostile bytes (white-box: framework/src/wire/): a
 // hello of another protocol; wire messages and batches cut short, corrupted,
 // or claiming huge counts; an error inside a message that CAF cannot read;
 // wire_bytes claiming more than the message holds. Every read ends with an

@@ -1,17 +1,23 @@
-// Chunks of a pulled frame landing where they belong (white-box:
-// detail/wire.hpp). A landing buffer takes chunks in any order and refuses
-// one beyond the frame, writing nothing; a chunk reply lands straight in its
-// frame only when its landing is registered for exactly its place and
-// length, else it is kept aside (a reply naming another landing, an unknown
-// key, or a frame given up meanwhile writes nothing), also when it claims
-// more bytes than the message holds; a store handle's chunks land in the new
-// store object.
-#include "hostile_peer.hpp"
+// Chunks of a pulled frame landing where they belong (link/landing_buffer,
+// node/landings, chunk_reply::load). A landing buffer takes chunks in any
+// order and refuses one beyond the frame, writing nothing; a chunk reply
+// lands straight in its frame only when the reading system's node has its
+// landing registered for exactly its place and length, else it is kept
+// aside (a reply naming another landing, an unknown key, or a frame given
+// up meanwhile writes nothing), also when it claims more bytes than the
+// message holds; a store handle's chunks land in the new store object.
+#include "link/landing_buffer.hpp"
+#include "node/landings.hpp"
+#include "wire/control.hpp"
+#include "wire/read_context.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/node_config.hpp"
 
 #include "ferry/store/object_store.hpp"
 
+#include <caf/actor_system.hpp>
+#include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
 #include <gtest/gtest.h>
@@ -25,10 +31,42 @@
 #include <unistd.h>
 
 using namespace ferry::detail;
-using ferry::test::decode_wire;
-using ferry::test::mentions;
 
 namespace {
+
+/// Whether `err` is an error whose text contains `needle` (the text shows
+/// on failure).
+testing::AssertionResult mentions(const caf::error& err,
+                                  const std::string& needle) {
+  if (!err)
+    return testing::AssertionFailure() << "no error; expected \"" << needle
+                                       << "\"";
+  auto text = caf::to_string(err);
+  if (text.find(needle) == std::string::npos)
+    return testing::AssertionFailure() << text << " lacks \"" << needle
+                                       << "\"";
+  return testing::AssertionSuccess();
+}
+
+/// A node's reading of chunk replies: an actor system whose config has the
+/// landings bound, as a running node's has.
+class chunk_reply_codec : public testing::Test {
+protected:
+  chunk_reply_codec() : sys(cfg), binding(cfg, &places) {
+    // nop
+  }
+
+  /// Reads `buf` as the middleman of the node would.
+  caf::error decode_wire(const std::vector<char>& buf, chunk_reply& out) {
+    caf::binary_deserializer source{sys.dummy_execution_unit(), buf};
+    return source(out);
+  }
+
+  ferry::node_config cfg;
+  caf::actor_system sys;
+  landings places;
+  read_context_binding binding;
+};
 
 /// `n` bytes of a pattern that differs with `seed`.
 std::vector<std::byte> pattern_bytes(size_t n, int seed) {
@@ -103,14 +141,14 @@ TEST(landing_buffer, ChunkBeyondTheFrameIsRefusedAndWritesNothing) {
   EXPECT_TRUE(std::equal(tail.begin(), tail.begin() + 40, out.begin() + 60));
 }
 
-TEST(chunk_reply_codec, ReplyForARegisteredLandingGoesStraightIntoTheFrame) {
+TEST_F(chunk_reply_codec, ReplyForARegisteredLandingGoesStraightIntoTheFrame) {
   // Arrange: a frame of two chunks; the second one's landing is registered.
   auto frame = std::make_shared<landing_buffer>(200);
   frame->prepare(200);
   auto first = pattern_bytes(100, 1);
   auto second = pattern_bytes(100, 2);
   ASSERT_TRUE(frame->land(0, first));
-  auto key = register_landing(frame, 100, 100);
+  auto key = places.add(frame, 100, 100);
   auto buf = chunk_reply_bytes(key, second);
   // Act
   chunk_reply out;
@@ -129,15 +167,15 @@ TEST(chunk_reply_codec, ReplyForARegisteredLandingGoesStraightIntoTheFrame) {
   EXPECT_EQ(again.data.size(), 100u);
 }
 
-TEST(chunk_reply_codec, ReplyThatMatchesNoLandingIsKeptAsideAndWritesNothing) {
+TEST_F(chunk_reply_codec, ReplyThatMatchesNoLandingIsKeptAsideAndWritesNothing) {
   // Arrange: a landing for 100 bytes; replies with another length, an
   // unknown key, and for a frame given up meanwhile.
   auto frame = std::make_shared<landing_buffer>(100);
   frame->prepare(100);
-  auto key = register_landing(frame, 0, 100);
+  auto key = places.add(frame, 0, 100);
   auto gone = std::make_shared<landing_buffer>(100);
   gone->prepare(100);
-  auto gone_key = register_landing(gone, 0, 100);
+  auto gone_key = places.add(gone, 0, 100);
   gone.reset();
   auto bytes = pattern_bytes(100, 5);
   auto longer = pattern_bytes(101, 6);
@@ -162,15 +200,15 @@ TEST(chunk_reply_codec, ReplyThatMatchesNoLandingIsKeptAsideAndWritesNothing) {
     EXPECT_EQ(out.data.size(), x.size) << x.what;
   }
   EXPECT_EQ(frame->take(), std::vector<std::byte>(100)) << "nothing landed";
-  release_landing(key);
+  places.remove(key);
 }
 
-TEST(chunk_reply_codec, LengthBeyondTheMessageIsRefusedEvenForALanding) {
+TEST_F(chunk_reply_codec, LengthBeyondTheMessageIsRefusedEvenForALanding) {
   // Arrange: a reply claiming 100 bytes for a registered landing of 100,
   // cut to 60 bytes of data.
   auto frame = std::make_shared<landing_buffer>(100);
   frame->prepare(100);
-  auto key = register_landing(frame, 0, 100);
+  auto key = places.add(frame, 0, 100);
   auto buf = chunk_reply_bytes(key, pattern_bytes(100, 7));
   buf.resize(buf.size() - 40);
   // Act
@@ -180,23 +218,23 @@ TEST(chunk_reply_codec, LengthBeyondTheMessageIsRefusedEvenForALanding) {
   EXPECT_TRUE(mentions(err, "claims 100 bytes but the message holds only 60"));
   EXPECT_FALSE(out.landed);
   EXPECT_EQ(frame->take(), std::vector<std::byte>(100));
-  release_landing(key);
+  places.remove(key);
 }
 
-TEST(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
+TEST_F(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
   // Arrange: a store object of three chunks (the last one short), as the
   // puller creates for a store handle pulled from another host; the middle
   // chunk's landing is registered.
-  ferry::store::store_config cfg;
-  cfg.name = "ferry-test-" + std::to_string(::getpid()) + "-landing";
-  cfg.capacity = uint64_t{1} << 20;
-  cfg.spill_directory = "/tmp/" + cfg.name + "-spill";
-  cfg.reaper_interval = std::chrono::milliseconds{0};
+  ferry::store::store_config sc;
+  sc.name = "ferry-test-" + std::to_string(::getpid()) + "-landing";
+  sc.capacity = uint64_t{1} << 20;
+  sc.spill_directory = "/tmp/" + sc.name + "-spill";
+  sc.reaper_interval = std::chrono::milliseconds{0};
   struct cleanup {
     std::string name;
     ~cleanup() { static_cast<void>(ferry::store::object_store::remove(name)); }
-  } removes{cfg.name};
-  auto store = ferry::store::object_store::attach(cfg);
+  } removes{sc.name};
+  auto store = ferry::store::object_store::attach(sc);
   ASSERT_TRUE(store) << ferry::render(store.error());
   const size_t chunk = 5000;
   auto frame = pattern_bytes(2 * chunk + 123, 9);
@@ -208,9 +246,10 @@ TEST(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
   ASSERT_TRUE(object) << ferry::render(object.error());
   auto id = object->id();
   auto target = std::make_shared<landing_buffer>(std::move(*object));
-  auto key = register_landing(target, chunk, chunk);
-  // Act: the middle chunk as a BASP worker reads its reply, the others as
-  // the puller lands replies read aside; one more beyond the object.
+  auto key = places.add(target, chunk, chunk);
+  // Act: the middle chunk as the node's middleman reads its reply, the
+  // others as the puller lands replies read aside; one more beyond the
+  // object.
   chunk_reply reply;
   auto err = decode_wire(chunk_reply_bytes(key, piece(1)), reply);
   auto first = target->land(0, piece(0));
