@@ -13,6 +13,7 @@
 
 #include "ferry/errc.hpp"
 #include "ferry/node_config.hpp"
+#include "ferry/test/mentions.hpp"
 
 #include "ferry/store/object_store.hpp"
 
@@ -31,22 +32,10 @@
 #include <unistd.h>
 
 using namespace ferry::detail;
+using ferry::test::mentions;
 
 namespace {
 
-/// Whether `err` is an error whose text contains `needle` (the text shows
-/// on failure).
-testing::AssertionResult mentions(const caf::error& err,
-                                  const std::string& needle) {
-  if (!err)
-    return testing::AssertionFailure() << "no error; expected \"" << needle
-                                       << "\"";
-  auto text = caf::to_string(err);
-  if (text.find(needle) == std::string::npos)
-    return testing::AssertionFailure() << text << " lacks \"" << needle
-                                       << "\"";
-  return testing::AssertionSuccess();
-}
 
 /// A node's reading of chunk replies: an actor system whose config has the
 /// landings bound, as a running node's has.

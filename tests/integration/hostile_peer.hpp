@@ -3,7 +3,7 @@
 // by hand (white-box: it includes the framework's wire/ headers) to a ferry
 // node in a child process (ferry_test_node, node "B", no store, msgpack only).
 // `hostile_fixture` starts that peer, handshakes, sends hand-made wire
-// messages and reads what the peer answers and its link stats; `mentions`,
+// messages and reads what the peer answers and its link stats;
 // `encode_wire` and `decode_wire` serve the codec tests as well. One test
 // thread uses a fixture.
 #pragma once
@@ -13,6 +13,7 @@
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 #include "ferry/test/child_process.hpp"
+#include "ferry/test/mentions.hpp"
 
 #include "wire/control.hpp"
 #include "wire/message.hpp"
@@ -261,20 +262,6 @@ template <class T>
 caf::error decode_wire(const std::vector<char>& buf, T& out) {
   caf::binary_deserializer source{nullptr, buf.data(), buf.size()};
   return source(out);
-}
-
-/// Whether `err` is an error whose text contains `needle` (the text shows
-/// on failure).
-inline testing::AssertionResult mentions(const caf::error& err,
-                                  const std::string& needle) {
-  if (!err)
-    return testing::AssertionFailure() << "no error; expected \"" << needle
-                                       << "\"";
-  auto text = caf::to_string(err);
-  if (text.find(needle) == std::string::npos)
-    return testing::AssertionFailure() << text << " lacks \"" << needle
-                                       << "\"";
-  return testing::AssertionSuccess();
 }
 
 } // namespace ferry::test

@@ -286,6 +286,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     answer.mid = mid.response_id().integer_value();
     answer.error = reason;
     auto size = wire_size(answer);
+    // An answer holds no tickets: a closed ledger leaves nothing to cancel.
     if (window_.acquire(size, false) == caf::none)
       static_cast<void>(outbox_.post(std::move(answer), size, {}, {}, host));
   } else {

@@ -93,14 +93,18 @@ hello node_impl::make_hello(const link_config& cfg) const {
 
 caf::expected<hello> node_impl::accept(const hello& peer,
                                        const link_config* chosen) {
-  if (peer.protocol != wire_protocol_version)
+  if (peer.protocol != wire_protocol_version) {
+    // A hello of another version is read only as far as its version: the
+    // peer's name is not known (unless the peer answered an identify).
+    auto who = peer.node_name.empty() ? std::string{"the peer"}
+                                      : "node " + peer.node_name;
     return caf::make_error(errc::handshake_failed,
-                           "node " + peer.node_name + " speaks ferry wire "
-                             "protocol "
+                           who + " speaks ferry wire protocol "
                              + std::to_string(peer.protocol) + ", node "
                              + cfg_.node_name + " speaks "
                              + std::to_string(wire_protocol_version)
                              + "; run the same ferry version on both");
+  }
   if (!peer.gateway)
     return caf::make_error(errc::handshake_failed,
                            "handshake without a gateway");
