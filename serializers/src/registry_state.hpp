@@ -16,6 +16,7 @@
 // registry's write mutex, builds a new one.
 #pragma once
 
+#include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/registry.hpp"
 
 #include <caf/type_nr.hpp>
@@ -67,12 +68,5 @@ struct registry::state {
   /// name.
   std::string name_of(std::type_index type) const;
 };
-
-namespace detail {
-
-/// Returns `xs` as `[a, b, c]`.
-std::string list_names(const std::vector<std::string>& xs);
-
-} // namespace detail
 
 } // namespace ferry::serializers

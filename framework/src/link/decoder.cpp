@@ -2,9 +2,10 @@
 #include "link/decoder.hpp"
 
 #include "link/compression.hpp"
-#include "text.hpp"
 
 #include "ferry/errc.hpp"
+
+#include "ferry/serializers/detail/error.hpp"
 
 #include "ferry/serializers/errc.hpp"
 #include "ferry/serializers/payload.hpp"
@@ -15,6 +16,8 @@
 #include <cstring>
 
 namespace ferry::detail {
+
+using serializers::detail::list_names;
 
 namespace {
 
@@ -168,7 +171,7 @@ caf::error decoder::explain(const serializers::payload_header& header,
       "node " + ctx_.node_name + " refuses family \"" + header.family
         + "\" for type \"" + header.type_name + "\" on the link from node "
         + ctx_.peer_name + ": its deserializers are "
-        + join(ctx_.cfg.deserializers)
+        + list_names(ctx_.cfg.deserializers)
         + "; add the family to deserializers in [ferry.links."
         + ctx_.peer_name + "] or remove it from the sender's serializers");
   return err;

@@ -2,9 +2,10 @@
 #include "link/encoder.hpp"
 
 #include "link/compression.hpp"
-#include "text.hpp"
 
 #include "ferry/errc.hpp"
+
+#include "ferry/serializers/detail/error.hpp"
 
 #include "ferry/serializers/errc.hpp"
 #include "ferry/serializers/payload.hpp"
@@ -15,12 +16,15 @@
 
 namespace ferry::detail {
 
+using serializers::detail::demangle_name;
+using serializers::detail::list_names;
+
 namespace {
 
 std::string describe_element(const caf::message& msg, size_t pos) {
   auto rtti = msg.type(pos);
   if (rtti.second != nullptr)
-    return demangle(rtti.second->name());
+    return demangle_name(rtti.second->name());
   return "CAF built-in type #" + std::to_string(rtti.first);
 }
 
@@ -158,7 +162,7 @@ caf::error encoder::explain(caf::error err) const {
     return caf::make_error(
       serializers::errc::no_family_can_encode,
       "on the link to node " + ctx_.peer_name + ", serializers "
-        + join(ctx_.cfg.serializers) + " narrowed to " + join(send_families_)
+        + list_names(ctx_.cfg.serializers) + " narrowed to " + list_names(send_families_)
         + " because node " + ctx_.peer_name
         + " does not accept the others: " + serializers::render(err));
   return err;

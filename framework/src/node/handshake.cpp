@@ -12,9 +12,10 @@
 // The link goes down on both sides when CAF loses the connection.
 #include "node/node_impl.hpp"
 
-#include "text.hpp"
 
 #include "ferry/errc.hpp"
+
+#include "ferry/serializers/detail/error.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/exit_reason.hpp>
@@ -24,6 +25,8 @@
 #include <algorithm>
 
 namespace ferry::detail {
+
+using serializers::detail::list_names;
 
 namespace {
 
@@ -54,12 +57,12 @@ caf::error no_common_family(const std::string& sender,
       missing.push_back(family);
   return caf::make_error(
     errc::no_common_family,
-    "node " + sender + " sends with serializers " + join(prefs)
+    "node " + sender + " sends with serializers " + list_names(prefs)
       + " but node " + receiver + " accepts only deserializers "
-      + join(allowed)
+      + list_names(allowed)
       + (missing.empty()
            ? std::string{}
-           : ", and of those it cannot decode " + join(missing)
+           : ", and of those it cannot decode " + list_names(missing)
                + " (no such family registered there)")
       + "; add a common family to one of the lists (ferry.links." + receiver
       + ".serializers on " + sender + " or ferry.links." + sender

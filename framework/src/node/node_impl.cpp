@@ -4,7 +4,6 @@
 
 #include "node/gateway.hpp"
 #include "node/malloc_tuning.hpp"
-#include "text.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -23,6 +22,8 @@
 #include <iostream>
 
 namespace ferry::detail {
+
+using serializers::detail::list_names;
 
 namespace {
 
@@ -112,7 +113,7 @@ caf::error node_impl::check_families() const {
         return caf::make_error(errc::invalid_config,
                                "unknown family \"" + family
                                  + "\" in serializers" + where
-                                 + "; known families are " + join(known));
+                                 + "; known families are " + list_names(known));
     return caf::none;
   };
   if (auto err = check(cfg_.default_link, ""))

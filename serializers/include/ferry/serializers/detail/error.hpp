@@ -7,6 +7,7 @@
 
 #include <string>
 #include <typeinfo>
+#include <vector>
 
 namespace ferry::serializers::detail {
 
@@ -18,6 +19,9 @@ namespace ferry::serializers::detail {
 
 /// Returns the demangled form of the mangled name `name`.
 [[nodiscard]] std::string demangle_name(const char* name);
+
+/// Returns `xs` as `[a, b, c]` (family and type lists in error texts).
+[[nodiscard]] std::string list_names(const std::vector<std::string>& xs);
 
 /// Returns what the exception being handled says ("an exception that is not
 /// a std::exception" for anything else). Call only inside a catch block:
