@@ -16,8 +16,7 @@
 #include "wire/control.hpp"
 #include "wire/message.hpp"
 #include "wire/read_context.hpp"
-
-#include "ferry/node_config.hpp"
+#include "wire/registration.hpp"
 
 #include "ferry/store/memory_summary.hpp"
 #include "ferry/store/object_store.hpp"
@@ -38,11 +37,20 @@ using namespace ferry::detail;
 
 namespace {
 
-/// A node's config (it registers the wire types): the error a wire message
-/// may carry holds a caf::message, which CAF reads against the system's type
-/// table, as a gateway's would be.
-ferry::node_config& fuzz_config() {
-  static auto* cfg = new ferry::node_config;
+/// A plain CAF config with ferry's wire types and a slot for a read
+/// context, as a node's config has: the error a wire message may carry
+/// holds a caf::message, which CAF reads against the system's type table,
+/// as a gateway's would be. (Not a `node_config`: its options make clang's
+/// copies of CAF's option tables clash with those of Debian's gcc-built
+/// CAF.)
+struct fuzz_config_type : caf::actor_system_config, read_context_slot {
+  fuzz_config_type() {
+    register_wire_types(*this);
+  }
+};
+
+fuzz_config_type& fuzz_config() {
+  static auto* cfg = new fuzz_config_type;
   return *cfg;
 }
 

@@ -44,6 +44,7 @@
 // starts, and it serves one running node at a time (it must outlive it).
 #pragma once
 
+#include "ferry/detail/read_context_slot.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_config.hpp"
 
@@ -52,20 +53,15 @@
 
 #include <caf/actor_system_config.hpp>
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
-namespace ferry::detail {
-class read_context;
-class read_context_binding;
-} // namespace ferry::detail
-
 namespace ferry {
 
-class node_config : public caf::actor_system_config {
+class node_config : public caf::actor_system_config,
+                    public detail::read_context_slot {
 public:
   node_config();
 
@@ -166,12 +162,7 @@ public:
   const link_config& link_for(const std::string& peer) const;
 
 private:
-  friend class detail::read_context_binding;
-
   std::shared_ptr<serializers::registry> registry_;
-  /// Where the node running on this config lands bytes read from its peers
-  /// (null: no node runs).
-  std::atomic<detail::read_context*> read_context_{nullptr};
 };
 
 } // namespace ferry

@@ -8,16 +8,17 @@
 // - the bytes of a `chunk_reply`, into the frame being pulled
 //   (`land_chunk`).
 // A node owns a read context (node/landings.hpp) and binds it to its
-// `node_config`, which the reading actor system holds; `read_context_of`
-// finds it from a deserializer. A system without one (a plain CAF system,
-// or a node's once it stopped) reads such bytes into memory, and decoding
-// or the puller copies them.
+// `node_config` (a `read_context_slot`), which the reading actor system
+// holds; `read_context_of` finds it from a deserializer. A system without
+// one (a plain CAF system, or a node's once it stopped) reads such bytes
+// into memory, and decoding or the puller copies them.
 //
 // Thread-safety: implementations are called by the thread reading CAF's
 // messages while the node's own threads use them; they synchronise
 // themselves. A bound context outlives every read of its actor system.
 #pragma once
 
+#include "ferry/detail/read_context_slot.hpp"
 #include "ferry/store/object_ref.hpp"
 
 #include <caf/deserializer.hpp>
@@ -26,10 +27,6 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-
-namespace ferry {
-class node_config;
-} // namespace ferry
 
 namespace ferry::detail {
 
@@ -63,23 +60,24 @@ public:
 /// from `source`, or null.
 read_context* read_context_of(caf::deserializer& source);
 
-/// Binds `ctx` to `cfg` for as long as this object lives: the reading of
+/// Binds `ctx` to `cfg` (an actor system config that is a
+/// `read_context_slot`) for as long as this object lives: the reading of
 /// wire messages in actor systems built from `cfg` lands bytes through it.
 /// A node holds one, declared before its actor system, so the binding ends
 /// only after the system has stopped reading.
 class read_context_binding {
 public:
-  read_context_binding(node_config& cfg, read_context* ctx);
+  read_context_binding(read_context_slot& cfg, read_context* ctx);
   ~read_context_binding();
 
   read_context_binding(const read_context_binding&) = delete;
   read_context_binding& operator=(const read_context_binding&) = delete;
 
   /// Returns the context bound to `cfg`, or null.
-  static read_context* bound(const node_config& cfg);
+  static read_context* bound(const read_context_slot& cfg);
 
 private:
-  node_config& cfg_;
+  read_context_slot& cfg_;
 };
 
 } // namespace ferry::detail
