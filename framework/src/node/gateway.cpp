@@ -163,30 +163,32 @@ void on_spawn(spawn_request& x, call& c) {
 struct route {
   const std::type_info* type;
   void (*run)(call&);
+  /// Whether the handler needs its sender's link.
+  bool needs_link;
 };
 
 template <class T, void (*Handler)(T&, call&)>
-route route_to() {
-  return {&typeid(T), [](call& c) {
-            Handler(c.what.content().get_mutable_as<T>(0), c);
-          }};
+route route_to(bool needs_link) {
+  return {&typeid(T),
+          [](call& c) { Handler(c.what.content().get_mutable_as<T>(0), c); },
+          needs_link};
 }
 
 // The data path first: most messages are user messages, batches and credit.
 const std::array<route, 13> routes{
-  route_to<wire_message, on_message>(),
-  route_to<wire_batch, on_batch>(),
-  route_to<credit, on_credit>(),
-  route_to<credit_probe, on_probe>(),
-  route_to<chunk_request, on_chunk_request>(),
-  route_to<transfer_done, on_transfer_done>(),
-  route_to<down_notice, on_down>(),
-  route_to<exit_request, on_exit>(),
-  route_to<refusal, on_refusal>(),
-  route_to<identify, on_identify>(),
-  route_to<hello, on_hello>(),
-  route_to<lookup, on_lookup>(),
-  route_to<spawn_request, on_spawn>(),
+  route_to<wire_message, on_message>(true),
+  route_to<wire_batch, on_batch>(true),
+  route_to<credit, on_credit>(true),
+  route_to<credit_probe, on_probe>(true),
+  route_to<chunk_request, on_chunk_request>(true),
+  route_to<transfer_done, on_transfer_done>(true),
+  route_to<down_notice, on_down>(true),
+  route_to<exit_request, on_exit>(true),
+  route_to<refusal, on_refusal>(true),
+  route_to<identify, on_identify>(false),
+  route_to<hello, on_hello>(false),
+  route_to<lookup, on_lookup>(false),
+  route_to<spawn_request, on_spawn>(true),
 };
 
 /// Returns the handler of `content`, a message of one wire type, or null.
@@ -237,8 +239,30 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
                  host);
     return;
   }
+  // A peer this node is making a link with may send before this node's
+  // side exists (and, while that is handed on, after): hold it.
+  if (r->needs_link && what->sender && node->early().expects_any()) {
+    auto from = what->sender->node();
+    if (node->early().hold(from, node->find_link(from) != nullptr, what))
+      return;
+  }
   call c{this, *node, *what, host};
   r->run(c);
+}
+
+void gateway::replay(caf::mailbox_element_ptr what) {
+  calls_.enter();
+  struct leave {
+    activity_counter& calls;
+    ~leave() { calls.leave(); }
+  } guard{calls_};
+  auto node = node_.load();
+  if (node == nullptr)
+    return;
+  if (auto* r = route_of(what->content())) {
+    call c{this, *node, *what, nullptr};
+    r->run(c);
+  }
 }
 
 } // namespace ferry::detail

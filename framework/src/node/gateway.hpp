@@ -8,7 +8,9 @@
 // for a scheduler thread (so a sender blocked on credit cannot starve it).
 // It never blocks. Each wire type has its handler, found in a table by the
 // message's type; what belongs to a link is passed on only when it carries
-// the link's token.
+// the link's token. What belongs to a link that does not exist yet, from a
+// peer this node is making a link with, waits in the node's early arrivals
+// and comes back through `replay`.
 //
 // Thread-safety: `enqueue` may run on any thread. `detach_node` waits until
 // no `enqueue` uses the node any more (CAF's threads may be inside it when
@@ -40,6 +42,10 @@ public:
   /// Detaches from the node (called while the node shuts down) and returns
   /// once no `enqueue` still uses it.
   void detach_node();
+
+  /// Handles `what`, held while the handshake with its sender was under way
+  /// (node/early_arrivals.hpp), as if it came now; on the calling thread.
+  void replay(caf::mailbox_element_ptr what);
 
 private:
   std::atomic<node_impl*> node_;

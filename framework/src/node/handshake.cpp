@@ -1,17 +1,17 @@
-// Handshakes: how two nodes make a link (node_impl's part; see
-// node/node_impl.hpp and docs/wire-format.md, "Handshake").
+// Handshakes: the hellos two nodes exchange to make a link, and the side
+// that answers one (node_impl's part; see node/node_impl.hpp and
+// docs/wire-format.md, "Handshake"; the connecting side is
+// node/connect.cpp).
 //
-// The connecting node asks the peer's gateway for its name (`identify`),
-// which selects its link config, then sends its `hello`: who it is, its
-// families (preference list, allowlist, what it can decode at all), its
-// store, its credit window and the token it expects on the link. The peer
-// answers with its own hello after making its side of the link (`accept`);
-// the connecting node then makes its side from that answer. Each side sends
-// with the families of its preference list that the other accepts and can
-// decode; a link with none in one direction is refused, naming both lists.
-// The link goes down on both sides when CAF loses the connection.
+// A hello says who a node is, its families (preference list, allowlist,
+// what it can decode at all), its store, its credit window and the token it
+// expects on the link. The node that receives one makes its side of the
+// link (`accept`) and answers with its own hello; the connecting node makes
+// its side from that answer. Each side sends with the families of its
+// preference list that the other accepts and can decode; a link with none
+// in one direction is refused, naming both lists. The link goes down on
+// both sides when CAF loses the connection.
 #include "node/node_impl.hpp"
-
 
 #include "ferry/errc.hpp"
 
@@ -19,8 +19,6 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/exit_reason.hpp>
-#include <caf/io/middleman.hpp>
-#include <caf/scoped_actor.hpp>
 
 #include <algorithm>
 
@@ -157,61 +155,6 @@ caf::expected<hello> node_impl::accept(const hello& peer,
       }
     });
   return mine;
-}
-
-caf::expected<std::shared_ptr<link_state>>
-node_impl::connect(const std::string& host, uint16_t port) {
-  auto address = host + ":" + std::to_string(port);
-  if (auto existing = links_.find_by_address(address))
-    return existing;
-  auto peer_gateway = sys_.middleman().remote_actor(host, port);
-  if (!peer_gateway)
-    return caf::make_error(errc::connect_failed,
-                           "cannot connect to " + address + ": "
-                             + render(peer_gateway.error()));
-  if (auto existing = links_.find(peer_gateway->node())) {
-    links_.note_address(address, peer_gateway->node());
-    return existing;
-  }
-  caf::scoped_actor self{sys_};
-  caf::error failure;
-  std::string peer_name;
-  self->request(*peer_gateway, handshake_timeout, identify{})
-    .receive([&](std::string& name) { peer_name = std::move(name); },
-             [&](caf::error& err) { failure = std::move(err); });
-  if (failure)
-    return caf::make_error(errc::handshake_failed,
-                           "node at " + address + " did not identify itself: "
-                             + render(failure));
-  auto& cfg = cfg_.links.count(peer_name) != 0
-                ? cfg_.links.at(peer_name)
-                : cfg_.link_for(address);
-  auto offer = make_hello(cfg);
-  offer.link_token = links_.inbound_token(peer_gateway->node());
-  hello reply;
-  self->request(*peer_gateway, handshake_timeout, offer)
-    .receive([&](hello& x) { reply = std::move(x); },
-             [&](caf::error& err) { failure = std::move(err); });
-  if (failure) {
-    if (failure.category() == caf::atom("ferry_fw"))
-      return failure;
-    return caf::make_error(errc::handshake_failed,
-                           "handshake with node " + peer_name + " at "
-                             + address + " failed: " + render(failure));
-  }
-  // The peer accepted; build our side from its answer.
-  if (peer_name != reply.node_name)
-    reply.node_name = peer_name;
-  auto accepted = accept(reply, &cfg);
-  if (!accepted)
-    return std::move(accepted.error());
-  links_.note_address(address, peer_gateway->node());
-  auto link = links_.find(peer_gateway->node());
-  if (!link)
-    return caf::make_error(errc::link_down,
-                           "the link to " + address + " went down at once");
-  link->set_default_actor(reply.default_actor);
-  return link;
 }
 
 } // namespace ferry::detail

@@ -6,23 +6,54 @@ namespace ferry::detail {
 link_table::admission link_table::admit(const caf::node_id& peer,
                                         uint64_t peer_token,
                                         const link_factory& make) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  auto& slot = links_[peer];
-  if (slot && !slot->is_down()) {
-    // Handshakes crossing each other name the same tokens. Another token
-    // comes from a peer whose earlier link to this node is gone while this
-    // node still holds it (or from a third node forging a hello): taking
-    // it silently would leave one direction dropping everything.
-    if (peer_token != slot->outbound_token())
-      return {};
-    return {slot, false};
+  std::vector<std::function<void()>> fire; // called after the lock
+  admission result;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto& slot = links_[peer];
+    if (slot && !slot->is_down()) {
+      // Handshakes crossing each other name the same tokens. Another token
+      // comes from a peer whose earlier link to this node is gone while
+      // this node still holds it (or from a third node forging a hello):
+      // taking it silently would leave one direction dropping everything.
+      if (peer_token != slot->outbound_token())
+        return {};
+      return {slot, false};
+    }
+    // The token named in every hello to this peer so far (handshakes
+    // crossing each other name the same one); the link keeps it now.
+    auto token = inbound_token_locked(peer);
+    tokens_.erase(peer);
+    slot = make(token);
+    result = {slot, true};
+    for (auto i = watchers_.begin(); i != watchers_.end();)
+      if (i->second.peer == peer) {
+        fire.push_back(std::move(i->second.fn));
+        i = watchers_.erase(i);
+      } else {
+        ++i;
+      }
   }
-  // The token named in every hello to this peer so far (handshakes
-  // crossing each other name the same one); the link keeps it now.
-  auto token = inbound_token_locked(peer);
-  tokens_.erase(peer);
-  slot = make(token);
-  return {slot, true};
+  for (auto& fn : fire)
+    fn();
+  return result;
+}
+
+uint64_t link_table::watch(const caf::node_id& peer,
+                           std::function<void()> fn) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto key = next_watch_++;
+  watchers_.emplace(key, watcher{peer, std::move(fn)});
+  return key;
+}
+
+void link_table::unwatch(uint64_t key) {
+  std::function<void()> gone; // released after the lock
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (auto i = watchers_.find(key); i != watchers_.end()) {
+    gone = std::move(i->second.fn);
+    watchers_.erase(i);
+  }
 }
 
 uint64_t link_table::inbound_token(const caf::node_id& peer) {

@@ -10,9 +10,12 @@
 // same (a hello answered after the timeout), and the next hello must name
 // the same token.
 //
+// A connect waiting in its handshake can watch for a link to its peer made
+// meanwhile by the peer's own hello (`watch`): node/connect.cpp.
+//
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the table. A link is made under it (`admit`), so two
-// handshakes with one peer make one link.
+// handshakes with one peer make one link; watchers are called after it.
 #pragma once
 
 #include "link/link_state.hpp"
@@ -75,6 +78,13 @@ public:
   /// Removes every link.
   void clear();
 
+  /// Calls `fn` (once, on the thread that made it) when `admit` makes a link
+  /// to `peer`; returns a key for `unwatch`.
+  uint64_t watch(const caf::node_id& peer, std::function<void()> fn);
+
+  /// Stops a watch (nothing happens when it fired already).
+  void unwatch(uint64_t key);
+
 private:
   /// See `inbound_token` (requires `mtx_`).
   uint64_t inbound_token_locked(const caf::node_id& peer);
@@ -84,6 +94,12 @@ private:
   std::map<std::string, caf::node_id> by_address_;
   std::map<caf::node_id, uint64_t> tokens_;
   std::random_device random_;
+  struct watcher {
+    caf::node_id peer;
+    std::function<void()> fn;
+  };
+  std::map<uint64_t, watcher> watchers_;
+  uint64_t next_watch_ = 1;
 };
 
 } // namespace ferry::detail

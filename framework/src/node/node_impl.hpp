@@ -7,7 +7,10 @@
 //   puts bytes directly, bound to the node's config for as long as the
 //   actor system lives;
 // - `link_table` (node/link_table.hpp): links by peer and the tokens of
-//   handshakes under way; handshakes themselves are in node/handshake.cpp;
+//   handshakes under way; handshakes themselves are in node/handshake.cpp
+//   (answering) and node/connect.cpp (connecting);
+// - `early_arrivals` (node/early_arrivals.hpp): what a peer sends before
+//   this node's side of their link exists;
 // - `exposed_actors` (node/exposed_actors.hpp): the actors peers find by
 //   name;
 // - `pool_settings`: this node's share in the process-wide vector pool.
@@ -25,6 +28,7 @@
 #include "activity_counter.hpp"
 #include "link/link_state.hpp"
 #include "log_limiter.hpp"
+#include "node/early_arrivals.hpp"
 #include "node/exposed_actors.hpp"
 #include "node/landings.hpp"
 #include "node/link_table.hpp"
@@ -79,6 +83,9 @@ public:
   /// Returns the count of this node's live link objects.
   activity_counter& live_links() { return live_links_; }
 
+  /// Returns what peers sent before this node's side of their link existed.
+  early_arrivals& early() { return early_; }
+
   // -- handshakes (node/handshake.cpp) ---------------------------------------
 
   /// Returns this node's handshake for a link with the config `cfg`, without
@@ -91,7 +98,8 @@ public:
   caf::expected<hello> accept(const hello& peer,
                               const link_config* cfg = nullptr);
 
-  /// Connects to `host`:`port` (or returns the existing link).
+  /// Connects to `host`:`port` (or returns the existing link); see
+  /// node/connect.cpp.
   caf::expected<std::shared_ptr<link_state>>
   connect(const std::string& host, uint16_t port);
 
@@ -142,6 +150,24 @@ public:
   void log_unlinked(const std::string& line);
 
 private:
+  /// How a handshake ended: with a link, an error, or the advice to
+  /// connect again (CAF lost the connection; this node is the one that
+  /// connects again).
+  struct handshake_outcome {
+    std::shared_ptr<link_state> link;
+    caf::error error;
+    bool retry = false;
+  };
+
+  /// Runs ferry's handshake with the peer whose gateway CAF just gave us
+  /// (node/connect.cpp).
+  handshake_outcome handshake(const std::string& address,
+                              const caf::actor& gateway, bool may_retry);
+
+  /// Hands on (or, without a link, drops) what `peer` sent while this
+  /// node's handshake with it was under way.
+  void release_early(const caf::node_id& peer);
+
   /// Returns true if the host store is shared with the peer of `peer`.
   bool shares_store_with(const hello& peer) const;
 
@@ -165,6 +191,7 @@ private:
   caf::actor janitor_;
   std::optional<pool_settings> pool_;
   link_table links_;
+  early_arrivals early_;
   exposed_actors exposed_;
   log_limiter unlinked_logged_{std::chrono::seconds{1}};
 };
