@@ -265,9 +265,6 @@ protected:
 };
 
 TEST_F(link_handshakes, NodesConnectingToEachOtherAtOnceShareLinksBothWays) {
-  // Label `timing`: under load, crossing handshakes can, rarely, meet a
-  // lasting state of CAF 0.17's routes in which neither node reaches the
-  // other (README, Limits).
   // Arrange: each node publishes an actor.
   ASSERT_TRUE(start());
   auto on_server = server->system().spawn(reflector);
