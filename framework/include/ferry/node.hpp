@@ -25,6 +25,7 @@
 #include "ferry/fwd.hpp"
 #include "ferry/link_stats.hpp"
 #include "ferry/node_config.hpp"
+#include "ferry/node_events.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -106,6 +107,18 @@ public:
 
   /// Returns the counters of the link to the node named `peer`.
   [[nodiscard]] caf::expected<link_stats> stats(const std::string& peer) const;
+
+  /// Sends `whom` a `node_up` whenever this node makes a link to another
+  /// node and a `node_down` whenever such a link goes down
+  /// (ferry/node_events.hpp), until `whom` ends or `unwatch_nodes`.
+  void watch_nodes(const caf::actor& whom);
+
+  /// Stops the node events to `whom`.
+  void unwatch_nodes(const caf::actor& whom);
+
+  /// Returns every node this node has had a link to, and whether the link
+  /// is up now (why it went down, if not).
+  std::vector<peer_state> peers() const;
 
 private:
   explicit node(std::unique_ptr<detail::node_impl> impl);

@@ -141,17 +141,21 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   mine.link_token = admitted.link->inbound_token();
   if (!admitted.made)
     return mine;
+  watch_.up(peer.node_name);
   // The link goes down when CAF loses the connection (the peer gateway's
   // proxy terminates) or the peer node shuts down.
   std::weak_ptr<link_state> weak = admitted.link;
   auto* self = this;
+  auto peer_name = peer.node_name;
   caf::actor_cast<caf::abstract_actor*>(peer.gateway)
-    ->attach_functor([weak, self, peer_node](const caf::error& reason) {
+    ->attach_functor([weak, self, peer_node,
+                      peer_name](const caf::error& reason) {
       if (auto l = weak.lock()) {
-        l->shut_down(reason ? reason
-                            : caf::error{caf::exit_reason::remote_link_unreachable},
-                     nullptr);
+        auto why = reason ? reason
+                          : caf::error{caf::exit_reason::remote_link_unreachable};
+        l->shut_down(why, nullptr);
         self->links_.drop(peer_node);
+        self->watch_.down(peer_name, why);
       }
     });
   return mine;

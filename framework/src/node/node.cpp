@@ -139,6 +139,18 @@ std::vector<link_stats> node::stats() const {
   return result;
 }
 
+void node::watch_nodes(const caf::actor& whom) {
+  impl_->watch().watch(whom);
+}
+
+void node::unwatch_nodes(const caf::actor& whom) {
+  impl_->watch().unwatch(whom);
+}
+
+std::vector<peer_state> node::peers() const {
+  return impl_->watch().peers();
+}
+
 caf::expected<link_stats> node::stats(const std::string& peer) const {
   if (auto link = impl_->find_link(peer))
     return link->snapshot();

@@ -13,6 +13,8 @@
 //   this node's side of their link exists;
 // - `exposed_actors` (node/exposed_actors.hpp): the actors peers find by
 //   name;
+// - `node_watch` (node/node_watch.hpp): the peers this node has had links
+//   to, and the actors that hear when links come and go;
 // - `pool_settings`: this node's share in the process-wide vector pool.
 //
 // Shutdown order (the destructor): links go down first (waking senders that
@@ -32,6 +34,7 @@
 #include "node/exposed_actors.hpp"
 #include "node/landings.hpp"
 #include "node/link_table.hpp"
+#include "node/node_watch.hpp"
 #include "node/pool_settings.hpp"
 #include "wire/control.hpp"
 #include "wire/read_context.hpp"
@@ -85,6 +88,9 @@ public:
 
   /// Returns what peers sent before this node's side of their link existed.
   early_arrivals& early() { return early_; }
+
+  /// Returns the view of peers and the actors that watch it.
+  node_watch& watch() { return watch_; }
 
   // -- handshakes (node/handshake.cpp) ---------------------------------------
 
@@ -192,6 +198,7 @@ private:
   std::optional<pool_settings> pool_;
   link_table links_;
   early_arrivals early_;
+  node_watch watch_;
   exposed_actors exposed_;
   log_limiter unlinked_logged_{std::chrono::seconds{1}};
 };

@@ -1,0 +1,51 @@
+// node_watch: the nodes this node has had links to, and the local actors
+// that want to hear when links come and go (see ferry/node_events.hpp).
+//
+// The handshake reports each link it makes (`up`), the link's end reports
+// when it goes down (`down`); both update the view of peers and send
+// `node_up` / `node_down` to every watching actor still alive. Watchers are
+// held weakly: an actor that ends stops watching without unwatching.
+//
+// Thread-safety: every member function may be called from any thread; one
+// mutex guards the view and the watchers. Events are sent after the lock.
+#pragma once
+
+#include "ferry/node_events.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/error.hpp>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ferry::detail {
+
+class node_watch {
+public:
+  /// Sends node events to `whom` from now on.
+  void watch(const caf::actor& whom);
+
+  /// Stops sending node events to `whom`.
+  void unwatch(const caf::actor& whom);
+
+  /// A link to the node named `node` was made.
+  void up(const std::string& node);
+
+  /// The link to the node named `node` went down for `reason`.
+  void down(const std::string& node, const caf::error& reason);
+
+  /// Returns every node this node has had a link to, by name.
+  std::vector<peer_state> peers() const;
+
+private:
+  /// Returns the watchers still alive (requires `mtx_`; forgets the others).
+  std::vector<caf::actor> live_watchers_locked();
+
+  mutable std::mutex mtx_;
+  std::vector<caf::weak_actor_ptr> watchers_;
+  std::map<std::string, peer_state> peers_;
+};
+
+} // namespace ferry::detail
