@@ -318,9 +318,7 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
   // not keep its request's entry for the link's lifetime.
   if (mid.is_response())
     requests_.answered(msg.target, mid);
-  auto target = actors_.exported(msg.target);
-  if (!target)
-    target = node_.exposed(msg.target);
+  auto target = addressable(msg.target);
   if (!target) {
     refuse(msg, caf::make_error(errc::no_such_actor,
                            "node " + ctx_.node_name + " has no actor "
@@ -407,6 +405,12 @@ caf::expected<caf::strong_actor_ptr> link_state::sender_proxy(uint64_t id) {
       + "actors already (max-proxies); raise ferry.link.max-proxies (or "
       + "ferry.links." + peer_name_ + ") if the peer has that many actors "
       + "talking to this node");
+}
+
+caf::strong_actor_ptr link_state::addressable(uint64_t id) {
+  if (auto result = actors_.exported(id))
+    return result;
+  return node_.exposed(id);
 }
 
 uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {

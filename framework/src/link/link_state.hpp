@@ -232,8 +232,12 @@ public:
   /// and replies); the peer learns when it terminates.
   uint64_t export_actor(const caf::strong_actor_ptr& whom);
 
-  /// Returns a local actor the peer may address, or null.
+  /// Returns a local actor exported to the peer, or null.
   caf::strong_actor_ptr exported(uint64_t id) { return actors_.exported(id); }
+
+  /// Returns a local actor the peer may address (exported to it, or exposed
+  /// by name to every peer), or null.
+  caf::strong_actor_ptr addressable(uint64_t id);
 
   /// Takes a slot for an actor the peer asks this node to spawn (of type
   /// `type_name`); `too_many_actors` when the peer has

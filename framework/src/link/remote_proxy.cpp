@@ -1,11 +1,13 @@
 // remote_proxy: a peer's actor on this node (see link/remote_proxy.hpp).
 #include "link/remote_proxy.hpp"
 
+#include "link/actor_links.hpp"
 #include "link/link_state.hpp"
 
 #include "ferry/errc.hpp"
 
 #include <caf/actor_cast.hpp>
+#include <caf/default_attachable.hpp>
 #include <caf/system_messages.hpp>
 
 namespace ferry::detail {
@@ -56,7 +58,8 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
   if (what->content().match_elements<caf::exit_msg>()) {
     // send_exit to a proxy terminates the remote actor.
     auto& msg = what->content().get_as<caf::exit_msg>(0);
-    link->send_control(exit_request{remote_id_, msg.reason}, host);
+    if (!ends_link(msg))
+      link->send_control(exit_request{remote_id_, msg.reason}, host);
     return;
   }
   auto sender = what->sender;
@@ -71,6 +74,36 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
                       "could not send a message to node " + link->peer_name()
                         + ": " + render(err));
   }
+}
+
+bool remote_proxy::ends_link(const caf::exit_msg& msg) {
+  // A live source sent the exit itself (send_exit), linked or not.
+  auto source = caf::actor_cast<caf::strong_actor_ptr>(msg.source);
+  if (source && !source->get()->getf(is_terminated_flag))
+    return false;
+  caf::default_attachable::observe_token tk{msg.source,
+                                            caf::default_attachable::link};
+  size_t removed = 0;
+  exclusive_critical_section([&] { removed = detach_impl(tk, true); });
+  return removed > 0;
+}
+
+bool remote_proxy::add_backlink(caf::abstract_actor* x) {
+  if (!monitorable_actor::add_backlink(x))
+    return false;
+  if (!quiet_link_changes::active())
+    if (auto link = link_.lock(); link && !link->is_down())
+      post_link_change(*link, remote_id_, x, true);
+  return true;
+}
+
+bool remote_proxy::remove_backlink(caf::abstract_actor* x) {
+  if (!monitorable_actor::remove_backlink(x))
+    return false;
+  if (!quiet_link_changes::active())
+    if (auto link = link_.lock(); link && !link->is_down())
+      post_link_change(*link, remote_id_, x, false);
+  return true;
 }
 
 void remote_proxy::kill(caf::error reason, caf::execution_unit* host) {

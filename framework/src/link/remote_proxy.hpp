@@ -6,7 +6,8 @@
 // reason at once; a one-way message that cannot be sent is logged and
 // counted. An exit message sent to a proxy terminates the remote actor.
 // The proxy terminates when the remote actor does (a `down_notice`) or the
-// link goes down, so `monitor` works as in CAF.
+// link goes down, so `monitor` works as in CAF. Linking a local actor to a
+// proxy links it to the remote actor (link/actor_links.hpp).
 //
 // Thread-safety: `enqueue` may be called from any thread, like any actor's.
 // The link is held weakly: a proxy outliving its link answers `link_down`.
@@ -17,6 +18,7 @@
 #include <caf/execution_unit.hpp>
 #include <caf/mailbox_element.hpp>
 #include <caf/monitorable_actor.hpp>
+#include <caf/system_messages.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -35,6 +37,14 @@ public:
 
   const char* name() const override { return "ferry.remote_proxy"; }
 
+  /// Records a link with the local actor `x` and asks the peer to link the
+  /// remote actor with `x` (unless `quiet_link_changes`). Called by CAF
+  /// under both actors' locks.
+  bool add_backlink(caf::abstract_actor* x) override;
+
+  /// Removes a link with `x`, and asks the peer to do the same.
+  bool remove_backlink(caf::abstract_actor* x) override;
+
   /// Terminates the proxy: monitors get a down message with `reason`.
   void kill(caf::error reason, caf::execution_unit* host);
 
@@ -42,6 +52,10 @@ public:
   uint64_t remote_id() const { return remote_id_; }
 
 private:
+  /// Whether `msg` is the exit message of a linked actor that ended (the
+  /// link is then gone); the peer learns of that end from its down notice.
+  bool ends_link(const caf::exit_msg& msg);
+
   std::weak_ptr<link_state> link_;
   uint64_t remote_id_;
 };

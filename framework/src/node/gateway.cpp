@@ -1,6 +1,7 @@
 // gateway: dispatching what peers send (see node/gateway.hpp).
 #include "node/gateway.hpp"
 
+#include "link/actor_links.hpp"
 #include "link/link_state.hpp"
 #include "link/remote_proxy.hpp"
 #include "node/node_impl.hpp"
@@ -103,12 +104,17 @@ void on_down(down_notice& x, call& c) {
 
 void on_exit(exit_request& x, call& c) {
   if (auto l = c.link_of(x, "an exit request"))
-    if (auto target = l->exported(x.actor))
+    if (auto target = l->addressable(x.actor))
       target->enqueue(nullptr, caf::make_message_id(),
                       caf::make_message(caf::exit_msg{
                         caf::actor_cast<caf::actor_addr>(c.what.sender),
                         x.reason}),
                       c.host);
+}
+
+void on_link_request(link_request& x, call& c) {
+  if (auto l = c.link_of(x, "a link request"))
+    apply_link_request(*l, x, c.host);
 }
 
 void on_refusal(refusal& x, call& c) {
@@ -152,7 +158,14 @@ void on_hello(hello& peer, call& c) {
 }
 
 void on_lookup(lookup& x, call& c) {
-  c.respond(c.node.lookup(x.name));
+  auto id = c.node.lookup(x.name);
+  // The peer is to hear when the actor it found ends (its proxy's monitors
+  // and links depend on it).
+  if (id)
+    if (auto l = c.link())
+      if (auto whom = c.node.exposed(*id))
+        l->export_actor(whom);
+  c.respond(std::move(id));
 }
 
 void on_spawn(spawn_request& x, call& c) {
@@ -175,7 +188,7 @@ route route_to(bool needs_link) {
 }
 
 // The data path first: most messages are user messages, batches and credit.
-const std::array<route, 13> routes{
+const std::array<route, 14> routes{
   route_to<wire_message, on_message>(true),
   route_to<wire_batch, on_batch>(true),
   route_to<credit, on_credit>(true),
@@ -185,6 +198,7 @@ const std::array<route, 13> routes{
   route_to<down_notice, on_down>(true),
   route_to<exit_request, on_exit>(true),
   route_to<refusal, on_refusal>(true),
+  route_to<link_request, on_link_request>(true),
   route_to<identify, on_identify>(false),
   route_to<hello, on_hello>(false),
   route_to<lookup, on_lookup>(false),

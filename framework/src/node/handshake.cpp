@@ -141,6 +141,9 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   mine.link_token = admitted.link->inbound_token();
   if (!admitted.made)
     return mine;
+  // The peer hears when this node's default actor ends.
+  if (auto whom = exposed_.find(exposed_.default_id()))
+    admitted.link->export_actor(whom);
   watch_.up(peer.node_name);
   // The link goes down when CAF loses the connection (the peer gateway's
   // proxy terminates) or the peer node shuts down.

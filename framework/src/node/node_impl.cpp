@@ -2,6 +2,8 @@
 // (see node/node_impl.hpp).
 #include "node/node_impl.hpp"
 
+#include "link/actor_links.hpp"
+
 #include "node/gateway.hpp"
 #include "node/malloc_tuning.hpp"
 
@@ -57,6 +59,8 @@ node_impl::node_impl(node_config& cfg)
 node_impl::~node_impl() {
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
+  if (linker_)
+    caf::anon_send_exit(linker_, caf::exit_reason::user_shutdown);
   // Links first: shutting them down wakes every sender waiting for credit,
   // then the gateway lets go of this node once its running calls are done.
   for (auto& link : links())
@@ -97,6 +101,7 @@ caf::error node_impl::init() {
     return err;
   if (cfg_.store_enabled)
     attach_store();
+  linker_ = sys_.spawn<caf::hidden>(linker);
   caf::actor_config acfg;
   gateway_ = caf::make_actor<gateway, caf::actor>(sys_.next_actor_id(),
                                                   sys_.node(), &sys_, acfg,

@@ -15,7 +15,9 @@
 //   name;
 // - `node_watch` (node/node_watch.hpp): the peers this node has had links
 //   to, and the actors that hear when links come and go;
-// - `pool_settings`: this node's share in the process-wide vector pool.
+// - `pool_settings`: this node's share in the process-wide vector pool;
+// - the linker (link/actor_links.hpp): the actor that tells peers of the
+//   links local actors make with their actors.
 //
 // Shutdown order (the destructor): links go down first (waking senders that
 // wait for credit), then the gateway lets go of the node once its running
@@ -79,6 +81,10 @@ public:
   serializers::registry& registry() { return *registry_; }
   store::object_store* store() { return store_ ? &*store_ : nullptr; }
   const caf::actor& gateway_handle() const { return gateway_; }
+
+  /// Returns the actor that sends peers the links local actors make with
+  /// their actors (link/actor_links.hpp).
+  const caf::actor& linker_handle() const { return linker_; }
 
   /// Returns the node's chunk and import landings.
   const std::shared_ptr<detail::landings>& places() const { return places_; }
@@ -195,6 +201,7 @@ private:
   caf::actor gateway_;
   /// Trims the vector pool while the node runs (null when the pool is off).
   caf::actor janitor_;
+  caf::actor linker_;
   std::optional<pool_settings> pool_;
   link_table links_;
   early_arrivals early_;

@@ -141,6 +141,24 @@ typename Inspector::result_type inspect(Inspector& f, exit_request& x) {
   return f(caf::meta::type_name("ferry.exit"), x.actor, x.reason, x.token);
 }
 
+/// Link (or unlink) one of the receiver's actors with one of the sender's
+/// (`link_to` / `unlink_from` between an actor and a proxy).
+struct link_request {
+  /// The receiver's actor (an actor it exported on this link).
+  uint64_t actor = 0;
+  /// The sender's actor (exported by the sender on this link).
+  uint64_t partner = 0;
+  /// true: link; false: unlink.
+  bool establish = true;
+  uint64_t token = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, link_request& x) {
+  return f(caf::meta::type_name("ferry.link"), x.actor, x.partner,
+           x.establish, x.token);
+}
+
 /// A one-way message was refused by the receiver (the sender logs and counts).
 struct refusal {
   uint64_t target = 0;
