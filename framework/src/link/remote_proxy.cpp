@@ -88,21 +88,24 @@ bool remote_proxy::ends_link(const caf::exit_msg& msg) {
   return removed > 0;
 }
 
+void remote_proxy::tell_peer(caf::abstract_actor* x, bool establish) {
+  if (quiet_link_changes::active())
+    return;
+  if (auto link = link_.lock(); link && !link->is_down())
+    post_link_change(*link, remote_id_, x, establish);
+}
+
 bool remote_proxy::add_backlink(caf::abstract_actor* x) {
   if (!monitorable_actor::add_backlink(x))
     return false;
-  if (!quiet_link_changes::active())
-    if (auto link = link_.lock(); link && !link->is_down())
-      post_link_change(*link, remote_id_, x, true);
+  tell_peer(x, true);
   return true;
 }
 
 bool remote_proxy::remove_backlink(caf::abstract_actor* x) {
   if (!monitorable_actor::remove_backlink(x))
     return false;
-  if (!quiet_link_changes::active())
-    if (auto link = link_.lock(); link && !link->is_down())
-      post_link_change(*link, remote_id_, x, false);
+  tell_peer(x, false);
   return true;
 }
 

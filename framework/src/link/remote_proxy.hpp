@@ -52,6 +52,10 @@ public:
   uint64_t remote_id() const { return remote_id_; }
 
 private:
+  /// Asks the peer to link (or unlink) the remote actor with the local actor
+  /// `x`, unless the peer asked for the change itself.
+  void tell_peer(caf::abstract_actor* x, bool establish);
+
   /// Whether `msg` is the exit message of a linked actor that ended (the
   /// link is then gone); the peer learns of that end from its down notice.
   bool ends_link(const caf::exit_msg& msg);
