@@ -20,6 +20,7 @@
 #include "ferry/serializers/families/caf.hpp"
 
 #include <caf/atom.hpp>
+#include <caf/sec.hpp>
 #include <caf/detail/ieee_754.hpp>
 
 #include <bit>
@@ -486,6 +487,19 @@ caf::error from_caf_error(const caf::error& err, const call_info& info,
   // CAF's own categories get the family, type and offset; any other is a
   // type's own error (the store's, say) and keeps its code.
   auto category = err.category();
+  if (category == caf::atom("system")
+      && err.code() == static_cast<uint8_t>(caf::sec::no_context))
+    return make_error(
+      errc::actor_handle_unsupported,
+      describe(info) + where
+        + "the value holds an actor handle inside a type with its own "
+          "inspect function, where CAF 0.17 resolves handles through its "
+          "actor registry (CAF reports no_context); ferry does not use that "
+          "registry, so the caf family carries actor handles only as the "
+          "value itself, as members of plain aggregates and in the standard "
+          "containers around them. Send this type with cereal.binary, "
+          "cereal.portable, cereal.json or msgpack, which carry handles "
+          "anywhere");
   if (category != caf::atom("system") && category != caf::atom("parser")
       && category != caf::atom("exit"))
     return err;
