@@ -44,9 +44,9 @@ namespace ferry::serializers::detail {
 
 namespace {
 
-constexpr const char* over_links
-  = "actor handles travel only over ferry links (node::remote_actor), "
-    "whose handle hook gives them meaning on the other node";
+constexpr const char* over_links =
+  "actor handles travel only over ferry links (node::remote_actor), "
+  "whose handle hook gives them meaning on the other node";
 
 caf::error failed(caf::error err) {
   ++failure_count;
@@ -62,19 +62,19 @@ caf::expected<handle_token> token_of(const caf::strong_actor_ptr& x,
   auto hook = hook_ptr;
   if (hook == nullptr)
     return failed(make_error(errc::actor_handle_without_link,
-                             "a non-null " + demangle(what) + " cannot be encoded here: "
-                               + over_links
-                               + ", and no handle hook is installed on this "
-                                 "thread"));
+                             "a non-null " + demangle(what) +
+                               " cannot be encoded here: " + over_links +
+                               ", and no handle hook is installed on this "
+                               "thread"));
   auto token = hook->save(x);
   if (!token)
     return failed(std::move(token.error()));
   if (token->kind == 0 && token->id != 0)
     return failed(make_error(errc::encode_failed,
-                             "the handle hook gave a " + demangle(what)
-                               + " the token kind 0 (no actor) with id "
-                               + std::to_string(token->id)
-                               + "; kind 0 must have id 0"));
+                             "the handle hook gave a " + demangle(what) +
+                               " the token kind 0 (no actor) with id " +
+                               std::to_string(token->id) +
+                               "; kind 0 must have id 0"));
   return token;
 }
 
@@ -83,22 +83,22 @@ caf::expected<caf::strong_actor_ptr> handle_of(const handle_token& x,
   if (x.kind == 0) {
     if (x.id != 0)
       return failed(make_error(errc::malformed_frame,
-                               "a " + demangle(what)
-                                 + " token of kind 0 (no actor) carries the "
-                                   "id "
-                                 + std::to_string(x.id)
-                                 + "; the bytes are corrupt or hostile"));
+                               "a " + demangle(what) +
+                                 " token of kind 0 (no actor) carries the "
+                                 "id " +
+                                 std::to_string(x.id) +
+                                 "; the bytes are corrupt or hostile"));
     return caf::strong_actor_ptr{};
   }
   auto hook = hook_ptr;
   if (hook == nullptr)
     return failed(make_error(errc::actor_handle_without_link,
-                             "the input holds a " + demangle(what) + " (token kind "
-                               + std::to_string(x.kind) + ", id "
-                               + std::to_string(x.id)
-                               + ") but no handle hook is installed on this "
-                                 "thread to resolve it: "
-                               + over_links));
+                             "the input holds a " + demangle(what) +
+                               " (token kind " + std::to_string(x.kind) +
+                               ", id " + std::to_string(x.id) +
+                               ") but no handle hook is installed on this "
+                               "thread to resolve it: " +
+                               over_links));
   auto result = hook->load(x);
   if (!result)
     return failed(std::move(result.error()));

@@ -4,17 +4,18 @@
 // exact bytes of a top-level caf::actor token.
 #pragma once
 
-#include "test_types.hpp"
-
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "test_types.hpp"
 
 namespace ferry::serializers::test {
 
@@ -91,8 +92,7 @@ struct holder {
 class worker_ref {
 public:
   worker_ref() = default;
-  worker_ref(caf::actor a, int32_t n) : a_(std::move(a)), n_(n) {
-  }
+  worker_ref(caf::actor a, int32_t n) : a_(std::move(a)), n_(n) {}
   friend bool operator==(const worker_ref&, const worker_ref&) = default;
 
   template <class Archive>
@@ -119,7 +119,9 @@ protected:
     first = spawn_plain();
     second = spawn_plain();
     typed = sys.spawn([]() -> echo_actor::behavior_type {
-      return {[](int32_t x) { return x; }};
+      return {[](int32_t x) {
+        return x;
+      }};
     });
     hook.actors[first_id] = caf::actor_cast<caf::strong_actor_ptr>(first);
     hook.actors[second_id] = caf::actor_cast<caf::strong_actor_ptr>(second);
@@ -133,7 +135,10 @@ protected:
   }
 
   caf::actor spawn_plain() {
-    return sys.spawn([] { return caf::behavior{[](int32_t) {}}; });
+    return sys.spawn([] {
+      return caf::behavior{[](int32_t) {
+      }};
+    });
   }
 
   static caf::actor_system_config& config() {
@@ -179,8 +184,8 @@ struct cereal_portable_handles : cereal_portable_family {
 struct cereal_json_handles : cereal_json_family {
   static constexpr bool text = true;
   static std::vector<std::byte> token(uint8_t kind, uint64_t id) {
-    auto text = "{\"value0\": {\"kind\": " + std::to_string(kind)
-                + ", \"id\": " + std::to_string(id) + "}}";
+    auto text = "{\"value0\": {\"kind\": " + std::to_string(kind) +
+                ", \"id\": " + std::to_string(id) + "}}";
     auto p = reinterpret_cast<const std::byte*>(text.data());
     return {p, p + text.size()};
   }
@@ -214,8 +219,8 @@ struct caf_handles : caf_family {
   }
 };
 
-using handle_families
-  = ::testing::Types<cereal_binary_handles, cereal_portable_handles,
-                     cereal_json_handles, msgpack_handles, caf_handles>;
+using handle_families =
+  ::testing::Types<cereal_binary_handles, cereal_portable_handles,
+                   cereal_json_handles, msgpack_handles, caf_handles>;
 
 } // namespace ferry::serializers::test

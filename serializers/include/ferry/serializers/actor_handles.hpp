@@ -67,13 +67,11 @@ public:
 
   /// Encoding: the token for the non-null handle `x`, or an error (which
   /// fails the encode, its text kept).
-  virtual caf::expected<handle_token> save(const caf::strong_actor_ptr& x)
-    = 0;
+  virtual caf::expected<handle_token> save(const caf::strong_actor_ptr& x) = 0;
 
   /// Decoding: the handle for `x` (kind != 0); null is allowed (the actor
   /// is gone); an error fails the decode.
-  virtual caf::expected<caf::strong_actor_ptr> load(const handle_token& x)
-    = 0;
+  virtual caf::expected<caf::strong_actor_ptr> load(const handle_token& x) = 0;
 };
 
 /// Installs `hook` as the calling thread's handle hook until destroyed (nests,

@@ -37,9 +37,9 @@ struct is_typed_actor<caf::typed_actor<Sigs...>> : std::true_type {};
 
 /// True for the actor handle types the families carry as tokens.
 template <class T>
-inline constexpr bool is_actor_handle_v
-  = std::is_same_v<T, caf::actor> || std::is_same_v<T, caf::actor_addr>
-    || std::is_same_v<T, caf::strong_actor_ptr> || is_typed_actor<T>::value;
+inline constexpr bool is_actor_handle_v =
+  std::is_same_v<T, caf::actor> || std::is_same_v<T, caf::actor_addr> ||
+  std::is_same_v<T, caf::strong_actor_ptr> || is_typed_actor<T>::value;
 
 template <class T>
 constexpr bool holds_actor_handle();
@@ -50,25 +50,26 @@ constexpr bool any_holds_actor_handle(std::index_sequence<Is...>) {
 }
 
 /// Whether T is or holds an actor handle in standard containers, optionals,
-/// pairs, tuples, arrays or plain aggregates (for the refusals' texts).
+/// pairs, tuples, arrays or plain aggregates with no serialization of their
+/// own (recursive types have their own; for the refusals' texts).
 template <class T>
 constexpr bool holds_actor_handle() {
   using U = std::remove_cv_t<T>;
   if constexpr (is_actor_handle_v<U>)
     return true;
-  else if constexpr (is_sequence_v<U> || is_std_array<U>::value
-                     || is_instance_v<U, std::optional>)
+  else if constexpr (is_sequence_v<U> || is_std_array<U>::value ||
+                     is_instance_v<U, std::optional>)
     return holds_actor_handle<typename U::value_type>();
   else if constexpr (is_map_v<U>)
-    return holds_actor_handle<typename U::key_type>()
-           || holds_actor_handle<typename U::mapped_type>();
+    return holds_actor_handle<typename U::key_type>() ||
+           holds_actor_handle<typename U::mapped_type>();
   else if constexpr (is_instance_v<U, std::pair>)
-    return holds_actor_handle<typename U::first_type>()
-           || holds_actor_handle<typename U::second_type>();
+    return holds_actor_handle<typename U::first_type>() ||
+           holds_actor_handle<typename U::second_type>();
   else if constexpr (is_instance_v<U, std::tuple>)
     return any_holds_actor_handle<U>(
       std::make_index_sequence<std::tuple_size_v<U>>{});
-  else if constexpr (is_reflectable_v<U>)
+  else if constexpr (is_reflectable_v<U> && !has_own_any<U>)
     return any_holds_actor_handle<field_types<U>>(
       std::make_index_sequence<std::tuple_size_v<field_types<U>>>{});
   else

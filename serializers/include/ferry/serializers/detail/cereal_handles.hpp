@@ -28,9 +28,9 @@
 namespace ferry::serializers::detail {
 
 template <class Archive>
-inline constexpr bool cereal_json_archive
-  = std::is_same_v<Archive, cereal::JSONOutputArchive>
-    || std::is_same_v<Archive, cereal::JSONInputArchive>;
+inline constexpr bool cereal_json_archive =
+  std::is_same_v<Archive, cereal::JSONOutputArchive> ||
+  std::is_same_v<Archive, cereal::JSONInputArchive>;
 
 template <class Archive, class T>
 void cereal_save_handle(Archive& ar, const T& x) {
@@ -50,9 +50,9 @@ void cereal_load_handle(Archive& ar, T& x) {
     uint64_t kind = 0;
     ar(cereal::make_nvp("kind", kind), cereal::make_nvp("id", token.id));
     if (kind > UINT8_MAX)
-      throw decode_fault{errc::malformed_frame,
-                         "an actor handle's kind is " + std::to_string(kind)
-                           + ", more than a byte holds"};
+      throw decode_fault{errc::malformed_frame, "an actor handle's kind is " +
+                                                  std::to_string(kind) +
+                                                  ", more than a byte holds"};
     token.kind = static_cast<uint8_t>(kind);
   } else {
     ar(token.kind, token.id);
@@ -66,16 +66,16 @@ namespace cereal {
 
 /// Writes an actor handle as its token (see above).
 template <class Archive, class T>
-  requires ferry::serializers::detail::cereal_archive<Archive>
-           && ferry::serializers::detail::is_actor_handle_v<T>
+requires ferry::serializers::detail::cereal_archive<Archive> &&
+  ferry::serializers::detail::is_actor_handle_v<T>
 void CEREAL_SAVE_FUNCTION_NAME(Archive& ar, const T& x) {
   ferry::serializers::detail::cereal_save_handle(ar, x);
 }
 
 /// Reads an actor handle from its token (see above).
 template <class Archive, class T>
-  requires ferry::serializers::detail::cereal_archive<Archive>
-           && ferry::serializers::detail::is_actor_handle_v<T>
+requires ferry::serializers::detail::cereal_archive<Archive> &&
+  ferry::serializers::detail::is_actor_handle_v<T>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, T& x) {
   ferry::serializers::detail::cereal_load_handle(ar, x);
 }

@@ -53,8 +53,8 @@ namespace adaptor {
 
 /// Packs an actor handle as `[kind, id]`.
 template <class T>
-struct pack<T,
-            std::enable_if_t<ferry::serializers::detail::is_actor_handle_v<T>>> {
+struct pack<
+  T, std::enable_if_t<ferry::serializers::detail::is_actor_handle_v<T>>> {
   template <class Stream>
   packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
     namespace fd = ferry::serializers::detail;

@@ -13,9 +13,10 @@
 // from an rvalue payload. Single values copy `sizeof(T)` bytes.
 //
 // Not supported: actor handles (their bytes point into this process; other
-// families carry them as tokens, see actor_handles.hpp), bool and enums (not every byte is a valid value, so hostile
-// bytes would be undefined behaviour: use uint8_t / the underlying type),
-// pointers, classes with private members (their invariants are unknown).
+// families carry them as tokens, see actor_handles.hpp), bool and enums (not
+// every byte is a valid value, so hostile bytes would be undefined behaviour:
+// use uint8_t / the underlying type), pointers, classes with private members
+// (their invariants are unknown).
 // The format is the machine's memory layout: peers must share endianness and
 // type layout (same architecture and compiler ABI).
 #pragma once
