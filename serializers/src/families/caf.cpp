@@ -1,7 +1,9 @@
 // Non-template parts of the caf family (families/caf.hpp): ferry's own
 // reader and writer of CAF 0.17's binary format, the one-block path for a
 // std::vector<std::byte> value, its two-frame (split) form, and the
-// translation of CAF's errors into ferry's.
+// translation of CAF's errors into ferry's (CAF's no_context, which only an
+// actor handle inside a type with its own inspect meets here, becomes
+// `errc::actor_handle_unsupported`).
 //
 // Contract: what `checked_caf_sink` writes is byte for byte what
 // caf::binary_serializer writes, so caf::binary_deserializer reads it; it
