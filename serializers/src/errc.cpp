@@ -28,6 +28,8 @@ std::string to_string(errc x) {
     case errc::frame_mismatch: return "frame_mismatch";
     case errc::stand_in_mismatch: return "stand_in_mismatch";
     case errc::family_unavailable: return "family_unavailable";
+    case errc::actor_handle_without_link: return "actor_handle_without_link";
+    case errc::actor_handle_unsupported: return "actor_handle_unsupported";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

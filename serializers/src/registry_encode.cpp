@@ -6,8 +6,10 @@
 // one); `encode_impl` tries the families of `encode_options::serializers` in
 // order, applies a registered stand-in first, and either returns the first
 // payload within `limits` or an `errc::no_family_can_encode` naming every
-// family tried and why. A plan (`plan_encode`) fixes the route and the header
-// key for one type and list, and keeps the snapshot it was made from.
+// family tried and why; an actor handle that fails to translate
+// (actor_handles.hpp) ends the search with its own error. A plan
+// (`plan_encode`) fixes the route and the header key for one type and list,
+// and keeps the snapshot it was made from.
 // Exceptions thrown by a family or a stand-in become error values here.
 //
 // Thread-safety: every function reads one snapshot loaded once per call (or
@@ -162,6 +164,7 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
     // Split arrays view the value: only when the caller keeps it alive (a
     // stand-in's keep-alive is ferry's own, not the caller's promise).
     caf::error err;
+    auto handle_failures = detail::handle_failures();
     try {
       err = encode_with(*st, *route, fam, evalue, keep, keep_alive != nullptr,
                         opts, tname, sink, result.frames);
@@ -170,6 +173,10 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
       continue;
     }
     if (err) {
+      // An actor handle that failed to translate (no hook, or the hook's
+      // error) fails the same way in every family: no fallback.
+      if (detail::handle_failures() != handle_failures)
+        return err;
       refuse(fam, render(err));
       continue;
     }

@@ -1,7 +1,9 @@
 // Non-template parts of the caf family (families/caf.hpp): ferry's own
 // reader and writer of CAF 0.17's binary format, the one-block path for a
 // std::vector<std::byte> value, its two-frame (split) form, and the
-// translation of CAF's errors into ferry's.
+// translation of CAF's errors into ferry's (CAF's no_context, which only an
+// actor handle inside a type with its own inspect meets here, becomes
+// `errc::actor_handle_unsupported`).
 //
 // Contract: what `checked_caf_sink` writes is byte for byte what
 // caf::binary_serializer writes, so caf::binary_deserializer reads it; it
@@ -20,6 +22,7 @@
 #include "ferry/serializers/families/caf.hpp"
 
 #include <caf/atom.hpp>
+#include <caf/sec.hpp>
 #include <caf/detail/ieee_754.hpp>
 
 #include <bit>
@@ -486,6 +489,19 @@ caf::error from_caf_error(const caf::error& err, const call_info& info,
   // CAF's own categories get the family, type and offset; any other is a
   // type's own error (the store's, say) and keeps its code.
   auto category = err.category();
+  if (category == caf::atom("system")
+      && err.code() == static_cast<uint8_t>(caf::sec::no_context))
+    return make_error(
+      errc::actor_handle_unsupported,
+      describe(info) + where
+        + "the value holds an actor handle inside a type with its own "
+          "inspect function, where CAF 0.17 resolves handles through its "
+          "actor registry (CAF reports no_context); ferry does not use that "
+          "registry, so the caf family carries actor handles only as the "
+          "value itself, as members of plain aggregates and in the standard "
+          "containers around them. Send this type with cereal.binary, "
+          "cereal.portable, cereal.json or msgpack, which carry handles "
+          "anywhere");
   if (category != caf::atom("system") && category != caf::atom("parser")
       && category != caf::atom("exit"))
     return err;

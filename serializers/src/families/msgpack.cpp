@@ -1,5 +1,6 @@
 // Non-template parts of the msgpack family (families/msgpack.hpp): unpacking
-// a frame with msgpack-cxx's object builder under depth and budget checks.
+// a frame with msgpack-cxx's object builder under depth and budget checks,
+// and the reading of an actor handle's token (`msgpack_token`).
 //
 // Contract: `msgpack_unpack_checked` charges every array and map (one
 // msgpack::object or msgpack::object_kv per element) to the allocation budget
@@ -97,6 +98,25 @@ private:
 };
 
 } // namespace
+
+handle_token msgpack_token(const msgpack::object& o) {
+  auto bad = [](const char* what) {
+    return decode_fault{errc::malformed_frame,
+                        std::string{"an actor handle must be an array [kind, "
+                                    "id] of two non-negative integers, "}
+                          + what};
+  };
+  if (o.type != msgpack::type::ARRAY || o.via.array.size != 2)
+    throw bad("this is not an array of two");
+  auto& kind = o.via.array.ptr[0];
+  auto& id = o.via.array.ptr[1];
+  if (kind.type != msgpack::type::POSITIVE_INTEGER
+      || id.type != msgpack::type::POSITIVE_INTEGER)
+    throw bad("this one holds something else");
+  if (kind.via.u64 > UINT8_MAX)
+    throw bad("its kind is more than a byte holds");
+  return handle_token{static_cast<uint8_t>(kind.via.u64), id.via.u64};
+}
 
 msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
                                               const limits& lim) {

@@ -3,6 +3,7 @@
 // See registry.hpp for the overview and an example.
 #pragma once
 
+#include "ferry/serializers/actor_handles.hpp"
 #include "ferry/serializers/array_view.hpp"
 #include "ferry/serializers/diagnostics.hpp"
 #include "ferry/serializers/errc.hpp"

@@ -62,6 +62,12 @@ enum class errc : uint8_t {
   stand_in_mismatch,
   /// The preference list or allowlist names a family this registry lacks.
   family_unavailable,
+  /// An actor handle was encoded or decoded with no handle hook installed:
+  /// handles travel only over ferry links (see actor_handles.hpp).
+  actor_handle_without_link,
+  /// The family cannot carry an actor handle where the value holds one (the
+  /// caf family inside a type with its own inspect function).
+  actor_handle_unsupported,
 };
 
 /// Returns the name of `x`, e.g. `"truncated_frame"`.

@@ -38,7 +38,8 @@ std::string describe(const call_info& info);
 /// Runs `f`, turning every exception into an error value that names the
 /// family, the type and `where()` (frame and offset), and keeps the library's
 /// own message. An exception of a type registered with
-/// `registry::register_error_exception` gives the error it carries instead.
+/// `registry::register_error_exception` gives the error it carries instead,
+/// and so does an `error_fault`.
 template <class F, class Where>
 caf::error guarded(const call_info& info, F&& f, Where&& where) {
   auto failed = info.decoding ? errc::decode_failed : errc::encode_failed;
@@ -49,6 +50,8 @@ caf::error guarded(const call_info& info, F&& f, Where&& where) {
                       : "; check the type's serialization functions";
   try {
     return f();
+  } catch (const error_fault& e) {
+    return e.err;
   } catch (const decode_fault& e) {
     return make_error(e.code, describe(info) + where() + ": " + e.what);
   } catch (const std::bad_alloc&) {

@@ -42,4 +42,11 @@ struct decode_fault {
   std::string what;
 };
 
+/// Thrown inside a library's call stack (cereal archives, msgpack adaptors)
+/// to carry an error value of any category out unchanged, such as a handle
+/// hook's (detail/actor_handles.hpp); caught at the family adapter.
+struct error_fault {
+  caf::error err;
+};
+
 } // namespace ferry::serializers::detail

@@ -31,12 +31,26 @@
 // std::vector<bool> (see `caf_balanced`); the bytes stay CAF's. Inside a type
 // with its own `inspect`, each std::vector<bool> still counts as one level.
 //
+// Actor handles (caf::actor, caf::actor_addr, caf::strong_actor_ptr,
+// caf::typed_actor<...>) travel as the token of the calling thread's handle
+// hook (actor_handles.hpp), a u8 kind then a u64 id, where ferry's own walk
+// reaches them: the value itself, members of plain aggregates, and the
+// standard containers, pairs, tuples and arrays around them (see
+// `caf_walked`). Inside a type with its own `inspect`, CAF 0.17 hands the
+// handle to its own code (which needs its actor registry, which ferry does
+// not use, and an execution context the caf family does not have); the
+// inspector there is a plain caf::serializer, so ferry cannot step in. Such
+// values fail with `errc::actor_handle_unsupported`, and the registry tries
+// the next family of the preference list (cereal.*, msgpack carry handles
+// anywhere).
+//
 // A large std::vector<std::byte> value (at least `caf_split_bytes`) encoded
 // with a keep-alive travels in two frames, like the cereal families' arrays
 // (families/cereal.hpp): frame 0 = CAF's sequence size, frame 1 = a view of
 // the bytes; concatenated they are CAF's output.
 #pragma once
 
+#include "ferry/serializers/detail/actor_handles.hpp"
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
 
@@ -255,62 +269,86 @@ caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
                             std::vector<std::byte>& out,
                             const call_info& info);
 
-/// Whether CAF leaves a sequence open for a T that ferry walks: whether T is
-/// or holds a std::vector<bool> in standard containers, pairs, tuples or
-/// arrays (aggregates balance their own fields; other types inspect
-/// themselves).
+/// Whether ferry walks T itself before CAF sees it: T is or holds, in
+/// standard containers, pairs, tuples or arrays, a std::vector<bool> (CAF
+/// leaves a sequence open for it) or an actor handle (CAF would hand it to
+/// its actor registry; ferry writes the hook's token instead). Aggregates
+/// walk their own fields; other types inspect themselves.
 template <class T>
-constexpr bool caf_holds_bit_vector();
+constexpr bool caf_walked();
 
 template <class Tuple, size_t... Is>
-constexpr bool caf_any_holds_bit_vector(std::index_sequence<Is...>) {
-  return (caf_holds_bit_vector<std::tuple_element_t<Is, Tuple>>() || ...);
+constexpr bool caf_any_walked(std::index_sequence<Is...>) {
+  return (caf_walked<std::tuple_element_t<Is, Tuple>>() || ...);
 }
 
 template <class T>
-constexpr bool caf_holds_bit_vector() {
+constexpr bool caf_walked() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, std::vector<bool>>)
+  if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U>)
     return true;
   else if constexpr (is_sequence_v<U> || is_std_array<U>::value)
-    return caf_holds_bit_vector<typename U::value_type>();
+    return caf_walked<typename U::value_type>();
   else if constexpr (is_map_v<U>)
-    return caf_holds_bit_vector<typename U::key_type>()
-           || caf_holds_bit_vector<typename U::mapped_type>();
+    return caf_walked<typename U::key_type>()
+           || caf_walked<typename U::mapped_type>();
   else if constexpr (is_instance_v<U, std::pair>)
-    return caf_holds_bit_vector<typename U::first_type>()
-           || caf_holds_bit_vector<typename U::second_type>();
+    return caf_walked<typename U::first_type>()
+           || caf_walked<typename U::second_type>();
   else if constexpr (is_instance_v<U, std::tuple>)
-    return caf_any_holds_bit_vector<U>(
-      std::make_index_sequence<std::tuple_size_v<U>>{});
+    return caf_any_walked<U>(std::make_index_sequence<std::tuple_size_v<U>>{});
   else
     return false;
 }
 
-/// A value holding a std::vector<bool>, as ferry hands it to a CAF inspector:
-/// its `inspect` ends the sequence CAF leaves open for each std::vector<bool>
-/// and walks the standard containers around them in CAF's own format.
+/// A value that ferry walks (`caf_walked`), as ferry hands it to a CAF
+/// inspector: its `inspect` ends the sequence CAF leaves open for each
+/// std::vector<bool>, writes each actor handle as its token, and walks the
+/// standard containers around them in CAF's own format.
 template <class T>
 struct caf_balanced {
   T& x;
 };
 
 /// Returns `x` as ferry hands it to a CAF inspector: `x` itself, or wrapped
-/// in `caf_balanced` when its type holds a std::vector<bool>.
+/// in `caf_balanced` when ferry walks its type.
 template <class T>
 decltype(auto) caf_balance(T& x) {
-  if constexpr (caf_holds_bit_vector<T>())
+  if constexpr (caf_walked<T>())
     return caf_balanced<T>{x};
   else
     return (x);
 }
 
+/// Writes or reads the actor handle `x` as its token: a u8 kind, then a
+/// u64 id (actor_handles.hpp).
+template <class Processor, class T>
+caf::error caf_apply_handle(Processor& f, T& x) {
+  if constexpr (Processor::reads_state) {
+    auto token = token_of(to_strong(x), typeid(T));
+    if (!token)
+      return std::move(token.error());
+    return f(token->kind, token->id);
+  } else {
+    handle_token token;
+    if (auto err = f(token.kind, token.id))
+      return err;
+    auto ptr = handle_of(token, typeid(T));
+    if (!ptr)
+      return std::move(ptr.error());
+    x = from_strong<T>(std::move(*ptr));
+    return {};
+  }
+}
+
 /// Applies the CAF serializer or deserializer `f` to `x` as CAF does (the
 /// same calls, so the same bytes), plus an end_sequence after each
-/// std::vector<bool>.
+/// std::vector<bool>; actor handles become their tokens.
 template <class Processor, class T>
 caf::error caf_apply_balanced(Processor& f, T& x) {
-  if constexpr (std::is_same_v<T, std::vector<bool>>) {
+  if constexpr (is_actor_handle_v<T>) {
+    return caf_apply_handle(f, x);
+  } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
     if (auto err = f(x))
       return err;
     return f.end_sequence();

@@ -39,6 +39,12 @@
 // `std::shared_ptr<T>` N times encodes the object once and decodes to N
 // pointers to one object.
 //
+// Actor handles (caf::actor, caf::actor_addr, caf::strong_actor_ptr,
+// caf::typed_actor<...>) travel as the token of the calling thread's handle
+// hook (actor_handles.hpp) wherever they sit, members of user types included:
+// a u8 kind then a u64 id in the binary formats, `{"kind": n, "id": n}` in
+// cereal.json (detail/cereal_handles.hpp).
+//
 // Aggregates with no serialization of their own are serialized field by field
 // as if they had `template <class A> void serialize(A& ar) { ar(f0, f1, ...); }`.
 //
@@ -50,6 +56,7 @@
 
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/cereal_archive.hpp"
+#include "ferry/serializers/detail/cereal_handles.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 

@@ -8,6 +8,11 @@
 // ferry adaptor: a number outside their range would be undefined behaviour
 // (msgpack's MSGPACK_ADD_ENUM makes that the user's choice).
 //
+// Actor handles (caf::actor, caf::actor_addr, caf::strong_actor_ptr,
+// caf::typed_actor<...>) travel as an array `[kind, id]`, the token of the
+// calling thread's handle hook (actor_handles.hpp), wherever they sit
+// (detail/msgpack_handles.hpp).
+//
 // Cannot express: std::variant (msgpack-cxx has no adaptor), pointers of any
 // kind and therefore shared identity, long double. Such types fall back to
 // the next family in the preference list.
@@ -36,6 +41,7 @@
 
 #include <msgpack.hpp>
 
+#include "ferry/serializers/detail/msgpack_handles.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/frame.hpp"
 

@@ -12,14 +12,17 @@
 // std::vector copies, or adopts the frame's bytes for std::vector<std::byte>
 // from an rvalue payload. Single values copy `sizeof(T)` bytes.
 //
-// Not supported: bool and enums (not every byte is a valid value, so hostile
-// bytes would be undefined behaviour: use uint8_t / the underlying type),
-// pointers, classes with private members (their invariants are unknown).
+// Not supported: actor handles (their bytes point into this process; other
+// families carry them as tokens, see actor_handles.hpp), bool and enums (not
+// every byte is a valid value, so hostile bytes would be undefined behaviour:
+// use uint8_t / the underlying type), pointers, classes with private members
+// (their invariants are unknown).
 // The format is the machine's memory layout: peers must share endianness and
 // type layout (same architecture and compiler ABI).
 #pragma once
 
 #include "ferry/serializers/array_view.hpp"
+#include "ferry/serializers/detail/actor_handles.hpp"
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
@@ -103,6 +106,13 @@ template <class T>
 std::string raw_why_not() {
   if constexpr (raw_can_encode<T>())
     return {};
+  else if constexpr (holds_actor_handle<T>())
+    return type_label<T>()
+           + " holds an actor handle (caf::actor, caf::actor_addr, "
+             "caf::strong_actor_ptr or caf::typed_actor), which raw cannot "
+             "carry: a handle's bytes are a pointer into this process, "
+             "meaningless elsewhere; handles travel as tokens in cereal.*, "
+             "msgpack and caf";
   else
     return type_label<T>()
            + " is not raw: raw takes values whose every byte pattern is "
