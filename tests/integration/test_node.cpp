@@ -230,6 +230,48 @@ caf::behavior asker(caf::event_based_actor* self) {
   };
 }
 
+/// Answers an actor handle or a crew with what it got, and (handle, text)
+/// with what the handle answers to text: handles that come back, and
+/// handles used where they arrived.
+caf::behavior handles(caf::event_based_actor* self) {
+  return {
+    [](const caf::actor& whom) { return whom; },
+    [](const ferry::test::crew& x) { return x; },
+    [self](const caf::actor& whom,
+           const std::string& text) -> caf::result<std::string> {
+      auto answer = self->make_response_promise<std::string>();
+      self->request(whom, std::chrono::seconds{10}, text)
+        .then([answer](const std::string& x) mutable { answer.deliver(x); },
+              [answer](caf::error& err) mutable {
+                answer.deliver(std::move(err));
+              });
+      return answer;
+    },
+  };
+}
+
+/// Keeps the last actor handle it was given ("keep", handle) and asks it
+/// ("call", text) for an answer: an actor held only by a remote handle.
+caf::behavior keeper(caf::event_based_actor* self) {
+  auto kept = std::make_shared<caf::actor>();
+  return {
+    [kept](const std::string&, const caf::actor& whom) {
+      *kept = whom;
+      return std::string{"kept"};
+    },
+    [self, kept](const std::string&,
+                 const std::string& text) -> caf::result<std::string> {
+      auto answer = self->make_response_promise<std::string>();
+      self->request(*kept, std::chrono::seconds{10}, text)
+        .then([answer](const std::string& x) mutable { answer.deliver(x); },
+              [answer](caf::error& err) mutable {
+                answer.deliver(std::move(err));
+              });
+      return answer;
+    },
+  };
+}
+
 std::string status_field(const char* key) {
   std::ifstream in{"/proc/self/status"};
   std::string line;
@@ -280,7 +322,8 @@ int main(int argc, char** argv) {
                                  sys.spawn(mortal), sys.spawn(hole),
                                  sys.spawn(atom_adder), sys.spawn(sequence),
                                  sys.spawn(mirror), sys.spawn(gate),
-                                 sys.spawn(asker)};
+                                 sys.spawn(asker), sys.spawn(handles),
+                                 sys.spawn(keeper)};
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
@@ -289,6 +332,8 @@ int main(int argc, char** argv) {
   (*n)->expose("mirror", actors[6]);
   (*n)->expose("gate", actors[7]);
   (*n)->expose("asker", actors[8]);
+  (*n)->expose("handles", actors[9]);
+  (*n)->expose("keeper", actors[10]);
   // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
   const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = (*n)->publish(actors[0], 0,

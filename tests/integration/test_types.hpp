@@ -6,6 +6,7 @@
 
 #include "ferry/store/shared_array.hpp"
 
+#include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/meta/type_name.hpp>
 
@@ -77,11 +78,20 @@ typename Inspector::result_type inspect(Inspector& f, array_pair& x) {
   return f(caf::meta::type_name("array_pair"), x.first, x.second);
 }
 
+/// Actors by position and by role: a user type holding actor handles (a
+/// plain aggregate, so every structured family walks it).
+struct crew {
+  std::string name;
+  std::vector<caf::actor> members;
+  std::map<std::string, caf::actor> by_role;
+};
+
 } // namespace ferry::test
 
 // CAF 0.17 accepts only inspectable types in messages unless a type is
 // allowed explicitly; ferry encodes it, CAF never serializes it.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::test::cereal_only)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::test::crew)
 
 namespace ferry::test {
 
@@ -91,6 +101,7 @@ inline void register_test_types(node_config& cfg) {
   cfg.add_message_type<cereal_only>("test.cereal_only");
   cfg.add_message_type<store::shared_array<double>>("test.f64_array");
   cfg.add_message_type<array_pair>("test.array_pair");
+  cfg.add_message_type<crew>("test.crew");
 }
 
 /// Returns a record with `n` values, deterministic in `id`.

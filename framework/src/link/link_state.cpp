@@ -132,6 +132,7 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
                            inline_one<std::string>& families,
                            wire_message& out) {
   auto sender_id = sender ? export_actor(sender) : uint64_t{0};
+  serializers::handle_scope handles{handles_};
   return encoder_.encode_message(target, sender_id, mid, msg, tickets,
                                  transfers, families, out);
 }
@@ -353,7 +354,7 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
     // Decoders turn what they throw into errors; this catches the rest (an
     // allocation failing outside them, say): a refusal, never a dead node.
     try {
-      return decoder_.decode_message(msg);
+      return decode_message(msg);
     } catch (...) {
       return caf::make_error(errc::decode_failed,
                              "decoding a message from node " + peer_name_

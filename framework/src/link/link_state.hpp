@@ -40,6 +40,7 @@
 #include "link/credited_element.hpp"
 #include "link/decoder.hpp"
 #include "link/encoder.hpp"
+#include "link/handle_translation.hpp"
 #include "link/held_limits.hpp"
 #include "link/link_context.hpp"
 #include "link/link_counters.hpp"
@@ -178,6 +179,7 @@ public:
 
   /// Decodes every element of `msg` (allowlist, limits, store frames).
   caf::expected<caf::message> decode_message(wire_message& msg) {
+    serializers::handle_scope handles{handles_};
     return decoder_.decode_message(msg);
   }
 
@@ -313,6 +315,8 @@ private:
   pending_requests requests_;
   actor_table actors_;
   pull_queue inbox_;
+  /// Actor handles inside messages (installed around every encode/decode).
+  handle_translation handles_{*this};
 
   // One limiter per log_topic.
   std::array<log_limiter, 4> logged_{log_limiter{std::chrono::seconds{1}},

@@ -51,6 +51,11 @@ public:
   /// Returns the actor id on the peer node.
   uint64_t remote_id() const { return remote_id_; }
 
+  /// Returns whether this proxy stands for an actor of `link`'s peer.
+  bool serves(const link_state* link) const {
+    return link_.lock().get() == link;
+  }
+
 private:
   /// Asks the peer to link (or unlink) the remote actor with the local actor
   /// `x`, unless the peer asked for the change itself.

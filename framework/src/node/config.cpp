@@ -204,7 +204,10 @@ node_config::node_config()
     .add_message_type<double>("f64")
     .add_message_type<caf::atom_value>("atom")
     .add_message_type<std::vector<std::byte>>("bytes")
-    .add_message_type<std::vector<char>>("chars");
+    .add_message_type<std::vector<char>>("chars")
+    .add_message_type<caf::actor>("actor")
+    .add_message_type<caf::actor_addr>("actor_addr")
+    .add_message_type<caf::strong_actor_ptr>("actor_ptr");
 }
 
 node_config::~node_config() = default;
