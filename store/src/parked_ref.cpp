@@ -73,6 +73,24 @@ parked_ref::~parked_ref() {
   reset();
 }
 
+parked_ref parked_ref::parked_from(const object_ref& ref) {
+  if (!ref)
+    return {};
+  auto parked = park(ref);
+  if (!parked)
+    throw ref_serialization_error{std::move(parked.error())};
+  return std::move(*parked);
+}
+
+object_ref parked_ref::handle_or_throw() const {
+  if (!*this)
+    return {};
+  auto got = get();
+  if (!got)
+    throw ref_serialization_error{std::move(got.error())};
+  return std::move(*got);
+}
+
 void parked_ref::reset() noexcept {
   if (store_) {
     store_->drop_parked(slot_, holder_);

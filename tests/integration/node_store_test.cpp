@@ -2,7 +2,9 @@
 // process: on the same host the receiver reads the very object; across hosts
 // it gets a copy in its own store, made once for an object named twice, and
 // the sender's handle is released when the receiver took it, refused the
-// message before decoding it, or has no store at all (a clear error).
+// message before decoding it, or has no store at all (a clear error); store
+// handles inside user types and parked references travel in every family
+// that carries a struct.
 //
 // Each test runs a local node in the test process and starts peers
 // (ferry_test_node) as child processes (node_fixture.hpp).
@@ -163,3 +165,53 @@ TEST_F(node_fixture, StoreHandleToANodeWithoutStoreFailsWithAClearError) {
   ASSERT_TRUE(echo) << ferry::render(echo.error());
   EXPECT_EQ(*echo, "cba");
 }
+
+/// Families that carry a struct: each carries the store's handles.
+class store_handles_in_family
+  : public node_fixture,
+    public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(store_handles_in_family, ArrayInAUserTypeAndAParkedReferenceArrive) {
+  // Arrange: both nodes send with the family under test only; B has a store
+  // of its own (another host's), so both objects are copied into it.
+  auto& b = start_peer("B",
+                       {"--ferry.link.serializers=[\"" + GetParam() + "\"]"},
+                       true);
+  cfg.default_link.serializers = {GetParam()};
+  auto sut = local().remote_actor("127.0.0.1", b.port);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  std::vector<double> values(1000, 2.0);
+  auto array = ferry::store::make_shared_array<double>(*local().store(),
+                                                       values);
+  ASSERT_TRUE(array) << ferry::render(array.error());
+  auto bytes = make_bytes(4096);
+  auto object = local().store()->put(bytes);
+  ASSERT_TRUE(object) << ferry::render(object.error());
+  auto parked = ferry::store::park(*object);
+  ASSERT_TRUE(parked) << ferry::render(parked.error());
+  uint64_t byte_sum = 0;
+  for (auto x : bytes)
+    byte_sum += static_cast<uint8_t>(x);
+  // Act
+  auto labelled = ask<std::string>(*sut, labelled_array{"twos", *array});
+  auto from_parked = ask<std::string>(*sut, *parked);
+  // Assert
+  ASSERT_TRUE(labelled) << ferry::render(labelled.error());
+  EXPECT_EQ(*labelled, "twos 2000");
+  ASSERT_TRUE(from_parked) << ferry::render(from_parked.error());
+  EXPECT_EQ(*from_parked, "4096 " + std::to_string(byte_sum));
+  auto stats = local().stats("B");
+  ASSERT_TRUE(stats);
+  EXPECT_EQ(stats->sent_by_family[GetParam()], 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(families, store_handles_in_family,
+                         ::testing::Values("cereal.binary", "cereal.portable",
+                                           "cereal.json", "msgpack"),
+                         [](const auto& info) {
+                           auto name = info.param;
+                           for (auto& ch : name)
+                             if (ch == '.')
+                               ch = '_';
+                           return name;
+                         });

@@ -59,6 +59,23 @@ caf::behavior echo() {
       return std::to_string(static_cast<uint64_t>(xs.ref().id())) + " "
              + std::to_string(sum);
     },
+    [](const ferry::test::labelled_array& x) {
+      // Answers the label and the sum of the elements.
+      double sum = 0;
+      for (auto v : x.values)
+        sum += v;
+      return x.label + " " + std::to_string(static_cast<int64_t>(sum));
+    },
+    [](const ferry::store::parked_ref& x) -> caf::result<std::string> {
+      // Answers the size of the parked object and the sum of its bytes.
+      auto ref = x.get();
+      if (!ref)
+        return std::move(ref.error());
+      uint64_t sum = 0;
+      for (auto b : ref->bytes())
+        sum += static_cast<uint8_t>(b);
+      return std::to_string(ref->size()) + " " + std::to_string(sum);
+    },
     [](const ferry::test::array_pair& x) {
       // Answers whether both handles name one object, and each one's sum.
       auto sum = [](const ferry::store::shared_array<double>& xs) {

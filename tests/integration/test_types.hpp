@@ -4,6 +4,7 @@
 
 #include "ferry/node_config.hpp"
 
+#include "ferry/store/parked_ref.hpp"
 #include "ferry/store/shared_array.hpp"
 
 #include <caf/actor.hpp>
@@ -78,6 +79,14 @@ typename Inspector::result_type inspect(Inspector& f, array_pair& x) {
   return f(caf::meta::type_name("array_pair"), x.first, x.second);
 }
 
+/// A store array with a label: a plain aggregate holding a store handle, so
+/// every structured family walks it (msgpack through ferry's adaptors for
+/// the store's handles).
+struct labelled_array {
+  std::string label;
+  store::shared_array<double> values;
+};
+
 /// Actors by position and by role: a user type holding actor handles (a
 /// plain aggregate, so every structured family walks it).
 struct crew {
@@ -92,6 +101,7 @@ struct crew {
 // allowed explicitly; ferry encodes it, CAF never serializes it.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::test::cereal_only)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::test::crew)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::test::labelled_array)
 
 namespace ferry::test {
 
@@ -102,6 +112,8 @@ inline void register_test_types(node_config& cfg) {
   cfg.add_message_type<store::shared_array<double>>("test.f64_array");
   cfg.add_message_type<array_pair>("test.array_pair");
   cfg.add_message_type<crew>("test.crew");
+  cfg.add_message_type<labelled_array>("test.labelled_array");
+  cfg.add_message_type<store::parked_ref>("test.parked_ref");
 }
 
 /// Returns a record with `n` values, deterministic in `id`.

@@ -45,6 +45,7 @@
 #pragma once
 
 #include "ferry/detail/read_context_slot.hpp"
+#include "ferry/detail/store_msgpack.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_config.hpp"
 

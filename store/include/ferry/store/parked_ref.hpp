@@ -20,6 +20,11 @@
 // Hold objects you will not read for a while (caches, queues of work) as
 // parked references; hold `object_ref`s only while reading.
 //
+// Serialized, a parked reference is the handle of its object (`object_ref`'s
+// form): serializing one brings its object back into memory if it was
+// spilled (`get`), and the receiver gets a parked reference to the object it
+// received (`park`).
+//
 // Thread-safety: like `object_ref` (distinct instances from any threads; one
 // instance is not synchronized).
 #pragma once
@@ -32,6 +37,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 namespace ferry::store {
 
@@ -83,6 +89,66 @@ public:
 
   /// Drops the reference now and leaves this empty.
   void reset() noexcept;
+
+  /// Serializes the reference as its object's handle (cereal).
+  /// @throws ref_serialization_error
+  template <class Archive>
+  void save(Archive& ar) const {
+    handle_or_throw().save(ar);
+  }
+
+  /// Deserializes a reference from a handle (cereal).
+  /// @throws ref_serialization_error
+  template <class Archive>
+  void load(Archive& ar) {
+    object_ref ref;
+    ref.load(ar);
+    *this = parked_from(ref);
+  }
+
+  /// Returns a parked reference to `ref`'s object, or an empty one for an
+  /// empty handle. @throws ref_serialization_error
+  static parked_ref parked_from(const object_ref& ref);
+
+  /// Returns the handle of the object (empty for an empty reference).
+  /// @throws ref_serialization_error
+  object_ref handle_or_throw() const;
+
+  /// Describes `x` for CAF 0.17 inspectors (as its object's handle).
+  template <class Inspector>
+  friend typename Inspector::result_type inspect(Inspector& f,
+                                                 parked_ref& x) {
+    if constexpr (std::is_same_v<typename Inspector::result_type,
+                                 caf::error>) {
+      if constexpr (Inspector::reads_state) {
+        object_ref ref;
+        if (x) {
+          auto got = x.get();
+          if (!got)
+            return std::move(got.error());
+          ref = std::move(*got);
+        }
+        return inspect(f, ref);
+      } else {
+        object_ref ref;
+        if (auto err = inspect(f, ref))
+          return err;
+        if (!ref) {
+          x.reset();
+          return caf::none;
+        }
+        auto parked = park(ref);
+        if (!parked)
+          return std::move(parked.error());
+        x = std::move(*parked);
+        return caf::none;
+      }
+    } else {
+      auto id = static_cast<uint64_t>(x.id());
+      auto size = x.size();
+      return f(caf::meta::type_name("ferry.store.parked_ref"), id, size);
+    }
+  }
 
 private:
   friend caf::expected<parked_ref> park(const object_ref& ref);
