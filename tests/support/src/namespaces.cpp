@@ -68,12 +68,18 @@ namespace_verdict run_inside(const std::string& unshare,
   auto status = inner.wait(10s);
   if (!status.ok())
     return {namespace_access::failed_inside,
-            "the run ended with " + to_string(status) + ":\n" + output};
-  if (output.find("[  SKIPPED ]") != std::string::npos)
-    return {namespace_access::skipped_inside, output};
+            "the run ended with " + to_string(status)
+              + " (its output is above, indented)"};
+  if (auto at = output.find("[  SKIPPED ]"); at != std::string::npos) {
+    // The skip message: the lines after gtest's "...: Skipped" line.
+    auto from = output.find(": Skipped\n");
+    from = from < at ? from + 10 : 0;
+    return {namespace_access::skipped_inside, output.substr(from, at - from)};
+  }
   if (output.find("[  PASSED  ] 1 test.") == std::string::npos)
     return {namespace_access::failed_inside,
-            "the run did not pass exactly this test:\n" + output};
+            "the run did not pass exactly this test (its output is above, "
+            "indented)"};
   return {namespace_access::passed_inside, {}};
 }
 
@@ -113,8 +119,10 @@ namespace_verdict network_namespaces(const std::string& test_name) {
                           "true"}))
     return {namespace_access::unavailable,
             "not root, and unshare --user --map-root-user --mount --net "
-            "fails: unprivileged user namespaces are off here (allow them "
-            "with sysctl kernel.unprivileged_userns_clone=1, or run as root)"};
+            "fails (its message is on stderr): this machine allows this user "
+            "no user namespaces (allow them with sysctl "
+            "kernel.unprivileged_userns_clone=1 and user.max_user_namespaces "
+            "above 0, or run as root)"};
   return run_inside(unshare, test_name);
 }
 

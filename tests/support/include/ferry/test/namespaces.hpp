@@ -56,8 +56,8 @@ enum class namespace_access {
   unavailable,
 };
 
-/// What `network_namespaces` decided, and why (the inner run's output when
-/// the test ran inside a user namespace).
+/// What `network_namespaces` decided, and why (for a skip inside the user
+/// namespace, the inner run's skip message).
 struct namespace_verdict {
   namespace_access access = namespace_access::unavailable;
   std::string reason;
@@ -98,10 +98,10 @@ namespace_verdict network_namespaces(const std::string& test_name);
       case ::ferry::test::namespace_access::passed_inside:                     \
         return;                                                                \
       case ::ferry::test::namespace_access::skipped_inside:                    \
-        GTEST_SKIP() << "skipped inside the user namespace:\n"                 \
+        GTEST_SKIP() << "skipped inside the user namespace: "                  \
                      << ferry_verdict_.reason;                                 \
       case ::ferry::test::namespace_access::failed_inside:                     \
-        FAIL() << "failed inside the user namespace:\n"                        \
+        FAIL() << "failed inside the user namespace: "                         \
                << ferry_verdict_.reason;                                       \
       case ::ferry::test::namespace_access::unavailable:                       \
         FERRY_SKIP_OR_FAIL(ferry_verdict_.reason);                             \
