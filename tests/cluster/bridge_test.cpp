@@ -10,7 +10,8 @@
 //     gives the next one its proxy of the member after, and the next one
 //     asks through it and gets that member's answer;
 //   - when the fourth member is killed with SIGKILL, each of the other three
-//     reports exactly three events within the heartbeat timeout (5 s): the
+//     reports exactly three events within 6 s (the heartbeat timeout, 5 s,
+//     and a second to spare; a SIGKILL closes the connection at once): the
 //     node watcher's `node_down`, the exit message of an actor linked to the
 //     dead member's actor and the down message of an actor monitoring it,
 //     all for n4 and all with `remote_link_unreachable`;
@@ -214,16 +215,26 @@ TEST_F(bridge_fixture,
   for (size_t i = 0; i < members; ++i)
     expected_hash.push_back(expected_payload_hash(i + 1, elements));
   // Act and assert: each member connects to the others, one round per
-  // distance round the ring, every member at once.
+  // distance round the ring, members at once. Two members never connect to
+  // each other at the same moment (at distance 2 half go first): crossing
+  // connects are cluster_start_test's subject, not this test's.
   for (size_t step = 1; step < members; ++step) {
-    auto answers = all([&](size_t i) {
-      auto j = after(i, step);
-      return text("connect ", names_[j], " ", addresses_[j], " ", ports_[j]);
-    });
-    for (size_t i = 0; i < members; ++i) {
-      auto& peer = names_[after(i, step)];
-      EXPECT_EQ(answers[i], text("connected ", peer, " ", peer, " heard hello"))
-        << names_[i] << " to " << peer;
+    auto groups = step == 2 ? std::vector<std::vector<size_t>>{{0, 1}, {2, 3}}
+                            : std::vector<std::vector<size_t>>{{0, 1, 2, 3}};
+    for (auto& group : groups) {
+      auto answers = all(
+        [&](size_t i) {
+          auto j = after(i, step);
+          return text("connect ", names_[j], " ", addresses_[j], " ",
+                      ports_[j]);
+        },
+        group);
+      for (size_t k = 0; k < group.size(); ++k) {
+        auto& peer = names_[after(group[k], step)];
+        EXPECT_EQ(answers[k],
+                  text("connected ", peer, " ", peer, " heard hello"))
+          << names_[group[k]] << " to " << peer;
+      }
     }
   }
   // Every ordered pair moves a 64 MiB object, one round per distance: each
