@@ -130,7 +130,8 @@ protected:
         ip_tool(),
         std::vector<std::string>{
           "netns", "exec", namespaces_[i], FERRY_BRIDGE_MEMBER,
-          "--ferry.node-name=" + names_[i], text("--ferry.host-id=host-", i + 1),
+          "--ferry.node-name=" + names_[i],
+          text("--ferry.host-id=host-", i + 1),
           "--ferry.store.name=" + stores_[i], "--ferry.store.no-prefault",
           "--middleman.heartbeat-interval=1s",
           "--middleman.connection-timeout=5s"}));
@@ -156,8 +157,9 @@ protected:
   /// Sends `line_of(i)` to each member `i` in `who` at once and returns the
   /// answers, in the order of `who`.
   template <class F>
-  std::vector<std::string> all(F line_of, std::vector<size_t> who = {0, 1, 2, 3},
-                               std::chrono::milliseconds timeout = 30s) {
+  std::vector<std::string>
+  all(F line_of, std::vector<size_t> who = {0, 1, 2, 3},
+      std::chrono::milliseconds timeout = 30s) {
     for (auto i : who)
       procs_[i]->write_line(line_of(i));
     std::vector<std::string> result;
@@ -257,7 +259,8 @@ TEST_F(bridge_fixture,
     for (size_t step = 1; step < members; ++step) {
       auto& peer = names_[after(i, step)];
       EXPECT_EQ(command(i, "stats " + peer),
-                text("stats ", peer, " same_host=0 pulled=", elements * 8))
+                text("stats ", peer, " same_host=0 pulled=",
+                     elements * sizeof(double)))
         << names_[i] << "'s link to " << peer;
     }
   // Each member gives the next one a handle to the member after that.

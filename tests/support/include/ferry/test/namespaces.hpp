@@ -91,7 +91,8 @@ namespace_verdict network_namespaces(const std::string& test_name);
     auto* ferry_info_ = ::testing::UnitTest::GetInstance()                     \
                           ->current_test_info();                               \
     auto ferry_verdict_ = ::ferry::test::network_namespaces(                   \
-      std::string{ferry_info_->test_suite_name()} + "." + ferry_info_->name()); \
+      std::string{ferry_info_->test_suite_name()} + "."                        \
+      + ferry_info_->name());                                                  \
     switch (ferry_verdict_.access) {                                           \
       case ::ferry::test::namespace_access::here:                              \
         break;                                                                 \
