@@ -1,40 +1,17 @@
 // Two nodes in really separate network stacks: the peer runs in a network
-// namespace of the test's own, reached over a veth pair. As root the test
-// makes the namespace directly; otherwise it runs itself again inside a user
-// namespace of its own (`unshare --user --map-root-user --mount --net`, which
-// Debian allows unprivileged users), where it is root of a private network
-// stack. It fails, never skips, where neither works.
+// namespace of the test's own, reached over a veth pair. The test runs as
+// root of the machine or again inside a user namespace of its own, and is
+// skipped (failed with FERRY_REQUIRE_PRIVILEGED_TESTS=1) where neither works
+// (ferry/test/namespaces.hpp).
 #include "node_fixture.hpp"
 
-#include <cstdlib>
-#include <filesystem>
+#include "ferry/test/namespaces.hpp"
 
-#include <sys/mount.h>
+#include <cstdlib>
 
 using namespace ferry::test;
 
 namespace {
-
-/// Set in the environment of the run inside the user namespace.
-constexpr const char* inner_run = "FERRY_NETNS_TEST_INNER";
-
-std::string find_tool(std::initializer_list<const char*> paths) {
-  for (auto path : paths)
-    if (std::filesystem::exists(path))
-      return path;
-  return {};
-}
-
-std::string ip_tool() {
-  return find_tool({"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"});
-}
-
-/// Runs `ip args...`; returns true on exit code 0.
-bool ip(const std::vector<std::string>& args) {
-  child_process proc{ip_tool(), args};
-  proc.close_stdin();
-  return proc.wait(10s).ok();
-}
 
 class netns_fixture : public node_fixture {
 protected:
@@ -49,24 +26,14 @@ protected:
     // (the peer process is gone by now).
     static_cast<void>(ferry::store::object_store::remove(store_name_ + "-far"));
     if (created_) {
-      ip({"link", "del", veth_ + "a"});
-      ip({"netns", "del", ns_});
+      static_cast<void>(ip({"link", "del", veth_ + "a"}));
+      static_cast<void>(ip({"netns", "del", ns_}));
     }
   }
 
   /// Creates the namespace and a veth pair 10.213.<x>.1 <-> .2; returns the
   /// reason when the machine does not allow it.
   std::string set_up() {
-    if (ip_tool().empty())
-      return "the ip tool (iproute2) is not installed";
-    if (std::getenv(inner_run) != nullptr) {
-      // Root of a user namespace owns its network stack but not the host's
-      // /run, where `ip netns` keeps its files: give it a /run of its own.
-      if (::mount("none", "/run", "tmpfs", 0, nullptr) != 0)
-        return "cannot mount a tmpfs on /run in the user namespace";
-      if (!ip({"link", "set", "lo", "up"}))
-        return "cannot bring up lo in the user namespace";
-    }
     if (!ip({"netns", "add", ns_}))
       return "cannot create a network namespace here (needs CAP_SYS_ADMIN)";
     created_ = true;
@@ -86,37 +53,6 @@ protected:
     return {};
   }
 
-  /// Runs this test again, as root of a user namespace with its own
-  /// network and mount namespaces, and asserts that it passed there.
-  void run_in_user_namespace() {
-    auto unshare = find_tool({"/usr/bin/unshare", "/bin/unshare"});
-    ASSERT_FALSE(unshare.empty()) << "unshare (util-linux) is not installed";
-    auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    auto self = std::filesystem::read_symlink("/proc/self/exe").string();
-    setenv(inner_run, "1", 1);
-    child_process inner{unshare,
-                        {"--user", "--map-root-user", "--mount", "--net",
-                         self,
-                         std::string{"--gtest_filter="}
-                           + info->test_suite_name() + "." + info->name()}};
-    unsetenv(inner_run);
-    inner.close_stdin();
-    std::string output;
-    while (auto line = inner.read_line(120s))
-      output += *line + "\n";
-    auto status = inner.wait(10s);
-    EXPECT_TRUE(status.ok())
-      << "the test run inside a user namespace ended with "
-      << to_string(status)
-      << " (if unshare failed, unprivileged user namespaces are off: allow "
-         "them with sysctl kernel.unprivileged_userns_clone=1 or run as "
-         "root):\n"
-      << output;
-    EXPECT_NE(output.find("[  PASSED  ] 1 test."), std::string::npos)
-      << "the run inside the user namespace did not pass this test:\n"
-      << output;
-  }
-
   std::string ns_;
   std::string veth_;
   std::string local_address_;
@@ -128,15 +64,9 @@ protected:
 
 TEST_F(netns_fixture, NodesInSeparateNetworkStacksTalkAcrossTheVethPair) {
   // Arrange
-  if (geteuid() != 0) {
-    run_in_user_namespace();
-    return;
-  }
-  auto reason = set_up();
-  ASSERT_TRUE(reason.empty())
-    << reason
-    << "; this test needs network namespaces: run it as root, or allow "
-       "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)";
+  FERRY_RUN_WITH_NETWORK_NAMESPACES();
+  if (auto reason = set_up(); !reason.empty())
+    FERRY_SKIP_OR_FAIL(reason);
   setenv("FERRY_TEST_PUBLISH_ADDRESS", peer_address_.c_str(), 1);
   child_process peer{ip_tool(),
                      {"netns", "exec", ns_, FERRY_TEST_NODE,
