@@ -133,7 +133,12 @@ node_impl::connect(const std::string& host, uint16_t port) {
   };
   for (int attempt = 0;; ++attempt) {
     auto peer_gateway = sys_.middleman().remote_actor(host, port);
-    for (int i = 0; i < 100 && peer_gateway && is_lost(*peer_gateway); ++i) {
+    // How long the middleman takes to see the proxy die depends on the load
+    // of the machine: ask again until it hands out a fresh one, within the
+    // handshake timeout.
+    auto fresh_by = std::chrono::steady_clock::now() + handshake_timeout;
+    while (peer_gateway && is_lost(*peer_gateway)
+           && std::chrono::steady_clock::now() < fresh_by) {
       std::this_thread::sleep_for(std::chrono::milliseconds{1});
       peer_gateway = sys_.middleman().remote_actor(host, port);
     }
@@ -141,6 +146,13 @@ node_impl::connect(const std::string& host, uint16_t port) {
       return caf::make_error(errc::connect_failed,
                              "cannot connect to " + address + ": "
                                + render(peer_gateway.error()));
+    if (is_lost(*peer_gateway))
+      return caf::make_error(errc::connect_failed,
+                             "cannot connect to " + address
+                               + ": CAF kept handing out the connection it "
+                                 "had closed for "
+                               + std::to_string(handshake_timeout.count())
+                               + " s; retry");
     auto peer = peer_gateway->node();
     if (auto existing = links_.find(peer)) {
       links_.note_address(address, peer);
