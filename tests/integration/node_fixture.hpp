@@ -47,6 +47,16 @@ inline std::vector<std::byte> make_bytes(size_t n) {
   return result;
 }
 
+/// Names a test instance after its family ("cereal.json" → "cereal_json").
+inline std::string
+family_test_name(const testing::TestParamInfo<std::string>& info) {
+  auto name = info.param;
+  for (auto& ch : name)
+    if (ch == '.')
+      ch = '_';
+  return name;
+}
+
 /// One peer process and the port it listens on.
 struct peer {
   std::unique_ptr<child_process> process;

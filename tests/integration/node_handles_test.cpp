@@ -152,14 +152,6 @@ TEST_F(node_fixture, UserTypeWithHandlesSkipsTheCafFamilyForTheNext) {
   caf::anon_send_exit(first, caf::exit_reason::user_shutdown);
 }
 
-std::string family_test_name(const testing::TestParamInfo<std::string>& info) {
-  auto name = info.param;
-  for (auto& ch : name)
-    if (ch == '.')
-      ch = '_';
-  return name;
-}
-
 INSTANTIATE_TEST_SUITE_P(families, handles_in_family,
                          testing::Values("cereal.binary", "cereal.portable",
                                          "cereal.json", "msgpack", "caf"),

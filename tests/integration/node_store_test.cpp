@@ -208,10 +208,4 @@ TEST_P(store_handles_in_family, ArrayInAUserTypeAndAParkedReferenceArrive) {
 INSTANTIATE_TEST_SUITE_P(families, store_handles_in_family,
                          ::testing::Values("cereal.binary", "cereal.portable",
                                            "cereal.json", "msgpack"),
-                         [](const auto& info) {
-                           auto name = info.param;
-                           for (auto& ch : name)
-                             if (ch == '.')
-                               ch = '_';
-                           return name;
-                         });
+                         family_test_name);
