@@ -73,22 +73,16 @@ parked_ref::~parked_ref() {
   reset();
 }
 
-parked_ref parked_ref::parked_from(const object_ref& ref) {
-  if (!ref)
-    return {};
-  auto parked = park(ref);
-  if (!parked)
-    throw ref_serialization_error{std::move(parked.error())};
-  return std::move(*parked);
+caf::expected<object_ref> parked_ref::handle() const {
+  if (!*this)
+    return object_ref{};
+  return get();
 }
 
-object_ref parked_ref::handle_or_throw() const {
-  if (!*this)
-    return {};
-  auto got = get();
-  if (!got)
-    throw ref_serialization_error{std::move(got.error())};
-  return std::move(*got);
+caf::expected<parked_ref> parked_ref::from_handle(const object_ref& ref) {
+  if (!ref)
+    return parked_ref{};
+  return park(ref);
 }
 
 void parked_ref::reset() noexcept {

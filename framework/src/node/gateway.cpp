@@ -234,11 +234,7 @@ void gateway::detach_node() {
 void gateway::enqueue(caf::mailbox_element_ptr what,
                       caf::execution_unit* host) {
   // Either detach_node waits for this call or this call sees no node.
-  calls_.enter();
-  struct leave {
-    activity_counter& calls;
-    ~leave() { calls.leave(); }
-  } guard{calls_};
+  activity_counter::scope guard{calls_};
   auto node = node_.load();
   if (node == nullptr) {
     fail_request(this, *what,
@@ -265,11 +261,7 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
 }
 
 void gateway::replay(caf::mailbox_element_ptr what) {
-  calls_.enter();
-  struct leave {
-    activity_counter& calls;
-    ~leave() { calls.leave(); }
-  } guard{calls_};
+  activity_counter::scope guard{calls_};
   auto node = node_.load();
   if (node == nullptr)
     return;

@@ -110,7 +110,10 @@ struct pack<ferry::store::parked_ref> {
   template <class Stream>
   packer<Stream>& operator()(packer<Stream>& o,
                              const ferry::store::parked_ref& x) const {
-    return o.pack(x.handle_or_throw());
+    auto ref = x.handle();
+    if (!ref)
+      throw ferry::store::ref_serialization_error{std::move(ref.error())};
+    return o.pack(*ref);
   }
 };
 
@@ -121,7 +124,10 @@ struct convert<ferry::store::parked_ref> {
                                     ferry::store::parked_ref& x) const {
     ferry::store::object_ref ref;
     o.convert(ref);
-    x = ferry::store::parked_ref::parked_from(ref);
+    auto parked = ferry::store::parked_ref::from_handle(ref);
+    if (!parked)
+      throw ferry::store::ref_serialization_error{std::move(parked.error())};
+    x = std::move(*parked);
     return o;
   }
 };

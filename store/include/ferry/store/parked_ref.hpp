@@ -94,7 +94,10 @@ public:
   /// @throws ref_serialization_error
   template <class Archive>
   void save(Archive& ar) const {
-    handle_or_throw().save(ar);
+    auto ref = handle();
+    if (!ref)
+      throw ref_serialization_error{std::move(ref.error())};
+    ref->save(ar);
   }
 
   /// Deserializes a reference from a handle (cereal).
@@ -103,16 +106,21 @@ public:
   void load(Archive& ar) {
     object_ref ref;
     ref.load(ar);
-    *this = parked_from(ref);
+    auto parked = from_handle(ref);
+    if (!parked)
+      throw ref_serialization_error{std::move(parked.error())};
+    *this = std::move(*parked);
   }
 
-  /// Returns a parked reference to `ref`'s object, or an empty one for an
-  /// empty handle. @throws ref_serialization_error
-  static parked_ref parked_from(const object_ref& ref);
+  /// Returns the handle of the object, restoring it if it was spilled (an
+  /// empty handle for an empty reference): what a parked reference is when
+  /// serialized.
+  [[nodiscard]] caf::expected<object_ref> handle() const;
 
-  /// Returns the handle of the object (empty for an empty reference).
-  /// @throws ref_serialization_error
-  object_ref handle_or_throw() const;
+  /// Returns a parked reference to `ref`'s object (an empty one for an
+  /// empty handle): what a serialized parked reference becomes.
+  [[nodiscard]] static caf::expected<parked_ref>
+  from_handle(const object_ref& ref);
 
   /// Describes `x` for CAF 0.17 inspectors (as its object's handle).
   template <class Inspector>
@@ -121,23 +129,15 @@ public:
     if constexpr (std::is_same_v<typename Inspector::result_type,
                                  caf::error>) {
       if constexpr (Inspector::reads_state) {
-        object_ref ref;
-        if (x) {
-          auto got = x.get();
-          if (!got)
-            return std::move(got.error());
-          ref = std::move(*got);
-        }
-        return inspect(f, ref);
+        auto ref = x.handle();
+        if (!ref)
+          return std::move(ref.error());
+        return inspect(f, *ref);
       } else {
         object_ref ref;
         if (auto err = inspect(f, ref))
           return err;
-        if (!ref) {
-          x.reset();
-          return caf::none;
-        }
-        auto parked = park(ref);
+        auto parked = from_handle(ref);
         if (!parked)
           return std::move(parked.error());
         x = std::move(*parked);
