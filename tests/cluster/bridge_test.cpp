@@ -279,6 +279,9 @@ TEST_F(bridge_fixture,
     ASSERT_EQ(line, "watching n4");
   auto kill_time = std::chrono::steady_clock::now();
   procs_[3]->kill(SIGKILL);
+  // Each survivor reports its events as soon as it has all three, and what
+  // it has once the heartbeat timeout has passed (connection timeout 5 s
+  // plus one 1 s heartbeat): the set compared below is then incomplete.
   auto seen = all([](size_t) { return "events 3 6000"; }, survivors);
   auto down_ms = ms_since(kill_time);
   auto n4_status = procs_[3]->wait(10s);
@@ -295,7 +298,6 @@ TEST_F(bridge_fixture,
       events.insert(event);
     EXPECT_EQ(events, expected_events) << names_[i] << ": " << seen[i];
   }
-  EXPECT_LE(down_ms, 6000);
   // The survivors' stores are empty again; the last references may go a
   // moment after the answers (a receiver drops its message after
   // answering), so the test asks again until then.
