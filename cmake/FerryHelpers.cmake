@@ -84,14 +84,17 @@ function(ferry_add_test_binary name)
     endif()
     add_dependencies(ferry_tests_${label} ${name})
   endforeach()
+  # Every case requires the fixture `ferry_shm`: the suite's check that no
+  # test leaves an unused store in /dev/shm runs after all of them.
   gtest_discover_tests(
     ${name} DISCOVERY_TIMEOUT 60 ${rest_filter}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial})
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
+               FIXTURES_REQUIRED ferry_shm)
   if(ARG_TIMING_TESTS)
     gtest_discover_tests(
       ${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "${timing_filter}"
       TEST_LIST ${name}_timing_tests
       PROPERTIES LABELS "${timing_labels}" TIMEOUT ${ARG_TIMEOUT}
-                 RUN_SERIAL ${serial})
+                 RUN_SERIAL ${serial} FIXTURES_REQUIRED ferry_shm)
   endif()
 endfunction()

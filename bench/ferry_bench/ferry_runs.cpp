@@ -46,6 +46,7 @@ public:
     cfg_.node_name = "bench-" + to_string(tr) + "-" + family;
     cfg_.store_name = env.store_name;
     cfg_.store_capacity = env.store_capacity;
+    cfg_.store_prefault = true;
     if (tr != transport::inproc) {
       cfg_.default_link.serializers = {family};
       cfg_.default_link.deserializers = {family};
@@ -68,6 +69,7 @@ public:
       "--ferry.store.name=" + (ipc ? env.store_name : env.tcp_store_name),
       "--ferry.store.capacity="
         + std::to_string(ipc ? env.store_capacity : env.tcp_store_capacity),
+      "--ferry.store.prefault",
       "--ferry.link.serializers=" + list_arg(family),
       "--ferry.link.deserializers=" + list_arg(family),
     };

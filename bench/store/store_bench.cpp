@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
   cfg.name = "ferry-bench-" + std::to_string(::getpid());
   cfg.capacity = static_cast<uint64_t>(max_size) + (uint64_t{16} << 20);
   cfg.spilling = false;
+  cfg.prefault = true; // measure a warm store
   cfg.reaper_interval = std::chrono::milliseconds{0};
   auto attached = object_store::attach(cfg);
   if (!attached) {

@@ -204,7 +204,10 @@ struct segment_header {
   /// slow part (allocating pages), so openers can tell a slow creator from a
   /// dead one.
   int32_t creator_pid;
-  uint32_t reserved0;
+  /// 1 once the last process left a store that is not `persistent` and
+  /// removed its name (written under `mutex`). A process that opens the
+  /// segment and finds it retired starts over with a new one.
+  uint32_t retired;
   uint64_t creator_start_time;
   /// PID namespace of the creator (inode of /proc/self/ns/pid; 0 if that
   /// was unreadable), written with `creator_start_time`. Pids and start
@@ -226,7 +229,9 @@ struct segment_header {
   // spilling
   uint64_t spill_limit;
   uint32_t spilling;
-  uint32_t reserved1;
+  /// 1 if the store stays after its last process leaves (set by the
+  /// creator from `store_config::persistent`).
+  uint32_t persistent;
   char name[max_name];
   char spill_directory[max_path];
   // guarded by mutex

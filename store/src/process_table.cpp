@@ -18,6 +18,8 @@ caf::expected<uint32_t> register_process(object_tables& t,
       guard g{t, npos32};
       if (!g.ok())
         return g.error();
+      if (t.hdr->retired != 0)
+        return npos32;
       // A stale entry with our pid belongs to a dead process whose pid was
       // reused: reap it now.
       for (uint32_t i = 0; i < t.hdr->max_processes; ++i)

@@ -28,7 +28,9 @@ namespace ferry::store::detail {
 
 /// Takes a free entry of the process table for `self` and returns its
 /// index, reaping the stale entry of a dead process with the same pid
-/// first, and reaping dead processes if the table is full.
+/// first, and reaping dead processes if the table is full. Returns npos32
+/// and registers nothing if the segment is retired (its last process left
+/// it): the caller starts over with a new segment.
 [[nodiscard]] caf::expected<uint32_t>
 register_process(object_tables& t, const process_identity& self);
 

@@ -11,7 +11,9 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -141,6 +143,7 @@ caf::error segment::init(const store_config& cfg,
   h->ticket_bits = bits_for(cfg.max_tickets);
   h->spill_limit = cfg.spill_limit;
   h->spilling = cfg.spilling ? 1 : 0;
+  h->persistent = cfg.persistent ? 1 : 0;
   std::snprintf(h->name, max_name, "%s", name_.c_str());
   auto dir = cfg.spill_directory.empty()
                ? store_config::default_spill_directory()
@@ -311,6 +314,37 @@ void segment::populate(bool prefault) noexcept {
     // block costs no page fault. Best effort (needs Linux 5.14).
     ::madvise(region_.get_address(), region_.get_size(), MADV_POPULATE_WRITE);
   }
+}
+
+int back_pages(std::byte* first, uint64_t size) noexcept {
+  if (size == 0)
+    return 0;
+  auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  auto begin = reinterpret_cast<uintptr_t>(first) / page * page;
+  auto end = reinterpret_cast<uintptr_t>(first) + size;
+  if (::madvise(reinterpret_cast<void*>(begin), end - begin,
+                MADV_POPULATE_WRITE)
+      == 0)
+    return 0;
+  switch (errno) {
+    case EFAULT: // a write would have raised SIGBUS: tmpfs is full
+      return ENOSPC;
+    case ENOMEM:
+      return ENOMEM;
+    default: // EINVAL: not supported by this kernel
+      return 0;
+  }
+}
+
+void segment::retire_locked() noexcept {
+  if (hdr_ == nullptr)
+    return;
+  hdr_->retired = 1;
+  commit();
+  // Under the store lock no other process can remove the name or create a
+  // segment under it while it names this one, so this unlinks this one.
+  if (current())
+    bip::shared_memory_object::remove(name_.c_str());
 }
 
 bool segment::current() const noexcept {

@@ -36,6 +36,14 @@
 
 namespace ferry::store::detail {
 
+/// Makes sure shared memory backs the bytes [first, first + size) of a
+/// mapped segment, allocating pages not allocated yet, so that writing
+/// there cannot end in SIGBUS. Returns 0, or ENOSPC when /dev/shm cannot
+/// hold those pages (or ENOMEM when memory ran out). Best effort on
+/// kernels without MADV_POPULATE_WRITE (before Linux 5.14): returns 0 and
+/// the pages are allocated on first write, as without this call.
+[[nodiscard]] int back_pages(std::byte* first, uint64_t size) noexcept;
+
 class segment {
 public:
   segment() = default;
@@ -64,6 +72,11 @@ public:
 
   /// Removes the segment `name` and the spill files of its store.
   [[nodiscard]] static caf::error remove(const std::string& name);
+
+  /// Marks the segment retired and removes its name, if the name still
+  /// names this segment. REQUIRES: the caller holds the store lock, and no
+  /// other live process is registered.
+  void retire_locked() noexcept;
 
 private:
   /// Creates or opens the segment. `attempt` counts the starts over after

@@ -5,6 +5,7 @@
 #include "fail.hpp"
 #include "process_identity.hpp"
 #include "process_table.hpp"
+#include "segment.hpp"
 #include "spill_file.hpp"
 
 #include <unistd.h>
@@ -219,8 +220,11 @@ acquire_locked(guard& g, object_tables& t, uint32_t self, object_id id) {
     auto path = t.spill_path(s->id);
     g.unlock();
     run_io_hook();
-    auto ok = read_spill_file(path, t.data + offset + block_header_size, size);
-    auto err = errno;
+    auto* target = t.data + offset + block_header_size;
+    auto err = back_pages(target, size);
+    auto ok = err == 0 && read_spill_file(path, target, size);
+    if (err == 0 && !ok)
+      err = errno;
     if (!g.lock())
       return g.error();
     // The state changes first and `io_process` is cleared last (as in

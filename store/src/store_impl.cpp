@@ -27,10 +27,15 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace ferry::store::detail {
 
 namespace {
+
+/// How often `attach` starts over when the segment it opened was retired
+/// before it could register.
+constexpr int max_attach_attempts = 8;
 
 std::atomic<void (*)()> create_hook{nullptr};
 
@@ -85,12 +90,32 @@ store_impl::attach(const store_config& cfg) {
     if (auto existing = i->second.lock(); existing && existing->current())
       return existing;
   }
-  auto impl = std::make_shared<store_impl>(attach_tag{}, cfg);
-  if (auto err = impl->segment_.open(cfg, impl->identity_))
-    return err;
-  impl->tables_ = object_tables{impl->segment_.header(),
-                                impl->segment_.base(), impl->name_};
-  auto self = register_process(impl->tables_, impl->identity_);
+  // A segment retired by its last process between our open and our
+  // registration is gone for good: start over, which creates a new one
+  // (or opens the one another process created meanwhile).
+  std::shared_ptr<store_impl> impl;
+  caf::expected<uint32_t> self{npos32};
+  for (int attempt = 1;; ++attempt) {
+    impl = std::make_shared<store_impl>(attach_tag{}, cfg);
+    if (auto err = impl->segment_.open(cfg, impl->identity_))
+      return err;
+    impl->tables_ = object_tables{impl->segment_.header(),
+                                  impl->segment_.base(), impl->name_};
+    self = register_process(impl->tables_, impl->identity_);
+    if (!self || *self != npos32)
+      break;
+    {
+      // Its last process may have died before removing the name.
+      guard g{impl->tables_, npos32};
+      if (g.ok())
+        impl->segment_.retire_locked();
+    }
+    if (attempt == max_attach_attempts)
+      return fail(errc::segment_unavailable, "store '", cfg.name,
+                  "': the segment was retired by its last process ", attempt,
+                  " times while this process attached (processes keep "
+                  "leaving the store as this one joins); attach again");
+  }
   if (!self)
     return std::move(self.error());
   impl->self_ = *self;
@@ -117,9 +142,28 @@ store_impl::~store_impl() {
   reaper_.stop();
   if (tables_.hdr != nullptr && self_ != npos32) {
     guard g{tables_, self_};
-    if (g.ok())
+    if (g.ok()) {
       unregister_locked();
+      retire_if_unused_locked();
+    }
   }
+}
+
+void store_impl::retire_if_unused_locked() noexcept {
+  if (tables_.hdr->persistent != 0)
+    return;
+  std::vector<uint32_t> dead;
+  for (uint32_t i = 0; i < tables_.hdr->max_processes; ++i) {
+    auto& p = tables_.procs[i];
+    if (p.pid == 0)
+      continue;
+    if (process_alive(p.pid, p.start_time))
+      return;
+    dead.push_back(i);
+  }
+  for (auto i : dead)
+    reap_process_locked(tables_, i);
+  segment_.retire_locked();
 }
 
 void store_impl::unregister_locked() noexcept {
@@ -162,6 +206,21 @@ object_ref store_impl::make_ref(uint32_t slot, uint32_t holder) noexcept {
 }
 
 caf::expected<object_builder> store_impl::create(uint64_t size) {
+  auto builder = create_locked(size);
+  if (!builder)
+    return builder;
+  // Outside the lock: allocating fresh pages of a large object takes time.
+  if (auto rc = back_pages(builder->bytes().data(), size); rc != 0)
+    return fail(errc::store_full, "store '", name_, "': /dev/shm cannot hold ",
+                "the ", size, " bytes of a new object (", errno_text(rc),
+                "), although the store's capacity has room; free space in "
+                "/dev/shm, lower the store's capacity to what /dev/shm holds, "
+                "or turn prefault on to find this out when the store is "
+                "created");
+  return builder;
+}
+
+caf::expected<object_builder> store_impl::create_locked(uint64_t size) {
   guard g{tables_, self_};
   if (!g.ok())
     return g.error();

@@ -14,7 +14,11 @@
 // and one attachment per store name is shared by all handles of the
 // process. When the last handle goes, the destructor stops the reaper and
 // unregisters the process, dropping whatever the process still holds there
-// (pins, tickets), exactly as the reaper would after its death.
+// (pins, tickets), exactly as the reaper would after its death. If no other
+// live process is registered then and the store is not persistent, it
+// also reaps the dead ones and retires the segment (segment.hpp), so the
+// store's memory goes with its last process; an attach that meets a
+// retired segment starts over with a new one.
 //
 // Thread-safety: every member function may be called from any thread; all
 // segment state is accessed under the segment's robust mutex (`guard`),
@@ -150,6 +154,14 @@ private:
   /// Drops everything this process holds and frees its process entry.
   /// REQUIRES: the lock.
   void unregister_locked() noexcept;
+
+  /// Retires the segment if it is not persistent and no other live process
+  /// is registered, reaping the dead ones first. REQUIRES: the lock, and
+  /// this process unregistered.
+  void retire_if_unused_locked() noexcept;
+
+  /// Allocates an object of `size` bytes in the tables (no pages yet).
+  caf::expected<object_builder> create_locked(uint64_t size);
 
   object_ref make_ref(uint32_t slot, uint32_t holder) noexcept;
 

@@ -132,7 +132,7 @@ protected:
           "netns", "exec", namespaces_[i], FERRY_BRIDGE_MEMBER,
           "--ferry.node-name=" + names_[i],
           text("--ferry.host-id=host-", i + 1),
-          "--ferry.store.name=" + stores_[i], "--ferry.store.no-prefault",
+          "--ferry.store.name=" + stores_[i],
           "--middleman.heartbeat-interval=1s",
           "--middleman.connection-timeout=5s"}));
     auto answers = all([&](size_t i) { return "publish " + addresses_[i]; });

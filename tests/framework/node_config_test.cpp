@@ -305,7 +305,7 @@ TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
                     "--ferry.link.batch-messages=8",
                     "--ferry.link.batch-gap=1ms",
                     "--ferry.store.disabled", "--ferry.store.strict-refs",
-                    "--ferry.store.no-prefault"});
+                    "--ferry.store.prefault", "--ferry.store.persistent"});
   ASSERT_FALSE(err) << ferry::render(err);
   ASSERT_FALSE(sut.finalize());
   // Assert
@@ -317,7 +317,8 @@ TEST(node_config, EveryLinkOptionCanBeSetByFlag) {
   EXPECT_EQ(sut.default_link.batch_gap, std::chrono::milliseconds{1});
   EXPECT_FALSE(sut.store_enabled);
   EXPECT_FALSE(sut.allow_out_of_band_ref_serialization);
-  EXPECT_FALSE(sut.store_prefault);
+  EXPECT_TRUE(sut.store_prefault);
+  EXPECT_TRUE(sut.store_persistent);
 }
 
 TEST(node_config, KeepMallocDefaultsTurnsTuningOffByFlagOrFile) {
@@ -429,6 +430,68 @@ TEST(node_config, VectorPoolIsSetByFlagOrFile) {
   EXPECT_EQ(by_file.vector_pool.min_bytes, 4096u);
   EXPECT_EQ(by_file.vector_pool.max_bytes, 8192u);
   EXPECT_EQ(by_file.vector_pool.max_idle, std::chrono::seconds{5});
+}
+
+TEST(node_config, SizesTakeUnitsInFlagsAndFile) {
+  // Arrange
+  ferry::node_config by_flag;
+  ferry::node_config by_file;
+  ferry::node_config by_peer;
+  // Act
+  load(by_flag, "",
+       {"--ferry.store.capacity=256MiB", "--ferry.link.window-bytes=64KiB",
+        "--ferry.link.spill-threshold=1 MB", "--ferry.link.chunk-size=4096",
+        "--ferry.vector-pool.max-bytes=2gib"});
+  load(by_file, "[ferry.store]\ncapacity = \"2GiB\"\n"
+                "[ferry.link]\nmax-message-size = \"1TiB\"\n"
+                "pull-threshold = 65536\nmax-held-bytes = \"12B\"\n"
+                "compression-threshold = \"3kB\"\n");
+  load(by_peer, "[ferry.links]\nnode-b = { window-bytes = \"8MiB\" }\n");
+  // Assert
+  EXPECT_EQ(by_flag.store_capacity, uint64_t{256} << 20);
+  EXPECT_EQ(by_flag.default_link.window_bytes, uint64_t{64} << 10);
+  EXPECT_EQ(by_flag.default_link.spill_threshold, 1000000u);
+  EXPECT_EQ(by_flag.default_link.chunk_size, 4096u);
+  EXPECT_EQ(by_flag.vector_pool.max_bytes, uint64_t{2} << 30);
+  EXPECT_EQ(by_file.store_capacity, uint64_t{2} << 30);
+  EXPECT_EQ(by_file.default_link.max_message_size, uint64_t{1} << 40);
+  EXPECT_EQ(by_file.default_link.pull_threshold, 65536u);
+  EXPECT_EQ(by_file.default_link.max_held_bytes, 12u);
+  EXPECT_EQ(by_file.default_link.compression_threshold, 3000u);
+  EXPECT_EQ(by_peer.link_for("node-b").window_bytes, uint64_t{8} << 20);
+}
+
+TEST(node_config, MalformedSizeNamesOptionAndForms) {
+  struct bad_case {
+    std::vector<std::string> args;
+    std::string ini;
+    std::string named;
+  };
+  std::vector<bad_case> cases{
+    {{"--ferry.store.capacity=256MB/s"}, "", "ferry.store.capacity"},
+    {{"--ferry.store.capacity=lots"}, "", "ferry.store.capacity"},
+    {{"--ferry.store.capacity=1.5GiB"}, "", "ferry.store.capacity"},
+    {{"--ferry.store.capacity=99999999999999999999"}, "",
+     "ferry.store.capacity"},
+    {{"--ferry.store.capacity=17179869184TiB"}, "", "ferry.store.capacity"},
+    {{"--ferry.link.window-bytes=64K"}, "", "window-bytes"},
+    {{}, "[ferry.link]\nchunk-size = -4\n", "chunk-size"},
+    {{}, "[ferry.vector-pool]\nmin-bytes = \"1 PiB\"\n",
+     "ferry.vector-pool.min-bytes"},
+  };
+  for (auto& c : cases) {
+    // Arrange
+    ferry::node_config cfg;
+    ASSERT_FALSE(parse(cfg, c.ini, c.args)) << c.named;
+    // Act
+    auto err = cfg.finalize();
+    // Assert
+    ASSERT_TRUE(err) << c.named;
+    EXPECT_EQ(err, ferry::errc::invalid_config);
+    auto text = ferry::render(err);
+    EXPECT_NE(text.find(c.named), std::string::npos) << text;
+    EXPECT_NE(text.find("256MiB, 2GiB, 64KiB"), std::string::npos) << text;
+  }
 }
 
 TEST(node_config, BadVectorPoolSettingFailsNamingIt) {

@@ -478,6 +478,7 @@ TEST(object_store_attach, SegmentRemovedByItsLiveCreatorIsCreatedAnew) {
 
 TEST(object_store_attach, RemoveDeletesTheSegmentOnce) {
   auto cfg = small_config("remove");
+  cfg.persistent = true;
   {
     auto sut = object_store::attach(cfg);
     ASSERT_TRUE(sut);

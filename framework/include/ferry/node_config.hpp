@@ -101,13 +101,21 @@ public:
   std::string store_name;
 
   /// Capacity of the host store when this node creates it (default 2 GiB).
+  /// A bound, not a cost: the store takes memory as objects are written.
   uint64_t store_capacity = uint64_t{2} << 30;
 
-  /// Whether attaching the store faults its memory in (the creator allocates
-  /// every page, each process maps them), so puts run at warm-memcpy speed;
-  /// costs about 1 s per GiB at start. `ferry.store.no-prefault` turns it
-  /// off (faster start, page faults on first use instead).
-  bool store_prefault = true;
+  /// Whether attaching the store faults all of its memory in (the creator
+  /// allocates every page, each process maps them), so that the first puts
+  /// already run at warm-memcpy speed and a /dev/shm too small for the
+  /// capacity fails at start; costs about 1 s per GiB at start and keeps the
+  /// whole capacity resident (`ferry.store.prefault`, default off: pages
+  /// are allocated as objects need them and kept for reuse).
+  bool store_prefault = false;
+
+  /// Whether the store stays in /dev/shm after the last process using it
+  /// exits (`ferry.store.persistent`; default off: the last process to
+  /// leave removes it). Set by the node that creates the store.
+  bool store_persistent = false;
 
   /// Directory for spilled store objects (empty: the store's default,
   /// `$TMPDIR/ferry-spill-<uid>`).

@@ -25,6 +25,7 @@
 
 namespace ferry {
 
+using detail::read_size;
 using detail::read_uint;
 
 // -- node_config --------------------------------------------------------------
@@ -38,9 +39,9 @@ caf::error read_vector_pool(const caf::settings& section,
     caf::error err;
     uint64_t tmp = 0;
     if (key == "min-bytes") {
-      err = read_uint(value, "ferry.vector-pool.min-bytes", out.min_bytes);
+      err = read_size(value, "ferry.vector-pool.min-bytes", out.min_bytes);
     } else if (key == "max-bytes") {
-      err = read_uint(value, "ferry.vector-pool.max-bytes", out.max_bytes);
+      err = read_size(value, "ferry.vector-pool.max-bytes", out.max_bytes);
     } else if (key == "max-idle") {
       if (auto ts = caf::get_if<caf::timespan>(&value))
         out.max_idle
@@ -138,20 +139,24 @@ node_config::node_config()
              "leave glibc malloc's thresholds alone (default: raise them so "
              "large decoded buffers reuse faulted-in memory)");
   opt_group{custom_options_, "ferry.vector-pool"}
-    .add(vector_pool.min_bytes, "min-bytes",
-         "smallest decoded vector kept for reuse (default 1 MiB)")
-    .add(vector_pool.max_bytes, "max-bytes",
-         "most bytes of decoded vectors kept for reuse (0: none)")
+    .add<std::string>("min-bytes",
+                      "smallest decoded vector kept for reuse (default 1MiB)")
+    .add<std::string>("max-bytes",
+                      "most bytes of decoded vectors kept for reuse (0: none)")
     .add<caf::timespan>("max-idle",
                         "a kept vector unused this long is freed (default 10s)");
   opt_group{custom_options_, "ferry.store"}
     .add_neg(store_enabled, "disabled",
              "run without the host store (large frames go inline or pulled)")
     .add(store_name, "name", "name of the host store (default ferry-<uid>)")
-    .add(store_capacity, "capacity", "bytes of the store when created here")
-    .add_neg(store_prefault, "no-prefault",
-             "do not fault the store's memory in at attach (faster start, "
-             "page faults on first use)")
+    .add<std::string>("capacity", "size of the store when created here "
+                                  "(e.g. 256MiB)")
+    .add(store_prefault, "prefault",
+         "fault the whole store in at attach (slower start, the whole "
+         "capacity resident; default: pages as objects need them)")
+    .add(store_persistent, "persistent",
+         "keep the store after its last process exits (default: the last "
+         "process removes it)")
     .add(store_spill_directory, "spill-directory",
          "directory for spilled objects (default: $TMPDIR/ferry-spill-<uid>)")
     .add_neg(allow_out_of_band_ref_serialization, "strict-refs",
@@ -162,21 +167,21 @@ node_config::node_config()
          "families to send with, in preference order")
     .add(default_link.deserializers, "deserializers",
          "families accepted on receipt")
-    .add(default_link.spill_threshold, "spill-threshold",
-         "frames of at least this many bytes go by store or in chunks")
+    .add<std::string>("spill-threshold",
+                      "frames of at least this size go by store or in chunks")
     .add<std::string>("compression", "none, lz4 or zstd for inline frames")
-    .add(default_link.compression_threshold, "compression-threshold",
-         "smallest inline frame that gets compressed")
-    .add(default_link.max_message_size, "max-message-size",
-         "largest message a link carries")
-    .add(default_link.window_bytes, "window-bytes",
-         "credit window: bytes in flight per link")
+    .add<std::string>("compression-threshold",
+                      "smallest inline frame that gets compressed")
+    .add<std::string>("max-message-size", "largest message a link carries")
+    .add<std::string>("window-bytes",
+                      "credit window: bytes in flight per link")
     .add(default_link.window_messages, "window-messages",
          "credit window: messages in flight per link")
-    .add(default_link.pull_threshold, "pull-threshold",
-         "frames at least this large are pulled in chunks across hosts")
-    .add(default_link.chunk_size, "chunk-size",
-         "chunk size for cross-host transfers of large frames")
+    .add<std::string>("pull-threshold",
+                      "frames at least this large are pulled in chunks "
+                      "across hosts")
+    .add<std::string>("chunk-size",
+                      "chunk size for cross-host transfers of large frames")
     .add<size_t>("chunks-in-flight", "chunks requested at once per frame")
     .add<caf::timespan>("send-timeout",
                         "how long a sender waits for credit (e.g. 30s)")
@@ -189,9 +194,9 @@ node_config::node_config()
          "most proxies of a peer's actors that sent to this node")
     .add(default_link.max_spawned_actors, "max-spawned-actors",
          "most live actors a peer may spawn on this node (0: none)")
-    .add(default_link.max_held_bytes, "max-held-bytes",
-         "most bytes of a peer's messages held here before actors process "
-         "them")
+    .add<std::string>("max-held-bytes",
+                      "most bytes of a peer's messages held here before "
+                      "actors process them")
     .add(default_link.max_held_messages, "max-held-messages",
          "most messages of a peer held here before actors process them");
   add_message_type<std::string>("string")
@@ -240,12 +245,15 @@ caf::error node_config::finalize() {
     store_enabled = !*x;
   if (auto x = caf::get_if<std::string>(&content, "ferry.store.name"))
     store_name = *x;
-  if (auto x = caf::get_if<int64_t>(&content, "ferry.store.capacity"))
-    store_capacity = static_cast<uint64_t>(*x);
+  if (auto x = caf::get_if(&content, "ferry.store.capacity"))
+    if (auto err = read_size(*x, "ferry.store.capacity", store_capacity))
+      return err;
   if (auto x = caf::get_if<std::string>(&content, "ferry.store.spill-directory"))
     store_spill_directory = *x;
-  if (auto x = caf::get_if<bool>(&content, "ferry.store.no-prefault"))
-    store_prefault = !*x;
+  if (auto x = caf::get_if<bool>(&content, "ferry.store.prefault"))
+    store_prefault = *x;
+  if (auto x = caf::get_if<bool>(&content, "ferry.store.persistent"))
+    store_persistent = *x;
   if (auto x = caf::get_if<bool>(&content, "ferry.store.strict-refs"))
     allow_out_of_band_ref_serialization = !*x;
   if (auto section = caf::get_if<caf::settings>(&content, "ferry.link")) {

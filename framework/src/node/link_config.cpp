@@ -15,6 +15,7 @@
 namespace ferry {
 
 using detail::bad_value;
+using detail::read_size;
 using detail::read_strings;
 using detail::read_uint;
 
@@ -59,7 +60,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     } else if (key == "deserializers") {
       err = read_strings(value, key, base.deserializers);
     } else if (key == "spill-threshold") {
-      err = read_uint(value, key, base.spill_threshold);
+      err = read_size(value, key, base.spill_threshold);
     } else if (key == "compression") {
       auto str = caf::get_if<std::string>(&value);
       if (str == nullptr)
@@ -69,11 +70,11 @@ link_config::from_settings(const caf::settings& section, link_config base) {
         return std::move(c.error());
       base.compression = *c;
     } else if (key == "compression-threshold") {
-      err = read_uint(value, key, base.compression_threshold);
+      err = read_size(value, key, base.compression_threshold);
     } else if (key == "max-message-size") {
-      err = read_uint(value, key, base.max_message_size);
+      err = read_size(value, key, base.max_message_size);
     } else if (key == "window-bytes") {
-      err = read_uint(value, key, base.window_bytes);
+      err = read_size(value, key, base.window_bytes);
     } else if (key == "window-messages") {
       err = read_uint(value, key, base.window_messages);
     } else if (key == "send-timeout") {
@@ -84,9 +85,9 @@ link_config::from_settings(const caf::settings& section, link_config base) {
         base.send_timeout = std::chrono::milliseconds{tmp};
       }
     } else if (key == "pull-threshold") {
-      err = read_uint(value, key, base.pull_threshold);
+      err = read_size(value, key, base.pull_threshold);
     } else if (key == "chunk-size") {
-      err = read_uint(value, key, base.chunk_size);
+      err = read_size(value, key, base.chunk_size);
     } else if (key == "chunks-in-flight") {
       err = read_uint(value, key, tmp);
       base.chunks_in_flight = static_cast<uint32_t>(tmp);
@@ -106,7 +107,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     } else if (key == "max-spawned-actors") {
       err = read_uint(value, key, base.max_spawned_actors);
     } else if (key == "max-held-bytes") {
-      err = read_uint(value, key, base.max_held_bytes);
+      err = read_size(value, key, base.max_held_bytes);
     } else if (key == "max-held-messages") {
       err = read_uint(value, key, base.max_held_messages);
     } else {

@@ -134,6 +134,7 @@ void node_impl::attach_store() {
   sc.name = cfg_.store_name;
   sc.capacity = cfg_.store_capacity;
   sc.prefault = cfg_.store_prefault;
+  sc.persistent = cfg_.store_persistent;
   if (!cfg_.store_spill_directory.empty())
     sc.spill_directory = cfg_.store_spill_directory;
   sc.allow_out_of_band_ref_serialization

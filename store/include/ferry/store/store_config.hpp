@@ -5,6 +5,11 @@
 // process opens the existing segment and uses the figures stored in it, so
 // only the process-local fields (`prefault`, `allow_out_of_band_ref_...`,
 // `reaper_interval`, `open_only`) matter for them. A plain value type.
+//
+// Memory: the segment reserves `capacity` bytes of /dev/shm but takes
+// memory only as objects are written into it (or all at once with
+// `prefault`), and it goes away with the last process that leaves it,
+// unless the creator made it `persistent`.
 #pragma once
 
 #include <chrono>
@@ -50,12 +55,22 @@ struct store_config {
   /// Default: true.
   bool spilling = true;
 
-  /// Whether to fault the segment in when attaching: the creator allocates
-  /// all pages of the segment (so a full /dev/shm fails at attach instead of
-  /// with SIGBUS later), and every process populates its page tables, so that
-  /// writes into the store run at the speed of a warm memcpy. Costs about
-  /// 1 s per GiB for the creator. Default: true.
-  bool prefault = true;
+  /// Whether to fault the whole segment in when attaching: the creator
+  /// allocates all pages of the segment (so a /dev/shm too small for the
+  /// capacity fails at attach), and every process populates its page tables.
+  /// Costs about 1 s per GiB for the creator and keeps the whole capacity
+  /// resident. Without it, each object's pages are allocated when the object
+  /// is created (a full /dev/shm then fails that create with `store_full`)
+  /// and stay allocated for reuse; the first write to fresh pages is slower
+  /// than a warm memcpy, later ones are not. Default: false.
+  bool prefault = false;
+
+  /// Whether the segment stays in /dev/shm after the last process leaves
+  /// it (for services whose processes come and go and want the store's
+  /// memory kept warm). Otherwise the last process to leave removes it, so a
+  /// program or test that exits takes its memory with it. Set by the
+  /// creator. Default: false.
+  bool persistent = false;
 
   /// Whether serializing an `object_ref` outside ferry's message path pins
   /// its object (with one warning) instead of failing. Process-local.
