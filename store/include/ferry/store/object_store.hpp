@@ -33,9 +33,12 @@
 // and `attach` refuses a segment created in another PID namespace
 // (`errc::foreign_pid_namespace`; e.g. containers sharing /dev/shm).
 //
-// Memory: a segregated-fit allocator with coalescing reuses freed blocks;
-// with `prefault`, the segment is allocated and mapped at attach, so puts run
-// at warm-memcpy speed. When an allocation does not fit, the store spills the
+// Memory: a segregated-fit allocator with coalescing reuses freed blocks.
+// Pages are allocated when an object first needs them (before `create`
+// returns, so a full /dev/shm is `store_full`, not SIGBUS) and stay for
+// reuse; with `prefault`, the whole segment is allocated and mapped at
+// attach. The last process to leave a store that is not `persistent`
+// removes it. When an allocation does not fit, the store spills the
 // least recently used sealed objects that no live handle views (objects
 // referenced only by `parked_ref`s, tickets in transit or pins: referenced
 // but not in use, as in Ray) to files in the spill directory and restores
