@@ -1,8 +1,27 @@
-# Script mode (cmake -P): install, configure the consumer, build it, run it.
-# The consumer is built with the same compiler flags as ferry (sanitizer
-# builds need the sanitizer runtime at link time).
+# Script mode (cmake -P): install, take the README's example out of the
+# README (the cpp block after the line `<!-- readme-example: ... -->`),
+# configure the consumer with it, build both programs, run both. The
+# consumer is built with the same compiler flags as ferry (sanitizer builds
+# need the sanitizer runtime at link time).
 file(REMOVE_RECURSE ${SCRATCH_DIR})
 set(prefix ${SCRATCH_DIR}/prefix)
+
+file(READ ${README} readme)
+string(FIND "${readme}" "<!-- readme-example:" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "${README} has no line `<!-- readme-example: ... -->`")
+endif()
+string(SUBSTRING "${readme}" ${at} -1 readme)
+string(FIND "${readme}" "```cpp\n" begin)
+string(FIND "${readme}" "\n```\n" end)
+if(begin EQUAL -1 OR end EQUAL -1 OR end LESS begin)
+  message(FATAL_ERROR "no ```cpp block after the readme-example line")
+endif()
+math(EXPR begin "${begin} + 7")
+math(EXPR length "${end} + 1 - ${begin}")
+string(SUBSTRING "${readme}" ${begin} ${length} example)
+set(example_file ${SCRATCH_DIR}/readme_example/main.cpp)
+file(WRITE ${example_file} "${example}")
 
 function(run_step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -21,6 +40,15 @@ run_step("configure consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR}
          -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}
          "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}"
          "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_LINKER_FLAGS}"
-         -DCMAKE_PREFIX_PATH=${prefix})
+         -DCMAKE_PREFIX_PATH=${prefix}
+         -DREADME_EXAMPLE=${example_file})
 run_step("build consumer" ${CMAKE_COMMAND} --build ${SCRATCH_DIR}/build)
 run_step("run consumer" ${SCRATCH_DIR}/build/ferry_consumer)
+execute_process(COMMAND ${SCRATCH_DIR}/build/readme_example
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 60)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "table 7: soup, cooked\n"
+   OR NOT out MATCHES "to kitchen: 1 x [a-z.]+, 0 bytes by store, 0 refused")
+  message(FATAL_ERROR "the README's example failed (${rc}):\n${out}\n${err}")
+endif()
+message(STATUS "run the README's example: ok\n${out}")
