@@ -150,6 +150,11 @@ public:
   /// were reaped.
   [[nodiscard]] caf::expected<size_t> reap();
 
+  /// Returns how many dead processes were reaped when this process attached
+  /// (`attach` reaps before it returns; a later `reap()` counts only those
+  /// that died since). Zero for a detached handle.
+  size_t reaped_at_attach() const noexcept;
+
   /// Returns a snapshot of all objects and figures.
   [[nodiscard]] caf::expected<ferry::store::memory_summary> memory_summary();
 
