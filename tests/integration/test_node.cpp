@@ -46,6 +46,15 @@ caf::behavior echo() {
       return result;
     },
     [](const ferry::test::cereal_only& x) { return x.value() * 2; },
+    [](const ferry::test::plain_point& x) {
+      // Answers the point moved by one, its label and values reversed.
+      return ferry::test::plain_point{
+        x.x + 1, std::string{x.label.rbegin(), x.label.rend()},
+        std::vector<double>{x.values.rbegin(), x.values.rend()}};
+    },
+    [](const ferry::test::inspected_only& x) {
+      return ferry::test::inspected_only{x.value() * 2};
+    },
     [](int32_t x) { return x + 1; },
     [](uint64_t n, int32_t fill) {
       // Answers `n` bytes of value `fill`.
