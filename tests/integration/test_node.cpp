@@ -256,13 +256,14 @@ caf::behavior asker(caf::event_based_actor* self) {
   };
 }
 
-/// Answers an actor handle or a crew with what it got, and (handle, text)
+/// Answers an actor handle, a crew or a badge with what it got, and (handle, text)
 /// with what the handle answers to text: handles that come back, and
 /// handles used where they arrived.
 caf::behavior handles(caf::event_based_actor* self) {
   return {
     [](const caf::actor& whom) { return whom; },
     [](const ferry::test::crew& x) { return x; },
+    [](const ferry::test::badge& x) { return x; },
     [self](const caf::actor& whom,
            const std::string& text) -> caf::result<std::string> {
       auto answer = self->make_response_promise<std::string>();
