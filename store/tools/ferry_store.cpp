@@ -107,14 +107,15 @@ constexpr std::string_view reap_text =
            (killed, crashed), and the objects only they held, and prints how
            many processes it reaped. Every process that opens the store does
            the same (this tool too, whatever the command) and nodes do it
-           every second, so it matters where no node runs.
+           every second, so it matters where no node runs; a store that is
+           not persistent then goes with the tool.
 )txt";
 
 constexpr std::string_view remove_text =
   R"txt(  remove   deletes the store: its segment in /dev/shm and its spill files.
            Processes still attached keep their mapping; the next process
-           that attaches creates a new, empty store. Run it when no node
-           uses the store.
+           that attaches creates a new, empty store. For a persistent store,
+           or one that nodes still use (run it when none does).
 )txt";
 
 constexpr std::string_view help_text =
@@ -132,8 +133,12 @@ constexpr std::string_view intro_text =
   R"txt(ferry-store: looks into this host's ferry object store and tidies it up.
 
 A store is a shared-memory segment (/dev/shm/NAME) that the ferry nodes and
-programs of one user on this host share; it outlives them. The tool opens an
-existing store without faulting its memory in, and never creates one.
+programs of one user on this host share. The last process to leave it
+removes it, unless its creator made it persistent (ferry.store.persistent);
+a store whose last process was killed stays until a process attaches and
+leaves again. The tool opens an existing store without faulting its memory
+in, never creates one, and leaves it like any other process: last out of a
+store that is not persistent, it removes it.
 
 )txt";
 

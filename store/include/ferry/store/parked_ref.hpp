@@ -90,8 +90,8 @@ public:
   /// was spilled. Fails with `store_full` when no room can be made for it
   /// now (every resident object is being written or viewed by a live
   /// handle, or spilling one would pass the spill bound), `spill_failed`
-  /// when a spill file cannot be read or written, `invalid_handle` for an
-  /// empty reference.
+  /// when a spill file cannot be read or written or /dev/shm cannot supply
+  /// the object's pages, `invalid_handle` for an empty reference.
   [[nodiscard]] caf::expected<object_ref> get() const;
 
   /// Drops the reference now and leaves this empty.
