@@ -255,7 +255,8 @@ registry::plan_decode(const payload_header& header,
     return make_error(errc::unknown_type,
                       "'" + header.type_name
                         + "' cannot travel in a caf::message: give it an "
-                          "inspect function or CAF_ALLOW_UNSAFE_MESSAGE_TYPE");
+                          "inspect function or mark it "
+                          "CAF_ALLOW_UNSAFE_MESSAGE_TYPE in this program");
   auto route = route_decode(st, *entry.ops, header, opts);
   if (!route)
     return std::move(route.error());

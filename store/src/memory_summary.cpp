@@ -56,7 +56,8 @@ std::string to_string(const memory_summary& x) {
          + ", pinned " + human(x.bytes_pinned) + ", largest free block "
          + human(x.largest_free_block) + "\n";
   out += "spilled " + human(x.bytes_spilled) + " of " + human(x.spill_limit)
-         + ", lock recoveries " + std::to_string(x.recoveries) + "\n";
+         + " in " + x.spill_directory + ", lock recoveries "
+         + std::to_string(x.recoveries) + "\n";
   out += "processes:";
   for (auto& p : x.processes) {
     out += ' ';

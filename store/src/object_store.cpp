@@ -102,6 +102,10 @@ caf::expected<size_t> object_store::reap() {
   return impl_->reap();
 }
 
+size_t object_store::reaped_at_attach() const noexcept {
+  return impl_ ? impl_->reaped_at_attach() : 0;
+}
+
 caf::expected<ferry::store::memory_summary> object_store::memory_summary() {
   if (!impl_)
     return detached();

@@ -119,8 +119,10 @@ store_impl::attach(const store_config& cfg) {
   if (!self)
     return std::move(self.error());
   impl->self_ = *self;
-  if (auto reaped = impl->reap(); !reaped)
+  auto reaped = impl->reap();
+  if (!reaped)
     return std::move(reaped.error());
+  impl->reaped_at_attach_ = *reaped;
   impl->reaper_.start(cfg.reaper_interval, [ptr = impl.get()] {
     // A reap that cannot take the lock is retried on the next tick; the
     // calls that need the lock report that failure themselves.

@@ -135,6 +135,12 @@ public:
 
   [[nodiscard]] caf::expected<size_t> reap();
 
+  /// Returns how many dead processes `attach` reaped when it made this
+  /// attachment.
+  size_t reaped_at_attach() const noexcept {
+    return reaped_at_attach_;
+  }
+
   [[nodiscard]] caf::expected<ferry::store::memory_summary> summary();
 
   /// Test hook: called inside `create` while holding the lock, after the
@@ -173,6 +179,8 @@ private:
   object_tables tables_;
   /// This process's entry in the process table, or npos32.
   uint32_t self_ = npos32;
+  /// Dead processes reaped by the attach that made this attachment.
+  size_t reaped_at_attach_ = 0;
   reaper reaper_;
 };
 

@@ -6,6 +6,7 @@
 #include "process_identity.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,8 @@ caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
     result.bytes_pinned = t.bytes_pinned_locked();
     result.bytes_spilled = hdr->bytes_spilled;
     result.spill_limit = hdr->spill_limit;
+    result.spill_directory.assign(
+      hdr->spill_directory, ::strnlen(hdr->spill_directory, max_path));
     result.largest_free_block
       = allocator{hdr->alloc, t.data}.largest_free_payload();
     result.recoveries = hdr->recoveries;

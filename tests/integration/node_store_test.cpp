@@ -207,5 +207,5 @@ TEST_P(store_handles_in_family, ArrayInAUserTypeAndAParkedReferenceArrive) {
 
 INSTANTIATE_TEST_SUITE_P(families, store_handles_in_family,
                          ::testing::Values("cereal.binary", "cereal.portable",
-                                           "cereal.json", "msgpack"),
+                                           "cereal.json", "msgpack", "caf"),
                          family_test_name);

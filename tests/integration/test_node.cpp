@@ -46,6 +46,15 @@ caf::behavior echo() {
       return result;
     },
     [](const ferry::test::cereal_only& x) { return x.value() * 2; },
+    [](const ferry::test::plain_point& x) {
+      // Answers the point moved by one, its label and values reversed.
+      return ferry::test::plain_point{
+        x.x + 1, std::string{x.label.rbegin(), x.label.rend()},
+        std::vector<double>{x.values.rbegin(), x.values.rend()}};
+    },
+    [](const ferry::test::inspected_only& x) {
+      return ferry::test::inspected_only{x.value() * 2};
+    },
     [](int32_t x) { return x + 1; },
     [](uint64_t n, int32_t fill) {
       // Answers `n` bytes of value `fill`.
@@ -247,13 +256,14 @@ caf::behavior asker(caf::event_based_actor* self) {
   };
 }
 
-/// Answers an actor handle or a crew with what it got, and (handle, text)
+/// Answers an actor handle, a crew or a badge with what it got, and (handle, text)
 /// with what the handle answers to text: handles that come back, and
 /// handles used where they arrived.
 caf::behavior handles(caf::event_based_actor* self) {
   return {
     [](const caf::actor& whom) { return whom; },
     [](const ferry::test::crew& x) { return x; },
+    [](const ferry::test::badge& x) { return x; },
     [self](const caf::actor& whom,
            const std::string& text) -> caf::result<std::string> {
       auto answer = self->make_response_promise<std::string>();

@@ -392,6 +392,25 @@ TEST_F(multiprocess_test, FerryStoreToolListsObjectsAndHolders) {
   EXPECT_NE(output.find("2 objects"), std::string::npos) << output;
 }
 
+TEST_F(multiprocess_test, FerryStoreToolReapCountsTheDeadProcessesItFreed) {
+  // Arrange: a peer holds the only reference to an object, then is killed.
+  auto peer = start_peer();
+  auto answer = ask(*peer, "put 3000 5");
+  ASSERT_EQ(answer.substr(0, 4), "put ");
+  auto id = object_id{std::stoull(answer.substr(4))};
+  kill_and_wait(*peer);
+  // Act: the tool reaps it (when it attaches, which reaps, or in `reap`).
+  child_process tool{FERRY_STORE_TOOL, {"--name", cleanup.cfg.name, "reap"}};
+  auto line = tool.read_line();
+  auto status = tool.wait();
+  // Assert: it says so, and the object went with its only holder.
+  EXPECT_TRUE(status.ok()) << to_string(status);
+  EXPECT_EQ(line.value_or("<no output>"), "reaped 1 dead process(es)");
+  auto gone = sut.get(id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(code_of(gone.error()), errc::object_not_found);
+}
+
 TEST_F(multiprocess_test, ProcessesKilledAtRandomPointsLeaveNothingBehind) {
   // Three children churn on the store (puts, copies, tickets, builders,
   // spills) and are killed -9 wherever they happen to be: inside the lock,

@@ -549,6 +549,30 @@ TEST_F(spill_bound_test, FullSpillDirectoryFailsWithStoreFull) {
   EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(big, 1)));
 }
 
+TEST_F(spill_bound_test, ParkedObjectCannotComeBackWhileTheSpillBoundIsReached) {
+  // Arrange: a is spilled (600 KiB of 700 KiB); b, in transit, fills memory.
+  auto a = sut.put(pattern(big, 1));
+  ASSERT_TRUE(a);
+  auto parked = park(*a);
+  ASSERT_TRUE(parked) << render(parked.error());
+  a->reset();
+  auto b = put_in_transit(2);
+  ASSERT_TRUE(summary().objects[0].spilled);
+  // Act: restoring a needs b's memory, but b does not fit under the bound
+  // (a's file counts until a is back).
+  auto again = parked->get();
+  // Assert
+  ASSERT_FALSE(again);
+  EXPECT_EQ(code_of(again.error()), errc::store_full);
+  auto text = text_of(again.error());
+  EXPECT_NE(text.find("bound is reached"), std::string::npos) << text;
+  // Once b is gone there is room: a comes back intact.
+  ASSERT_FALSE(sut.cancel(b));
+  again = parked->get();
+  ASSERT_TRUE(again) << render(again.error());
+  EXPECT_EQ(checksum(again->bytes()), checksum(pattern(big, 1)));
+}
+
 class spill_unwritable_test : public spill_test {
   void configure(store_config& cfg) override {
     cfg.spill_directory = "/proc/ferry-cannot-write-here";

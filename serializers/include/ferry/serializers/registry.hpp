@@ -178,8 +178,10 @@ public:
 
   /// Decodes `p` into a `caf::message` holding a value of the type registered
   /// under `p.header.type_name`; returns `errc::unknown_type` for names not
-  /// added with `add_type`, and for types CAF cannot hold in a message (no
-  /// `inspect` and not `CAF_ALLOW_UNSAFE_MESSAGE_TYPE`). A large
+  /// added with `add_type`, and for types CAF cannot hold in a message
+  /// (neither serializable by CAF, with an `inspect` function of their own or
+  /// ferry's for plain aggregates, nor marked `CAF_ALLOW_UNSAFE_MESSAGE_TYPE`;
+  /// docs/limits.md). A large
   /// `std::vector` of numbers or bytes goes back to the vector pool
   /// (vector_pool.hpp) when the message's last reference drops.
   [[nodiscard]] caf::expected<caf::message>

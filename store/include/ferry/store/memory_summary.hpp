@@ -70,6 +70,8 @@ struct memory_summary {
   uint64_t bytes_spilled = 0;
   /// Bound of the spill files.
   uint64_t spill_limit = 0;
+  /// Directory of the spill files (chosen by the store's creator).
+  std::string spill_directory;
   /// Largest object that fits in memory right now without spilling.
   uint64_t largest_free_block = 0;
   /// Number of times a process found the lock abandoned by a dead owner and

@@ -47,8 +47,9 @@
 // without the lock (the object is marked `spilling`/`restoring` and held by
 // the process doing the I/O); a process killed during the I/O is rolled back
 // by the reaper. With spilling off, nothing to spill, or the spill bound
-// reached, `create` fails with `errc::store_full` naming capacity, bytes
-// used, bytes pinned and the largest free block.
+// reached, `create` (and a `get` or `redeem` that must restore a spilled
+// object) fails with `errc::store_full` naming capacity, bytes used, bytes
+// pinned and the largest free block.
 //
 // Thread-safety: all member functions may be called from any thread at
 // once; `object_store` itself is a movable handle (moving is not
@@ -149,6 +150,11 @@ public:
   /// Frees the counts of dead processes now and returns how many processes
   /// were reaped.
   [[nodiscard]] caf::expected<size_t> reap();
+
+  /// Returns how many dead processes were reaped when this process attached
+  /// (`attach` reaps before it returns; a later `reap()` counts only those
+  /// that died since). Zero for a detached handle.
+  size_t reaped_at_attach() const noexcept;
 
   /// Returns a snapshot of all objects and figures.
   [[nodiscard]] caf::expected<ferry::store::memory_summary> memory_summary();

@@ -6,7 +6,10 @@
 // without `ray.get`: it keeps the object alive (it counts like a handle, in
 // shared memory, reclaimed if the process dies) but lets the store spill the
 // object to disk when memory is short. `get()` returns an `object_ref`,
-// restoring the object from its spill file first if needed.
+// restoring the object from its spill file first if needed. A restore needs
+// room in memory: the store spills other objects for it, and `get()` fails
+// with `store_full` when it cannot (memory full of objects being written or
+// viewed by live handles, or the spill files at their bound).
 //
 // Usage:
 //
@@ -84,7 +87,11 @@ public:
   }
 
   /// Returns a handle to the object, restoring it from its spill file if it
-  /// was spilled (`store_full` or `spill_failed` if that cannot be done now).
+  /// was spilled. Fails with `store_full` when no room can be made for it
+  /// now (every resident object is being written or viewed by a live
+  /// handle, or spilling one would pass the spill bound), `spill_failed`
+  /// when a spill file cannot be read or written or /dev/shm cannot supply
+  /// the object's pages, `invalid_handle` for an empty reference.
   [[nodiscard]] caf::expected<object_ref> get() const;
 
   /// Drops the reference now and leaves this empty.

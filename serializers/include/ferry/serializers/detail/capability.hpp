@@ -144,8 +144,9 @@ std::string why_not() {
   else if constexpr (policy_skips<P, U>())
     return type_label<U>()
            + " is marked CAF_ALLOW_UNSAFE_MESSAGE_TYPE, which makes CAF 0.17's "
-             "serializer skip it (it would arrive empty); give it an inspect "
-             "function or use another family";
+             "serializer skip it (it would arrive empty); use another family, "
+             "or drop the mark if the type has an inspect function or is a "
+             "plain aggregate (those need none)";
   else if constexpr (is_lock_v<U>)
     return type_label<U>()
            + " is a lock, which no family can send; leave it out with the "
