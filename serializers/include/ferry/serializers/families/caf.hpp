@@ -227,6 +227,14 @@ private:
   std::vector<std::byte>& out_;
 };
 
+/// Returns the error for element `index` of a map or set repeating a key.
+caf::error caf_duplicate_key(size_t index);
+
+/// Returns `err` with member `index` (of type `member`) of `owner` appended
+/// to its text, when it is one of ferry's (see `note_member`).
+caf::error caf_in_member(caf::error err, const std::type_info& owner,
+                         size_t index, const std::type_info& member);
+
 /// Returns CAF's error as a ferry error naming the family and type. An error
 /// of another category (a type's inspect returning the store's error, say)
 /// is returned as it is, as cereal's registered error exceptions are.
@@ -271,9 +279,11 @@ caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
 
 /// Whether ferry walks T itself before CAF sees it: T is or holds, in
 /// standard containers, pairs, tuples or arrays, a std::vector<bool> (CAF
-/// leaves a sequence open for it) or an actor handle (CAF would hand it to
-/// its actor registry; ferry writes the hook's token instead). Aggregates
-/// walk their own fields; other types inspect themselves.
+/// leaves a sequence open for it), an actor handle (CAF would hand it to
+/// its actor registry; ferry writes the hook's token instead), or a map or
+/// set with unique keys (CAF keeps the first of a key given twice; ferry
+/// refuses it). Aggregates walk their own fields; other types inspect
+/// themselves.
 template <class T>
 constexpr bool caf_walked();
 
@@ -285,7 +295,8 @@ constexpr bool caf_any_walked(std::index_sequence<Is...>) {
 template <class T>
 constexpr bool caf_walked() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U>)
+  if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U>
+                || is_unique_keyed_v<U>)
     return true;
   else if constexpr (is_sequence_v<U> || is_std_array<U>::value)
     return caf_walked<typename U::value_type>();
@@ -380,12 +391,13 @@ caf::error caf_apply_balanced(Processor& f, T& x) {
     return f.end_sequence();
   } else {
     // Reading, as CAF's fill_range: clear, then insert each element at the
-    // end (a map or set keeps the first of equal keys).
+    // end; a map or set with unique keys refuses a key given twice.
     size_t n = 0;
     if (auto err = f.begin_sequence(n))
       return err;
     x.clear();
     for (size_t i = 0; i < n; ++i) {
+      auto before = x.size();
       if constexpr (is_map_v<T>) {
         typename T::key_type key;
         typename T::mapped_type value;
@@ -399,6 +411,8 @@ caf::error caf_apply_balanced(Processor& f, T& x) {
           return err;
         x.insert(x.end(), std::move(y));
       }
+      if (is_unique_keyed_v<T> && x.size() == before)
+        return caf_duplicate_key(i);
     }
     return f.end_sequence();
   }
@@ -464,7 +478,8 @@ caf::error caf_decode(std::span<const std::byte> in, T& out, const limits& lim,
 
 namespace caf {
 
-/// Inspects plain aggregates field by field (ferry's aggregate reflection).
+/// Inspects plain aggregates field by field (ferry's aggregate reflection);
+/// an error names the member it happened in.
 template <class Inspector, class T>
   requires ferry::serializers::detail::caf_inspector<Inspector>
            && ferry::serializers::detail::caf_reflect<T>
@@ -476,7 +491,23 @@ typename Inspector::result_type inspect(Inspector& f, T& x) {
                                                 typeid(fields)),
        ...);
     }
-    return f(ferry::serializers::detail::caf_balance(fields)...);
+    if constexpr (std::is_same_v<typename Inspector::result_type, error>) {
+      // One field at a time: the same calls, so the same bytes.
+      error err;
+      [[maybe_unused]] size_t index = 0;
+      [[maybe_unused]] auto one = [&](auto& field) {
+        if (err)
+          return;
+        if (auto e = f(ferry::serializers::detail::caf_balance(field)))
+          err = ferry::serializers::detail::caf_in_member(
+            std::move(e), typeid(T), index, typeid(field));
+        ++index;
+      };
+      (one(fields), ...);
+      return err;
+    } else {
+      return f(ferry::serializers::detail::caf_balance(fields)...);
+    }
   });
 }
 
