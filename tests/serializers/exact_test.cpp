@@ -1,7 +1,7 @@
 // Nothing lost in translation: each family returns exactly what was sent or
 // refuses with a typed error. One test per way a value could come back
-// changed (a double that became an integer, a size prefix that wrapped, a
-// string cut at NUL) or bytes that mean something the encoder never writes
+// changed (a double sent as an integer, a size prefix cut to 32 bits, a
+// string cut at NUL) or bytes could mean something the encoder never writes
 // (duplicate keys, members the type does not read, unused frames).
 
 #include "test_types.hpp"
@@ -338,6 +338,17 @@ TEST_F(exact, JsonReadsIntegersIntoDoublesWhenExact) {
   ASSERT_TRUE(x) << render(x.error());
   EXPECT_EQ(x->f, 3.0f);
   EXPECT_EQ(x->d, 9007199254740992.0);
+}
+
+TEST_F(exact, JsonKeepsNumbersCerealWritesWithTrailingZeros) {
+  // cereal writes doubles below 1e21 in fixed notation: this one as
+  // 11068527370611720000.0, 21 digits of which the trailing zeros are no
+  // significant ones.
+  for (double x : {11068527370611720000.0, -9.8765432109876543e20, 1e20}) {
+    auto y = roundtrip("cereal.json", x);
+    ASSERT_TRUE(y) << render(y.error());
+    EXPECT_EQ(bits(*y), bits(x));
+  }
 }
 
 TEST_F(exact, JsonRefusesNanPayloadsItCannotWrite) {

@@ -97,23 +97,19 @@ public:
   }
 
   bool StartObject() {
-    open_.push_back(index(add(json_node::object_value)));
-    return true;
+    return open(json_node::object_value);
   }
 
   bool EndObject(rapidjson::SizeType) {
-    close();
-    return true;
+    return close();
   }
 
   bool StartArray() {
-    open_.push_back(index(add(json_node::array_value)));
-    return true;
+    return open(json_node::array_value);
   }
 
   bool EndArray(rapidjson::SizeType) {
-    close();
-    return true;
+    return close();
   }
 
 private:
@@ -141,11 +137,17 @@ private:
     return static_cast<uint32_t>(&x - out_.nodes.data());
   }
 
-  void close() {
+  bool open(json_node::kind_type kind) {
+    open_.push_back(index(add(kind)));
+    return true;
+  }
+
+  bool close() {
     auto& x = out_.nodes[open_.back()];
     x.end = static_cast<uint32_t>(out_.nodes.size());
     x.offset = in_.Tell();
     open_.pop_back();
+    return true;
   }
 
   json_tree& out_;

@@ -7,8 +7,8 @@
 // (one virtual call per value, like CAF's own), and its reader refuses
 // sequence sizes larger than eight times the bytes left (CAF resizes byte
 // sequences before reading them; eight because a std::vector<bool> packs
-// eight elements per byte), size prefixes longer than 5 bytes and nesting
-// deeper than `limits::max_depth`.
+// eight elements per byte), size prefixes longer than 5 bytes or above
+// 2^32 - 1, and nesting deeper than `limits::max_depth`.
 //
 // Aggregates with no `inspect` of their own are inspected field by field.
 // Cannot express: std::optional, std::variant, pointers (so no shared
@@ -20,8 +20,16 @@
 // element: one virtual call and one caf::error per byte); a
 // std::vector<std::byte> *member* of an inspected type still goes element by
 // element, because which path CAF's data_processor takes is a trait every
-// translation unit would have to agree on. Subnormal floating-point values are refused on encode:
-// CAF 0.17's IEEE 754 packing corrupts them.
+// translation unit would have to agree on.
+//
+// Floating point: CAF 0.17's IEEE 754 packing carries finite normal values
+// and +0.0 bit for bit; it writes -0.0 as 0, corrupts subnormals and loops
+// on infinities and NaNs, so the writer refuses those (and a long double
+// that is not finite, whose text CAF's reader refuses) with
+// `errc::inexact_value`, and the reader refuses bits the writer never
+// writes. A map or set with unique keys that repeats a key is refused
+// (`errc::duplicate_key`) where ferry's walk reads it (see `caf_walked`);
+// inside a type with its own `inspect`, CAF reads it and keeps the first.
 //
 // CAF 0.17 reads and writes a std::vector<bool> with a begin_sequence and no
 // end_sequence, so a reader counting nesting by those calls would count one

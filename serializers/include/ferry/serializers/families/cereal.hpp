@@ -4,13 +4,15 @@
 // PortableBinaryOutputArchive (default options) and JSONOutputArchive write
 // for `ar(value)`, so plain cereal code with no ferry in it decodes frame 0 of
 // a one-frame payload. Decoding the binary formats goes through ferry's
-// bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON uses
-// cereal's JSONInputArchive after a pre-scan of the text (nesting depth, and
-// numbers: those longer than cereal ever writes, more than 20 significant
-// digits among them, are refused, since rapidjson 1.1 reads some of them with
-// undefined behaviour), with allocations bounded by the element counts
-// actually present (for JSON, up to half the input size times the element
-// size; JSON is meant for debugging a link).
+// bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON
+// through ferry's strict reader of cereal's JSON (detail/cereal_json_archive.hpp)
+// after a pre-scan of the text (nesting depth, and numbers: those longer
+// than cereal ever writes, more than 20 significant digits among them, are
+// refused, since rapidjson 1.1 reads some of them with undefined behaviour),
+// with allocations bounded by the element counts actually present (for
+// JSON, the parsed text is charged to the allocation budget too; JSON is
+// meant for debugging a link). Each reader refuses a map or set that names
+// a key twice.
 //
 // Large top-level arrays travel in two frames: a value that is itself a
 // std::vector or std::basic_string of numbers or std::byte, of at least
@@ -32,8 +34,11 @@
 //   MB/s (64 MiB took 20 s a message over tcp). Arrays inside a value stay
 //   JSON text; members opt out with `separate<V>` as in the other families.
 //
-// cereal.json refuses strings holding a NUL character, whatever their size:
-// cereal's JSON reader would cut them there.
+// cereal.json carries text and numbers exactly or refuses them on encode: a
+// std::string must be well-formed UTF-8 without NUL (cereal's own JSON reader
+// cuts strings at NUL), and the only NaN is the default quiet NaN (JSON
+// writes every NaN as `NaN`); every other float and double comes back bit
+// for bit.
 //
 // Shared identity: all three express it; a value holding one
 // `std::shared_ptr<T>` N times encodes the object once and decodes to N

@@ -19,8 +19,8 @@
 //
 // Exactness (docs/wire-format.md, "Families"): ferry's writer packs every
 // double as float64 and every float as float32, whatever its value
-// (msgpack-cxx alone packs a double with an integral value as an integer, so
-// -0.0 came back as 0 and 7.0 reached Python as the integer 7), and a
+// (msgpack-cxx on its own packs a double with an integral value as an
+// integer: -0.0 would come back as 0, 7.0 reach Python as the integer 7), and a
 // std::string only when it is UTF-8 text (msgpack's str is text). Reading,
 // a float or double member takes a float32 or float64 bit for bit (NaN
 // payloads included), and an integer, or a float64 into a float, only when
