@@ -267,8 +267,8 @@ const json_node& checked_json_archive::next_value() {
     expected = name != nullptr ? name : "value" + std::to_string(top.unnamed++);
   if (top.read == parent.children)
     throw decode_fault{errc::member_mismatch,
-                       std::string{object ? "the object" : "the array"} + at(parent)
-                         + " ends after " + std::to_string(parent.children)
+                       std::string{object ? "the object" : "the array"}
+                         + at(parent) + " ends after " + std::to_string(parent.children)
                          + (object ? " members" : " values")
                          + ", the type reads more"
                          + (object ? " (next: " + quoted(expected) + ")" : "")};

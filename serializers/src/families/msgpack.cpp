@@ -49,7 +49,9 @@ public:
     auto start = static_cast<size_t>(v - base_);
     check_text({v, size}, true, "msgpack",
                "the sender wrote bytes as str; msgpack carries them as bin",
-               [&](size_t i) { return "at offset " + std::to_string(start + i); });
+               [&](size_t i) {
+                 return "at offset " + std::to_string(start + i);
+               });
     return super::visit_str(v, size);
   }
 

@@ -383,7 +383,8 @@ void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::set<K, C, A>& xs) {
 
 template <class Archive, class K, class H, class E, class A>
   requires ferry_input_archive<Archive>
-void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::unordered_set<K, H, E, A>& xs) {
+void CEREAL_LOAD_FUNCTION_NAME(Archive& ar,
+                               std::unordered_set<K, H, E, A>& xs) {
   load_unique_set(ar, xs);
 }
 

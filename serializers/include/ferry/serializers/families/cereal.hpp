@@ -5,8 +5,8 @@
 // for `ar(value)`, so plain cereal code with no ferry in it decodes frame 0 of
 // a one-frame payload. Decoding the binary formats goes through ferry's
 // bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON
-// through ferry's strict reader of cereal's JSON (detail/cereal_json_archive.hpp)
-// after a pre-scan of the text (nesting depth, and numbers: those longer
+// through ferry's strict reader of cereal's JSON
+// (detail/cereal_json_archive.hpp) after a pre-scan of the text (nesting depth, and numbers: those longer
 // than cereal ever writes, more than 20 significant digits among them, are
 // refused, since rapidjson 1.1 reads some of them with undefined behaviour),
 // with allocations bounded by the element counts actually present (for

@@ -17,11 +17,12 @@
 // kind and therefore shared identity, long double. Such types fall back to
 // the next family in the preference list.
 //
-// Exactness (docs/wire-format.md, "Families"): ferry's writer packs every
+// Exactness (docs/wire-format.md, section 7): ferry's writer packs every
 // double as float64 and every float as float32, whatever its value
 // (msgpack-cxx on its own packs a double with an integral value as an
-// integer: -0.0 would come back as 0, 7.0 reach Python as the integer 7), and a
-// std::string only when it is UTF-8 text (msgpack's str is text). Reading,
+// integer: -0.0 would come back as 0, 7.0 reach Python as the integer 7),
+// and a std::string only when it is UTF-8 text (msgpack's str is text).
+// Reading,
 // a float or double member takes a float32 or float64 bit for bit (NaN
 // payloads included), and an integer, or a float64 into a float, only when
 // the member's type holds it exactly (`errc::inexact_value` otherwise); a
@@ -513,13 +514,13 @@ struct convert<T,
     using ferry::serializers::detail::decode_fault;
     if (o.type != msgpack::type::ARRAY)
       throw msgpack::type_error();
-    constexpr auto fields = ferry::serializers::field_count<T>();
-    if (o.via.array.size != fields)
+    constexpr auto members = ferry::serializers::field_count<T>();
+    if (o.via.array.size != members)
       throw decode_fault{
         ferry::serializers::errc::member_mismatch,
         "an array of " + std::to_string(o.via.array.size) + " elements where "
           + ferry::serializers::detail::type_label<T>() + " has "
-          + std::to_string(fields)
+          + std::to_string(members)
           + " members; ferry writes a plain aggregate as the array of its "
             "members, so the sender's type differs from the receiver's"};
     [[maybe_unused]] size_t index = 0;
