@@ -1,6 +1,7 @@
 // Helpers every built-in family codec shares (detail/codec_common.hpp,
 // detail/type_ops.hpp): the start of each codec error message (`describe`),
-// the check that a payload has a main frame, the per-thread output stream that
+// the checks that a payload has a main frame and that a decode read all of
+// its frames, the per-thread output stream that
 // the stream-based encoders lease, and the lookup of a built-in family by
 // name. The family-specific parts live in families/<family>.cpp.
 //
@@ -71,6 +72,23 @@ caf::error require_main_frame(const call_info& info,
                       describe(info)
                         + ": the payload has no frames; the sender is broken "
                           "or the payload was truncated");
+  return {};
+}
+
+caf::error require_frames_read(const call_info& info, size_t count) {
+  auto scope = current_scope();
+  for (size_t i = 1; i < count; ++i) {
+    if (scope != nullptr && i < scope->frames_read.size()
+        && scope->frames_read[i])
+      continue;
+    return make_error(errc::unused_frame,
+                      describe(info) + " (frame " + std::to_string(i)
+                        + " of " + std::to_string(count)
+                        + "): the value reads no member from this frame; its "
+                          "encoder makes a frame only for a separate member "
+                          "it names, so the sender's type differs from the "
+                          "receiver's or the payload is corrupt");
+  }
   return {};
 }
 

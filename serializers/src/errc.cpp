@@ -30,6 +30,11 @@ std::string to_string(errc x) {
     case errc::family_unavailable: return "family_unavailable";
     case errc::actor_handle_without_link: return "actor_handle_without_link";
     case errc::actor_handle_unsupported: return "actor_handle_unsupported";
+    case errc::inexact_value: return "inexact_value";
+    case errc::invalid_text: return "invalid_text";
+    case errc::duplicate_key: return "duplicate_key";
+    case errc::member_mismatch: return "member_mismatch";
+    case errc::unused_frame: return "unused_frame";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -1,12 +1,18 @@
 // Types and the harness shared by the libFuzzer targets: each target feeds
 // its input, as one frame, to one built-in family's decoder through a
-// registry, and (when the input decodes) encodes the value again.
+// registry. What decodes must come back exactly (`check_exact`): the family
+// encodes it again (a decoder accepts only what its encoder can write:
+// UTF-8 text where the family carries text, numbers it carries bit for bit),
+// that encoding decodes, and encoding the result gives the same bytes. A
+// failure aborts, which libFuzzer reports with the input.
 #pragma once
 
 #include "ferry/serializers/all.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -95,7 +101,55 @@ inline registry& fuzz_registry() {
   return *reg;
 }
 
-/// Decodes `data` as a `T` in `family`; re-encodes what decodes.
+/// Stops the fuzzer: `x`, decoded from its input in `family`, did not come
+/// back exactly.
+[[noreturn]] inline void not_exact(const char* family, const char* what,
+                                   const caf::error& err = caf::error{}) {
+  std::fprintf(stderr, "%s: a decoded value %s%s%s\n", family, what,
+               err ? ": " : "", err ? render(err).c_str() : "");
+  std::abort();
+}
+
+/// Returns the bytes of `frames`, concatenated.
+inline std::vector<std::byte> joined(const std::vector<frame>& frames) {
+  std::vector<std::byte> result;
+  for (auto& f : frames)
+    result.insert(result.end(), f.bytes().begin(), f.bytes().end());
+  return result;
+}
+
+/// Checks that `x`, which decoded in `family`, comes back exactly:
+/// encode(x) succeeds, decodes to y, and encode(y) writes the same frames.
+/// `keep` keeps `x` alive for split (two-frame) encodings; may be null.
+template <class T>
+void check_exact(const char* family, const T& x,
+                 const std::shared_ptr<const void>& keep) {
+  auto& reg = fuzz_registry();
+  encode_options eo;
+  eo.serializers = {family};
+  eo.keep_alive = keep;
+  auto first = reg.encode(x, eo);
+  if (!first)
+    not_exact(family, "cannot be encoded again", first.error());
+  // The encoding is ferry's own: decode it with room to spare, the limits
+  // are not what this checks.
+  decode_options opts;
+  opts.deserializers = {family};
+  opts.limits.allocation_factor = 1024;
+  auto y = reg.decode<T>(*first, opts);
+  if (!y)
+    not_exact(family, "encodes to bytes that do not decode", y.error());
+  auto second = reg.encode(*y, eo);
+  if (!second)
+    not_exact(family, "decodes from its encoding to a value that cannot be "
+                      "encoded",
+              second.error());
+  if (joined(first->frames) != joined(second->frames))
+    not_exact(family, "changed on its way through encode and decode");
+}
+
+/// Decodes `data` as a `T` in `family`; checks that what decodes comes back
+/// exactly.
 template <class T>
 void decode_one(const char* family, const char* type_name,
                 std::span<const std::byte> data) {
@@ -110,17 +164,14 @@ void decode_one(const char* family, const char* type_name,
   opts.limits.max_depth = 64;
   opts.limits.allocation_factor = 16;
   auto x = reg.decode<T>(p, opts);
-  if (x) {
-    encode_options eo;
-    eo.serializers = {family};
-    (void) reg.encode(*x, eo);
-  }
+  if (x)
+    check_exact(family, *x, nullptr);
 }
 
 /// Decodes `data` as a two-frame payload of a `T` (the split form of large
 /// top-level arrays, see families/cereal.hpp): the first byte chooses where
-/// frame 0 ends. Re-encodes what decodes, with a keep-alive so that large
-/// values split again.
+/// frame 0 ends. Checks that what decodes comes back exactly, encoding with
+/// a keep-alive so that large values split again.
 template <class T>
 void decode_split(const char* family, const char* type_name,
                   std::span<const std::byte> data) {
@@ -141,10 +192,7 @@ void decode_split(const char* family, const char* type_name,
   auto x = reg.decode<T>(std::move(p), opts);
   if (x) {
     auto keep = std::make_shared<T>(std::move(*x));
-    encode_options eo;
-    eo.serializers = {family};
-    eo.keep_alive = keep;
-    (void) reg.encode(*keep, eo);
+    check_exact(family, *keep, keep);
   }
 }
 

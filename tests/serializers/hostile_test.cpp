@@ -89,7 +89,10 @@ bool is_typed_decode_error(const caf::error& err) {
          || code == errc::length_out_of_range
          || code == errc::allocation_limit_exceeded
          || code == errc::decode_failed || code == errc::trailing_bytes
-         || code == errc::nesting_too_deep || code == errc::frame_mismatch;
+         || code == errc::nesting_too_deep || code == errc::frame_mismatch
+         || code == errc::inexact_value || code == errc::invalid_text
+         || code == errc::duplicate_key || code == errc::member_mismatch
+         || code == errc::unused_frame;
 }
 
 class hostile : public ::testing::Test {

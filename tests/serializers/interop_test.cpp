@@ -1,6 +1,7 @@
 // Frames decode with the libraries alone: plain cereal, plain CAF, and
 // Python's msgpack module from Debian's python3-msgpack.
 
+#include "python_runner.hpp"
 #include "test_types.hpp"
 
 #include <caf/binary_deserializer.hpp>
@@ -11,11 +12,8 @@
 #include <cereal/archives/portable_binary.hpp>
 #include <cereal/types/vector.hpp>
 
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 namespace ferry::serializers::test {
 namespace {
@@ -197,32 +195,11 @@ TEST(interop, ByteVectorsInOneBlockMatchPlainCerealByteForByte) {
 
 /// Runs Debian's Python on a msgpack frame; returns what the script printed.
 std::string run_python_msgpack(std::span<const std::byte> frame) {
-  char path[] = "/tmp/ferry_msgpack_XXXXXX";
-  int fd = ::mkstemp(path);
-  if (fd < 0)
-    return "mkstemp failed";
-  auto written = ::write(fd, frame.data(), frame.size());
-  ::close(fd);
-  if (written != static_cast<ssize_t>(frame.size()))
-    return "write failed";
-  std::string cmd = std::string{FERRY_SYSTEM_PYTHON}
-                    + " -c 'import msgpack,sys; "
-                      "v = msgpack.unpackb(open(sys.argv[1], \"rb\").read(), "
-                      "raw=False, strict_map_key=False); "
-                      "print(repr(v))' "
-                    + path + " 2>&1";
-  std::string out;
-  if (auto pipe = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0)
-      out.append(buf, n);
-    ::pclose(pipe);
-  }
-  ::unlink(path);
-  while (!out.empty() && out.back() == '\n')
-    out.pop_back();
-  return out;
+  return run_python("import msgpack, sys\n"
+                    "v = msgpack.unpackb(open(sys.argv[1], 'rb').read(), "
+                    "raw=False, strict_map_key=False)\n"
+                    "print(repr(v))\n",
+                    frame);
 }
 
 TEST(interop, MsgpackFrameDecodesWithPythonMsgpack) {

@@ -124,6 +124,14 @@ struct cereal_binary_family {
   static constexpr bool shared_identity = true;
   static constexpr bool nul_in_strings = true;
   static constexpr bool subnormals = true;
+  /// Strings must be UTF-8 text (the family refuses other bytes).
+  static constexpr bool text_only = false;
+  /// Every NaN comes back bit for bit (else only the default one).
+  static constexpr bool nan_payloads = true;
+  /// Infinities and NaNs travel at all.
+  static constexpr bool nonfinite = true;
+  /// -0.0 keeps its sign.
+  static constexpr bool negative_zero = true;
 };
 
 struct cereal_portable_family {
@@ -134,6 +142,14 @@ struct cereal_portable_family {
   static constexpr bool shared_identity = true;
   static constexpr bool nul_in_strings = true;
   static constexpr bool subnormals = true;
+  /// Strings must be UTF-8 text (the family refuses other bytes).
+  static constexpr bool text_only = false;
+  /// Every NaN comes back bit for bit (else only the default one).
+  static constexpr bool nan_payloads = true;
+  /// Infinities and NaNs travel at all.
+  static constexpr bool nonfinite = true;
+  /// -0.0 keeps its sign.
+  static constexpr bool negative_zero = true;
 };
 
 struct cereal_json_family {
@@ -144,6 +160,14 @@ struct cereal_json_family {
   static constexpr bool shared_identity = true;
   static constexpr bool nul_in_strings = false;
   static constexpr bool subnormals = true;
+  /// Strings must be UTF-8 text (the family refuses other bytes).
+  static constexpr bool text_only = true;
+  /// Every NaN comes back bit for bit (else only the default one).
+  static constexpr bool nan_payloads = false;
+  /// Infinities and NaNs travel at all.
+  static constexpr bool nonfinite = true;
+  /// -0.0 keeps its sign.
+  static constexpr bool negative_zero = true;
 };
 
 struct msgpack_family {
@@ -154,6 +178,14 @@ struct msgpack_family {
   static constexpr bool shared_identity = false;
   static constexpr bool nul_in_strings = true;
   static constexpr bool subnormals = true;
+  /// Strings must be UTF-8 text (the family refuses other bytes).
+  static constexpr bool text_only = true;
+  /// Every NaN comes back bit for bit (else only the default one).
+  static constexpr bool nan_payloads = true;
+  /// Infinities and NaNs travel at all.
+  static constexpr bool nonfinite = true;
+  /// -0.0 keeps its sign.
+  static constexpr bool negative_zero = true;
 };
 
 struct caf_family {
@@ -164,6 +196,14 @@ struct caf_family {
   static constexpr bool shared_identity = false;
   static constexpr bool nul_in_strings = true;
   static constexpr bool subnormals = false;
+  /// Strings must be UTF-8 text (the family refuses other bytes).
+  static constexpr bool text_only = false;
+  /// Every NaN comes back bit for bit (else only the default one).
+  static constexpr bool nan_payloads = false;
+  /// Infinities and NaNs travel at all.
+  static constexpr bool nonfinite = false;
+  /// -0.0 keeps its sign.
+  static constexpr bool negative_zero = false;
 };
 
 struct raw_family {
@@ -174,6 +214,14 @@ struct raw_family {
   static constexpr bool shared_identity = false;
   static constexpr bool nul_in_strings = true;
   static constexpr bool subnormals = true;
+  /// Strings must be UTF-8 text (the family refuses other bytes).
+  static constexpr bool text_only = false;
+  /// Every NaN comes back bit for bit (else only the default one).
+  static constexpr bool nan_payloads = true;
+  /// Infinities and NaNs travel at all.
+  static constexpr bool nonfinite = true;
+  /// -0.0 keeps its sign.
+  static constexpr bool negative_zero = true;
 };
 
 using all_families

@@ -7,16 +7,19 @@
 //
 // Contract: what `checked_caf_sink` writes is byte for byte what
 // caf::binary_serializer writes, so caf::binary_deserializer reads it; it
-// refuses what CAF 0.17 would write wrongly (infinite, NaN and subnormal
-// floating-point values, sequences longer than 2^32 - 1). `checked_caf_source`
-// reads that format and never reads past its input, never allocates for
-// more elements than the bytes left can hold, and refuses nesting deeper
-// than the given depth; every refusal is an error value with ferry's errc.
+// refuses what CAF 0.17 would write wrongly (infinite, NaN, subnormal and
+// negative-zero floating-point values, non-finite long doubles, sequences
+// longer than 2^32 - 1). `checked_caf_source` reads that format and never
+// reads past its input, never allocates for more elements than the bytes
+// left can hold, refuses nesting deeper than the given depth, sequence sizes
+// above 2^32 - 1 and floating-point bits the sink never writes; every
+// refusal is an error value with ferry's errc.
 //
 // Thread-safety: a sink or source belongs to the one encode or decode call
 // that made it; the free functions are stateless and safe to call from any
 // number of threads.
 
+#include "ferry/serializers/detail/exact.hpp"
 #include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/families/caf.hpp"
@@ -47,6 +50,14 @@ namespace ferry::serializers::detail {
 namespace {
 
 template <class T>
+std::string to_hex(T x) {
+  std::ostringstream os;
+  os << std::hex << std::setw(sizeof(T) * 2) << std::setfill('0')
+     << static_cast<uint64_t>(x);
+  return os.str();
+}
+
+template <class T>
 T to_big_endian(T x) {
   if constexpr (std::endian::native == std::endian::little) {
     T result = 0;
@@ -60,21 +71,45 @@ T to_big_endian(T x) {
   }
 }
 
+/// Refuses what CAF 0.17's IEEE 754 packing cannot carry exactly.
 template <class Float>
-caf::error refuse_subnormal(Float x) {
+caf::error refuse_inexact(Float x) {
   if (!std::isfinite(x))
-    return make_error(errc::encode_failed,
+    return make_error(errc::inexact_value,
                       "an infinite or NaN floating-point value cannot be "
                       "sent: CAF 0.17's IEEE 754 packing loops forever on it "
                       "(found by fuzzing); use cereal.binary or msgpack for "
                       "such values");
   if (std::fpclassify(x) == FP_SUBNORMAL)
-    return make_error(errc::encode_failed,
+    return make_error(errc::inexact_value,
                       "a subnormal floating-point value ("
                         + std::to_string(static_cast<double>(x))
                         + ") would arrive corrupted: CAF 0.17's IEEE 754 "
                           "packing mishandles subnormals; use cereal.binary "
                           "or msgpack for such values");
+  if (x == 0 && std::signbit(x))
+    return make_error(errc::inexact_value,
+                      "-0.0 would arrive as 0: CAF 0.17's IEEE 754 packing "
+                      "drops the sign of zero; use cereal.binary or msgpack "
+                      "for such values");
+  return {};
+}
+
+/// Refuses bits CAF's IEEE 754 packing never writes: a zero exponent field
+/// with other bits set (CAF reads a subnormal or -2^-1023), or an exponent
+/// field of all ones (CAF reads a huge number instead of infinity or NaN).
+template <class Bits>
+caf::error refuse_unwritten(Bits bits, int exponent_bits) {
+  constexpr int width = sizeof(Bits) * 8;
+  auto mantissa_bits = width - 1 - exponent_bits;
+  auto exponent_mask = (Bits{1} << exponent_bits) - 1;
+  auto exponent = static_cast<Bits>((bits >> mantissa_bits) & exponent_mask);
+  if ((exponent == 0 && bits != 0) || exponent == exponent_mask)
+    return make_error(errc::inexact_value,
+                      "the floating-point bits 0x" + to_hex(bits)
+                        + " are none that CAF 0.17's IEEE 754 packing writes "
+                          "(a subnormal, -0.0, an infinity or a NaN); the "
+                          "input is corrupt or hostile");
   return {};
 }
 
@@ -156,16 +191,23 @@ caf::error checked_caf_sink::apply_impl(uint64_t& x) {
   return put(x);
 }
 caf::error checked_caf_sink::apply_impl(float& x) {
-  if (auto err = refuse_subnormal(x))
+  if (auto err = refuse_inexact(x))
     return err;
   return put(caf::detail::pack754(x));
 }
 caf::error checked_caf_sink::apply_impl(double& x) {
-  if (auto err = refuse_subnormal(x))
+  if (auto err = refuse_inexact(x))
     return err;
   return put(caf::detail::pack754(x));
 }
 caf::error checked_caf_sink::apply_impl(long double& x) {
+  // CAF writes the decimal text, which its own reader cannot read back for
+  // an infinity or a NaN.
+  if (!std::isfinite(x))
+    return make_error(errc::inexact_value,
+                      "an infinite or NaN long double cannot be sent: CAF "
+                      "0.17 writes it as text its reader refuses; use "
+                      "cereal.binary for such values");
   std::ostringstream oss;
   oss << std::setprecision(std::numeric_limits<long double>::digits) << x;
   auto tmp = oss.str();
@@ -307,7 +349,10 @@ caf::error checked_caf_source::end_object() {
 }
 
 caf::error checked_caf_source::begin_sequence(size_t& num) {
-  uint32_t x = 0;
+  // Five groups of 7 bits hold 35: accumulate all of them, then refuse what
+  // does not fit CAF's 32-bit sizes (a 32-bit accumulator would wrap 2^32
+  // to 0).
+  uint64_t x = 0;
   for (int i = 0;; ++i) {
     if (i == 5)
       return make_error(errc::malformed_frame,
@@ -315,11 +360,17 @@ caf::error checked_caf_source::begin_sequence(size_t& num) {
     uint8_t low7 = 0;
     if (auto err = apply_raw(1, &low7))
       return err;
-    x |= static_cast<uint32_t>(low7 & 0x7f) << (7 * i);
+    x |= static_cast<uint64_t>(low7 & 0x7f) << (7 * i);
     if ((low7 & 0x80) == 0)
       break;
   }
-  num = x;
+  if (x > UINT32_MAX)
+    return make_error(errc::length_out_of_range,
+                      "a sequence size of " + std::to_string(x)
+                        + " exceeds CAF 0.17's 32-bit sizes, which its "
+                          "encoder never writes; the input is corrupt or "
+                          "hostile");
+  num = static_cast<size_t>(x);
   if (num / 8 > remaining())
     return make_error(errc::length_out_of_range,
                       "a sequence claims " + std::to_string(num)
@@ -394,12 +445,16 @@ caf::error checked_caf_source::apply_impl(float& x) {
   uint32_t tmp = 0;
   if (auto err = get(tmp))
     return err;
+  if (auto err = refuse_unwritten(tmp, 8))
+    return err;
   x = caf::detail::unpack754(tmp);
   return {};
 }
 caf::error checked_caf_source::apply_impl(double& x) {
   uint64_t tmp = 0;
   if (auto err = get(tmp))
+    return err;
+  if (auto err = refuse_unwritten(tmp, 11))
     return err;
   x = caf::detail::unpack754(tmp);
   return {};
@@ -415,6 +470,12 @@ caf::error checked_caf_source::apply_impl(long double& x) {
     x = std::stold(tmp, &used);
     if (used != tmp.size())
       throw std::invalid_argument{"trailing characters"};
+    if (!std::isfinite(x))
+      return make_error(errc::inexact_value,
+                        "a long double that is not finite ('"
+                          + tmp.substr(0, 64)
+                          + "'), which CAF 0.17's own reader refuses and "
+                            "ferry's encoder never writes");
   } catch (const std::exception&) {
     return make_error(errc::malformed_frame,
                       "a long double is not a number: '" + tmp.substr(0, 64)
@@ -474,6 +535,24 @@ caf::error checked_caf_source::apply_impl(std::u32string& x) {
     c = static_cast<char32_t>(tmp);
   }
   return end_sequence();
+}
+
+caf::error caf_duplicate_key(size_t index) {
+  return make_error(errc::duplicate_key,
+                    "a map or set holds a key twice (element "
+                      + std::to_string(index)
+                      + " repeats an earlier key); its encoder writes each "
+                        "key once, so the input is corrupt or hostile");
+}
+
+caf::error caf_in_member(caf::error err, const std::type_info& owner,
+                         size_t index, const std::type_info& member) {
+  if (err.category() != caf::atom("ferry_ser")
+      || !err.context().match_elements<std::string>())
+    return err;
+  auto what = err.context().get_as<std::string>(0);
+  note_member(what, owner, index, member);
+  return make_error(static_cast<errc>(err.code()), std::move(what));
 }
 
 caf::error from_caf_error(const caf::error& err, const call_info& info,

@@ -22,7 +22,9 @@ namespace ferry::serializers::detail {
 
 // Returns the deepest bracket nesting of a JSON text, ignoring strings. Also
 // refuses (throwing decode_fault) numbers with more than 40 mantissa digits,
-// more than 20 significant ones (leading zeros not counted), more than 3
+// more than 20 significant ones (leading and trailing zeros not counted:
+// rapidjson trims both before its exact path, and its writer puts numbers
+// up to 1e21 in fixed notation, e.g. 11068527370611720000.0), more than 3
 // exponent digits, or a zero mantissa with an exponent or more than 17
 // digits: rapidjson 1.1's exact strtod path has undefined behaviour on such
 // input (an out-of-bounds table read for ~400 leading zeros, a negative
@@ -103,6 +105,7 @@ size_t json_depth(std::span<const std::byte> text) {
         auto start = i;
         size_t mantissa = 0;
         size_t significant = 0;
+        size_t zeros = 0; // after the first nonzero digit, not yet counted
         size_t exponent = 0;
         bool nonzero = false;
         bool has_exponent = false;
@@ -112,7 +115,12 @@ size_t json_depth(std::span<const std::byte> text) {
           for (; i < n && is_digit(s[i]); ++i) {
             ++mantissa;
             nonzero = nonzero || s[i] != '0';
-            significant += nonzero ? 1 : 0;
+            if (s[i] != '0') {
+              significant += zeros + 1;
+              zeros = 0;
+            } else if (nonzero) {
+              ++zeros;
+            }
           }
         };
         if (s[i] == '-')

@@ -1,14 +1,18 @@
 // Non-template parts of the msgpack family (families/msgpack.hpp): unpacking
 // a frame with msgpack-cxx's object builder under depth and budget checks,
-// and the reading of an actor handle's token (`msgpack_token`).
+// the exact conversions into float, double and std::string, and the reading
+// of an actor handle's token (`msgpack_token`).
 //
 // Contract: `msgpack_unpack_checked` charges every array and map (one
 // msgpack::object or msgpack::object_kv per element) to the allocation budget
 // of `limits` before msgpack-cxx allocates it, refuses nesting deeper than
-// `limits::max_depth`, and turns malformed, truncated and trailing bytes into
-// a thrown `decode_fault` with the offset; callers run it inside `guarded`.
-// Strings and binaries in the returned objects reference the input, which
-// must outlive the handle.
+// `limits::max_depth`, refuses a str that is not well-formed UTF-8, and turns
+// malformed, truncated and trailing bytes into a thrown `decode_fault` with
+// the offset; callers run it inside `guarded`. A float32 becomes an object
+// whose double holds the float's bits (NaN payloads kept, which a hardware
+// conversion would quiet). Strings and binaries in the returned objects
+// reference the input, which must outlive the handle. The conversions keep
+// a number bit for bit or throw `decode_fault{inexact_value}`.
 //
 // Thread-safety: each call builds its own visitor and zone; safe to call
 // from any number of threads.
@@ -16,6 +20,7 @@
 #include "ferry/serializers/families/msgpack.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,10 +37,28 @@ class checked_object_visitor
 public:
   using super = msgpack::v2::detail::create_object_visitor;
 
-  checked_object_visitor(uint64_t budget, uint32_t max_depth)
+  checked_object_visitor(const char* base, uint64_t budget, uint32_t max_depth)
     : super(reference_all, nullptr, msgpack::unpack_limit{}),
+      base_(base),
       budget_(budget),
       max_depth_(max_depth) {
+  }
+
+  bool visit_str(const char* v, uint32_t size) {
+    // Strings reference the input: `v` points into it.
+    auto start = static_cast<size_t>(v - base_);
+    check_text({v, size}, true, "msgpack",
+               "the sender wrote bytes as str; msgpack carries them as bin",
+               [&](size_t i) {
+                 return "at offset " + std::to_string(start + i);
+               });
+    return super::visit_str(v, size);
+  }
+
+  bool visit_float32(float v) {
+    auto ok = super::visit_float32(v);
+    m_stack.back()->via.f64 = exact_widen(v);
+    return ok;
   }
 
   bool start_array(uint32_t n) {
@@ -92,10 +115,33 @@ private:
     budget_ -= bytes;
   }
 
+  const char* base_;
   uint64_t budget_;
   uint32_t max_depth_;
   uint32_t depth_ = 0;
 };
+
+[[noreturn]] void refuse_inexact(const std::string& what, const char* type) {
+  throw decode_fault{errc::inexact_value, inexact_text(what, type)};
+}
+
+std::string describe_integer(const msgpack::object& o) {
+  return "the msgpack integer "
+         + (o.type == msgpack::type::POSITIVE_INTEGER
+              ? std::to_string(o.via.u64)
+              : std::to_string(o.via.i64));
+}
+
+/// The integer `o` as an F, exactly.
+template <class F>
+F exact_from_integer(const msgpack::object& o, const char* type) {
+  auto f = o.type == msgpack::type::POSITIVE_INTEGER
+             ? exact_float_of<F>(o.via.u64)
+             : exact_float_of<F>(o.via.i64);
+  if (!f)
+    refuse_inexact(describe_integer(o), type);
+  return *f;
+}
 
 } // namespace
 
@@ -121,12 +167,12 @@ handle_token msgpack_token(const msgpack::object& o) {
 msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
                                               const limits& lim) {
   auto zone = std::make_unique<msgpack::zone>();
-  checked_object_visitor v{lim.budget(in.size()), lim.max_depth};
+  auto base = reinterpret_cast<const char*>(in.data());
+  checked_object_visitor v{base, lim.budget(in.size()), lim.max_depth};
   v.set_zone(*zone);
   v.set_referenced(false);
   size_t off = 0;
-  auto ret = msgpack::v2::detail::parse_imp(
-    reinterpret_cast<const char*>(in.data()), in.size(), off, v);
+  auto ret = msgpack::v2::detail::parse_imp(base, in.size(), off, v);
   switch (ret) {
     case msgpack::PARSE_SUCCESS:
       break;
@@ -147,3 +193,68 @@ msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
 }
 
 } // namespace ferry::serializers::detail
+
+namespace msgpack {
+MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
+namespace adaptor {
+
+using ferry::serializers::detail::decode_fault;
+
+const msgpack::object&
+convert<double>::operator()(const msgpack::object& o, double& v) const {
+  switch (o.type) {
+    case msgpack::type::FLOAT32: // holds the float's bits (exact_widen)
+    case msgpack::type::FLOAT64:
+      v = o.via.f64;
+      return o;
+    case msgpack::type::POSITIVE_INTEGER:
+    case msgpack::type::NEGATIVE_INTEGER:
+      v = ferry::serializers::detail::exact_from_integer<double>(o, "double");
+      return o;
+    default:
+      throw msgpack::type_error();
+  }
+}
+
+const msgpack::object&
+convert<float>::operator()(const msgpack::object& o, float& v) const {
+  switch (o.type) {
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: {
+      auto f = ferry::serializers::detail::exact_narrow(o.via.f64);
+      if (!f) {
+        char text[64];
+        std::snprintf(text, sizeof(text), "the msgpack float64 %.17g",
+                      o.via.f64);
+        ferry::serializers::detail::refuse_inexact(text, "float");
+      }
+      v = *f;
+      return o;
+    }
+    case msgpack::type::POSITIVE_INTEGER:
+    case msgpack::type::NEGATIVE_INTEGER:
+      v = ferry::serializers::detail::exact_from_integer<float>(o, "float");
+      return o;
+    default:
+      throw msgpack::type_error();
+  }
+}
+
+const msgpack::object&
+convert<std::string>::operator()(const msgpack::object& o,
+                                 std::string& v) const {
+  // Every str was checked for UTF-8 when it was read.
+  if (o.type == msgpack::type::BIN)
+    throw decode_fault{ferry::serializers::errc::decode_failed,
+                       "a msgpack bin where the member is a std::string, "
+                       "which msgpack carries as str (UTF-8 text); read bytes "
+                       "into std::vector<char> or std::vector<std::byte>"};
+  if (o.type != msgpack::type::STR)
+    throw msgpack::type_error();
+  v.assign(o.via.str.ptr, o.via.str.size);
+  return o;
+}
+
+} // namespace adaptor
+} // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
+} // namespace msgpack

@@ -68,6 +68,20 @@ enum class errc : uint8_t {
   /// The family cannot carry an actor handle where the value holds one (the
   /// caf family inside a type with its own inspect function).
   actor_handle_unsupported,
+  /// A number would not come back bit for bit: the family cannot carry the
+  /// value (encoding), or the input holds a number the member's type cannot
+  /// hold exactly or one the family's encoder never writes (decoding).
+  inexact_value,
+  /// A string is not what the family's encoder writes: invalid UTF-8, a
+  /// surrogate code point, or a NUL character where the family carries text.
+  invalid_text,
+  /// A map or set in the input names the same key twice.
+  duplicate_key,
+  /// A record in the input has members the type does not read, lacks
+  /// members it reads, or names or orders them otherwise than its encoder.
+  member_mismatch,
+  /// A frame of the payload was not read by the type it was decoded into.
+  unused_frame,
 };
 
 /// Returns the name of `x`, e.g. `"truncated_frame"`.

@@ -15,11 +15,17 @@
 //  - bounds the nesting depth (recursive types such as trees),
 //  - refuses bool bytes other than 0 and 1,
 //  - checks that a shared pointer id refers to an object of the same type
-//    (cereal itself casts blindly).
-// Faults throw `decode_fault`, caught by the family adapter.
+//    (cereal itself casts blindly),
+//  - refuses a std::map, std::set or their unordered forms that hold a key
+//    twice (cereal keeps the first).
+// The last two hold for ferry's reader of cereal's JSON format as well
+// (detail/cereal_json_archive.hpp). Faults throw `decode_fault`, caught by
+// the family adapter.
 #pragma once
 
+#include "ferry/serializers/detail/cereal_json_archive.hpp"
 #include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/detail/exact.hpp"
 #include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/scope.hpp"
 #include "ferry/serializers/detail/type_traits.hpp"
@@ -321,6 +327,75 @@ void CEREAL_LOAD_FUNCTION_NAME(
   load_shared(ar, wrapper.ptr);
 }
 
+/// ferry's own cereal input archives.
+template <class Archive>
+concept ferry_input_archive
+  = std::is_same_v<Archive, checked_binary_archive>
+    || std::is_same_v<Archive, checked_portable_archive>
+    || std::is_same_v<Archive, checked_json_archive>;
+
+/// cereal's loading of a map (key-value items), refusing a key given twice.
+template <class Archive, class M>
+void load_unique_map(Archive& ar, M& xs) {
+  cereal::size_type n = 0;
+  ar(cereal::make_size_tag(n));
+  xs.clear();
+  for (size_t i = 0; i < n; ++i) {
+    typename M::key_type key;
+    typename M::mapped_type value;
+    ar(cereal::make_map_item(key, value));
+    insert_unique(xs, typename M::value_type{std::move(key), std::move(value)},
+                  i, "a map");
+  }
+}
+
+/// cereal's loading of a set, refusing an element given twice.
+template <class Archive, class S>
+void load_unique_set(Archive& ar, S& xs) {
+  cereal::size_type n = 0;
+  ar(cereal::make_size_tag(n));
+  xs.clear();
+  for (size_t i = 0; i < n; ++i) {
+    typename S::key_type key;
+    ar(key);
+    insert_unique(xs, std::move(key), i, "a set");
+  }
+}
+
+template <class Archive, class K, class V, class C, class A>
+  requires ferry_input_archive<Archive>
+void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::map<K, V, C, A>& xs) {
+  load_unique_map(ar, xs);
+}
+
+template <class Archive, class K, class V, class H, class E, class A>
+  requires ferry_input_archive<Archive>
+void CEREAL_LOAD_FUNCTION_NAME(Archive& ar,
+                               std::unordered_map<K, V, H, E, A>& xs) {
+  load_unique_map(ar, xs);
+}
+
+template <class Archive, class K, class C, class A>
+  requires ferry_input_archive<Archive>
+void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::set<K, C, A>& xs) {
+  load_unique_set(ar, xs);
+}
+
+template <class Archive, class K, class H, class E, class A>
+  requires ferry_input_archive<Archive>
+void CEREAL_LOAD_FUNCTION_NAME(Archive& ar,
+                               std::unordered_set<K, H, E, A>& xs) {
+  load_unique_set(ar, xs);
+}
+
+template <class T>
+  requires(!std::is_polymorphic_v<T>)
+void CEREAL_LOAD_FUNCTION_NAME(
+  checked_json_archive& ar,
+  cereal::memory_detail::PtrWrapper<std::shared_ptr<T>&>& wrapper) {
+  load_shared(ar, wrapper.ptr);
+}
+
 template <class Archive>
 concept cereal_archive
   = std::is_base_of_v<cereal::detail::OutputArchiveBase, Archive>
@@ -329,18 +404,6 @@ concept cereal_archive
 struct cereal_policy;
 
 } // namespace ferry::serializers::detail
-
-namespace cereal {
-
-/// cereal's JSON archive, with the same shared pointer type check.
-template <class T>
-  requires(!std::is_polymorphic_v<T>)
-void CEREAL_LOAD_FUNCTION_NAME(
-  JSONInputArchive& ar, memory_detail::PtrWrapper<std::shared_ptr<T>&>& wrapper) {
-  ferry::serializers::detail::load_shared(ar, wrapper.ptr);
-}
-
-} // namespace cereal
 
 namespace cereal::traits::detail {
 

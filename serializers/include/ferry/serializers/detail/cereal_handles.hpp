@@ -30,7 +30,8 @@ namespace ferry::serializers::detail {
 template <class Archive>
 inline constexpr bool cereal_json_archive =
   std::is_same_v<Archive, cereal::JSONOutputArchive> ||
-  std::is_same_v<Archive, cereal::JSONInputArchive>;
+  std::is_same_v<Archive, cereal::JSONInputArchive> ||
+  std::is_same_v<Archive, checked_json_archive>;
 
 template <class Archive, class T>
 void cereal_save_handle(Archive& ar, const T& x) {

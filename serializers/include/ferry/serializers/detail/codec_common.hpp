@@ -197,4 +197,9 @@ public:
 caf::error require_main_frame(const call_info& info,
                               std::span<const frame> frames);
 
+/// After a decode from a main frame: checks that the value read every other
+/// of the `count` frames (its `separate` members did, see scope.hpp);
+/// returns `errc::unused_frame` naming the first it did not read.
+caf::error require_frames_read(const call_info& info, size_t count);
+
 } // namespace ferry::serializers::detail

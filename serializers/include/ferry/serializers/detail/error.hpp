@@ -34,9 +34,11 @@ template <class T>
   return demangle(typeid(T));
 }
 
-/// Thrown inside decoders (cereal archives, msgpack visitors) to leave the
-/// library's call stack; caught at the family adapter and turned into an
-/// error value. Never escapes ferry.
+/// Thrown inside a library's call stack (cereal archives, msgpack visitors
+/// and adaptors) when ferry refuses what it reads or writes, to leave that
+/// stack; caught at the family adapter and turned into an error value.
+/// Aggregates append the member it happened in (`note_member`) on its way
+/// out. Never escapes ferry.
 struct decode_fault {
   errc code;
   std::string what;

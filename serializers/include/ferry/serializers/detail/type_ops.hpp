@@ -240,34 +240,38 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
   if (caf::error err; split_decode(f, frames, adopt, out, lim, info, err))
     return err;
   auto in = frames[0].bytes();
+  caf::error err = make_error(errc::decode_failed,
+                              describe(info)
+                                + ": the family cannot decode this type");
   if constexpr (std::is_default_constructible_v<T>) {
     switch (f) {
       case builtin::cereal_binary:
         if constexpr (deep_ok<cereal_policy, T>())
-          return cereal_decode<cereal_format::binary>(in, out, lim, info);
+          err = cereal_decode<cereal_format::binary>(in, out, lim, info);
         break;
       case builtin::cereal_portable:
         if constexpr (deep_ok<cereal_policy, T>())
-          return cereal_decode<cereal_format::portable>(in, out, lim, info);
+          err = cereal_decode<cereal_format::portable>(in, out, lim, info);
         break;
       case builtin::cereal_json:
         if constexpr (deep_ok<cereal_json_policy, T>())
-          return cereal_decode<cereal_format::json>(in, out, lim, info);
+          err = cereal_decode<cereal_format::json>(in, out, lim, info);
         break;
       case builtin::msgpack:
         if constexpr (deep_ok<msgpack_policy, T>())
-          return msgpack_decode(in, out, lim, info);
+          err = msgpack_decode(in, out, lim, info);
         break;
       case builtin::caf:
         if constexpr (deep_ok<caf_policy, T>())
-          return caf_decode(in, out, lim, info);
+          err = caf_decode(in, out, lim, info);
         break;
       case builtin::raw:
         break;
     }
   }
-  return make_error(errc::decode_failed,
-                    describe(info) + ": the family cannot decode this type");
+  if (err || frames.size() == 1)
+    return err;
+  return require_frames_read(info, frames.size());
 }
 
 /// Type-erased operations on one C++ type.

@@ -81,6 +81,13 @@ inline constexpr bool is_map_v
     || is_instance_v<T, std::unordered_map>
     || is_instance_v<T, std::unordered_multimap>;
 
+/// True for the standard maps and sets that hold each key once: decoding
+/// refuses a key given twice in them (`errc::duplicate_key`).
+template <class T>
+inline constexpr bool is_unique_keyed_v
+  = is_instance_v<T, std::map> || is_instance_v<T, std::unordered_map>
+    || is_instance_v<T, std::set> || is_instance_v<T, std::unordered_set>;
+
 template <class T>
 inline constexpr bool is_smart_ptr_v
   = is_instance_v<T, std::shared_ptr> || is_instance_v<T, std::unique_ptr>

@@ -7,8 +7,8 @@
 // (one virtual call per value, like CAF's own), and its reader refuses
 // sequence sizes larger than eight times the bytes left (CAF resizes byte
 // sequences before reading them; eight because a std::vector<bool> packs
-// eight elements per byte), size prefixes longer than 5 bytes and nesting
-// deeper than `limits::max_depth`.
+// eight elements per byte), size prefixes longer than 5 bytes or above
+// 2^32 - 1, and nesting deeper than `limits::max_depth`.
 //
 // Aggregates with no `inspect` of their own are inspected field by field.
 // Cannot express: std::optional, std::variant, pointers (so no shared
@@ -20,8 +20,16 @@
 // element: one virtual call and one caf::error per byte); a
 // std::vector<std::byte> *member* of an inspected type still goes element by
 // element, because which path CAF's data_processor takes is a trait every
-// translation unit would have to agree on. Subnormal floating-point values are refused on encode:
-// CAF 0.17's IEEE 754 packing corrupts them.
+// translation unit would have to agree on.
+//
+// Floating point: CAF 0.17's IEEE 754 packing carries finite normal values
+// and +0.0 bit for bit; it writes -0.0 as 0, corrupts subnormals and loops
+// on infinities and NaNs, so the writer refuses those (and a long double
+// that is not finite, whose text CAF's reader refuses) with
+// `errc::inexact_value`, and the reader refuses bits the writer never
+// writes. A map or set with unique keys that repeats a key is refused
+// (`errc::duplicate_key`) where ferry's walk reads it (see `caf_walked`);
+// inside a type with its own `inspect`, CAF reads it and keeps the first.
 //
 // CAF 0.17 reads and writes a std::vector<bool> with a begin_sequence and no
 // end_sequence, so a reader counting nesting by those calls would count one
@@ -227,6 +235,14 @@ private:
   std::vector<std::byte>& out_;
 };
 
+/// Returns the error for element `index` of a map or set repeating a key.
+caf::error caf_duplicate_key(size_t index);
+
+/// Returns `err` with member `index` (of type `member`) of `owner` appended
+/// to its text, when it is one of ferry's (see `note_member`).
+caf::error caf_in_member(caf::error err, const std::type_info& owner,
+                         size_t index, const std::type_info& member);
+
 /// Returns CAF's error as a ferry error naming the family and type. An error
 /// of another category (a type's inspect returning the store's error, say)
 /// is returned as it is, as cereal's registered error exceptions are.
@@ -271,9 +287,11 @@ caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
 
 /// Whether ferry walks T itself before CAF sees it: T is or holds, in
 /// standard containers, pairs, tuples or arrays, a std::vector<bool> (CAF
-/// leaves a sequence open for it) or an actor handle (CAF would hand it to
-/// its actor registry; ferry writes the hook's token instead). Aggregates
-/// walk their own fields; other types inspect themselves.
+/// leaves a sequence open for it), an actor handle (CAF would hand it to
+/// its actor registry; ferry writes the hook's token instead), or a map or
+/// set with unique keys (CAF keeps the first of a key given twice; ferry
+/// refuses it). Aggregates walk their own fields; other types inspect
+/// themselves.
 template <class T>
 constexpr bool caf_walked();
 
@@ -285,7 +303,8 @@ constexpr bool caf_any_walked(std::index_sequence<Is...>) {
 template <class T>
 constexpr bool caf_walked() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U>)
+  if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U>
+                || is_unique_keyed_v<U>)
     return true;
   else if constexpr (is_sequence_v<U> || is_std_array<U>::value)
     return caf_walked<typename U::value_type>();
@@ -380,12 +399,13 @@ caf::error caf_apply_balanced(Processor& f, T& x) {
     return f.end_sequence();
   } else {
     // Reading, as CAF's fill_range: clear, then insert each element at the
-    // end (a map or set keeps the first of equal keys).
+    // end; a map or set with unique keys refuses a key given twice.
     size_t n = 0;
     if (auto err = f.begin_sequence(n))
       return err;
     x.clear();
     for (size_t i = 0; i < n; ++i) {
+      auto before = x.size();
       if constexpr (is_map_v<T>) {
         typename T::key_type key;
         typename T::mapped_type value;
@@ -399,6 +419,8 @@ caf::error caf_apply_balanced(Processor& f, T& x) {
           return err;
         x.insert(x.end(), std::move(y));
       }
+      if (is_unique_keyed_v<T> && x.size() == before)
+        return caf_duplicate_key(i);
     }
     return f.end_sequence();
   }
@@ -464,7 +486,8 @@ caf::error caf_decode(std::span<const std::byte> in, T& out, const limits& lim,
 
 namespace caf {
 
-/// Inspects plain aggregates field by field (ferry's aggregate reflection).
+/// Inspects plain aggregates field by field (ferry's aggregate reflection);
+/// an error names the member it happened in.
 template <class Inspector, class T>
   requires ferry::serializers::detail::caf_inspector<Inspector>
            && ferry::serializers::detail::caf_reflect<T>
@@ -476,7 +499,23 @@ typename Inspector::result_type inspect(Inspector& f, T& x) {
                                                 typeid(fields)),
        ...);
     }
-    return f(ferry::serializers::detail::caf_balance(fields)...);
+    if constexpr (std::is_same_v<typename Inspector::result_type, error>) {
+      // One field at a time: the same calls, so the same bytes.
+      error err;
+      [[maybe_unused]] size_t index = 0;
+      [[maybe_unused]] auto one = [&](auto& field) {
+        if (err)
+          return;
+        if (auto e = f(ferry::serializers::detail::caf_balance(field)))
+          err = ferry::serializers::detail::caf_in_member(
+            std::move(e), typeid(T), index, typeid(field));
+        ++index;
+      };
+      (one(fields), ...);
+      return err;
+    } else {
+      return f(ferry::serializers::detail::caf_balance(fields)...);
+    }
   });
 }
 

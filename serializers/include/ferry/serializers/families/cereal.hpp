@@ -4,13 +4,15 @@
 // PortableBinaryOutputArchive (default options) and JSONOutputArchive write
 // for `ar(value)`, so plain cereal code with no ferry in it decodes frame 0 of
 // a one-frame payload. Decoding the binary formats goes through ferry's
-// bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON uses
-// cereal's JSONInputArchive after a pre-scan of the text (nesting depth, and
-// numbers: those longer than cereal ever writes, more than 20 significant
-// digits among them, are refused, since rapidjson 1.1 reads some of them with
-// undefined behaviour), with allocations bounded by the element counts
-// actually present (for JSON, up to half the input size times the element
-// size; JSON is meant for debugging a link).
+// bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON
+// through ferry's strict reader of cereal's JSON
+// (detail/cereal_json_archive.hpp) after a pre-scan of the text (nesting depth, and numbers: those longer
+// than cereal ever writes, more than 20 significant digits among them, are
+// refused, since rapidjson 1.1 reads some of them with undefined behaviour),
+// with allocations bounded by the element counts actually present (for
+// JSON, the parsed text is charged to the allocation budget too; JSON is
+// meant for debugging a link). Each reader refuses a map or set that names
+// a key twice.
 //
 // Large top-level arrays travel in two frames: a value that is itself a
 // std::vector or std::basic_string of numbers or std::byte, of at least
@@ -32,8 +34,11 @@
 //   MB/s (64 MiB took 20 s a message over tcp). Arrays inside a value stay
 //   JSON text; members opt out with `separate<V>` as in the other families.
 //
-// cereal.json refuses strings holding a NUL character, whatever their size:
-// cereal's JSON reader would cut them there.
+// cereal.json carries text and numbers exactly or refuses them on encode: a
+// std::string must be well-formed UTF-8 without NUL (cereal's own JSON reader
+// cuts strings at NUL), and the only NaN is the default quiet NaN (JSON
+// writes every NaN as `NaN`); every other float and double comes back bit
+// for bit.
 //
 // Shared identity: all three express it; a value holding one
 // `std::shared_ptr<T>` N times encodes the object once and decodes to N
@@ -151,11 +156,33 @@ enum class cereal_format { binary, portable, json };
 /// Top-level arrays of at least this many bytes are split (see above).
 inline constexpr size_t cereal_split_bytes = 64 * 1024;
 
-/// Why cereal.json refuses a string holding a NUL character.
-inline constexpr const char* cereal_json_nul_refusal
-  = "cereal.json cannot carry a NUL character inside a string (cereal's "
-    "JSON reader cuts strings there); use cereal.binary, cereal.portable "
-    "or msgpack";
+/// What to do with a string cereal.json refuses (a NUL character, which
+/// cereal's own JSON reader cuts strings at, or bytes that are not UTF-8).
+inline constexpr const char* cereal_json_text_fix
+  = "use cereal.binary, cereal.portable or msgpack for it";
+
+/// Refuses a std::string that cereal.json cannot carry exactly.
+inline void cereal_json_check_text(std::string_view text) {
+  check_text(text, false, "cereal.json", cereal_json_text_fix,
+             byte_of_string);
+}
+
+/// Refuses a NaN that cereal.json cannot carry exactly: JSON writes every
+/// NaN as `NaN`, which reads back as the default quiet NaN.
+template <class F>
+void cereal_json_check_nan(F x) {
+  if (!std::isnan(x))
+    return;
+  // The bytes that hold the value (x87's long double has padding).
+  constexpr size_t size = std::numeric_limits<F>::digits == 64 ? 10 : sizeof(F);
+  auto canonical = std::numeric_limits<F>::quiet_NaN();
+  if (std::memcmp(&x, &canonical, size) != 0)
+    throw decode_fault{errc::inexact_value,
+                       "a NaN with a sign or payload, which cereal.json "
+                       "would write as NaN and read back as the default "
+                       "quiet NaN; use cereal.binary, cereal.portable or "
+                       "msgpack for it"};
+}
 
 template <class T>
 struct cereal_splittable : std::false_type {};
@@ -287,20 +314,6 @@ caf::error cereal_encode(const T& x, std::vector<std::byte>& out,
     [] { return std::string{}; });
 }
 
-/// Returns the deepest bracket nesting of a JSON text, ignoring strings.
-size_t json_depth(std::span<const std::byte> text);
-
-/// Checks a JSON text before rapidjson reads it: its nesting against `lim`
-/// and its numbers (json_depth); `what` names the text in the message.
-inline void check_json_text(std::span<const std::byte> text,
-                            const limits& lim, const char* what) {
-  if (auto depth = json_depth(text); depth > lim.max_depth)
-    throw decode_fault{errc::nesting_too_deep,
-                       std::string{what} + " nests " + std::to_string(depth)
-                         + " levels, more than limits::max_depth ("
-                         + std::to_string(lim.max_depth) + ")"};
-}
-
 template <cereal_format F, class T>
 caf::error cereal_decode(std::span<const std::byte> in, T& out,
                          const limits& lim, const call_info& info) {
@@ -312,12 +325,16 @@ caf::error cereal_decode(std::span<const std::byte> in, T& out,
     info,
     [&]() -> caf::error {
       if constexpr (F == cereal_format::json) {
-        check_json_text(in, lim, "the JSON text");
-        byte_source buf{in};
-        std::istream is{&buf};
-        cereal::JSONInputArchive ar{is};
+        checked_json_archive ar{in, lim};
+        struct position_keeper {
+          checked_json_archive& ar;
+          size_t& offset;
+          ~position_keeper() {
+            offset = ar.position();
+          }
+        } keeper{ar, offset};
         ar(out);
-        offset = buf.consumed();
+        ar.finish();
       } else {
         if constexpr (cereal_flat<F, T>) {
           if (cereal_flat_decode<F>(in, out, lim))
@@ -378,8 +395,7 @@ caf::error cereal_encode_split(const T& x, std::vector<std::byte>& head,
         // A std::string is a JSON string (see its save below); a
         // std::vector<char> is an array of numbers, where 0 is a number.
         if constexpr (std::is_same_v<T, std::string>)
-          if (std::memchr(x.data(), 0, x.size()) != nullptr)
-            throw cereal::Exception(cereal_json_nul_refusal);
+          cereal_json_check_text(x);
         std::ostream os{&buf};
         cereal::JSONOutputArchive ar{os};
         ar(cereal::make_nvp("elements", static_cast<uint64_t>(n)),
@@ -417,14 +433,11 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
     uint64_t n = 0;
     bool swapped = false;
     if constexpr (F == cereal_format::json) {
-      auto text = frames[0].bytes();
-      check_json_text(text, lim, "the JSON head of a split array");
-      byte_source buf{text};
-      std::istream is{&buf};
-      cereal::JSONInputArchive ar{is};
+      checked_json_archive ar{frames[0].bytes(), lim};
       uint64_t width = 0;
       ar(cereal::make_nvp("elements", n),
          cereal::make_nvp("element_bytes", width));
+      ar.finish();
       if (width != sizeof(E))
         throw decode_fault{errc::frame_mismatch,
                            "the JSON head of a split array says "
@@ -453,6 +466,11 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
                            + " elements of " + std::to_string(sizeof(E))
                            + " bytes, the frame holds "
                            + std::to_string(bytes.size()) + " bytes"};
+    // A std::string is text in cereal.json (its encoder checked it).
+    if constexpr (F == cereal_format::json && std::is_same_v<T, std::string>)
+      check_text({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
+                 false, "cereal.json", cereal_json_text_fix,
+                 [](size_t i) { return "at offset " + std::to_string(i); });
     // The elements are frame 1's bytes: the allocation is bounded by
     // what arrived.
     take_elements(frames[1], adopt, out);
@@ -471,7 +489,8 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
 
 namespace cereal {
 
-/// Serializes plain aggregates field by field (ferry's aggregate reflection).
+/// Serializes plain aggregates field by field (ferry's aggregate
+/// reflection); a refusal names the member it happened in.
 template <class Archive, class T>
   requires ferry::serializers::detail::cereal_archive<Archive>
            && ferry::serializers::detail::cereal_reflect<T>
@@ -479,11 +498,27 @@ void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
   [[maybe_unused]] size_t index = 0;
   ferry::serializers::visit_fields(x, [&](auto&... fields) {
     [[maybe_unused]] auto one = [&](auto& field) {
+      using field_type = std::remove_cvref_t<decltype(field)>;
       if (ferry::serializers::detail::tracing())
         ferry::serializers::detail::trace_member(typeid(T), index,
                                                  typeid(field));
-      ++index;
-      ar(field);
+      ferry::serializers::detail::in_member<T, field_type>(index++, [&] {
+        if constexpr (ferry::serializers::detail::ferry_input_archive<
+                        Archive>) {
+          // cereal's own refusals (a variant's index, say), as ferry's.
+          try {
+            ar(field);
+          } catch (const cereal::Exception& e) {
+            throw ferry::serializers::detail::decode_fault{
+              ferry::serializers::errc::decode_failed,
+              std::string{"cereal: "} + e.what()
+                + "; the bytes are corrupt or hostile, or the sender's type "
+                  "differs from the receiver's"};
+          }
+        } else {
+          ar(field);
+        }
+      });
     };
     (one(fields), ...);
   });
@@ -508,15 +543,30 @@ void CEREAL_SAVE_FUNCTION_NAME(PortableBinaryOutputArchive& ar,
   ar(binary_data(xs.data(), xs.size()));
 }
 
-/// cereal's JSON reader reads strings as C strings and would cut them at the
-/// first NUL character; refuse such strings on encode instead of corrupting
-/// them silently.
+/// cereal.json carries text: a string holding a NUL character (cereal's own
+/// JSON reader cuts strings there) or bytes that are not UTF-8 is refused on
+/// encode instead of arriving changed.
 inline void CEREAL_SAVE_FUNCTION_NAME(JSONOutputArchive& ar,
                                       const std::string& str) {
-  if (str.find('\0') != std::string::npos)
-    throw cereal::Exception(
-      ferry::serializers::detail::cereal_json_nul_refusal);
+  ferry::serializers::detail::cereal_json_check_text(str);
   ar.saveValue(str);
+}
+
+/// JSON has one NaN: any other is refused on encode (cereal_json_check_nan).
+inline void CEREAL_SAVE_FUNCTION_NAME(JSONOutputArchive& ar, const double& x) {
+  ferry::serializers::detail::cereal_json_check_nan(x);
+  ar.saveValue(x);
+}
+
+inline void CEREAL_SAVE_FUNCTION_NAME(JSONOutputArchive& ar, const float& x) {
+  ferry::serializers::detail::cereal_json_check_nan(x);
+  ar.saveValue(static_cast<double>(x));
+}
+
+inline void CEREAL_SAVE_FUNCTION_NAME(JSONOutputArchive& ar,
+                                      const long double& x) {
+  ferry::serializers::detail::cereal_json_check_nan(x);
+  ar.saveValue(x);
 }
 
 } // namespace cereal

@@ -17,6 +17,23 @@
 // kind and therefore shared identity, long double. Such types fall back to
 // the next family in the preference list.
 //
+// Exactness (docs/wire-format.md, section 7): ferry's writer packs every
+// double as float64 and every float as float32, whatever its value
+// (msgpack-cxx on its own packs a double with an integral value as an
+// integer: -0.0 would come back as 0, 7.0 reach Python as the integer 7),
+// and a std::string only when it is UTF-8 text (msgpack's str is text).
+// Reading,
+// a float or double member takes a float32 or float64 bit for bit (NaN
+// payloads included), and an integer, or a float64 into a float, only when
+// the member's type holds it exactly (`errc::inexact_value` otherwise); a
+// std::string takes a str of well-formed UTF-8 only (`invalid_text`); a
+// std::map, std::set and their unordered forms refuse a key given twice
+// (`duplicate_key`); a plain aggregate takes an array of exactly its field
+// count (`member_mismatch`). These conversions replace msgpack-cxx's own in
+// its default API namespace (as the container conversions below do), so a
+// translation unit that converts msgpack objects into these types includes
+// this header before it does.
+//
 // Hostile input: unpacking runs msgpack-cxx's own object builder under a
 // visitor that checks nesting depth and charges the memory of every array
 // and map (one msgpack::object per element) to the allocation budget before
@@ -41,19 +58,25 @@
 
 #include <msgpack.hpp>
 
+#include "ferry/serializers/detail/exact.hpp"
 #include "ferry/serializers/detail/msgpack_handles.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/frame.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <forward_list>
 #include <list>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ferry::serializers::detail {
@@ -174,6 +197,57 @@ private:
   size_t used_ = 0;
 };
 
+/// What msgpack refuses to write as text, and what to send instead.
+inline constexpr const char* msgpack_text_fix
+  = "send bytes as std::vector<char>, std::vector<unsigned char> or "
+    "std::vector<std::byte> (msgpack bin), or use cereal.binary";
+
+} // namespace ferry::serializers::detail
+
+namespace msgpack {
+MSGPACK_API_VERSION_NAMESPACE(v1) {
+
+// ferry's writer replaces three of msgpack-cxx's packing functions, for its
+// own stream type only (so no other code sees them): a double is always a
+// float64 and a float always a float32 (msgpack-cxx packs integral values as
+// integers), and a str's bytes must be UTF-8.
+
+template <>
+inline packer<ferry::serializers::detail::msgpack_writer>&
+packer<ferry::serializers::detail::msgpack_writer>::pack_double(double d) {
+  char buf[9];
+  buf[0] = static_cast<char>(0xcbu);
+  _msgpack_store64(&buf[1], std::bit_cast<uint64_t>(d));
+  append_buffer(buf, 9);
+  return *this;
+}
+
+template <>
+inline packer<ferry::serializers::detail::msgpack_writer>&
+packer<ferry::serializers::detail::msgpack_writer>::pack_float(float d) {
+  char buf[5];
+  buf[0] = static_cast<char>(0xcau);
+  _msgpack_store32(&buf[1], std::bit_cast<uint32_t>(d));
+  append_buffer(buf, 5);
+  return *this;
+}
+
+template <>
+inline packer<ferry::serializers::detail::msgpack_writer>&
+packer<ferry::serializers::detail::msgpack_writer>::pack_str_body(
+  const char* b, uint32_t l) {
+  ferry::serializers::detail::check_text(
+    {b, l}, true, "msgpack", ferry::serializers::detail::msgpack_text_fix,
+    ferry::serializers::detail::byte_of_string);
+  append_buffer(b, l);
+  return *this;
+}
+
+} // MSGPACK_API_VERSION_NAMESPACE(v1)
+} // namespace msgpack
+
+namespace ferry::serializers::detail {
+
 template <class T>
 caf::error msgpack_encode(const T& x, std::vector<std::byte>& out,
                           const call_info& info) {
@@ -229,9 +303,10 @@ caf::error msgpack_encode_split(const T& x, std::vector<std::byte>& head,
       msgpack_writer w{head};
       msgpack::packer<msgpack_writer> pk{w};
       auto n = static_cast<uint32_t>(x.size());
-      if constexpr (std::is_same_v<T, std::string>)
+      if constexpr (std::is_same_v<T, std::string>) {
+        check_text(x, true, "msgpack", msgpack_text_fix, byte_of_string);
         pk.pack_str(n);
-      else
+      } else
         pk.pack_bin(n);
       w.finish();
       return {};
@@ -253,18 +328,25 @@ caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
   return guarded_frames(info, [&](size_t& frame_index) -> caf::error {
     auto head = frames[0].bytes();
     size_t width = 0;
+    bool str = false;
     if (!head.empty()) {
       switch (std::to_integer<uint8_t>(head[0])) {
-        case 0xc4: // bin 8
         case 0xd9: // str 8
+          str = true;
+          [[fallthrough]];
+        case 0xc4: // bin 8
           width = 1;
           break;
-        case 0xc5: // bin 16
         case 0xda: // str 16
+          str = true;
+          [[fallthrough]];
+        case 0xc5: // bin 16
           width = 2;
           break;
-        case 0xc6: // bin 32
         case 0xdb: // str 32
+          str = true;
+          [[fallthrough]];
+        case 0xc6: // bin 32
           width = 4;
           break;
         default:
@@ -275,6 +357,11 @@ caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
       throw decode_fault{errc::malformed_frame,
                          "a two-frame msgpack payload must start with a "
                          "bin or str header"};
+    // A std::string is text: a str, as its encoder writes it.
+    if (std::is_same_v<T, std::string> && !str)
+      throw decode_fault{errc::decode_failed,
+                         "a msgpack bin where the value is a std::string, "
+                         "which msgpack carries as str (UTF-8 text)"};
     if (head.size() != 1 + width)
       throw decode_fault{head.size() < 1 + width ? errc::truncated_frame
                                                  : errc::trailing_bytes,
@@ -291,6 +378,11 @@ caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
                          "the header says " + std::to_string(n)
                            + " bytes, the frame holds "
                            + std::to_string(bytes.size())};
+    if constexpr (std::is_same_v<T, std::string>)
+      check_text({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
+                 true, "msgpack", msgpack_text_fix, [](size_t i) {
+                   return "at offset " + std::to_string(i);
+                 });
     // The bytes are frame 1's: the allocation is bounded by what arrived.
     take_elements(frames[1], adopt, out);
     return {};
@@ -322,6 +414,47 @@ struct charged_convert {
       return "a std::list";
     else
       return "a std::forward_list";
+  }
+};
+
+/// msgpack-cxx's conversion of a map into `M` (a std::map or
+/// std::unordered_map), refusing a key given twice.
+template <class M>
+struct unique_map_convert {
+  const msgpack::object& operator()(const msgpack::object& o, M& x) const {
+    if (o.type != msgpack::type::MAP)
+      throw msgpack::type_error();
+    M tmp;
+    for (uint32_t i = 0; i < o.via.map.size; ++i) {
+      auto& kv = o.via.map.ptr[i];
+      typename M::key_type key;
+      typename M::mapped_type value;
+      kv.key.convert(key);
+      kv.val.convert(value);
+      insert_unique(tmp,
+                    typename M::value_type{std::move(key), std::move(value)},
+                    i, "a msgpack map");
+    }
+    x = std::move(tmp);
+    return o;
+  }
+};
+
+/// msgpack-cxx's conversion of an array into `S` (a std::set or
+/// std::unordered_set), refusing an element given twice.
+template <class S>
+struct unique_set_convert {
+  const msgpack::object& operator()(const msgpack::object& o, S& x) const {
+    if (o.type != msgpack::type::ARRAY)
+      throw msgpack::type_error();
+    S tmp;
+    for (uint32_t i = 0; i < o.via.array.size; ++i) {
+      typename S::value_type y;
+      o.via.array.ptr[i].convert(y);
+      insert_unique(tmp, std::move(y), i, "a msgpack array read into a set");
+    }
+    x = std::move(tmp);
+    return o;
   }
 };
 
@@ -359,11 +492,12 @@ struct pack<T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>>
       o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
       [[maybe_unused]] size_t index = 0;
       [[maybe_unused]] auto one = [&](const auto& field) {
+        using field_type = std::remove_cvref_t<decltype(field)>;
         if (ferry::serializers::detail::tracing())
           ferry::serializers::detail::trace_member(typeid(T), index,
                                                    typeid(field));
-        ++index;
-        o.pack(field);
+        ferry::serializers::detail::in_member<T, field_type>(
+          index++, [&] { o.pack(field); });
       };
       (one(fields), ...);
     });
@@ -371,27 +505,86 @@ struct pack<T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>>
   }
 };
 
-/// Converts an array of fields back into a plain aggregate.
+/// Converts an array of fields back into a plain aggregate: exactly as many
+/// elements as fields.
 template <class T>
 struct convert<T,
                std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
   const msgpack::object& operator()(const msgpack::object& o, T& x) const {
-    if (o.type != msgpack::type::ARRAY
-        || o.via.array.size != ferry::serializers::field_count<T>())
+    using ferry::serializers::detail::decode_fault;
+    if (o.type != msgpack::type::ARRAY)
       throw msgpack::type_error();
+    constexpr auto members = ferry::serializers::field_count<T>();
+    if (o.via.array.size != members)
+      throw decode_fault{
+        ferry::serializers::errc::member_mismatch,
+        "an array of " + std::to_string(o.via.array.size) + " elements where "
+          + ferry::serializers::detail::type_label<T>() + " has "
+          + std::to_string(members)
+          + " members; ferry writes a plain aggregate as the array of its "
+            "members, so the sender's type differs from the receiver's"};
     [[maybe_unused]] size_t index = 0;
     ferry::serializers::visit_fields(x, [&](auto&... fields) {
       [[maybe_unused]] auto one = [&](auto& field) {
+        using field_type = std::remove_cvref_t<decltype(field)>;
         if (ferry::serializers::detail::tracing())
           ferry::serializers::detail::trace_member(typeid(T), index,
                                                    typeid(field));
-        o.via.array.ptr[index++].convert(field);
+        auto& element = o.via.array.ptr[index];
+        ferry::serializers::detail::in_member<T, field_type>(index++, [&] {
+          try {
+            element.convert(field);
+          } catch (const msgpack::type_error&) {
+            throw decode_fault{
+              ferry::serializers::errc::decode_failed,
+              "the msgpack value's type does not convert into the member's "
+              "(msgpack-cxx's type_error); the sender's type differs from the "
+              "receiver's, or the input is corrupt"};
+          }
+        });
       };
       (one(fields), ...);
     });
     return o;
   }
 };
+
+/// Floating point and text, exactly (see the top of this file).
+template <>
+struct convert<double> {
+  const msgpack::object& operator()(const msgpack::object& o,
+                                    double& v) const;
+};
+
+template <>
+struct convert<float> {
+  const msgpack::object& operator()(const msgpack::object& o, float& v) const;
+};
+
+template <>
+struct convert<std::string> {
+  const msgpack::object& operator()(const msgpack::object& o,
+                                    std::string& v) const;
+};
+
+/// Maps and sets with unique keys refuse a key given twice.
+template <class K, class V, class C, class A>
+struct convert<std::map<K, V, C, A>>
+  : ferry::serializers::detail::unique_map_convert<std::map<K, V, C, A>> {};
+
+template <class K, class V, class H, class E, class A>
+struct convert<std::unordered_map<K, V, H, E, A>>
+  : ferry::serializers::detail::unique_map_convert<
+      std::unordered_map<K, V, H, E, A>> {};
+
+template <class T, class C, class A>
+struct convert<std::set<T, C, A>>
+  : ferry::serializers::detail::unique_set_convert<std::set<T, C, A>> {};
+
+template <class T, class H, class E, class A>
+struct convert<std::unordered_set<T, H, E, A>>
+  : ferry::serializers::detail::unique_set_convert<
+      std::unordered_set<T, H, E, A>> {};
 
 /// Converts arrays into the containers msgpack-cxx sizes before converting
 /// their elements (see `charged_convert`).
