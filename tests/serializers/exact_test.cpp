@@ -364,6 +364,34 @@ TEST_F(exact, JsonRefusesNanPayloadsItCannotWrite) {
   EXPECT_NE(text.find("member #1"), std::string::npos) << text;
 }
 
+TEST_F(exact, JsonRefusesNanPayloadsInASplitArrayToo) {
+  // Arrange: 64 KiB of doubles travel as a JSON head and their bytes; the
+  // family carries the same values in both forms.
+  auto xs = std::make_shared<std::vector<double>>(8192, 0.5);
+  (*xs)[100] = std::bit_cast<double>(0x7ff8000000000123ull);
+  encode_options eo = encode_with("cereal.json");
+  eo.keep_alive = xs;
+  auto split = make_payload(
+    "cereal.json", name_in<std::vector<double>>(sut),
+    text_bytes(R"({"elements": 8192, "element_bytes": 8})"));
+  std::vector<std::byte> elements(xs->size() * sizeof(double));
+  std::memcpy(elements.data(), xs->data(), elements.size());
+  split.header.frame_sizes.push_back(elements.size());
+  split.frames.emplace_back(std::move(elements));
+  // Act
+  auto sent = sut.encode(*xs, eo);
+  auto read = sut.decode<std::vector<double>>(split,
+                                              decode_with("cereal.json"));
+  // Assert
+  ASSERT_FALSE(sent);
+  EXPECT_NE(render(sent.error()).find("inexact_value"), std::string::npos)
+    << render(sent.error());
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error(), errc::inexact_value) << render(read.error());
+  EXPECT_NE(render(read.error()).find("element 100"), std::string::npos)
+    << render(read.error());
+}
+
 TEST_F(exact, JsonRefusesInvalidUtf8OnEncode) {
   auto p = sut.encode(std::string{"\xed\xa0\x80"}, encode_with("cereal.json"));
   ASSERT_FALSE(p);

@@ -37,12 +37,18 @@ struct numbers {
   double d = 0;
 };
 
+/// A small aggregate inside the next.
+struct twin {
+  float f = 0;
+  int16_t i = 0;
+};
+
 /// An aggregate inside a container of the outer one.
 struct leaf {
   std::string text;
   std::vector<double> doubles;
   std::vector<float> floats;
-  numbers scalars;
+  twin pair;
   std::array<double, 2> fixed{};
 };
 
@@ -253,8 +259,16 @@ public:
     switch (below(20)) {
       case 0:
         return chance(50) ? 17 + below(300) : 3 + below(14);
+      case 1:
+      case 2:
+      case 3:
+      case 4:
+      case 5:
+      case 6:
+      case 7:
+        return 1 + below(2);
       default:
-        return chance(2) ? 0 : 1 + below(2);
+        return 0;
     }
   }
 
@@ -283,7 +297,7 @@ public:
     x.floats.resize(count());
     for (auto& f : x.floats)
       f = real32();
-    x.scalars = scalars();
+    x.pair = {real32(), integer<int16_t>()};
     x.fixed = {real(), real()};
     return x;
   }

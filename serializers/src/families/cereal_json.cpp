@@ -201,6 +201,35 @@ std::string number_text(double d) {
   return buf;
 }
 
+[[noreturn]] void refuse_kind(const json_node& x, const char* expected) {
+  throw decode_fault{errc::decode_failed,
+                     std::string{"found "} + kind_name(x) + at(x)
+                       + " where the type reads " + expected};
+}
+
+/// Refuses `x` for an integer member of type `type`: a number out of its
+/// range or with a fraction, or another kind of value.
+[[noreturn]] void refuse_integer(const json_node& x,
+                                 const std::type_info& type) {
+  std::string what;
+  switch (x.kind) {
+    case json_node::negative_value:
+      what = std::to_string(x.number.i);
+      break;
+    case json_node::unsigned_value:
+      what = std::to_string(x.number.u);
+      break;
+    case json_node::double_value:
+      what = number_text(x.number.d);
+      break;
+    default:
+      refuse_kind(x, "an integer");
+  }
+  throw decode_fault{errc::inexact_value,
+                     inexact_text("the JSON number " + what + at(x),
+                                  demangle(type).c_str())};
+}
+
 } // namespace
 
 json_tree parse_json(std::span<const std::byte> text, const limits& lim) {
@@ -288,9 +317,7 @@ const json_node& checked_json_archive::next_value() {
 
 void checked_json_archive::wrong_kind(const json_node& x,
                                       const char* expected) {
-  throw decode_fault{errc::decode_failed,
-                     std::string{"found "} + kind_name(x) + at(x)
-                       + " where the type reads " + expected};
+  refuse_kind(x, expected);
 }
 
 void checked_json_archive::startNode() {
@@ -412,43 +439,20 @@ void checked_json_archive::loadValue(std::string& x) {
 int64_t checked_json_archive::load_signed(int64_t lo, int64_t hi,
                                           const std::type_info& type) {
   auto& v = next_value();
-  std::string what;
-  if (v.kind == json_node::negative_value) {
-    if (v.number.i >= lo)
-      return v.number.i;
-    what = std::to_string(v.number.i);
-  } else if (v.kind == json_node::unsigned_value) {
-    if (v.number.u <= static_cast<uint64_t>(hi))
-      return static_cast<int64_t>(v.number.u);
-    what = std::to_string(v.number.u);
-  } else if (v.kind == json_node::double_value) {
-    what = number_text(v.number.d);
-  } else {
-    wrong_kind(v, "an integer");
-  }
-  throw decode_fault{errc::inexact_value,
-                     inexact_text("the JSON number " + what + at(v),
-                                  demangle(type).c_str())};
+  if (v.kind == json_node::negative_value && v.number.i >= lo)
+    return v.number.i;
+  if (v.kind == json_node::unsigned_value
+      && v.number.u <= static_cast<uint64_t>(hi))
+    return static_cast<int64_t>(v.number.u);
+  refuse_integer(v, type);
 }
 
 uint64_t checked_json_archive::load_unsigned(uint64_t hi,
                                              const std::type_info& type) {
   auto& v = next_value();
-  std::string what;
-  if (v.kind == json_node::unsigned_value) {
-    if (v.number.u <= hi)
-      return v.number.u;
-    what = std::to_string(v.number.u);
-  } else if (v.kind == json_node::negative_value) {
-    what = std::to_string(v.number.i);
-  } else if (v.kind == json_node::double_value) {
-    what = number_text(v.number.d);
-  } else {
-    wrong_kind(v, "an integer");
-  }
-  throw decode_fault{errc::inexact_value,
-                     inexact_text("the JSON number " + what + at(v),
-                                  demangle(type).c_str())};
+  if (v.kind == json_node::unsigned_value && v.number.u <= hi)
+    return v.number.u;
+  refuse_integer(v, type);
 }
 
 } // namespace ferry::serializers::detail

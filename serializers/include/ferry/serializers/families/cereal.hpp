@@ -174,7 +174,8 @@ void cereal_json_check_nan(F x) {
   if (!std::isnan(x))
     return;
   // The bytes that hold the value (x87's long double has padding).
-  constexpr size_t size = std::numeric_limits<F>::digits == 64 ? 10 : sizeof(F);
+  constexpr size_t size
+    = std::numeric_limits<F>::digits == 64 ? 10 : sizeof(F);
   auto canonical = std::numeric_limits<F>::quiet_NaN();
   if (std::memcmp(&x, &canonical, size) != 0)
     throw decode_fault{errc::inexact_value,
@@ -182,6 +183,26 @@ void cereal_json_check_nan(F x) {
                        "would write as NaN and read back as the default "
                        "quiet NaN; use cereal.binary, cereal.portable or "
                        "msgpack for it"};
+}
+
+/// cereal_json_check_nan for every element of a split array: its elements
+/// travel as bytes, but cereal.json carries the same values in either form
+/// (a value read from one form may be sent again in the other).
+template <class T>
+void cereal_json_check_nans(const T& xs) {
+  using E = typename T::value_type;
+  if constexpr (std::is_floating_point_v<E>) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!std::isnan(xs[i]))
+        continue;
+      try {
+        cereal_json_check_nan(xs[i]);
+      } catch (decode_fault& e) {
+        e.what += " (element " + std::to_string(i) + " of the array)";
+        throw;
+      }
+    }
+  }
 }
 
 template <class T>
@@ -396,6 +417,7 @@ caf::error cereal_encode_split(const T& x, std::vector<std::byte>& head,
         // std::vector<char> is an array of numbers, where 0 is a number.
         if constexpr (std::is_same_v<T, std::string>)
           cereal_json_check_text(x);
+        cereal_json_check_nans(x);
         std::ostream os{&buf};
         cereal::JSONOutputArchive ar{os};
         ar(cereal::make_nvp("elements", static_cast<uint64_t>(n)),
@@ -481,6 +503,8 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
           std::reverse(p, p + sizeof(E));
         }
     }
+    if constexpr (F == cereal_format::json)
+      cereal_json_check_nans(out);
     return {};
   });
 }
