@@ -99,8 +99,8 @@ namespace_verdict network_namespaces(const std::string& test_name);
       case ::ferry::test::namespace_access::passed_inside:                     \
         return;                                                                \
       case ::ferry::test::namespace_access::skipped_inside:                    \
-        GTEST_SKIP() << "skipped inside the user namespace: "                  \
-                     << ferry_verdict_.reason;                                 \
+        FERRY_SKIP_OR_FAIL("skipped inside the user namespace: "               \
+                           + ferry_verdict_.reason);                           \
       case ::ferry::test::namespace_access::failed_inside:                     \
         FAIL() << "failed inside the user namespace: "                         \
                << ferry_verdict_.reason;                                       \
