@@ -3,7 +3,7 @@
 // refusal happens with its reason, from both sides where it has two: the
 // node that refuses logs one line and lives on, the other side's call fails
 // with `handshake_failed` naming the reason.
-#include "node_fixture.hpp"
+#include "netns_fixture.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -33,6 +33,9 @@ namespace fs = std::filesystem;
 /// The test PKI: CA "ca" signs alpha, beta, gamma, expired, future and
 /// locked (key encrypted with "secret"); CA "other" signs mallory; both.pem
 /// trusts both CAs.
+/// Whether this process made the test PKI.
+bool pki_made = false;
+
 const fs::path& pki() {
   static fs::path dir = [] {
     auto path = fs::temp_directory_path()
@@ -50,6 +53,7 @@ const fs::path& pki() {
                    + (path / "both.pem").string();
     if (std::system(command.c_str()) != 0)
       throw std::runtime_error("make_test_pki.sh failed");
+    pki_made = true;
     return path;
   }();
   return dir;
@@ -62,7 +66,8 @@ std::string file(const std::string& name) {
 struct pki_cleanup : testing::Environment {
   void TearDown() override {
     std::error_code ignored;
-    fs::remove_all(pki(), ignored);
+    if (pki_made)
+      fs::remove_all(pki(), ignored);
   }
 };
 
@@ -176,20 +181,31 @@ std::string text_of(const caf::error& err) {
   return ferry::render(err);
 }
 
+/// What the client learns when the server refused its certificate but the
+/// server's alert was lost: the server closes the connection with the
+/// client's first bytes unread, and the reset that makes can overtake the
+/// alert (TLS 1.3: the client has finished its handshake by then).
+const std::string lost_alert = "no TLS alert saying why arrived";
+
 /// Expects `client` to fail connecting to `server` with `handshake_failed`
-/// naming `client_reason`, and `server` to log one line naming
+/// naming `client_reason` (or, with `alert_may_be_lost`, saying that the
+/// server's alert was lost), and `server` to log one line naming
 /// `server_reason`; then checks that `server` still takes a good peer.
 void expect_refused(tls_node& server, tls_node& client,
                     const std::string& client_reason,
                     const std::string& server_reason,
-                    bool server_is_valid = true) {
+                    bool server_is_valid = true,
+                    bool alert_may_be_lost = false) {
   auto port = server.serve();
   auto result = client.node->remote_actor("127.0.0.1", port);
   ASSERT_FALSE(result) << "the link was made";
   EXPECT_EQ(result.error(), ferry::errc::handshake_failed)
     << text_of(result.error());
-  EXPECT_NE(text_of(result.error()).find(client_reason), std::string::npos)
-    << text_of(result.error());
+  auto text = text_of(result.error());
+  EXPECT_TRUE(text.find(client_reason) != std::string::npos
+              || (alert_may_be_lost
+                  && text.find(lost_alert) != std::string::npos))
+    << text;
   if (!server_reason.empty()) {
     auto lines = server.refused(server_reason);
     EXPECT_EQ(lines.size(), 1u) << "server log lines with \"" << server_reason
@@ -338,7 +354,8 @@ TEST(tls_links, AnUnknownCAIsRefusedByTheServer) {
   tls_node client{"mallory", "mallory", "both.pem"};
   ASSERT_EQ(server.start(), caf::none);
   ASSERT_EQ(client.start(), caf::none);
-  expect_refused(server, client, "TLS alert: unknown CA", "unknown CA");
+  expect_refused(server, client, "TLS alert: unknown CA", "unknown CA", true,
+                 true);
 }
 
 TEST(tls_links, AnUnknownCAIsRefusedByTheClient) {
@@ -357,7 +374,7 @@ TEST(tls_links, AnExpiredCertificateIsRefusedByTheServer) {
   ASSERT_EQ(client.start(), caf::none);
   EXPECT_EQ(client.logged("does not verify against ferry.tls.ca-file").size(),
             1u);
-  expect_refused(server, client, "certificate expired", "expired");
+  expect_refused(server, client, "expired", "expired", true, true);
 }
 
 TEST(tls_links, AnExpiredCertificateIsRefusedByTheClient) {
@@ -373,7 +390,8 @@ TEST(tls_links, ACertificateNotYetValidIsRefusedByTheServer) {
   tls_node client{"future", "future"};
   ASSERT_EQ(server.start(), caf::none);
   ASSERT_EQ(client.start(), caf::none);
-  expect_refused(server, client, "not yet valid", "not yet valid");
+  expect_refused(server, client, "not yet valid", "not yet valid", true,
+                 true);
 }
 
 TEST(tls_links, ACertificateNotYetValidIsRefusedByTheClient) {
@@ -548,6 +566,51 @@ TEST_F(tls_peers, APeerProcessWithAnUnknownCAIsRefused) {
   // The peer lives on.
   p.process->write_line("rss");
   EXPECT_TRUE(p.process->wait_for("rss ", 10s));
+}
+
+class tls_netns : public ferry::test::netns_fixture {};
+
+TEST_F(tls_netns, TheRightCALinksAcrossHostsAndCarries64MiB) {
+  FERRY_RUN_WITH_NETWORK_NAMESPACES();
+  if (auto reason = set_up(); !reason.empty())
+    FERRY_SKIP_OR_FAIL(reason);
+  setenv("FERRY_TEST_PUBLISH_ADDRESS", peer_address_.c_str(), 1);
+  ferry::test::child_process peer{
+    ferry::test::ip_tool(),
+    {"netns", "exec", ns_, FERRY_TEST_NODE, "--ferry.node-name=alpha",
+     "--ferry.host-id=far-host", "--ferry.store.name=" + store_name_ + "-far",
+     "--ferry.tls.certificate=" + file("alpha.pem"),
+     "--ferry.tls.key=" + file("alpha.key"),
+     "--ferry.tls.ca-file=" + file("ca.pem")}};
+  unsetenv("FERRY_TEST_PUBLISH_ADDRESS");
+  auto port = peer.wait_for("port ");
+  ASSERT_TRUE(port) << "peer in the namespace did not start";
+  cfg.node_name = "beta";
+  cfg.tls_certificate = file("beta.pem");
+  cfg.tls_key = file("beta.key");
+  cfg.tls_ca_file = file("ca.pem");
+  cfg.store_name = store_name_;
+  cfg.store_capacity = store_bytes_;
+  ferry::test::register_test_types(cfg);
+  auto started = ferry::node::start(cfg);
+  ASSERT_TRUE(started) << text_of(started.error());
+  local_ = std::move(*started);
+  auto sut = local_->remote_actor(peer_address_,
+                                  static_cast<uint16_t>(std::stoi(*port)));
+  ASSERT_TRUE(sut) << text_of(sut.error());
+  auto text = ask<std::string>(*sut, std::string{"netns"});
+  ASSERT_TRUE(text) << text_of(text.error());
+  EXPECT_EQ(*text, "snten");
+  auto payload = ferry::test::make_bytes(size_t{64} << 20);
+  auto hash = ask<uint64_t>(*sut, payload);
+  ASSERT_TRUE(hash) << text_of(hash.error());
+  EXPECT_EQ(*hash, ferry::test::fnv1a(payload));
+  auto stats = local_->stats("alpha");
+  ASSERT_TRUE(stats);
+  EXPECT_FALSE(stats->same_host);
+  EXPECT_EQ(stats->bytes_pulled_by_peer, uint64_t{64} << 20);
+  peer.close_stdin();
+  EXPECT_TRUE(peer.wait(10s).ok());
 }
 
 } // namespace

@@ -221,8 +221,7 @@ std::optional<record> find_failed_client(uint16_t port, uint64_t since) {
   auto& t = table();
   std::lock_guard<std::mutex> guard{t.mtx};
   for (auto i = t.records.rbegin(); i != t.records.rend(); ++i)
-    if (i->seq > since && !i->server && i->remote_port == port
-        && (!i->done || i->alert_received >= 0 || i->alert_sent >= 0))
+    if (i->seq > since && !i->server && i->remote_port == port)
       return *i;
   return std::nullopt;
 }
@@ -310,6 +309,13 @@ std::string explain(const record& x, const std::string& own_problem) {
   if (x.alert_sent >= 0)
     return "refused the TLS handshake with " + peer + " (TLS alert: "
            + alert_text(x.alert_sent) + ")" + own;
+  if (x.done && !x.server)
+    return peer
+           + " closed the connection after the TLS handshake, before CAF's "
+             "own: it refused this node's certificate or ended the "
+             "connection, and no TLS alert saying why arrived (a reset can "
+             "overtake it; that node's log has the reason)"
+           + own;
   return "the TLS handshake with " + peer + " did not finish" + own;
 }
 

@@ -73,8 +73,7 @@ uint64_t last_seq();
 std::optional<record> find_done(const std::string& addr, uint16_t port);
 
 /// Returns the newest record of a connection this process opened to `port`
-/// after record `since` whose handshake failed or whose peer sent a fatal
-/// alert.
+/// after record `since` (the one a failed connect made).
 std::optional<record> find_failed_client(uint16_t port, uint64_t since);
 
 /// Calls `fn` (on a multiplexer thread) for each accepted connection on
