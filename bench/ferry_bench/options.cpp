@@ -434,35 +434,36 @@ matrix build_matrix(const options& opts) {
     add_tls_rows(b, sizes, both);
   }
   // Every selected cell gets its baseline (raw-caf bytes, same transport,
-  // size and pattern), even when the filters leave it out.
-  // A tls row's is the plain ferry row of its cell, and that row's.
-  std::vector<cell> baselines;
-  for (auto& c : result.cells)
-    if (c.tr == transport::tls) {
-      auto twin = c.plain_twin();
+  // size and pattern), even when the filters leave it out. A tls row's is
+  // the plain ferry row of its cell, and that row's.
+  auto add_all = [&](auto baseline_of) {
+    std::vector<cell> baselines;
+    for (auto& c : result.cells) {
+      auto base = baseline_of(c);
+      if (!base)
+        continue;
       bool present = false;
       for (auto& x : result.cells)
-        present = present || x.label() == twin.label();
+        present = present || x.label() == base->label();
       for (auto& x : baselines)
-        present = present || x.label() == twin.label();
+        present = present || x.label() == base->label();
       if (!present)
-        baselines.push_back(twin);
+        baselines.push_back(*base);
     }
-  result.cells.insert(result.cells.end(), baselines.begin(), baselines.end());
-  baselines.clear();
-  for (auto& c : result.cells)
-    if (c.pat != pattern::handoff && !c.is_baseline()) {
-      cell base{set_transport(c.tr), raw_caf, payload_type::bytes, c.size,
+    result.cells.insert(result.cells.end(), baselines.begin(),
+                        baselines.end());
+  };
+  add_all([](const cell& c) -> std::optional<cell> {
+    if (c.tr != transport::tls)
+      return std::nullopt;
+    return c.plain_twin();
+  });
+  add_all([](const cell& c) -> std::optional<cell> {
+    if (c.pat == pattern::handoff || c.is_baseline())
+      return std::nullopt;
+    return cell{set_transport(c.tr), raw_caf, payload_type::bytes, c.size,
                 c.pat};
-      bool present = false;
-      for (auto& x : result.cells)
-        present = present || x.label() == base.label();
-      for (auto& x : baselines)
-        present = present || x.label() == base.label();
-      if (!present)
-        baselines.push_back(base);
-    }
-  result.cells.insert(result.cells.end(), baselines.begin(), baselines.end());
+  });
   // Order: transport, then (size, pattern): the cells compared with one
   // baseline are neighbours and take turns (see main.cpp), baseline first.
   // tls rows join the tcp sets, after the plain rows.

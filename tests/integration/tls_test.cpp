@@ -402,14 +402,13 @@ TEST(tls_links, ACertificateNotYetValidIsRefusedByTheClient) {
   expect_refused(server, client, "not yet valid", "not yet valid", false);
 }
 
-TEST(tls_links, ANodeUsingAnotherNodesCertificateIsRefusedAsClient) {
-  tls_node server{"gamma", "gamma"};
-  tls_node liar{"alpha", "beta"};
-  ASSERT_EQ(server.start(), caf::none);
-  ASSERT_EQ(liar.start(), caf::none);
-  EXPECT_EQ(liar.logged("not for this node's name 'alpha'").size(), 1u);
+/// Expects the link between `server` and `client`, one of them `liar` (a
+/// node named alpha holding beta's certificate), to be refused for the name
+/// mismatch: the connecting call fails naming it, and `honest` logs it.
+void expect_name_mismatch(tls_node& server, tls_node& client,
+                          tls_node& honest) {
   auto port = server.serve();
-  auto result = liar.node->remote_actor("127.0.0.1", port);
+  auto result = client.node->remote_actor("127.0.0.1", port);
   ASSERT_FALSE(result);
   auto text = text_of(result.error());
   EXPECT_EQ(result.error(), ferry::errc::handshake_failed) << text;
@@ -417,9 +416,18 @@ TEST(tls_links, ANodeUsingAnotherNodesCertificateIsRefusedAsClient) {
                       "'beta' but calls itself 'alpha'"),
             std::string::npos)
     << text;
-  EXPECT_EQ(server.refused("name mismatch").size(), 1u);
-  EXPECT_FALSE(server.node->stats("alpha"));
-  EXPECT_FALSE(liar.node->stats("gamma"));
+  EXPECT_EQ(honest.refused("name mismatch").size(), 1u);
+  EXPECT_FALSE(server.node->stats(client.cfg.node_name));
+  EXPECT_FALSE(client.node->stats(server.cfg.node_name));
+}
+
+TEST(tls_links, ANodeUsingAnotherNodesCertificateIsRefusedAsClient) {
+  tls_node server{"gamma", "gamma"};
+  tls_node liar{"alpha", "beta"};
+  ASSERT_EQ(server.start(), caf::none);
+  ASSERT_EQ(liar.start(), caf::none);
+  EXPECT_EQ(liar.logged("not for this node's name 'alpha'").size(), 1u);
+  expect_name_mismatch(server, liar, server);
 }
 
 TEST(tls_links, ANodeUsingAnotherNodesCertificateIsRefusedAsServer) {
@@ -427,17 +435,7 @@ TEST(tls_links, ANodeUsingAnotherNodesCertificateIsRefusedAsServer) {
   tls_node client{"gamma", "gamma"};
   ASSERT_EQ(liar.start(), caf::none);
   ASSERT_EQ(client.start(), caf::none);
-  auto port = liar.serve();
-  auto result = client.node->remote_actor("127.0.0.1", port);
-  ASSERT_FALSE(result);
-  auto text = text_of(result.error());
-  EXPECT_NE(text.find("name mismatch: the peer presents a certificate for "
-                      "'beta' but calls itself 'alpha'"),
-            std::string::npos)
-    << text;
-  EXPECT_EQ(client.refused("name mismatch").size(), 1u);
-  EXPECT_FALSE(liar.node->stats("gamma"));
-  EXPECT_FALSE(client.node->stats("alpha"));
+  expect_name_mismatch(liar, client, client);
 }
 
 TEST(tls_links, APlainPeerIsRefusedByATLSNode) {
@@ -511,27 +509,47 @@ TEST(tls_links, RandomBytesAreRefusedAndTheNodeLives) {
 
 // -- peer processes -----------------------------------------------------------
 
-class tls_peers : public ferry::test::node_fixture {};
+/// The node in this process, named `name` and holding `name`'s
+/// certificate, beside peer processes (node_fixture or netns_fixture).
+template <class Base>
+class tls_fixture : public Base {
+protected:
+  /// Starts the local node (with the fixture's store); null on failure.
+  ferry::node* start_local(const std::string& name) {
+    auto& cfg = this->cfg;
+    cfg.node_name = name;
+    cfg.tls_certificate = file(name + ".pem");
+    cfg.tls_key = file(name + ".key");
+    cfg.tls_ca_file = file("ca.pem");
+    cfg.store_name = this->store_name_;
+    cfg.store_capacity = this->store_bytes_;
+    ferry::test::register_test_types(cfg);
+    auto started = ferry::node::start(cfg);
+    EXPECT_TRUE(started) << text_of(started.error());
+    if (!started)
+      return nullptr;
+    this->local_ = std::move(*started);
+    return this->local_.get();
+  }
+};
+
+/// The ferry.tls flags of a peer holding `name`'s certificate and trusting
+/// the CA in `ca`.
+std::vector<std::string> tls_flags(const std::string& name,
+                                   const std::string& ca = "ca.pem") {
+  return {"--ferry.tls.certificate=" + file(name + ".pem"),
+          "--ferry.tls.key=" + file(name + ".key"),
+          "--ferry.tls.ca-file=" + file(ca)};
+}
+
+class tls_peers : public tls_fixture<ferry::test::node_fixture> {};
 
 TEST_F(tls_peers, APeerProcessLinksOverTLSAndCarries64MiB) {
-  auto& p = start_peer("alpha",
-                       {"--ferry.tls.certificate=" + file("alpha.pem"),
-                        "--ferry.tls.key=" + file("alpha.key"),
-                        "--ferry.tls.ca-file=" + file("ca.pem")},
-                       true);
+  auto& p = start_peer("alpha", tls_flags("alpha"), true);
   ASSERT_NE(p.port, 0);
-  // Not `local()`, which names the node "local": its certificate is beta's.
-  cfg.node_name = "beta";
-  cfg.tls_certificate = file("beta.pem");
-  cfg.tls_key = file("beta.key");
-  cfg.tls_ca_file = file("ca.pem");
-  ferry::test::register_test_types(cfg);
-  cfg.store_name = store_name_;
-  cfg.store_capacity = store_bytes_;
-  auto started = ferry::node::start(cfg);
-  ASSERT_TRUE(started) << text_of(started.error());
-  local_ = std::move(*started);
-  auto proxy = local_->remote_actor("127.0.0.1", p.port);
+  auto* local = start_local("beta");
+  ASSERT_NE(local, nullptr);
+  auto proxy = local->remote_actor("127.0.0.1", p.port);
   ASSERT_TRUE(proxy) << text_of(proxy.error());
   auto reply = ask<std::string>(*proxy, std::string{"tls"});
   ASSERT_TRUE(reply) << text_of(reply.error());
@@ -544,22 +562,11 @@ TEST_F(tls_peers, APeerProcessLinksOverTLSAndCarries64MiB) {
 }
 
 TEST_F(tls_peers, APeerProcessWithAnUnknownCAIsRefused) {
-  auto& p = start_peer("mallory",
-                       {"--ferry.tls.certificate=" + file("mallory.pem"),
-                        "--ferry.tls.key=" + file("mallory.key"),
-                        "--ferry.tls.ca-file=" + file("other.pem")},
-                       true);
+  auto& p = start_peer("mallory", tls_flags("mallory", "other.pem"), true);
   ASSERT_NE(p.port, 0);
-  cfg.node_name = "beta";
-  cfg.tls_certificate = file("beta.pem");
-  cfg.tls_key = file("beta.key");
-  cfg.tls_ca_file = file("ca.pem");
-  cfg.store_name = store_name_;
-  cfg.store_capacity = store_bytes_;
-  auto started = ferry::node::start(cfg);
-  ASSERT_TRUE(started) << text_of(started.error());
-  local_ = std::move(*started);
-  auto proxy = local_->remote_actor("127.0.0.1", p.port);
+  auto* local = start_local("beta");
+  ASSERT_NE(local, nullptr);
+  auto proxy = local->remote_actor("127.0.0.1", p.port);
   ASSERT_FALSE(proxy);
   EXPECT_NE(text_of(proxy.error()).find("unknown CA"), std::string::npos)
     << text_of(proxy.error());
@@ -568,35 +575,27 @@ TEST_F(tls_peers, APeerProcessWithAnUnknownCAIsRefused) {
   EXPECT_TRUE(p.process->wait_for("rss ", 10s));
 }
 
-class tls_netns : public ferry::test::netns_fixture {};
+class tls_netns : public tls_fixture<ferry::test::netns_fixture> {};
 
 TEST_F(tls_netns, TheRightCALinksAcrossHostsAndCarries64MiB) {
   FERRY_RUN_WITH_NETWORK_NAMESPACES();
   if (auto reason = set_up(); !reason.empty())
     FERRY_SKIP_OR_FAIL(reason);
   setenv("FERRY_TEST_PUBLISH_ADDRESS", peer_address_.c_str(), 1);
-  ferry::test::child_process peer{
-    ferry::test::ip_tool(),
-    {"netns", "exec", ns_, FERRY_TEST_NODE, "--ferry.node-name=alpha",
-     "--ferry.host-id=far-host", "--ferry.store.name=" + store_name_ + "-far",
-     "--ferry.tls.certificate=" + file("alpha.pem"),
-     "--ferry.tls.key=" + file("alpha.key"),
-     "--ferry.tls.ca-file=" + file("ca.pem")}};
+  std::vector<std::string> args{"netns", "exec", ns_, FERRY_TEST_NODE,
+                                "--ferry.node-name=alpha",
+                                "--ferry.host-id=far-host",
+                                "--ferry.store.name=" + store_name_ + "-far"};
+  for (auto& x : tls_flags("alpha"))
+    args.push_back(x);
+  ferry::test::child_process peer{ferry::test::ip_tool(), args};
   unsetenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = peer.wait_for("port ");
   ASSERT_TRUE(port) << "peer in the namespace did not start";
-  cfg.node_name = "beta";
-  cfg.tls_certificate = file("beta.pem");
-  cfg.tls_key = file("beta.key");
-  cfg.tls_ca_file = file("ca.pem");
-  cfg.store_name = store_name_;
-  cfg.store_capacity = store_bytes_;
-  ferry::test::register_test_types(cfg);
-  auto started = ferry::node::start(cfg);
-  ASSERT_TRUE(started) << text_of(started.error());
-  local_ = std::move(*started);
-  auto sut = local_->remote_actor(peer_address_,
-                                  static_cast<uint16_t>(std::stoi(*port)));
+  auto* local = start_local("beta");
+  ASSERT_NE(local, nullptr);
+  auto sut = local->remote_actor(peer_address_,
+                                 static_cast<uint16_t>(std::stoi(*port)));
   ASSERT_TRUE(sut) << text_of(sut.error());
   auto text = ask<std::string>(*sut, std::string{"netns"});
   ASSERT_TRUE(text) << text_of(text.error());
