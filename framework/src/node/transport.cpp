@@ -73,9 +73,9 @@ caf::expected<caf::actor> node_impl::dial(const std::string& host,
       return caf::make_error(
         errc::handshake_failed,
         "the node at " + address
-          + " closed the connection during CAF's handshake: a TLS node "
-            "(ferry.tls options set there) refuses plain peers such as this "
-            "node ("
+          + " closed the connection during CAF's handshake; a TLS node "
+            "(ferry.tls options set there) does so: it refuses plain peers "
+            "such as this node ("
           + render(result.error()) + ")");
     return result;
   }
