@@ -57,6 +57,7 @@ node_impl::node_impl(node_config& cfg)
 }
 
 node_impl::~node_impl() {
+  stop_tls_listeners();
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
   if (linker_)
