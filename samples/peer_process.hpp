@@ -1,6 +1,6 @@
-// A tiny helper for the samples: start this program again as a peer process
-// (same binary, extra arguments), read the line it prints with its port, and
-// let it exit by closing its stdin. Samples that need several nodes use it.
+// A tiny helper for the samples: start this program again (or another build
+// of it) as a peer process, read the line it prints with its port, and let
+// it exit by closing its stdin. Samples that need several nodes use it.
 #pragma once
 
 #include <cstdio>
@@ -20,7 +20,13 @@ namespace sample {
 class peer_process {
 public:
   /// Starts `/proc/self/exe` with `args`; waits for the "port <N>" line.
-  explicit peer_process(std::vector<std::string> args) {
+  explicit peer_process(std::vector<std::string> args)
+    : peer_process("/proc/self/exe", std::move(args)) {
+    // nop
+  }
+
+  /// Starts `program` with `args`; waits for the "port <N>" line.
+  peer_process(std::string program, std::vector<std::string> args) {
     int to_child[2];
     int from_child[2];
     // Close-on-exec: a peer started later must not inherit this peer's
@@ -33,13 +39,12 @@ public:
     posix_spawn_file_actions_adddup2(&actions, from_child[1], 1);
     posix_spawn_file_actions_addclose(&actions, to_child[1]);
     posix_spawn_file_actions_addclose(&actions, from_child[0]);
-    std::string self = "/proc/self/exe";
-    std::vector<char*> argv{self.data()};
+    std::vector<char*> argv{program.data()};
     for (auto& arg : args)
       argv.push_back(arg.data());
     argv.push_back(nullptr);
-    auto rc = posix_spawn(&pid_, self.c_str(), &actions, nullptr, argv.data(),
-                          environ);
+    auto rc = posix_spawn(&pid_, program.c_str(), &actions, nullptr,
+                          argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     close(to_child[0]);
     close(from_child[1]);

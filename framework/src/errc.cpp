@@ -25,6 +25,7 @@ std::string to_string(errc x) {
     case errc::too_many_proxies: return "too_many_proxies";
     case errc::too_many_actors: return "too_many_actors";
     case errc::receiver_full: return "receiver_full";
+    case errc::type_mismatch: return "type_mismatch";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -16,6 +16,7 @@
 
 #include "registry_state.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -158,6 +159,19 @@ std::optional<std::string> registry::type_name(std::type_index type) const {
 bool registry::has_type(std::string_view name) const {
   auto st = snapshot();
   return st->names.find(name) != st->names.end();
+}
+
+std::vector<registry::type_shape> registry::type_shapes() const {
+  auto st = snapshot();
+  std::vector<type_shape> result;
+  result.reserve(st->types.size());
+  for (auto& [type, entry] : st->types)
+    result.push_back(type_shape{entry.name, entry.ops->shape()});
+  std::sort(result.begin(), result.end(),
+            [](const type_shape& x, const type_shape& y) {
+              return x.name < y.name;
+            });
+  return result;
 }
 
 std::optional<std::type_index>

@@ -4,8 +4,10 @@
 // another token while the link is up, is refused; messages and control
 // messages without the link's token (what a third node could forge) are
 // dropped unread and counted; wire messages from a process that skipped the
-// handshake are dropped and logged at most once a second. The node lives on
-// after each.
+// handshake are dropped and logged at most once a second. A hello whose type
+// lists do not pair up is refused; a type the hello describes with another
+// shape is refused before its bytes are decoded. The node lives on after
+// each.
 #include "hostile_peer.hpp"
 
 #include "ferry/errc.hpp"
@@ -194,4 +196,53 @@ TEST(unlinked_peer, MessagesWithoutAHandshakeAreDroppedAndLoggedOnceASecond) {
   EXPECT_NE(dropped[0].find("skipped ferry's handshake"), std::string::npos)
     << dropped[0];
   caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(hostile_fixture, HelloWithMoreTypeNamesThanShapesIsRefused) {
+  // Arrange
+  type_names_ = {"test.record", "string"};
+  type_shapes_ = {"{id:i64}"};
+  caf::error refusal;
+  // Act
+  auto target = handshake(wire_protocol_version, &refusal);
+  // Assert
+  EXPECT_EQ(target, 0u);
+  EXPECT_EQ(refusal,
+            caf::make_error(ferry::errc::handshake_failed, refusal.context()));
+  EXPECT_TRUE(mentions(refusal, "2 type names but 1 type shapes"))
+    << ferry::render(refusal);
+  // The node lives on.
+  type_names_.clear();
+  type_shapes_.clear();
+  EXPECT_NE(handshake(), 0u);
+}
+
+TEST_F(hostile_fixture, TypeOfAnotherShapeIsRefusedBeforeItsBytesAreDecoded) {
+  // Arrange: "rogue" describes test.plain_point otherwise than the peer's
+  // build does ({x:i32,label:str,values:list<f64>}).
+  type_names_ = {"test.plain_point"};
+  type_shapes_ = {"{x:i32,label:str}"};
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  wire_message msg;
+  msg.target = target;
+  // Bytes no decoder would take: a decode would fail with decode_failed.
+  msg.elements.push_back(element("msgpack", "test.plain_point",
+                                 std::vector<std::byte>(9, std::byte{0xc1})));
+  // Act
+  auto err = send_and_await_error(std::move(msg));
+  // Assert
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err, caf::make_error(ferry::errc::type_mismatch, err.context()));
+  auto text = ferry::render(err);
+  EXPECT_NE(text.find("type \"test.plain_point\" has another shape"),
+            std::string::npos)
+    << text;
+  EXPECT_NE(text.find("member 'test.plain_point.values' (list<f64>) exists on "
+                      "node B but not on node rogue"),
+            std::string::npos)
+    << text;
+  // The node lives on: a message of a type both describe alike still works.
+  EXPECT_FALSE(send_and_await_error(refused_for_its_family(target))
+                 == caf::make_error(ferry::errc::type_mismatch));
 }

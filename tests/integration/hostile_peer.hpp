@@ -90,6 +90,8 @@ protected:
     mine.window_bytes = 1 << 20;
     mine.window_messages = 64;
     mine.link_token = link_token;
+    mine.type_names = type_names_;
+    mine.type_shapes = type_shapes_;
     uint64_t target = 0;
     (*self_)->request(gateway_, 10s, mine)
       .receive(
@@ -247,6 +249,9 @@ protected:
   uint64_t token_ = 0;
   /// The token "rogue" names in its hello.
   static constexpr uint64_t rogue_token = 0x5eed;
+  /// The types (and their shapes) "rogue" names in its hello.
+  std::vector<std::string> type_names_;
+  std::vector<std::string> type_shapes_;
 };
 
 template <class T>

@@ -56,6 +56,11 @@ enum class errc : uint8_t {
   /// messages that its actors have not processed yet (the peer sends beyond
   /// its credit window); the message is refused.
   receiver_full,
+  /// The message's type has another shape on the peer's build (a member
+  /// added, removed, renamed, reordered or of another type, or another
+  /// declared version): it is refused before any decoding, on both nodes.
+  /// See docs/evolution.md.
+  type_mismatch,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

@@ -142,6 +142,12 @@ caf::expected<caf::message> decoder::decode_element(wire_element& element) {
     if (auto err = serializers::decode_header(bytes, opts_.limits,
                                               input.header))
       return header_error(std::move(err));
+    // A type of another shape on the peer is decoded only from a family
+    // that bridges the two versions; any other never gets a plan, so each
+    // of its messages comes here and is refused.
+    if (auto err = ctx_.types.refusal(input.header.type_name,
+                                      input.header.family))
+      return err;
     auto made = ctx_.registry.plan_decode(input.header, opts_);
     if (!made)
       return explain(input.header, std::move(made.error()));

@@ -68,9 +68,21 @@ encoder::encode_message(uint64_t target, uint64_t sender, caf::message_id mid,
           + describe_element(msg, pos) + " to node " + ctx_.peer_name
           + ": the type is not registered; call "
             "cfg.add_message_type<T>(\"name\") in both processes");
+    // A type of another shape on the peer goes only with the families that
+    // bridge the two versions, or not at all.
+    std::optional<std::vector<std::string>> bridging;
+    if (!ctx_.types.empty())
+      if (auto name = ctx_.registry.type_name(*type);
+          name && ctx_.types.differs(*name)) {
+        auto only = ctx_.types.send_families(*name, send_families_);
+        if (!only)
+          return std::move(only.error());
+        bridging = std::move(*only);
+      }
     auto& family = families.emplace_back();
     auto& element = out.elements.emplace_back();
-    if (auto err = encode_element(*type, msg.at(pos), keep_alive, family,
+    if (auto err = encode_element(*type, msg.at(pos), keep_alive,
+                                  bridging ? &*bridging : nullptr, family,
                                   tickets, transfers, element))
       return err;
   }
@@ -111,6 +123,7 @@ caf::error encoder::check_sizes(const wire_message& out) const {
 caf::error
 encoder::encode_element(std::type_index type, const void* value,
                         const std::shared_ptr<const void>& keep_alive,
+                        const std::vector<std::string>* only,
                         std::string& family_used,
                         std::vector<store::transfer_ticket>& tickets,
                         std::vector<uint64_t>& transfers,
@@ -120,11 +133,11 @@ encoder::encode_element(std::type_index type, const void* value,
   auto encoded = [&] {
     if (ctx_.store != nullptr) {
       store::in_band_scope scope{*ctx_.store};
-      auto result = encode_value(type, value, keep_alive);
+      auto result = encode_value(type, value, keep_alive, only);
       handles = scope.take_tickets();
       return result;
     }
-    return encode_value(type, value, keep_alive);
+    return encode_value(type, value, keep_alive, only);
   }();
   if (!encoded) {
     for (auto& ticket : handles)
@@ -217,9 +230,16 @@ caf::error encoder::place_frame(serializers::frame&& frame,
 
 caf::expected<encoder::encoded_value>
 encoder::encode_value(std::type_index type, const void* value,
-                      const std::shared_ptr<const void>& keep_alive) {
+                      const std::shared_ptr<const void>& keep_alive,
+                      const std::vector<std::string>* only) {
   auto& reg = ctx_.registry;
-  if (auto* plan = plan_for(type)) {
+  // Only the families given, when given (a type whose shape differs on the
+  // peer): no plan, the general path.
+  std::optional<serializers::encode_options> narrowed;
+  if (only != nullptr) {
+    narrowed = opts_;
+    narrowed->serializers = *only;
+  } else if (auto* plan = plan_for(type)) {
     if (auto frames = reg.encode(*plan, value, opts_, keep_alive)) {
       auto header = serializers::encode_header(plan->header_key(), *frames);
       return encoded_value{std::move(header), std::move(*frames),
@@ -228,7 +248,8 @@ encoder::encode_value(std::type_index type, const void* value,
     // The family refused this value: the general path tries the next one,
     // or names every family tried.
   }
-  auto encoded = reg.encode(type, value, opts_, keep_alive);
+  auto encoded = reg.encode(type, value, narrowed ? *narrowed : opts_,
+                            keep_alive);
   if (!encoded)
     return std::move(encoded.error());
   return encoded_value{serializers::encode_header(encoded->header),

@@ -74,9 +74,11 @@ private:
     std::string family;
   };
 
-  /// Encodes one element into `result` (fresh, filled in place).
+  /// Encodes one element into `result` (fresh, filled in place), with the
+  /// families in `only` when given, else with the link's.
   caf::error encode_element(std::type_index type, const void* value,
                             const std::shared_ptr<const void>& keep_alive,
+                            const std::vector<std::string>* only,
                             std::string& family_used,
                             std::vector<store::transfer_ticket>& tickets,
                             std::vector<uint64_t>& transfers,
@@ -84,10 +86,12 @@ private:
 
   /// Encodes `*value` with the link's families: by the type's plan when it
   /// has one (and it works for the value), else through the registry's
-  /// general path (which names every family tried when none can).
+  /// general path (which names every family tried when none can). With
+  /// `only`, the general path with those families.
   caf::expected<encoded_value>
   encode_value(std::type_index type, const void* value,
-               const std::shared_ptr<const void>& keep_alive);
+               const std::shared_ptr<const void>& keep_alive,
+               const std::vector<std::string>* only);
 
   /// Explains an encoding failure in the link's terms.
   caf::error explain(caf::error err) const;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "link/link_counters.hpp"
+#include "link/type_check.hpp"
 
 #include "ferry/link_config.hpp"
 #include "ferry/serializers/registry.hpp"
@@ -37,6 +38,8 @@ struct link_context {
   uint64_t peer_store_token;
   /// The link's counters.
   link_counters& counters;
+  /// The types whose shape differs on the peer (refused both ways).
+  const type_check& types;
 };
 
 } // namespace ferry::detail

@@ -66,9 +66,10 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     default_actor_(peer.default_actor),
     sent_by_family_(send_families),
     received_by_family_(cfg_.deserializers),
+    types_(node.registry(), peer, node.config().node_name),
     ctx_{node.registry(), node.store(),      cfg_,
          node.config().node_name, peer.node_name, same_host,
-         peer.store_token,        counters_},
+         peer.store_token,        counters_, types_},
     transfers_(cfg_.chunk_size, ctx_.node_name, peer_name_),
     encoder_(ctx_, std::move(send_families), transfers_),
     decoder_(ctx_, received_by_family_),
@@ -87,6 +88,8 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     inbox_([this] {
       return spawn_puller(node_.system(), weak_from_this(), node_.places());
     }) {
+  for (auto& line : types_.report(encoder_.send_families()))
+    node_.log(line);
   if (peer.window_bytes > cfg_.max_held_bytes
       || peer.window_messages > cfg_.max_held_messages)
     node_.log("node " + peer_name_ + " sends with a credit window of "

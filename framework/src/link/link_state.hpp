@@ -302,6 +302,7 @@ private:
   link_counters counters_;
   family_counters sent_by_family_;
   family_counters received_by_family_;
+  const type_check types_;
   link_context ctx_;
 
   transfer_table transfers_;

@@ -89,6 +89,10 @@ hello node_impl::make_hello(const link_config& cfg) const {
   result.default_actor = exposed_.default_id();
   result.window_bytes = cfg.window_bytes;
   result.window_messages = cfg.window_messages;
+  for (auto& type : registry_->type_shapes()) {
+    result.type_names.push_back(std::move(type.name));
+    result.type_shapes.push_back(std::move(type.shape));
+  }
   return result;
 }
 
@@ -109,6 +113,13 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   if (!peer.gateway)
     return caf::make_error(errc::handshake_failed,
                            "handshake without a gateway");
+  if (peer.type_names.size() != peer.type_shapes.size())
+    return caf::make_error(errc::handshake_failed,
+                           "node " + peer.node_name + " sent a hello with "
+                             + std::to_string(peer.type_names.size())
+                             + " type names but "
+                             + std::to_string(peer.type_shapes.size())
+                             + " type shapes");
   // The connecting side passes the config it offered in its hello (one set
   // for the peer's address counts there); the accepting side goes by name.
   auto& cfg = chosen != nullptr ? *chosen : cfg_.link_for(peer.node_name);

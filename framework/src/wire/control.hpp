@@ -50,6 +50,10 @@ struct hello {
   uint64_t window_messages = 0;
   /// The token I expect on everything you send me over this link.
   uint64_t link_token = 0;
+  /// The names of my registered types, sorted, and their shapes
+  /// (ferry/serializers/shape.hpp), at the same positions.
+  std::vector<std::string> type_names;
+  std::vector<std::string> type_shapes;
 
   /// Saves the protocol, then every other field.
   caf::error save(caf::serializer& sink) const;

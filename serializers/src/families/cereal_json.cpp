@@ -21,11 +21,13 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace ferry::serializers::detail {
 
@@ -290,6 +292,17 @@ const json_node& checked_json_archive::next_value() {
   next_name_ = nullptr;
   auto& top = levels_.back();
   auto& parent = tree_.nodes[top.node];
+  if (top.by_name) {
+    // `seek` found the member: read it; nothing else in this object is.
+    if (top.next == top.node)
+      throw decode_fault{errc::member_mismatch,
+                         "a member of the object" + at(parent)
+                           + " read without looking it up by name"};
+    auto& x = tree_.nodes[top.next];
+    top.next = top.node;
+    position_ = x.offset;
+    return x;
+  }
   bool object = parent.kind == json_node::object_value;
   std::string expected;
   if (object)
@@ -328,10 +341,45 @@ void checked_json_archive::startNode() {
                           static_cast<uint32_t>(&x - tree_.nodes.data()) + 1});
 }
 
+void checked_json_archive::read_by_name() {
+  auto& top = levels_.back();
+  auto& x = tree_.nodes[top.node];
+  if (x.kind != json_node::object_value)
+    wrong_kind(x, "an object");
+  // Names given twice are refused before anything is read.
+  std::vector<std::string_view> names;
+  names.reserve(x.children);
+  for (auto i = top.node + 1; names.size() < x.children;
+       i = tree_.nodes[i].end)
+    names.push_back(tree_.name(tree_.nodes[i]));
+  std::sort(names.begin(), names.end());
+  if (auto twice = std::adjacent_find(names.begin(), names.end());
+      twice != names.end())
+    throw decode_fault{errc::duplicate_key,
+                       "the object" + at(x) + " names member "
+                         + quoted(*twice) + " twice"};
+  top.by_name = true;
+  top.next = top.node;
+}
+
+bool checked_json_archive::seek(std::string_view name) {
+  auto& top = levels_.back();
+  auto& x = tree_.nodes[top.node];
+  uint32_t seen = 0;
+  for (auto i = top.node + 1; seen < x.children; i = tree_.nodes[i].end) {
+    ++seen;
+    if (tree_.name(tree_.nodes[i]) == name) {
+      top.next = i;
+      return true;
+    }
+  }
+  return false;
+}
+
 void checked_json_archive::finishNode() {
   auto top = levels_.back();
   auto& x = tree_.nodes[top.node];
-  if (top.read != x.children) {
+  if (!top.by_name && top.read != x.children) {
     auto& first = tree_.nodes[top.next];
     bool object = x.kind == json_node::object_value;
     throw decode_fault{errc::member_mismatch,

@@ -110,6 +110,17 @@ public:
   /// Returns whether a type is registered under `name`.
   [[nodiscard]] bool has_type(std::string_view name) const;
 
+  /// A registered type's name and shape (shape.hpp).
+  struct type_shape {
+    std::string name;
+    std::string shape;
+  };
+
+  /// Returns the name and shape of every registered type, sorted by name:
+  /// what a node tells its peers so that a type whose shape differs between
+  /// two builds is never decoded as if it matched.
+  [[nodiscard]] std::vector<type_shape> type_shapes() const;
+
   /// Returns the registered type of element `pos` of `msg`, found by the
   /// element's `std::type_info`, or, for a CAF built-in type (which a
   /// `caf::message` reports by its `caf::type_nr` alone), by the number

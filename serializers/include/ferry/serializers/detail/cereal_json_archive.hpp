@@ -10,7 +10,9 @@
 //  - every object's members in the order and with the names cereal's writer
 //    gives them: a name-value pair's name, else "value0", "value1", ... for
 //    the unnamed ones of that object (`member_mismatch`); an object or array
-//    the type did not read to its end, or one that ends early, likewise;
+//    the type did not read to its end, or one that ends early, likewise
+//    (except the object of an evolving type, read by member name: any
+//    order, members it lacks skipped, a name given twice refused);
 //    values after the document's top-level value (`trailing_bytes`);
 //  - strings that are not well-formed UTF-8, hold a surrogate (an escaped
 //    lone surrogate included) or a NUL character (`invalid_text`);
@@ -124,6 +126,16 @@ public:
     next_name_ = name;
   }
 
+  /// Reads the object entered last by member name (an evolving type, see
+  /// type_version.hpp): members are found with `seek`, in any order, and
+  /// members the type does not read are skipped; refuses a name given twice
+  /// (`duplicate_key`).
+  void read_by_name();
+
+  /// Makes the member called `name` of the object read by name the next
+  /// value read; false when the object has none.
+  bool seek(std::string_view name);
+
   /// Returns the number of values of the array entered last.
   void loadSize(cereal::size_type& size);
 
@@ -161,6 +173,7 @@ private:
     uint32_t next;
     uint32_t read = 0;
     uint32_t unnamed = 0;
+    bool by_name = false;
   };
 
   /// Returns the next value of the current object or array (checking its

@@ -7,6 +7,7 @@
 #include "ferry/serializers/families/msgpack.hpp"
 #include "ferry/serializers/families/raw.hpp"
 #include "ferry/serializers/separate.hpp"
+#include "ferry/serializers/shape.hpp"
 #include "ferry/serializers/wrap.hpp"
 
 #include <array>
@@ -278,6 +279,8 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
 struct type_ops {
   std::type_index type;
   std::string (*label)();
+  /// The type's shape (shape.hpp).
+  std::string (*shape)();
   bool (*can_encode)(builtin);
   bool (*can_decode)(builtin);
   std::string (*why_not)(builtin);
@@ -313,6 +316,7 @@ const type_ops& ops_of() {
   static const type_ops ops{
     typeid(T),
     [] { return type_label<T>(); },
+    [] { return shape_of<T>(); },
     [](builtin f) { return builtin_can_encode<T>(f); },
     [](builtin f) { return builtin_can_decode<T>(f); },
     [](builtin f) { return builtin_why_not<T>(f); },

@@ -66,6 +66,8 @@
 #include "ferry/serializers/detail/take_elements.hpp"
 
 #include "ferry/serializers/frame.hpp"
+#include "ferry/serializers/member_names.hpp"
+#include "ferry/serializers/type_version.hpp"
 #include "ferry/serializers/options.hpp"
 
 #include <algorithm>
@@ -509,16 +511,73 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
   });
 }
 
+/// The JSON archives, which carry an evolving type's members by name.
+template <class Archive>
+inline constexpr bool json_archive
+  = std::is_same_v<Archive, cereal::JSONOutputArchive>
+    || std::is_same_v<Archive, checked_json_archive>;
+
+/// Runs cereal's `ar(field)`, turning cereal's refusals into ferry's.
+template <class Archive, class Field>
+void cereal_member(Archive& ar, Field&& field) {
+  if constexpr (ferry_input_archive<Archive>) {
+    try {
+      ar(std::forward<Field>(field));
+    } catch (const cereal::Exception& e) {
+      throw decode_fault{errc::decode_failed,
+                         std::string{"cereal: "} + e.what()
+                           + "; the bytes are corrupt or hostile, or the "
+                             "sender's type differs from the receiver's"};
+    }
+  } else {
+    ar(std::forward<Field>(field));
+  }
+}
+
+/// Writes or reads the evolving aggregate `x` (type_version.hpp) as an
+/// object of its members by name: the reader skips members it lacks and
+/// leaves those the input lacks at their defaults.
+template <class Archive, class T, size_t... Is>
+void cereal_by_name(Archive& ar, T& x, std::index_sequence<Is...>) {
+  if constexpr (std::is_same_v<Archive, checked_json_archive>)
+    ar.read_by_name();
+  visit_fields(x, [&](auto&... fields) {
+    auto refs = std::tie(fields...);
+    [[maybe_unused]] auto one = [&]<size_t I>(auto& field) {
+      using field_type = std::remove_cvref_t<decltype(field)>;
+      if (tracing())
+        trace_member(typeid(T), I, typeid(field));
+      in_member<T, field_type>(I, [&] {
+        constexpr auto name = member_name_c_str<T, I>();
+        if constexpr (std::is_same_v<Archive, checked_json_archive>) {
+          if (!ar.seek(name))
+            return; // the sender's version lacks it: keep the default
+        }
+        cereal_member(ar, cereal::make_nvp(name, field));
+      });
+    };
+    (one.template operator()<Is>(std::get<Is>(refs)), ...);
+  });
+}
+
 } // namespace ferry::serializers::detail
 
 namespace cereal {
 
 /// Serializes plain aggregates field by field (ferry's aggregate
-/// reflection); a refusal names the member it happened in.
+/// reflection); a refusal names the member it happened in. In cereal.json,
+/// an aggregate with a version is an object of its members by name.
 template <class Archive, class T>
   requires ferry::serializers::detail::cereal_archive<Archive>
            && ferry::serializers::detail::cereal_reflect<T>
 void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
+  if constexpr (ferry::serializers::detail::evolving<T>
+                && ferry::serializers::detail::json_archive<Archive>) {
+    ferry::serializers::detail::cereal_by_name(
+      ar, x,
+      std::make_index_sequence<ferry::serializers::field_count<T>()>{});
+    return;
+  }
   [[maybe_unused]] size_t index = 0;
   ferry::serializers::visit_fields(x, [&](auto&... fields) {
     [[maybe_unused]] auto one = [&](auto& field) {
@@ -526,23 +585,9 @@ void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
       if (ferry::serializers::detail::tracing())
         ferry::serializers::detail::trace_member(typeid(T), index,
                                                  typeid(field));
-      ferry::serializers::detail::in_member<T, field_type>(index++, [&] {
-        if constexpr (ferry::serializers::detail::ferry_input_archive<
-                        Archive>) {
-          // cereal's own refusals (a variant's index, say), as ferry's.
-          try {
-            ar(field);
-          } catch (const cereal::Exception& e) {
-            throw ferry::serializers::detail::decode_fault{
-              ferry::serializers::errc::decode_failed,
-              std::string{"cereal: "} + e.what()
-                + "; the bytes are corrupt or hostile, or the sender's type "
-                  "differs from the receiver's"};
-          }
-        } else {
-          ar(field);
-        }
-      });
+      // cereal's own refusals (a variant's index, say), as ferry's.
+      ferry::serializers::detail::in_member<T, field_type>(
+        index++, [&] { ferry::serializers::detail::cereal_member(ar, field); });
     };
     (one(fields), ...);
   });

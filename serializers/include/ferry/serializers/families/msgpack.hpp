@@ -62,6 +62,8 @@
 #include "ferry/serializers/detail/msgpack_handles.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/frame.hpp"
+#include "ferry/serializers/member_names.hpp"
+#include "ferry/serializers/type_version.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -479,23 +481,96 @@ caf::error msgpack_decode(std::span<const std::byte> in, T& out,
 
 } // namespace ferry::serializers::detail
 
+namespace ferry::serializers::detail {
+
+/// Converts a msgpack map from member names to values into the evolving
+/// aggregate `x` (type_version.hpp): a name `T` lacks is skipped, a member
+/// the map lacks keeps the value `x` has (its default), a name given twice
+/// is refused.
+template <class T>
+const msgpack::object& msgpack_convert_by_name(const msgpack::object& o,
+                                               T& x) {
+  constexpr auto names = member_names<T>();
+  if (o.type != msgpack::type::MAP)
+    throw decode_fault{errc::member_mismatch,
+                       "a msgpack value that is not a map where "
+                         + type_label<T>() + " (version "
+                         + std::to_string(type_version<T>::value)
+                         + ") is the map of its members by name; the sender "
+                           "writes the type without a version"};
+  std::array<bool, names.size()> seen{};
+  for (uint32_t i = 0; i < o.via.map.size; ++i) {
+    auto& entry = o.via.map.ptr[i];
+    if (entry.key.type != msgpack::type::STR)
+      throw decode_fault{errc::member_mismatch,
+                         "a key that is not a string in the map of "
+                           + type_label<T>() + "'s members"};
+    std::string_view key{entry.key.via.str.ptr, entry.key.via.str.size};
+    size_t index = 0;
+    while (index < names.size() && names[index] != key)
+      ++index;
+    if (index == names.size())
+      continue; // a member of the sender's version only
+    if (seen[index])
+      throw decode_fault{errc::duplicate_key,
+                         "member '" + std::string{key} + "' of "
+                           + type_label<T>() + " is given twice"};
+    seen[index] = true;
+    visit_fields(x, [&](auto&... fields) {
+      size_t at = 0;
+      [[maybe_unused]] auto one = [&](auto& field) {
+        if (at++ != index)
+          return;
+        using field_type = std::remove_cvref_t<decltype(field)>;
+        in_member<T, field_type>(index, [&] {
+          try {
+            entry.val.convert(field);
+          } catch (const msgpack::type_error&) {
+            throw decode_fault{
+              errc::decode_failed,
+              "the msgpack value's type does not convert into the member's "
+              "(msgpack-cxx's type_error); the member's type differs between "
+              "the sender's version and the receiver's, or the input is "
+              "corrupt"};
+          }
+        });
+      };
+      (one(fields), ...);
+    });
+  }
+  return o;
+}
+
+} // namespace ferry::serializers::detail
+
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
 namespace adaptor {
 
-/// Packs plain aggregates as an array of their fields.
+/// Packs plain aggregates as an array of their fields, and those with a
+/// version (type_version.hpp) as a map from each field's name to its value.
 template <class T>
 struct pack<T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
   template <class Stream>
   packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
+    [[maybe_unused]] constexpr auto names = ferry::serializers::member_names<T>();
     ferry::serializers::visit_fields(x, [&](const auto&... fields) {
-      o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
+      constexpr bool by_name = ferry::serializers::detail::evolving<T>;
+      if constexpr (by_name)
+        o.pack_map(static_cast<uint32_t>(sizeof...(fields)));
+      else
+        o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
       [[maybe_unused]] size_t index = 0;
       [[maybe_unused]] auto one = [&](const auto& field) {
         using field_type = std::remove_cvref_t<decltype(field)>;
         if (ferry::serializers::detail::tracing())
           ferry::serializers::detail::trace_member(typeid(T), index,
                                                    typeid(field));
+        if constexpr (by_name) {
+          auto name = names[index];
+          o.pack_str(static_cast<uint32_t>(name.size()));
+          o.pack_str_body(name.data(), static_cast<uint32_t>(name.size()));
+        }
         ferry::serializers::detail::in_member<T, field_type>(
           index++, [&] { o.pack(field); });
       };
@@ -512,6 +587,8 @@ struct convert<T,
                std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
   const msgpack::object& operator()(const msgpack::object& o, T& x) const {
     using ferry::serializers::detail::decode_fault;
+    if constexpr (ferry::serializers::detail::evolving<T>)
+      return ferry::serializers::detail::msgpack_convert_by_name(o, x);
     if (o.type != msgpack::type::ARRAY)
       throw msgpack::type_error();
     constexpr auto members = ferry::serializers::field_count<T>();
