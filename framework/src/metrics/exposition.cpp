@@ -258,6 +258,8 @@ void write_store(writer& w, const store::memory_summary& s) {
 
 std::string render_exposition(const node_figures& x) {
   writer w;
+  w.family("ferry_node_info", "gauge", "The node's name, in its label.");
+  w.sample("ferry_node_info", {{"node", x.node_name}}, uint64_t{1});
   write_links(w, x);
   if (x.store)
     write_store(w, *x.store);

@@ -22,6 +22,8 @@ namespace ferry::detail {
 
 /// What a scrape shows of one node.
 struct node_figures {
+  /// The node's name.
+  std::string node_name;
   /// Every link's counters.
   std::vector<link_stats> links;
   /// Every peer the node has had a link to.

@@ -107,6 +107,7 @@ private:
       return;
     }
     auto& req = parser_->get();
+    version_ = req.version() == 10 ? 10 : 11;
     auto keep_alive = req.keep_alive();
     if (req.method() != http::verb::get) {
       answer(http::status::method_not_allowed, "only GET is served\n",
@@ -136,7 +137,7 @@ private:
   void answer(http::status status, std::string body, bool keep_alive,
               const char* type = "text/plain; charset=utf-8") {
     res_ = {};
-    res_.version(11);
+    res_.version(version_);
     res_.result(status);
     res_.set(http::field::server, "ferry");
     res_.set(http::field::content_type, type);
@@ -158,8 +159,37 @@ private:
       read();
       return;
     }
+    if (!ec && res_.result() != http::status::ok) {
+      // The client may still be sending what was refused: read and drop it
+      // (up to a bound, within the deadline) before closing, so that the
+      // answer reaches it instead of a reset.
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      stream_.expires_after(state_->lim.read_timeout);
+      drain();
+      return;
+    }
     close();
   }
+
+  void drain() {
+    constexpr size_t chunk = 64 * 1024;
+    stream_.async_read_some(
+      buffer_.prepare(chunk),
+      [self = shared_from_this()](beast::error_code ec, size_t n) {
+        self->guarded([&] {
+          self->drained_ += n;
+          if (ec || self->drained_ > max_drained) {
+            self->close();
+            return;
+          }
+          self->drain();
+        });
+      });
+  }
+
+  /// Most bytes read and dropped after refusing a request.
+  static constexpr size_t max_drained = 4 * 1024 * 1024;
 
   void close() {
     beast::error_code ignored;
@@ -171,6 +201,10 @@ private:
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::empty_body>> parser_;
   http::response<http::string_body> res_;
+  /// HTTP version of the answers: the request's (1.0 or 1.1).
+  unsigned version_ = 11;
+  /// Bytes dropped after a refused request.
+  size_t drained_ = 0;
   std::shared_ptr<shared_state> state_;
 };
 

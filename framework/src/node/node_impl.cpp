@@ -162,6 +162,7 @@ void node_impl::attach_store() {
 
 std::string node_impl::metrics_text() {
   node_figures figures;
+  figures.node_name = cfg_.node_name;
   for (auto& link : links())
     figures.links.push_back(link->snapshot());
   figures.peers = watch_.peers();
