@@ -7,6 +7,8 @@
 // frames travel as store handles; tcp peers use a store of another name, so
 // ferry sees two hosts and takes the cross-host path over loopback. inproc
 // groups keep sender and receiver in one node: plain CAF, no encoding.
+// `<family>+metrics` rows (--metrics) run with the Prometheus endpoint on in
+// both nodes, and a thread here renders the metrics ten times a second.
 #include "child.hpp"
 #include "driver.hpp"
 #include "machine.hpp"
@@ -18,9 +20,12 @@
 
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <stop_token>
+#include <thread>
 
 namespace ferry::bench {
 
@@ -39,11 +44,19 @@ std::string list_arg(const std::string& family) {
 
 class ferry_group final : public group {
 public:
-  ferry_group(transport tr, const std::string& family, const bench_env& env)
-    : family_(family) {
+  ferry_group(transport tr, const std::string& row_family,
+              const bench_env& env)
+    : family_(row_family) {
+    // A `<family>+metrics` row: the family's, with both endpoints on.
+    bool metrics = family_.ends_with(metrics_suffix);
+    if (metrics)
+      family_.resize(family_.size() - metrics_suffix.size());
+    const auto& family = family_;
     register_ferry_types(cfg_);
     read_caf_application_ini(cfg_);
-    cfg_.node_name = "bench-" + to_string(tr) + "-" + family;
+    if (metrics)
+      cfg_.metrics_port = 0;
+    cfg_.node_name = "bench-" + to_string(tr) + "-" + row_family;
     cfg_.store_name = env.store_name;
     cfg_.store_capacity = env.store_capacity;
     cfg_.store_prefault = true;
@@ -56,12 +69,14 @@ public:
       throw std::runtime_error("cannot start a ferry node: "
                                + ferry::render(n.error()));
     node_ = std::move(*n);
+    if (metrics)
+      scraper_ = std::jthread{[this](std::stop_token stop) { scrape(stop); }};
     if (tr == transport::inproc) {
       sink_ = spawn_sink(node_->system());
       dest_ = sink_;
       return;
     }
-    peer_name_ = "peer-" + to_string(tr) + "-" + family;
+    peer_name_ = "peer-" + to_string(tr) + "-" + row_family;
     bool ipc = tr == transport::ipc;
     std::vector<std::string> args{
       "--peer=ferry",
@@ -73,6 +88,8 @@ public:
       "--ferry.link.serializers=" + list_arg(family),
       "--ferry.link.deserializers=" + list_arg(family),
     };
+    if (metrics)
+      args.push_back("--ferry.metrics.port=0");
     peer_ = std::make_unique<child>(args);
     auto port = peer_->wait_for("port ", std::chrono::seconds{60});
     if (!port)
@@ -239,9 +256,25 @@ private:
     return answer ? std::stod(*answer) : -1;
   }
 
+  /// Renders this node's metrics ten times a second, as a scraper far
+  /// more eager than Prometheus' default (the cost of a scrape lands in
+  /// the row).
+  void scrape(std::stop_token stop) {
+    using namespace std::chrono_literals;
+    while (!stop.stop_requested()) {
+      rendered_ += node_->metrics_text().size();
+      for (int i = 0; i < 10 && !stop.stop_requested(); ++i)
+        std::this_thread::sleep_for(10ms);
+    }
+  }
+
   std::string family_;
   ferry::node_config cfg_;
   std::unique_ptr<ferry::node> node_;
+  /// Bytes the scraper rendered (keeps the rendering from being dropped).
+  std::atomic<uint64_t> rendered_{0};
+  /// Declared after the node: stops before it goes.
+  std::jthread scraper_;
   std::unique_ptr<child> peer_;
   std::string peer_name_;
   caf::actor sink_;
