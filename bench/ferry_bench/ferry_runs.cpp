@@ -115,6 +115,7 @@ public:
       caf::anon_send_exit(sink_, caf::exit_reason::user_shutdown);
     sink_ = nullptr;
     dest_ = nullptr;
+    scraper_ = {}; // stops and joins before the node goes
     node_.reset();
     peer_.reset();
   }

@@ -45,6 +45,13 @@ std::string exchange(uint16_t port, const std::string& request) {
   return answer;
 }
 
+/// Starts a node named `name` (no store) with its endpoint on a free port.
+std::unique_ptr<ferry::node> node_with_endpoint(const char* name,
+                                                ferry::node_config& cfg) {
+  cfg.metrics_port = 0;
+  return ferry::test::make_node(name, cfg);
+}
+
 caf::behavior echo() {
   return {[](int32_t x) { return x + 1; }};
 }
@@ -58,8 +65,7 @@ TEST(metrics_endpoint, IsOffWhenNoPortIsSet) {
 
 TEST(metrics_endpoint, PortZeroServesOnAPortTheNodeReports) {
   ferry::node_config cfg;
-  cfg.metrics_port = 0;
-  auto sut = ferry::test::make_node("sut", cfg);
+  auto sut = node_with_endpoint("sut", cfg);
   ASSERT_TRUE(sut);
   ASSERT_NE(sut->metrics_port(), 0);
   auto answer = exchange(sut->metrics_port(),
@@ -75,8 +81,7 @@ TEST(metrics_endpoint, PortZeroServesOnAPortTheNodeReports) {
 
 TEST(metrics_endpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
   ferry::node_config cfg;
-  cfg.metrics_port = 0;
-  auto sut = ferry::test::make_node("sut", cfg);
+  auto sut = node_with_endpoint("sut", cfg);
   ASSERT_TRUE(sut);
   auto port = sut->metrics_port();
   EXPECT_EQ(exchange(port, "GET / HTTP/1.0\r\n\r\n").rfind("HTTP/1.0 404", 0),
@@ -88,8 +93,7 @@ TEST(metrics_endpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
 
 TEST(metrics_endpoint, APortInUseFailsTheStartNamingOptionAddressAndPort) {
   ferry::node_config first_cfg;
-  first_cfg.metrics_port = 0;
-  auto first = ferry::test::make_node("first", first_cfg);
+  auto first = node_with_endpoint("first", first_cfg);
   ASSERT_TRUE(first);
   auto taken = first->metrics_port();
   ferry::node_config cfg;

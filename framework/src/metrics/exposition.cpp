@@ -14,7 +14,9 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <unistd.h>
@@ -147,20 +149,30 @@ void per_direction(writer& w, const node_figures& x, std::string_view name,
   }
 }
 
+/// Writes one family with a sample (or histogram) per link and family,
+/// from the map `by_family` of each link.
+template <class T>
+void per_family(writer& w, const node_figures& x, std::string_view name,
+                std::string_view type, std::string_view help,
+                std::map<std::string, T> link_stats::*by_family) {
+  w.family(name, type, help);
+  for (auto& link : x.links)
+    for (auto& [family, value] : link.*by_family) {
+      if constexpr (std::is_same_v<T, histogram_stats>)
+        w.histogram(name, {{"peer", link.peer}, {"family", family}}, value);
+      else
+        w.sample(name, {{"peer", link.peer}, {"family", family}}, value);
+    }
+}
+
 void write_links(writer& w, const node_figures& x) {
-  w.family("ferry_link_messages_sent_total", "counter",
-           "Messages this node sent on a link, by family of their elements.");
-  for (auto& link : x.links)
-    for (auto& [family, n] : link.sent_by_family)
-      w.sample("ferry_link_messages_sent_total",
-               {{"peer", link.peer}, {"family", family}}, n);
-  w.family("ferry_link_messages_received_total", "counter",
-           "Message elements this node received and decoded on a link, by "
-           "family.");
-  for (auto& link : x.links)
-    for (auto& [family, n] : link.received_by_family)
-      w.sample("ferry_link_messages_received_total",
-               {{"peer", link.peer}, {"family", family}}, n);
+  per_family(w, x, "ferry_link_messages_sent_total", "counter",
+             "Messages this node sent on a link, by family of their elements.",
+             &link_stats::sent_by_family);
+  per_family(w, x, "ferry_link_messages_received_total", "counter",
+             "Message elements this node received and decoded on a link, by "
+             "family.",
+             &link_stats::received_by_family);
   per_link(w, x, "ferry_link_bytes_sent_total", "counter",
            "Frame bytes this node sent inline (inside CAF messages) on a link.",
            [](auto& l) { return l.bytes_inline_sent; });
@@ -175,18 +187,12 @@ void write_links(writer& w, const node_figures& x) {
                 "Frame bytes pulled in chunks across hosts: sent (the peer "
                 "pulled them from this node) or received.",
                 &link_stats::bytes_pulled_by_peer, &link_stats::bytes_pulled);
-  w.family("ferry_encode_seconds", "histogram",
-           "Time to encode one element of a sent message, by family.");
-  for (auto& link : x.links)
-    for (auto& [family, h] : link.encode_seconds)
-      w.histogram("ferry_encode_seconds",
-                  {{"peer", link.peer}, {"family", family}}, h);
-  w.family("ferry_decode_seconds", "histogram",
-           "Time to decode one element of a received message, by family.");
-  for (auto& link : x.links)
-    for (auto& [family, h] : link.decode_seconds)
-      w.histogram("ferry_decode_seconds",
-                  {{"peer", link.peer}, {"family", family}}, h);
+  per_family(w, x, "ferry_encode_seconds", "histogram",
+             "Time to encode one element of a sent message, by family.",
+             &link_stats::encode_seconds);
+  per_family(w, x, "ferry_decode_seconds", "histogram",
+             "Time to decode one element of a received message, by family.",
+             &link_stats::decode_seconds);
   w.family("ferry_link_batch_messages", "histogram",
            "Messages per CAF message sent on a link (1: sent alone).");
   for (auto& link : x.links)

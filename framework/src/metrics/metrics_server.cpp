@@ -11,12 +11,13 @@
 
 #include "ferry/errc.hpp"
 
+#include "ferry/serializers/detail/error.hpp"
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include <exception>
 #include <optional>
 #include <thread>
 
@@ -32,17 +33,6 @@ using tcp = asio::ip::tcp;
 /// The content type of Prometheus' text exposition format.
 constexpr const char* exposition_type = "text/plain; version=0.0.4; "
                                         "charset=utf-8";
-
-/// Returns what the current exception says.
-std::string exception_text() {
-  try {
-    throw;
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "an exception of unknown type";
-  }
-}
 
 /// What the server and its connections share.
 struct shared_state {
@@ -85,7 +75,7 @@ private:
       f();
     } catch (...) {
       state_->log("metrics endpoint: dropped a connection: "
-                  + exception_text());
+                  + serializers::detail::current_exception_text());
       close();
     }
   }
@@ -126,7 +116,7 @@ private:
       body = state_->render();
     } catch (...) {
       state_->log("metrics endpoint: rendering the metrics failed: "
-                  + exception_text());
+                  + serializers::detail::current_exception_text());
       answer(http::status::internal_server_error, "rendering failed\n",
              false);
       return;
@@ -267,7 +257,7 @@ private:
         ioc_.run();
         return;
       } catch (...) {
-        state_->log("metrics endpoint: " + exception_text());
+        state_->log("metrics endpoint: " + serializers::detail::current_exception_text());
       }
     }
   }
@@ -292,7 +282,7 @@ private:
         }
       } catch (...) {
         state_->log("metrics endpoint: dropped a connection: "
-                    + exception_text());
+                    + serializers::detail::current_exception_text());
       }
       accept();
     });
@@ -320,7 +310,7 @@ metrics_server::start(const std::string& address, uint16_t port,
     return caf::make_error(errc::invalid_config,
                            "ferry.metrics.port: cannot serve on " + address
                              + ":" + std::to_string(port) + ": "
-                             + exception_text());
+                             + serializers::detail::current_exception_text());
   }
 }
 
