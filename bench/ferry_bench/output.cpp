@@ -1,6 +1,7 @@
 // Table, target checks, JSON and plot (see output.hpp).
 #include "output.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -186,9 +187,16 @@ void print_table(const report& r) {
               << " us";
   std::cout << "\nratio = msgs/s over the raw-caf bytes row of the same "
                "transport, size and pattern (measured in this run)\n";
-  const char* header
-    = "  family          type          size     pattern       msgs/s "
-      "      MB/s     p50 us     p99 us   ratio  rss MiB\n";
+  // The family column fits the longest family (`cereal.binary+metrics`).
+  size_t family_width = 15;
+  for (auto& x : r.results)
+    family_width = std::max(family_width, x.c.family.size());
+  std::ostringstream header_line;
+  header_line << "  " << std::left
+              << std::setw(static_cast<int>(family_width)) << "family"
+              << " type          size     pattern       msgs/s "
+                 "      MB/s     p50 us     p99 us   ratio  rss MiB\n";
+  auto header = header_line.str();
   std::optional<transport> current;
   for (auto& x : r.results) {
     auto& c = x.c;
@@ -205,7 +213,8 @@ void print_table(const report& r) {
                 << header;
     }
     std::ostringstream line;
-    line << "  " << std::left << std::setw(15) << c.family << " "
+    line << "  " << std::left << std::setw(static_cast<int>(family_width))
+         << c.family << " "
          << std::setw(13) << to_string(c.type) << " " << std::setw(8)
          << size_label(c.size) << " " << std::setw(9) << to_string(c.pat)
          << std::right;
