@@ -2,6 +2,7 @@
 // otherwise, a typed error when it cannot listen, and the figures it shows
 // readable from code through `link_stats`.
 #include "../framework/two_nodes.hpp"
+#include "http_exchange.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -10,40 +11,13 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 
 namespace {
 
 using namespace std::chrono_literals;
 
-/// Sends `request` to 127.0.0.1:`port` and returns all the server answers
-/// until it closes the connection.
-std::string exchange(uint16_t port, const std::string& request) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    return "socket failed";
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string answer;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0
-      && write(fd, request.data(), request.size())
-           == static_cast<ssize_t>(request.size())) {
-    char buf[4096];
-    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
-      answer.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return answer;
-}
+using ferry::test::exchange;
 
 /// Starts a node named `name` (no store) with its endpoint on a free port.
 std::unique_ptr<ferry::node> node_with_endpoint(const char* name,

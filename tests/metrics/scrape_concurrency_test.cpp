@@ -1,6 +1,7 @@
 // Scrapes while messages flow: the endpoint's thread reads every counter
 // and histogram the link threads write (run under TSan in CI).
 #include "../framework/two_nodes.hpp"
+#include "http_exchange.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -8,11 +9,6 @@
 #include <caf/all.hpp>
 
 #include <gtest/gtest.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <string>
@@ -25,23 +21,7 @@ using namespace std::chrono_literals;
 
 /// Returns the body of GET /metrics from 127.0.0.1:`port`, or "".
 std::string scrape(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0)
-    return {};
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string answer;
-  std::string request = "GET /metrics HTTP/1.0\r\n\r\n";
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0
-      && write(fd, request.data(), request.size())
-           == static_cast<ssize_t>(request.size())) {
-    char buf[4096];
-    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)
-      answer.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
+  auto answer = ferry::test::exchange(port, "GET /metrics HTTP/1.0\r\n\r\n");
   auto body = answer.find("\r\n\r\n");
   return body == std::string::npos ? std::string{} : answer.substr(body + 4);
 }
