@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 FERRY_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config make
   libcaf-dev libcereal-dev libboost-dev libmsgpack-cxx-dev
-  googletest libgtest-dev libbenchmark-dev liblz4-dev libzstd-dev
+  googletest libgtest-dev libbenchmark-dev liblz4-dev libzstd-dev libssl-dev openssl
   python3 python3-msgpack python3-prometheus-client prometheus
   gnuplot-nox iproute2 procps
 )

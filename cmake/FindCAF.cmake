@@ -6,13 +6,16 @@
 # Imported targets:
 #   CAF::core  libcaf_core
 #   CAF::io    libcaf_io (depends on CAF::core and Threads::Threads)
+#   CAF::openssl  libcaf_openssl, when installed (depends on CAF::io and
+#              OpenSSL::SSL); optional: CAF_OPENSSL_FOUND says whether it is
 #
 # Result variables: CAF_FOUND, CAF_VERSION, CAF_INCLUDE_DIR,
-# CAF_CORE_LIBRARY, CAF_IO_LIBRARY.
+# CAF_CORE_LIBRARY, CAF_IO_LIBRARY, CAF_OPENSSL_LIBRARY, CAF_OPENSSL_FOUND.
 
 find_path(CAF_INCLUDE_DIR NAMES caf/config.hpp)
 find_library(CAF_CORE_LIBRARY NAMES caf_core)
 find_library(CAF_IO_LIBRARY NAMES caf_io)
+find_library(CAF_OPENSSL_LIBRARY NAMES caf_openssl)
 
 if(CAF_INCLUDE_DIR AND EXISTS "${CAF_INCLUDE_DIR}/caf/config.hpp")
   file(STRINGS "${CAF_INCLUDE_DIR}/caf/config.hpp" _caf_version_line
@@ -49,6 +52,22 @@ if(CAF_FOUND)
       CAF::io PROPERTIES IMPORTED_LOCATION "${CAF_IO_LIBRARY}"
                          INTERFACE_LINK_LIBRARIES "CAF::core;Threads::Threads")
   endif()
+  set(CAF_OPENSSL_FOUND FALSE)
+  if(CAF_OPENSSL_LIBRARY AND EXISTS "${CAF_INCLUDE_DIR}/caf/openssl/manager.hpp")
+    find_package(OpenSSL QUIET COMPONENTS SSL Crypto)
+    if(OpenSSL_FOUND)
+      set(CAF_OPENSSL_FOUND TRUE)
+      if(NOT TARGET CAF::openssl)
+        add_library(CAF::openssl UNKNOWN IMPORTED)
+        set_target_properties(
+          CAF::openssl
+          PROPERTIES IMPORTED_LOCATION "${CAF_OPENSSL_LIBRARY}"
+                     INTERFACE_LINK_LIBRARIES
+                     "CAF::io;CAF::core;OpenSSL::SSL;OpenSSL::Crypto")
+      endif()
+    endif()
+  endif()
 endif()
 
-mark_as_advanced(CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY)
+mark_as_advanced(CAF_INCLUDE_DIR CAF_CORE_LIBRARY CAF_IO_LIBRARY
+                 CAF_OPENSSL_LIBRARY)

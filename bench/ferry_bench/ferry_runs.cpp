@@ -6,7 +6,9 @@
 // the same host store as this process (same `--ferry.store.name`), so large
 // frames travel as store handles; tcp peers use a store of another name, so
 // ferry sees two hosts and takes the cross-host path over loopback. inproc
-// groups keep sender and receiver in one node: plain CAF, no encoding.
+// groups keep sender and receiver in one node: plain CAF, no encoding. tls
+// groups are tcp groups whose nodes both set ferry.tls, with certificates
+// for their names made by make_test_pki.sh (the `openssl` command).
 // `<family>+metrics` rows (--metrics) run with the Prometheus endpoint on in
 // both nodes, and a thread here renders the metrics ten times a second.
 #include "child.hpp"
@@ -21,6 +23,7 @@
 #include <caf/all.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
@@ -40,6 +43,25 @@ void register_ferry_types(ferry::node_config& cfg) {
 
 std::string list_arg(const std::string& family) {
   return "[\"" + family + "\"]";
+}
+
+/// Makes certificates for `names` in `dir` (one CA for all).
+void make_certificates(const std::string& dir,
+                       const std::vector<std::string>& names) {
+  auto command = std::string{FERRY_PKI_SCRIPT} + " " + dir;
+  for (auto& x : names)
+    command += " " + x;
+  if (std::system(command.c_str()) != 0)
+    throw std::runtime_error("make_test_pki.sh failed (is openssl "
+                             "installed?)");
+}
+
+/// The ferry.tls flags of the node named `name`.
+std::vector<std::string> tls_flags(const std::string& dir,
+                                   const std::string& name) {
+  return {"--ferry.tls.certificate=" + dir + "/" + name + ".pem",
+          "--ferry.tls.key=" + dir + "/" + name + ".key",
+          "--ferry.tls.ca-file=" + dir + "/ca.pem"};
 }
 
 class ferry_group final : public group {
@@ -64,6 +86,15 @@ public:
       cfg_.default_link.serializers = {family};
       cfg_.default_link.deserializers = {family};
     }
+    auto peer_name = "peer-" + to_string(tr) + "-" + row_family;
+    bool tls = tr == transport::tls;
+    if (tls) {
+      make_certificates(env.pki_dir, {cfg_.node_name, peer_name});
+      auto& dir = env.pki_dir;
+      cfg_.tls_certificate = dir + "/" + cfg_.node_name + ".pem";
+      cfg_.tls_key = dir + "/" + cfg_.node_name + ".key";
+      cfg_.tls_ca_file = dir + "/ca.pem";
+    }
     auto n = ferry::node::start(cfg_);
     if (!n)
       throw std::runtime_error("cannot start a ferry node: "
@@ -76,7 +107,7 @@ public:
       dest_ = sink_;
       return;
     }
-    peer_name_ = "peer-" + to_string(tr) + "-" + row_family;
+    peer_name_ = peer_name;
     bool ipc = tr == transport::ipc;
     std::vector<std::string> args{
       "--peer=ferry",
@@ -90,6 +121,9 @@ public:
     };
     if (metrics)
       args.push_back("--ferry.metrics.port=0");
+    if (tls)
+      for (auto& x : tls_flags(env.pki_dir, peer_name_))
+        args.push_back(x);
     peer_ = std::make_unique<child>(args);
     auto port = peer_->wait_for("port ", std::chrono::seconds{60});
     if (!port)

@@ -90,7 +90,8 @@ void fill(result& r, const measurement& m) {
 
 /// Returns whether `x` and `y` are compared with the same baseline.
 bool same_set(const cell& x, const cell& y) {
-  return x.tr == y.tr && x.size == y.size && x.pat == y.pat
+  return set_transport(x.tr) == set_transport(y.tr) && x.size == y.size
+         && x.pat == y.pat
          && x.pat != pattern::handoff;
 }
 
@@ -156,6 +157,11 @@ int main(int argc, char** argv) {
     max_local <= 64 * MiB ? 512 * MiB : 3 * max_local + 512 * MiB,
     max_ipc_json_record == 0 ? 0 : 2 * 14 * max_ipc_json_record + 512 * MiB);
   env.tcp_store_name = env.store_name + "-tcp-peer";
+  for (auto& c : mtx.cells)
+    if (c.tr == transport::tls)
+      env.pki_dir = (std::filesystem::temp_directory_path()
+                     / ("ferry-bench-tls-" + std::to_string(getpid())))
+                      .string();
   // The tcp peer's own store receives copies of shared_array payloads: one
   // being pulled, one being read and one spare, and below the pull
   // threshold a oneway window of copies (128 MiB) waiting in the sink's
@@ -177,9 +183,9 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> broken;
   std::optional<transport> current;
   auto group_of = [&](const cell& c) -> group* {
-    if (!current || *current != c.tr) {
+    if (!current || *current != set_transport(c.tr)) {
       groups.clear();
-      current = c.tr;
+      current = set_transport(c.tr);
     }
     auto key = to_string(c.tr) + "/" + c.family;
     if (!groups.count(key) && !broken.count(key)) {
@@ -279,6 +285,8 @@ int main(int argc, char** argv) {
     store->detach();
   static_cast<void>(ferry::store::object_store::remove(env.store_name));
   static_cast<void>(ferry::store::object_store::remove(env.tcp_store_name));
+  if (!env.pki_dir.empty())
+    std::filesystem::remove_all(env.pki_dir);
   compute_ratios(rep.results);
   rep.wall_seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - started)

@@ -15,8 +15,15 @@
 
 namespace ferry::bench {
 
-/// Where the two actors live.
-enum class transport { inproc, ipc, tcp };
+/// Where the two actors live. `tls` is `tcp` over TLS links (both nodes
+/// with ferry.tls set); its rows are compared with the plain ferry `tcp` row
+/// of the same family, type, size and pattern, and run in the same sets.
+enum class transport { inproc, ipc, tcp, tls };
+
+/// Returns `tcp` for `tls`, else `x`: the transport whose sets a row joins.
+inline transport set_transport(transport x) {
+  return x == transport::tls ? transport::tcp : x;
+}
 
 /// What the sender does.
 enum class pattern { oneway, pingpong, handoff };
@@ -90,6 +97,11 @@ struct cell {
   /// pattern): raw-caf sending bytes.
   bool is_baseline() const {
     return family == raw_caf && type == payload_type::bytes;
+  }
+
+  /// Returns the plain ferry row a `tls` row is compared with.
+  cell plain_twin() const {
+    return {transport::tcp, family, type, size, pat};
   }
 };
 

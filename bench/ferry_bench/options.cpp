@@ -26,7 +26,7 @@ Message throughput and latency between two actors, ferry against plain CAF
 (raw-caf) in the same run. See bench/ferry_bench/README.md.
 
   --quick                 the quick subset (what `bash dev.sh bench` runs)
-  --transport T[,T]       inproc, ipc, tcp
+  --transport T[,T]       inproc, ipc, tcp, tls (tcp over TLS links)
   --family F[,F]          raw, cereal.binary, cereal.portable, cereal.json,
                           msgpack, caf, raw-caf, ferry (inproc ferry rows)
   --payload S[,S]         sizes: 64, 4K, 64K, 1M, 64M, 1G
@@ -45,7 +45,9 @@ Message throughput and latency between two actors, ferry against plain CAF
   --help                  this text
 
 Baseline rows (raw-caf, bytes) of every selected cell's transport, size and
-pattern always run, so every ferry row has its ratio.
+pattern always run, so every ferry row has its ratio; a tls row's baseline
+is the plain ferry tcp row of the same family, type, size and pattern.
+
 )";
 
 std::vector<std::string> split(const std::string& text) {
@@ -171,6 +173,7 @@ std::string to_string(transport x) {
   switch (x) {
     case transport::inproc: return "inproc";
     case transport::ipc: return "ipc";
+    case transport::tls: return "tls";
     default: return "tcp";
   }
 }
@@ -286,7 +289,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         return fail(arg + " needs a value");
       if (arg == "--transport") {
         for (auto& x : split(*v)) {
-          if (x != "inproc" && x != "ipc" && x != "tcp")
+          if (x != "inproc" && x != "ipc" && x != "tcp" && x != "tls")
             return fail("unknown transport " + x);
           result.transports.push_back(x);
         }
@@ -352,6 +355,21 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
 
 // -- matrix --------------------------------------------------------------------
 
+namespace {
+
+/// TLS rows: cereal.binary byte arrays at every size, both patterns up to
+/// 1 MiB (oneway above), beside the plain tcp rows they are compared with.
+void add_tls_rows(matrix_builder& b, const std::vector<uint64_t>& sizes,
+                  const std::vector<pattern>& patterns) {
+  for (auto size : sizes)
+    for (auto pat : patterns)
+      if (size <= MiB || pat == pattern::oneway)
+        b.add(transport::tls, "cereal.binary", payload_type::bytes, size,
+              pat);
+}
+
+} // namespace
+
 matrix build_matrix(const options& opts) {
   matrix result;
   matrix_builder b{opts, result};
@@ -397,6 +415,7 @@ matrix build_matrix(const options& opts) {
       b.add(tr, "cereal.binary", payload_type::shared_array, 64 * MiB,
             pattern::handoff);
     }
+    add_tls_rows(b, sizes, both);
   } else {
     const auto& sizes = matrix_sizes;
     for (auto size : sizes)
@@ -417,6 +436,7 @@ matrix build_matrix(const options& opts) {
         b.add(tr, "cereal.binary", payload_type::shared_array, size,
               pattern::handoff);
     }
+    add_tls_rows(b, sizes, both);
   }
   // With --metrics each ferry row gets its twin with the endpoint on, in
   // the same set: the two take turns round by round.
@@ -431,33 +451,50 @@ matrix build_matrix(const options& opts) {
     result.cells.insert(result.cells.end(), twins.begin(), twins.end());
   }
   // Every selected cell gets its baseline (raw-caf bytes, same transport,
-  // size and pattern), even when the filters leave it out.
-  std::vector<cell> baselines;
-  for (auto& c : result.cells)
-    if (c.pat != pattern::handoff && !c.is_baseline()) {
-      cell base{c.tr, raw_caf, payload_type::bytes, c.size, c.pat};
+  // size and pattern), even when the filters leave it out. A tls row's is
+  // the plain ferry row of its cell, and that row's.
+  auto add_all = [&](auto baseline_of) {
+    std::vector<cell> baselines;
+    for (auto& c : result.cells) {
+      auto base = baseline_of(c);
+      if (!base)
+        continue;
       bool present = false;
       for (auto& x : result.cells)
-        present = present || x.label() == base.label();
+        present = present || x.label() == base->label();
       for (auto& x : baselines)
-        present = present || x.label() == base.label();
+        present = present || x.label() == base->label();
       if (!present)
-        baselines.push_back(base);
+        baselines.push_back(*base);
     }
-  result.cells.insert(result.cells.end(), baselines.begin(), baselines.end());
+    result.cells.insert(result.cells.end(), baselines.begin(),
+                        baselines.end());
+  };
+  add_all([](const cell& c) -> std::optional<cell> {
+    if (c.tr != transport::tls)
+      return std::nullopt;
+    return c.plain_twin();
+  });
+  add_all([](const cell& c) -> std::optional<cell> {
+    if (c.pat == pattern::handoff || c.is_baseline())
+      return std::nullopt;
+    return cell{set_transport(c.tr), raw_caf, payload_type::bytes, c.size,
+                c.pat};
+  });
   // Order: transport, then (size, pattern): the cells compared with one
   // baseline are neighbours and take turns (see main.cpp), baseline first.
+  // tls rows join the tcp sets, after the plain rows.
   auto rank = [](const cell& c) {
     if (c.is_baseline())
       return 0;
     if (c.family == raw_caf)
       return 1;
-    return 2;
+    return c.tr == transport::tls ? 3 : 2;
   };
   std::stable_sort(result.cells.begin(), result.cells.end(),
                    [&](const cell& x, const cell& y) {
-                     if (x.tr != y.tr)
-                       return x.tr < y.tr;
+                     if (set_transport(x.tr) != set_transport(y.tr))
+                       return set_transport(x.tr) < set_transport(y.tr);
                      if ((x.pat == pattern::handoff)
                          != (y.pat == pattern::handoff))
                        return y.pat == pattern::handoff;

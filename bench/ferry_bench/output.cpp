@@ -103,6 +103,13 @@ std::vector<check> check_targets(const report& r) {
     if (c.tr == transport::inproc && c.size == 64 && c.pat == pattern::oneway
         && bytes)
       ratio_check(x, 0.9, "inproc 64 B oneway");
+    if (c.tr == transport::tls && c.pat != pattern::handoff) {
+      if (c.size >= MiB)
+        ratio_check(x, 0.8, "tls >= 1 MiB, against plain ferry tcp");
+      else if (c.size == 64 || c.size == 4096)
+        ratio_check(x, 0.7, "tls 64 B and 4 KiB, against plain ferry tcp");
+      continue;
+    }
     if (c.tr != transport::inproc && (c.size == 64 || c.size == 4096)
         && (c.family == "caf" || c.family == "cereal.binary") && bytes
         && c.pat != pattern::handoff)
@@ -161,14 +168,27 @@ std::vector<check> check_targets(const report& r) {
 
 void compute_ratios(std::vector<result>& results) {
   std::map<key_type, double> base;
-  for (auto& x : results)
+  std::map<std::string, double> plain;
+  for (auto& x : results) {
     if (x.ok && x.c.is_baseline())
       base[key_of(x.c)] = x.msgs_per_s;
+    if (x.ok && x.c.tr == transport::tcp)
+      plain[x.c.label()] = x.msgs_per_s;
+  }
   for (auto& x : results) {
     x.baseline_msgs_per_s = 0;
     x.ratio = 0;
     if (!x.ok || x.c.pat == pattern::handoff)
       continue;
+    // A tls row against the plain ferry row of its cell.
+    if (x.c.tr == transport::tls) {
+      if (auto i = plain.find(x.c.plain_twin().label());
+          i != plain.end() && i->second > 0) {
+        x.baseline_msgs_per_s = i->second;
+        x.ratio = x.msgs_per_s / i->second;
+      }
+      continue;
+    }
     if (auto i = base.find(key_of(x.c)); i != base.end() && i->second > 0) {
       x.baseline_msgs_per_s = i->second;
       x.ratio = x.c.is_baseline() ? 1.0 : x.msgs_per_s / i->second;
@@ -186,7 +206,8 @@ void print_table(const report& r) {
     std::cout << "  " << size_label(size) << " " << fixed(us, us < 10 ? 3 : 0)
               << " us";
   std::cout << "\nratio = msgs/s over the raw-caf bytes row of the same "
-               "transport, size and pattern (measured in this run)\n";
+               "transport, size and pattern (measured in this run); tls "
+               "rows: over the plain ferry tcp row of the same cell\n";
   // The family column fits the longest family (`cereal.binary+metrics`).
   size_t family_width = 15;
   for (auto& x : r.results)
@@ -197,8 +218,14 @@ void print_table(const report& r) {
               << " type          size     pattern       msgs/s "
                  "      MB/s     p50 us     p99 us   ratio  rss MiB\n";
   auto header = header_line.str();
+  // tls rows run inside the tcp sets; the table lists them after them.
+  auto rows = r.results;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const result& x, const result& y) {
+                     return x.c.tr < y.c.tr;
+                   });
   std::optional<transport> current;
-  for (auto& x : r.results) {
+  for (auto& x : rows) {
     auto& c = x.c;
     if (!current || *current != c.tr) {
       current = c.tr;
@@ -207,6 +234,9 @@ void print_table(const report& r) {
                       ? " (one process: ferry is plain CAF, family \"ferry\")"
                       : c.tr == transport::ipc
                           ? " (two processes, shared host store)"
+                      : c.tr == transport::tls
+                          ? " (tcp over TLS links with mutual "
+                            "authentication; ratio against plain ferry tcp)"
                           : " (two processes, no shared store: cross-host "
                             "path over loopback)")
                 << "\n"

@@ -45,6 +45,9 @@ struct bench_env {
   /// Store of tcp peers: another name, so ferry takes the cross-host path.
   std::string tcp_store_name;
   uint64_t tcp_store_capacity = 0;
+  /// Certificates of tls rows, made by make_test_pki.sh as their groups
+  /// start (empty: no tls row).
+  std::string pki_dir;
 };
 
 /// One oneway or pingpong cell being measured in rounds. The cells compared

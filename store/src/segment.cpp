@@ -207,6 +207,11 @@ caf::error segment::open_existing(const store_config& cfg,
     shm_ = bip::shared_memory_object(bip::open_only, name_.c_str(),
                                      bip::read_write);
   } catch (const bip::interprocess_exception& ex) {
+    // The name went between our create and this open: the store's last
+    // process retired it. Start over, which creates it anew.
+    if (!cfg.open_only && ex.get_error_code() == bip::not_found_error
+        && attempt < max_open_attempts)
+      return open(cfg, self, attempt + 1);
     return fail(errc::segment_unavailable, "store '", name_,
                 "': cannot open shared memory segment /dev/shm/", name_, ": ",
                 ex.what(),

@@ -270,23 +270,28 @@ TEST(store_concurrency, ReaperThreadRunsBesideCallsAndStopsOnDetach) {
 TEST(store_concurrency, ThreadsAttachAndDetachTheSameStore) {
   store_cleanup cleanup{small_config("attach")};
   std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
+  std::mutex mtx;
+  std::vector<std::string> failures;
+  auto record = [&](const caf::error& err) {
+    std::lock_guard guard{mtx};
+    failures.push_back(render(err));
+  };
   for (int i = 0; i < num_threads; ++i)
     threads.emplace_back([&] {
       for (int j = 0; j < 50; ++j) {
         auto store = object_store::attach(cleanup.cfg);
         if (!store) {
-          ++failures;
+          record(store.error());
           continue;
         }
         auto ref = store->put(pattern(64, 1));
         if (!ref)
-          ++failures;
+          record(ref.error());
       }
     });
   for (auto& t : threads)
     t.join();
-  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(failures, std::vector<std::string>{});
   auto store = object_store::attach(cleanup.cfg);
   ASSERT_TRUE(store);
   auto summary = store->memory_summary();

@@ -157,6 +157,33 @@ public:
   /// Link settings per peer node name (entries of section `ferry.links`).
   std::map<std::string, link_config> links;
 
+  // -- TLS (section ferry.tls; docs/security.md) ------------------------------
+
+  /// PEM file with this node's certificate (and its chain); its subject CN
+  /// or a DNS name of its subjectAltName must be the node's name
+  /// (`ferry.tls.certificate`). Setting any `tls_*` option makes every link
+  /// of the node a TLS link with mutual authentication; then certificate,
+  /// key and CA file are all required.
+  std::string tls_certificate;
+
+  /// PEM file with the private key of `tls_certificate` (`ferry.tls.key`).
+  std::string tls_key;
+
+  /// PEM file with the certificates of the CAs that sign the certificates
+  /// of this node's peers (`ferry.tls.ca-file`).
+  std::string tls_ca_file;
+
+  /// Passphrase of an encrypted `tls_key` (`ferry.tls.passphrase`); ferry
+  /// never prompts for one.
+  std::string tls_passphrase;
+
+  /// Returns whether any `tls_*` option is set (the node is a TLS node, or
+  /// refuses to start naming what is missing).
+  bool tls_enabled() const {
+    return !tls_certificate.empty() || !tls_key.empty()
+           || !tls_ca_file.empty() || !tls_passphrase.empty();
+  }
+
   /// Where the node writes its warnings and the refusals it sees, one line
   /// each (`ferry[<node name>]: ...`, no newline); empty: standard error.
   /// Called from any thread, also several at once; code only, no option.
@@ -178,6 +205,9 @@ public:
 
   /// Returns the config for the link to `peer` (named config or default).
   const link_config& link_for(const std::string& peer) const;
+
+  /// @private Whether CAF's OpenSSL module is loaded into this config.
+  bool tls_module_loaded = false;
 
 private:
   std::shared_ptr<serializers::registry> registry_;

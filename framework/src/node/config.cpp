@@ -167,6 +167,14 @@ node_config::node_config()
                          "port; unset: no endpoint)")
     .add(metrics_address, "address",
          "address the Prometheus endpoint listens on (default 127.0.0.1)");
+  opt_group{custom_options_, "ferry.tls"}
+    .add(tls_certificate, "certificate",
+         "PEM certificate (chain) of this node; turns TLS on for every link")
+    .add(tls_key, "key", "PEM private key of ferry.tls.certificate")
+    .add(tls_ca_file, "ca-file", "PEM file of the CAs that sign peers' "
+                                 "certificates")
+    .add(tls_passphrase, "passphrase", "passphrase of an encrypted "
+                                       "ferry.tls.key");
   opt_group{custom_options_, "ferry.link"}
     .add(default_link.serializers, "serializers",
          "families to send with, in preference order")
@@ -271,6 +279,12 @@ caf::error node_config::finalize() {
   }
   if (auto x = caf::get_if<std::string>(&content, "ferry.metrics.address"))
     metrics_address = *x;
+  for (auto [key, out] : {std::pair{"ferry.tls.certificate", &tls_certificate},
+                          {"ferry.tls.key", &tls_key},
+                          {"ferry.tls.ca-file", &tls_ca_file},
+                          {"ferry.tls.passphrase", &tls_passphrase}})
+    if (auto x = caf::get_if<std::string>(&content, key))
+      *out = *x;
   if (auto section = caf::get_if<caf::settings>(&content, "ferry.link")) {
     auto merged = link_config::from_settings(*section, default_link);
     if (!merged)

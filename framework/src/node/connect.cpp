@@ -132,7 +132,7 @@ node_impl::connect(const std::string& host, uint16_t port) {
                      == caf::actor_cast<caf::abstract_actor*>(lost);
   };
   for (int attempt = 0;; ++attempt) {
-    auto peer_gateway = sys_.middleman().remote_actor(host, port);
+    auto peer_gateway = dial(host, port);
     // How long the middleman takes to see the proxy die depends on the load
     // of the machine: ask again until it hands out a fresh one, within the
     // handshake timeout.
@@ -140,8 +140,10 @@ node_impl::connect(const std::string& host, uint16_t port) {
     while (peer_gateway && is_lost(*peer_gateway)
            && std::chrono::steady_clock::now() < fresh_by) {
       std::this_thread::sleep_for(std::chrono::milliseconds{1});
-      peer_gateway = sys_.middleman().remote_actor(host, port);
+      peer_gateway = dial(host, port);
     }
+    if (!peer_gateway && peer_gateway.error().category() == caf::atom("ferry_fw"))
+      return std::move(peer_gateway.error());
     if (!peer_gateway)
       return caf::make_error(errc::connect_failed,
                              "cannot connect to " + address + ": "
@@ -231,6 +233,9 @@ node_impl::handshake(const std::string& address, const caf::actor& gateway,
                                         + render(outcome.error));
     return outcome;
   }
+  // On a TLS node the peer's certificate must name it.
+  if (auto err = check_identity(peer, peer_name))
+    return {nullptr, std::move(err), false};
   auto& cfg = cfg_.links.count(peer_name) != 0 ? cfg_.links.at(peer_name)
                                                 : cfg_.link_for(address);
   auto offer = make_hello(cfg);

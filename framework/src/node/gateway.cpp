@@ -154,7 +154,23 @@ void on_hello(hello& peer, call& c) {
           "connect with node::remote_actor")});
     return;
   }
-  c.respond(c.node.accept(peer));
+  if (!c.node.tls()) {
+    c.respond(c.node.accept(peer));
+    return;
+  }
+  // A TLS node first finds the certificate of the connection the hello
+  // came through, from CAF's middleman (on another actor: this thread may
+  // be the one that answers).
+  auto self = caf::actor_cast<caf::actor>(c.self->ctrl());
+  auto sender = c.what.sender;
+  auto mid = c.what.mid;
+  c.node.find_connection(
+    peer.gateway.node(),
+    [self, sender, mid, peer](
+      caf::expected<std::pair<std::string, uint16_t>> where) mutable {
+      static_cast<gateway*>(caf::actor_cast<caf::abstract_actor*>(self))
+        ->answer_hello(peer, sender, mid, std::move(where));
+    });
 }
 
 void on_lookup(lookup& x, call& c) {
@@ -258,6 +274,33 @@ void gateway::enqueue(caf::mailbox_element_ptr what,
   }
   call c{this, *node, *what, host};
   r->run(c);
+}
+
+void gateway::answer_hello(
+  const hello& peer, const caf::strong_actor_ptr& sender, caf::message_id mid,
+  caf::expected<std::pair<std::string, uint16_t>> where) {
+  activity_counter::scope guard{calls_};
+  auto node = node_.load();
+  caf::expected<hello> answer{caf::error{}};
+  if (node == nullptr)
+    answer = caf::make_error(errc::link_down, "the node shut down");
+  else if (!where)
+    answer = caf::make_error(errc::handshake_failed,
+                             "cannot find the connection of node '"
+                               + peer.node_name + "': "
+                               + render(where.error()));
+  else if (auto err = node->verify_peer(where->first, where->second,
+                                        peer.node_name))
+    answer = std::move(err);
+  else
+    answer = node->accept(peer);
+  if (!sender || !mid.is_request())
+    return;
+  auto msg = answer ? caf::make_message(std::move(*answer))
+                    : caf::make_message(std::move(answer.error()));
+  sender->enqueue(caf::make_mailbox_element(ctrl(), mid.response_id(), {},
+                                            std::move(msg)),
+                  nullptr);
 }
 
 void gateway::replay(caf::mailbox_element_ptr what) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "activity_counter.hpp"
+#include "wire/control.hpp"
 
 #include <caf/actor_config.hpp>
 #include <caf/execution_unit.hpp>
@@ -25,6 +26,8 @@
 #include <caf/monitorable_actor.hpp>
 
 #include <atomic>
+#include <string>
+#include <utility>
 
 namespace ferry::detail {
 
@@ -46,6 +49,13 @@ public:
   /// Handles `what`, held while the handshake with its sender was under way
   /// (node/early_arrivals.hpp), as if it came now; on the calling thread.
   void replay(caf::mailbox_element_ptr what);
+
+  /// Answers the `hello` request `mid` of `sender` on a TLS node, once the
+  /// address and port of its connection are known: refuses a peer whose
+  /// certificate does not name it, else accepts as `enqueue` does.
+  void answer_hello(const hello& peer, const caf::strong_actor_ptr& sender,
+                    caf::message_id mid,
+                    caf::expected<std::pair<std::string, uint16_t>> where);
 
 private:
   std::atomic<node_impl*> node_;

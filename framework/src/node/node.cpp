@@ -3,6 +3,7 @@
 #include "ferry/node.hpp"
 
 #include "node/node_impl.hpp"
+#include "node/tls_settings.hpp"
 #include "wire/read_context.hpp"
 
 #include "ferry/errc.hpp"
@@ -23,9 +24,16 @@ caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
                                "its own");
   if (auto err = cfg.finalize())
     return err;
+  auto tls = detail::tls_settings::prepare(cfg);
+  if (!tls)
+    return std::move(tls.error());
   auto impl = std::make_unique<detail::node_impl>(cfg);
+  impl->set_tls(*tls);
   if (auto err = impl->init())
     return err;
+  if (*tls)
+    for (auto& line : (*tls)->warnings())
+      impl->log("warning: " + line);
   return std::unique_ptr<node>{new node(std::move(impl))};
 }
 
@@ -54,9 +62,7 @@ serializers::registry& node::registry() {
 caf::expected<uint16_t> node::publish(const caf::actor& whom, uint16_t port,
                                       const std::string& address) {
   impl_->publish_default(whom);
-  auto result = impl_->system().middleman().publish(impl_->gateway_handle(),
-                                                    port, address.c_str(),
-                                                    true);
+  auto result = impl_->open_port(impl_->gateway_handle(), port, address);
   if (!result)
     return caf::make_error(errc::connect_failed,
                            "cannot listen on " + address + ":"

@@ -60,6 +60,7 @@ node_impl::node_impl(node_config& cfg)
 
 node_impl::~node_impl() {
   metrics_.reset();
+  stop_tls_listeners();
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
   if (linker_)
@@ -106,7 +107,8 @@ caf::error node_impl::init() {
     attach_store();
   if (cfg_.metrics_port) {
     auto server = metrics_server::start(
-      cfg_.metrics_address, *cfg_.metrics_port, [this] { return metrics_text(); },
+      cfg_.metrics_address, *cfg_.metrics_port,
+      [this] { return metrics_text(); },
       [this](const std::string& line) { log(line); });
     if (!server)
       return std::move(server.error());

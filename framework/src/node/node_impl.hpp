@@ -56,12 +56,16 @@
 #include <caf/node_id.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ferry::detail {
+
+class tls_settings;
 
 /// How long a handshake step (identify, hello, lookup) may take.
 inline constexpr auto handshake_timeout = std::chrono::seconds{30};
@@ -118,6 +122,38 @@ public:
   /// node/connect.cpp.
   caf::expected<std::shared_ptr<link_state>>
   connect(const std::string& host, uint16_t port);
+
+  // -- transport (node/transport.cpp) ----------------------------------------
+
+  /// Makes this a TLS node (before `init`); null: a plain node.
+  void set_tls(std::shared_ptr<const tls_settings> x);
+
+  /// Returns whether this node links over TLS only.
+  bool tls() const { return tls_ != nullptr; }
+
+  /// Publishes `whom` on `port` (TLS or plain, as the node is).
+  caf::expected<uint16_t> open_port(const caf::actor& whom, uint16_t port,
+                                    const std::string& address);
+
+  /// Returns CAF's proxy of the actor published at `host`:`port` (TLS or
+  /// plain, as the node is); says why a TLS handshake failed.
+  caf::expected<caf::actor> dial(const std::string& host, uint16_t port);
+
+  /// On a TLS node, refuses a peer calling itself `claimed` unless the
+  /// verified certificate of its connection at `addr`:`port` names it (and
+  /// logs the refusal); on a plain node, accepts.
+  caf::error verify_peer(const std::string& addr, uint16_t port,
+                         const std::string& claimed) const;
+
+  /// `verify_peer` for the connection CAF holds to `peer`, blocking.
+  caf::error check_identity(const caf::node_id& peer,
+                            const std::string& claimed);
+
+  /// Asks CAF for the address and port of its connection to `peer` and
+  /// calls `then` with them (on a helper actor; never blocks).
+  void find_connection(
+    const caf::node_id& peer,
+    std::function<void(caf::expected<std::pair<std::string, uint16_t>>)> then);
 
   // -- links ------------------------------------------------------------------
 
@@ -203,6 +239,9 @@ private:
   /// Attaches to the host store (or logs why the node runs without one).
   void attach_store();
 
+  /// Stops logging refused TLS peers (first thing at shutdown).
+  void stop_tls_listeners();
+
   node_config& cfg_;
   // Declared before the actor system: the system reads through them until
   // it has stopped.
@@ -222,6 +261,10 @@ private:
   node_watch watch_;
   exposed_actors exposed_;
   log_limiter unlinked_logged_{std::chrono::seconds{1}};
+  std::shared_ptr<const tls_settings> tls_;
+  /// Guards `tls_listeners_`, the keys of this node's TLS refusal loggers.
+  std::mutex tls_mtx_;
+  std::vector<uint64_t> tls_listeners_;
   /// Last: it reads every member above from its own thread.
   std::unique_ptr<metrics_server> metrics_;
 };
