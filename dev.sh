@@ -11,7 +11,8 @@ FERRY_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config make
   libcaf-dev libcereal-dev libboost-dev libmsgpack-cxx-dev
   googletest libgtest-dev libbenchmark-dev liblz4-dev libzstd-dev libssl-dev openssl
-  python3 python3-msgpack gnuplot-nox iproute2 procps
+  python3 python3-msgpack python3-prometheus-client prometheus
+  gnuplot-nox iproute2 procps
 )
 
 as_root() {

@@ -11,6 +11,10 @@
 // fail, it hears the worker's down message (`remote_link_unreachable`), and
 // sends that worker's unfinished jobs to the others. The program checks that
 // every job came back right and exits 0. Run: ./cluster
+//
+// With --ferry.metrics.port=0 every process serves its metrics on a port
+// of its own and prints it ("cluster: <node> serves metrics on
+// 127.0.0.1:<port>"), for `ferry-top` or Prometheus (docs/monitoring.md).
 #include "peer_process.hpp"
 
 #include "ferry/errc.hpp"
@@ -87,6 +91,10 @@ int run_worker(ferry::node_config& cfg) {
              });
   if (!welcome)
     return 1;
+  // A worker's standard output is its parent's pipe: say it on stderr.
+  if (auto metrics = (*n)->metrics_port(); metrics != 0)
+    std::cerr << "cluster: " << cfg.node_name << " serves metrics on "
+              << cfg.metrics_address << ':' << metrics << std::endl;
   sample::serve_until_parent_exits(0);
   caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
   return 0;
@@ -217,6 +225,9 @@ int main(int argc, char** argv) {
     std::cerr << "cluster: " << ferry::render(port.error()) << '\n';
     return 1;
   }
+  if (auto metrics = (*n)->metrics_port(); metrics != 0)
+    std::cout << "cluster: coordinator serves metrics on "
+              << cfg.metrics_address << ':' << metrics << std::endl;
   setenv(port_variable, std::to_string(*port).c_str(), 1);
   std::vector<std::unique_ptr<sample::peer_process>> workers;
   for (int i = 0; i < worker_count; ++i)

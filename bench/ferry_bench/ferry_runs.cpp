@@ -9,6 +9,8 @@
 // groups keep sender and receiver in one node: plain CAF, no encoding. tls
 // groups are tcp groups whose nodes both set ferry.tls, with certificates
 // for their names made by make_test_pki.sh (the `openssl` command).
+// `<family>+metrics` rows (--metrics) run with the Prometheus endpoint on in
+// both nodes, and a thread here renders the metrics ten times a second.
 #include "child.hpp"
 #include "driver.hpp"
 #include "machine.hpp"
@@ -20,10 +22,13 @@
 
 #include <caf/all.hpp>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <stop_token>
+#include <thread>
 
 namespace ferry::bench {
 
@@ -61,11 +66,19 @@ std::vector<std::string> tls_flags(const std::string& dir,
 
 class ferry_group final : public group {
 public:
-  ferry_group(transport tr, const std::string& family, const bench_env& env)
-    : family_(family) {
+  ferry_group(transport tr, const std::string& row_family,
+              const bench_env& env)
+    : family_(row_family) {
+    // A `<family>+metrics` row: the family's, with both endpoints on.
+    bool metrics = family_.ends_with(metrics_suffix);
+    if (metrics)
+      family_.resize(family_.size() - metrics_suffix.size());
+    const auto& family = family_;
     register_ferry_types(cfg_);
     read_caf_application_ini(cfg_);
-    cfg_.node_name = "bench-" + to_string(tr) + "-" + family;
+    if (metrics)
+      cfg_.metrics_port = 0;
+    cfg_.node_name = "bench-" + to_string(tr) + "-" + row_family;
     cfg_.store_name = env.store_name;
     cfg_.store_capacity = env.store_capacity;
     cfg_.store_prefault = true;
@@ -73,7 +86,7 @@ public:
       cfg_.default_link.serializers = {family};
       cfg_.default_link.deserializers = {family};
     }
-    auto peer_name = "peer-" + to_string(tr) + "-" + family;
+    auto peer_name = "peer-" + to_string(tr) + "-" + row_family;
     bool tls = tr == transport::tls;
     if (tls) {
       make_certificates(env.pki_dir, {cfg_.node_name, peer_name});
@@ -87,6 +100,8 @@ public:
       throw std::runtime_error("cannot start a ferry node: "
                                + ferry::render(n.error()));
     node_ = std::move(*n);
+    if (metrics)
+      scraper_ = std::jthread{[this](std::stop_token stop) { scrape(stop); }};
     if (tr == transport::inproc) {
       sink_ = spawn_sink(node_->system());
       dest_ = sink_;
@@ -104,6 +119,8 @@ public:
       "--ferry.link.serializers=" + list_arg(family),
       "--ferry.link.deserializers=" + list_arg(family),
     };
+    if (metrics)
+      args.push_back("--ferry.metrics.port=0");
     if (tls)
       for (auto& x : tls_flags(env.pki_dir, peer_name_))
         args.push_back(x);
@@ -132,6 +149,7 @@ public:
       caf::anon_send_exit(sink_, caf::exit_reason::user_shutdown);
     sink_ = nullptr;
     dest_ = nullptr;
+    scraper_ = {}; // stops and joins before the node goes
     node_.reset();
     peer_.reset();
   }
@@ -273,9 +291,25 @@ private:
     return answer ? std::stod(*answer) : -1;
   }
 
+  /// Renders this node's metrics ten times a second, as a scraper far
+  /// more eager than Prometheus' default (the cost of a scrape lands in
+  /// the row).
+  void scrape(std::stop_token stop) {
+    using namespace std::chrono_literals;
+    while (!stop.stop_requested()) {
+      rendered_ += node_->metrics_text().size();
+      for (int i = 0; i < 10 && !stop.stop_requested(); ++i)
+        std::this_thread::sleep_for(10ms);
+    }
+  }
+
   std::string family_;
   ferry::node_config cfg_;
   std::unique_ptr<ferry::node> node_;
+  /// Bytes the scraper rendered (keeps the rendering from being dropped).
+  std::atomic<uint64_t> rendered_{0};
+  /// Declared after the node: stops before it goes.
+  std::jthread scraper_;
   std::unique_ptr<child> peer_;
   std::string peer_name_;
   caf::actor sink_;

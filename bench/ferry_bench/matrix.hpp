@@ -40,6 +40,9 @@ inline const std::string raw_caf = "raw-caf";
 
 /// The family reported for ferry rows in one process (plain CAF, no encoding).
 inline const std::string inproc_ferry = "ferry";
+/// Appended to a ferry row's family (`cereal.binary+metrics`) by `--metrics`:
+/// the same row with the Prometheus endpoint on in both nodes.
+inline const std::string metrics_suffix = "+metrics";
 
 /// Returns the built-in families in the order the table lists them.
 std::vector<std::string> builtin_families();
@@ -71,6 +74,8 @@ struct options {
   int handoff_runs = 0;
   /// Print the cells and exit.
   bool list = false;
+  /// Run every ferry row a second time with the metrics endpoint on.
+  bool metrics = false;
 };
 
 /// Parses `argv`; prints usage and returns nothing on `--help` or an error

@@ -38,6 +38,9 @@ Message throughput and latency between two actors, ferry against plain CAF
   --handoff-runs N        hand-off runs (default 5 quick, 7 full)
   --json FILE             write the results as JSON
   --plot FILE.png         draw throughput against payload size (gnuplot)
+  --metrics               run every ferry row twice: as selected, and with
+                          the Prometheus endpoint on in both nodes
+                          (family "<family>+metrics")
   --list                  print the cells (and skipped ones) and exit
   --help                  this text
 
@@ -275,6 +278,8 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
       result.quick = false;
     } else if (arg == "--list") {
       result.list = true;
+    } else if (arg == "--metrics") {
+      result.metrics = true;
     } else if (arg == "--transport" || arg == "--family" || arg == "--payload"
                || arg == "--pattern" || arg == "--type" || arg == "--json"
                || arg == "--plot" || arg == "--seconds"
@@ -432,6 +437,18 @@ matrix build_matrix(const options& opts) {
               pattern::handoff);
     }
     add_tls_rows(b, sizes, both);
+  }
+  // With --metrics each ferry row gets its twin with the endpoint on, in
+  // the same set: the two take turns round by round.
+  if (opts.metrics) {
+    std::vector<cell> twins;
+    for (auto& c : result.cells)
+      if (c.family != raw_caf && c.pat != pattern::handoff) {
+        auto twin = c;
+        twin.family += metrics_suffix;
+        twins.push_back(twin);
+      }
+    result.cells.insert(result.cells.end(), twins.begin(), twins.end());
   }
   // Every selected cell gets its baseline (raw-caf bytes, same transport,
   // size and pattern), even when the filters leave it out. A tls row's is

@@ -208,9 +208,16 @@ void print_table(const report& r) {
   std::cout << "\nratio = msgs/s over the raw-caf bytes row of the same "
                "transport, size and pattern (measured in this run); tls "
                "rows: over the plain ferry tcp row of the same cell\n";
-  const char* header
-    = "  family          type          size     pattern       msgs/s "
-      "      MB/s     p50 us     p99 us   ratio  rss MiB\n";
+  // The family column fits the longest family (`cereal.binary+metrics`).
+  size_t family_width = 15;
+  for (auto& x : r.results)
+    family_width = std::max(family_width, x.c.family.size());
+  std::ostringstream header_line;
+  header_line << "  " << std::left
+              << std::setw(static_cast<int>(family_width)) << "family"
+              << " type          size     pattern       msgs/s "
+                 "      MB/s     p50 us     p99 us   ratio  rss MiB\n";
+  auto header = header_line.str();
   // tls rows run inside the tcp sets; the table lists them after them.
   auto rows = r.results;
   std::stable_sort(rows.begin(), rows.end(),
@@ -236,7 +243,8 @@ void print_table(const report& r) {
                 << header;
     }
     std::ostringstream line;
-    line << "  " << std::left << std::setw(15) << c.family << " "
+    line << "  " << std::left << std::setw(static_cast<int>(family_width))
+         << c.family << " "
          << std::setw(13) << to_string(c.type) << " " << std::setw(8)
          << size_label(c.size) << " " << std::setw(9) << to_string(c.pat)
          << std::right;

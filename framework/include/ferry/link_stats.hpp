@@ -3,6 +3,8 @@
 // A snapshot: the counters keep moving while the link carries traffic.
 #pragma once
 
+#include "ferry/histogram_stats.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,6 +40,10 @@ struct link_stats {
   /// Incoming messages this node refused (family not allowed, undecodable,
   /// too large, unknown target).
   uint64_t refusals = 0;
+  /// `refusals` by reason: the name of the error the sender heard
+  /// (`family_refused`, `no_such_actor`, `receiver_full`, ... as in
+  /// ferry/errc.hpp, or `other`); reasons never seen are left out.
+  std::map<std::string, uint64_t> refusals_by_reason;
   /// Outgoing messages the peer refused (reported back by the peer).
   uint64_t refused_by_peer = 0;
   /// Messages and control messages said to come from the peer that did not
@@ -50,6 +56,8 @@ struct link_stats {
   uint64_t send_errors = 0;
   /// Times a sender waited for credit (the window was full).
   uint64_t credit_waits = 0;
+  /// Seconds senders spent waiting for credit, summed over every wait.
+  double credit_wait_seconds = 0;
   /// Most bytes ever in flight on the link (sent, not yet processed by the
   /// receiving actors); stays within `window_bytes` plus one message.
   uint64_t peak_in_flight_bytes = 0;
@@ -63,6 +71,9 @@ struct link_stats {
   /// `link_config::batch_messages`), and the messages they carried.
   uint64_t batches_sent = 0;
   uint64_t messages_batched = 0;
+  /// Messages per CAF message this node sent on the link (1 for a message
+  /// sent alone, the batch's size for a batch).
+  histogram_stats batch_messages;
   /// Store tickets of sent messages the peer has not yet reported taken
   /// (cancelled if the link dies); bounded by the credit window.
   uint64_t tickets_in_transit = 0;
@@ -85,6 +96,11 @@ struct link_stats {
   std::map<std::string, uint64_t> sent_by_family;
   /// Messages received per family.
   std::map<std::string, uint64_t> received_by_family;
+  /// Seconds spent encoding one element of a sent message, per family
+  /// (families never used are left out).
+  std::map<std::string, histogram_stats> encode_seconds;
+  /// Seconds spent decoding one element of a received message, per family.
+  std::map<std::string, histogram_stats> decode_seconds;
 };
 
 } // namespace ferry

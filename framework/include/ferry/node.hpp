@@ -108,6 +108,15 @@ public:
   /// Returns the counters of the link to the node named `peer`.
   [[nodiscard]] caf::expected<link_stats> stats(const std::string& peer) const;
 
+  /// Returns the port of the node's Prometheus endpoint (the one picked
+  /// when `ferry.metrics.port` is 0), or 0 when the endpoint is off.
+  uint16_t metrics_port() const;
+
+  /// Returns what the Prometheus endpoint serves: the links' counters
+  /// (`stats()`), the host store's figures and the process' resident
+  /// memory in Prometheus' text exposition format (docs/monitoring.md).
+  std::string metrics_text() const;
+
   /// Sends `whom` a `node_up` whenever this node makes a link to another
   /// node and a `node_down` whenever such a link goes down
   /// (ferry/node_events.hpp), until `whom` ends or `unwatch_nodes`.

@@ -57,6 +57,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace ferry {
@@ -141,6 +142,14 @@ public:
   /// whole process: a node whose limits differ from those a running node set
   /// logs a warning naming that node, then applies its own.
   serializers::vector_pool_limits vector_pool;
+
+  /// Port of the node's Prometheus endpoint (`ferry.metrics.port`; 0: any
+  /// free port, see `node::metrics_port`); unset: no endpoint
+  /// (docs/monitoring.md).
+  std::optional<uint16_t> metrics_port;
+
+  /// Address the Prometheus endpoint listens on (`ferry.metrics.address`).
+  std::string metrics_address = "127.0.0.1";
 
   /// Link settings for peers not named in `links` (section `ferry.link`).
   link_config default_link;

@@ -37,12 +37,18 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
   // queue.
   if (may_wait && (!waiters_.empty() || !fits(bytes))) {
     ++counters_.credit_waits;
+    auto waited_since = std::chrono::steady_clock::now();
     auto me = next_waiter_++;
     waiters_.push_back(me);
     auto my_turn = [&] {
       return closed_ || (waiters_.front() == me && fits(bytes));
     };
     auto leave = [&] {
+      auto waited = std::chrono::steady_clock::now() - waited_since;
+      counters_.credit_wait_nanos.fetch_add(
+        static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()),
+        std::memory_order_relaxed);
       waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
       cv_.notify_all(); // the next in line may fit as well
     };

@@ -13,6 +13,7 @@
 #include "ferry/store/object_ref.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace ferry::detail {
@@ -155,9 +156,16 @@ caf::expected<caf::message> decoder::decode_element(wire_element& element) {
   }
   if (auto err = gather_frames(element, input))
     return err;
+  auto start = std::chrono::steady_clock::now();
   auto result = ctx_.registry.decode_message(*plan, std::move(input), opts_);
-  if (result)
+  if (result) {
+    auto took = std::chrono::steady_clock::now() - start;
     received_by_family_.count(plan->family());
+    received_by_family_.time(
+      plan->family(),
+      static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
+  }
   return result;
 }
 

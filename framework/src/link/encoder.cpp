@@ -13,6 +13,7 @@
 #include "ferry/store/object_ref.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace ferry::detail {
 
@@ -37,8 +38,11 @@ bool is(const caf::error& err, serializers::errc code) {
 
 encoder::encoder(const link_context& ctx,
                  std::vector<std::string> send_families,
-                 transfer_table& transfers)
-  : ctx_(ctx), send_families_(std::move(send_families)), transfers_(transfers) {
+                 transfer_table& transfers, family_counters& sent_by_family)
+  : ctx_(ctx),
+    send_families_(std::move(send_families)),
+    transfers_(transfers),
+    sent_by_family_(sent_by_family) {
   opts_.serializers = send_families_;
   opts_.context = serializers::context{ctx_.node_name, ctx_.peer_name,
                                        ctx_.peer_name, ctx_.same_host};
@@ -130,6 +134,7 @@ encoder::encode_element(std::type_index type, const void* value,
                         wire_element& result) {
   // Tickets of handles inside the value (the store's in-band hook).
   std::vector<store::transfer_ticket> handles;
+  auto start = std::chrono::steady_clock::now();
   auto encoded = [&] {
     if (ctx_.store != nullptr) {
       store::in_band_scope scope{*ctx_.store};
@@ -145,6 +150,11 @@ encoder::encode_element(std::type_index type, const void* value,
     return explain(std::move(encoded.error()));
   }
   family_used = std::move(encoded->family);
+  sent_by_family_.time(
+    family_used,
+    static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count()));
   if (ctx_.same_host) {
     tickets.insert(tickets.end(), handles.begin(), handles.end());
   } else if (!handles.empty()) {

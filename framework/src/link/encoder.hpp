@@ -45,9 +45,10 @@ namespace ferry::detail {
 
 class encoder {
 public:
-  /// Encodes with `send_families` (the link's serializers the peer accepts).
+  /// Encodes with `send_families` (the link's serializers the peer accepts),
+  /// timing each element in `sent_by_family`.
   encoder(const link_context& ctx, std::vector<std::string> send_families,
-          transfer_table& transfers);
+          transfer_table& transfers, family_counters& sent_by_family);
 
   /// Returns the families the link sends with.
   const std::vector<std::string>& send_families() const {
@@ -118,6 +119,7 @@ private:
   const link_context& ctx_;
   const std::vector<std::string> send_families_;
   transfer_table& transfers_;
+  family_counters& sent_by_family_;
   /// Options of every encode on this link (built once).
   serializers::encode_options opts_;
 

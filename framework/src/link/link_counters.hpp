@@ -1,12 +1,18 @@
 // link_counters and family_counters: what a link counts for `link_stats`.
 //
-// Plain atomic counters, written on the data path without locks (relaxed
-// increments) and read by `link_state::snapshot`. A snapshot is not atomic
+// Plain atomic counters and histograms (metrics/histogram.hpp), written on
+// the data path without locks (atomic increments, relaxed for histograms
+// and refusal reasons) and read by `link_state::snapshot`. A snapshot is not atomic
 // across counters: each figure is exact, their sum at one instant is not.
 //
 // Thread-safety: every member may be used from any thread.
 #pragma once
 
+#include "metrics/histogram.hpp"
+
+#include <caf/error.hpp>
+
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -37,9 +43,26 @@ struct link_counters {
   std::atomic<uint64_t> batches_sent{0};
   std::atomic<uint64_t> messages_batched{0};
   std::atomic<uint64_t> dropped_wrong_token{0};
+  /// Nanoseconds senders waited for credit.
+  std::atomic<uint64_t> credit_wait_nanos{0};
+  /// Messages per CAF message sent.
+  histogram batch_messages{histogram::layout::count};
+
+  /// Counts a refused incoming message by the error its sender hears
+  /// (`refusals` and `refusals_by_reason`).
+  void count_refusal(const caf::error& reason);
+
+  /// Returns the refusals by reason name (reasons never seen left out).
+  std::map<std::string, uint64_t> refusal_reasons() const;
+
+private:
+  /// One slot per code of ferry's framework errors, and one for any other.
+  static constexpr size_t reason_slots = 32;
+  std::array<std::atomic<uint64_t>, reason_slots> refusals_by_reason_{};
 };
 
-/// Messages per family, for the families of one fixed list (a link's send
+/// Messages per family, and the time spent encoding or decoding elements
+/// of each family, for the families of one fixed list (a link's send
 /// families or its allowlist); lock-free.
 class family_counters {
 public:
@@ -48,12 +71,22 @@ public:
   /// Counts one message of `family` (a name outside the list is not counted).
   void count(std::string_view family);
 
+  /// Records that one element of `family` took `nanos` to encode or decode.
+  void time(std::string_view family, uint64_t nanos);
+
   /// Returns the families counted at least once, with their counts.
   std::map<std::string, uint64_t> snapshot() const;
 
+  /// Returns the families timed at least once, with their histograms.
+  std::map<std::string, histogram_stats> times() const;
+
 private:
+  /// Returns the index of `family` in `names_`, or `names_.size()`.
+  size_t index_of(std::string_view family) const;
+
   std::vector<std::string> names_;
   std::unique_ptr<std::atomic<uint64_t>[]> counts_;
+  std::unique_ptr<histogram[]> times_;
 };
 
 } // namespace ferry::detail

@@ -71,7 +71,7 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
          node.config().node_name, peer.node_name, same_host,
          peer.store_token,        counters_, types_},
     transfers_(cfg_.chunk_size, ctx_.node_name, peer_name_),
-    encoder_(ctx_, std::move(send_families), transfers_),
+    encoder_(ctx_, std::move(send_families), transfers_, sent_by_family_),
     decoder_(ctx_, received_by_family_),
     outbox_(peer_gateway_, node.gateway_handle(), outbound_token_,
             cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
@@ -263,7 +263,7 @@ void link_state::receive(wire_message& msg, uint64_t wire_size,
 
 void link_state::refuse(wire_message& msg, caf::error reason,
                         credit_token& token, caf::execution_unit* host) {
-  ++counters_.refusals;
+  counters_.count_refusal(reason);
   caf::message_id mid{msg.mid};
   // Cancel tickets of store frames not redeemed yet (a peer sharing the
   // store only: another host's could cancel tickets it guessed), release
@@ -533,6 +533,10 @@ link_stats link_state::snapshot() const {
   result.refused_by_peer = counters_.refused_by_peer;
   result.send_errors = counters_.send_errors;
   result.credit_waits = counters_.credit_waits;
+  result.credit_wait_seconds
+    = static_cast<double>(counters_.credit_wait_nanos.load()) * 1e-9;
+  result.refusals_by_reason = counters_.refusal_reasons();
+  result.batch_messages = counters_.batch_messages.snapshot();
   result.peak_in_flight_bytes = counters_.peak_in_flight_bytes;
   result.held_messages = held_.messages();
   result.held_bytes = held_.bytes();
@@ -547,6 +551,8 @@ link_stats link_state::snapshot() const {
   result.spawned_actors = actors_.spawned();
   result.sent_by_family = sent_by_family_.snapshot();
   result.received_by_family = received_by_family_.snapshot();
+  result.encode_seconds = sent_by_family_.times();
+  result.decode_seconds = received_by_family_.times();
   return result;
 }
 

@@ -72,6 +72,7 @@ bool outbox::post(wire_message&& msg, uint64_t size,
     return true;
   }
   flush_locked(host);
+  counters_.batch_messages.observe(1);
   enqueue_locked(caf::make_message(std::move(msg)), host);
   return true;
 }
@@ -91,6 +92,7 @@ void outbox::flush() {
 void outbox::flush_locked(caf::execution_unit* host) {
   if (batch_.empty())
     return;
+  counters_.batch_messages.observe(batch_.size());
   if (batch_.size() == 1) {
     enqueue_locked(caf::make_message(std::move(batch_.front())), host);
   } else {

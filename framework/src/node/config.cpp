@@ -162,6 +162,11 @@ node_config::node_config()
     .add_neg(allow_out_of_band_ref_serialization, "strict-refs",
              "refuse handles serialized outside ferry's message path "
              "(default: pin them with a warning)");
+  opt_group{custom_options_, "ferry.metrics"}
+    .add<size_t>("port", "port of the Prometheus endpoint (0: any free "
+                         "port; unset: no endpoint)")
+    .add(metrics_address, "address",
+         "address the Prometheus endpoint listens on (default 127.0.0.1)");
   opt_group{custom_options_, "ferry.tls"}
     .add(tls_certificate, "certificate",
          "PEM certificate (chain) of this node; turns TLS on for every link")
@@ -264,6 +269,16 @@ caf::error node_config::finalize() {
     store_persistent = *x;
   if (auto x = caf::get_if<bool>(&content, "ferry.store.strict-refs"))
     allow_out_of_band_ref_serialization = !*x;
+  if (auto x = caf::get_if(&content, "ferry.metrics.port")) {
+    uint64_t port = 0;
+    if (auto err = read_uint(*x, "ferry.metrics.port", port))
+      return err;
+    if (port > 65535)
+      return detail::bad_value("ferry.metrics.port", "a port (0 to 65535)");
+    metrics_port = static_cast<uint16_t>(port);
+  }
+  if (auto x = caf::get_if<std::string>(&content, "ferry.metrics.address"))
+    metrics_address = *x;
   for (auto [key, out] : {std::pair{"ferry.tls.certificate", &tls_certificate},
                           {"ferry.tls.key", &tls_key},
                           {"ferry.tls.ca-file", &tls_ca_file},

@@ -145,6 +145,14 @@ std::vector<link_stats> node::stats() const {
   return result;
 }
 
+uint16_t node::metrics_port() const {
+  return impl_->metrics_port();
+}
+
+std::string node::metrics_text() const {
+  return impl_->metrics_text();
+}
+
 void node::watch_nodes(const caf::actor& whom) {
   impl_->watch().watch(whom);
 }

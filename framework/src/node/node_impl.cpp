@@ -7,6 +7,8 @@
 #include "node/gateway.hpp"
 #include "node/malloc_tuning.hpp"
 
+#include "metrics/exposition.hpp"
+
 #include "ferry/errc.hpp"
 
 #include "ferry/serializers/detail/error.hpp"
@@ -57,6 +59,7 @@ node_impl::node_impl(node_config& cfg)
 }
 
 node_impl::~node_impl() {
+  metrics_.reset();
   stop_tls_listeners();
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
@@ -102,6 +105,15 @@ caf::error node_impl::init() {
     return err;
   if (cfg_.store_enabled)
     attach_store();
+  if (cfg_.metrics_port) {
+    auto server = metrics_server::start(
+      cfg_.metrics_address, *cfg_.metrics_port,
+      [this] { return metrics_text(); },
+      [this](const std::string& line) { log(line); });
+    if (!server)
+      return std::move(server.error());
+    metrics_ = std::move(*server);
+  }
   linker_ = sys_.spawn<caf::hidden>(linker);
   caf::actor_config acfg;
   gateway_ = caf::make_actor<gateway, caf::actor>(sys_.next_actor_id(),
@@ -148,6 +160,19 @@ void node_impl::attach_store() {
   }
   store_.emplace(std::move(*attached));
   places_->import_into(*store_);
+}
+
+std::string node_impl::metrics_text() {
+  node_figures figures;
+  figures.node_name = cfg_.node_name;
+  for (auto& link : links())
+    figures.links.push_back(link->snapshot());
+  figures.peers = watch_.peers();
+  if (store_)
+    if (auto summary = store_->memory_summary())
+      figures.store = std::move(*summary);
+  figures.resident_bytes = resident_memory_bytes();
+  return render_exposition(figures);
 }
 
 void node_impl::log(const std::string& line) const {

@@ -16,10 +16,13 @@
 // - `node_watch` (node/node_watch.hpp): the peers this node has had links
 //   to, and the actors that hear when links come and go;
 // - `pool_settings`: this node's share in the process-wide vector pool;
+// - `metrics_server` (metrics/metrics_server.hpp): the Prometheus endpoint,
+//   when `ferry.metrics.port` is set; it renders `metrics_text()`;
 // - the linker (link/actor_links.hpp): the actor that tells peers of the
 //   links local actors make with their actors.
 //
-// Shutdown order (the destructor): links go down first (waking senders that
+// Shutdown order (the destructor): the metrics endpoint stops first (it
+// reads the node), links go down next (waking senders that
 // wait for credit), then the gateway lets go of the node once its running
 // calls are done, then the node waits until no thread uses a link any more
 // (proxies, the puller and credit tokens hold links weakly; a thread that
@@ -32,6 +35,7 @@
 #include "activity_counter.hpp"
 #include "link/link_state.hpp"
 #include "log_limiter.hpp"
+#include "metrics/metrics_server.hpp"
 #include "node/early_arrivals.hpp"
 #include "node/exposed_actors.hpp"
 #include "node/landings.hpp"
@@ -187,6 +191,16 @@ public:
   caf::expected<uint64_t> spawn(spawn_request& req,
                                 const caf::strong_actor_ptr& requester);
 
+  // -- metrics ----------------------------------------------------------------
+
+  /// Returns the node's figures in Prometheus' text exposition format.
+  std::string metrics_text();
+
+  /// Returns the port of the metrics endpoint (0: none).
+  uint16_t metrics_port() const {
+    return metrics_ ? metrics_->port() : 0;
+  }
+
   // -- logging ----------------------------------------------------------------
 
   /// Logs one line (on stderr or to the config's `log_sink`), prefixed with
@@ -251,6 +265,8 @@ private:
   /// Guards `tls_listeners_`, the keys of this node's TLS refusal loggers.
   std::mutex tls_mtx_;
   std::vector<uint64_t> tls_listeners_;
+  /// Last: it reads every member above from its own thread.
+  std::unique_ptr<metrics_server> metrics_;
 };
 
 } // namespace ferry::detail

@@ -1,0 +1,44 @@
+// exposition: a node's figures in Prometheus' text exposition format.
+//
+// Rendered only when a client asks (a scrape), from snapshots: the link
+// counters' `link_stats`, the node's peers, the host store's summary and
+// the process' resident memory. docs/monitoring.md lists every metric and
+// its meaning; this file is where they are named.
+//
+// Thread-safety: plain functions on values.
+#pragma once
+
+#include "ferry/link_stats.hpp"
+#include "ferry/node_events.hpp"
+
+#include "ferry/store/memory_summary.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ferry::detail {
+
+/// What a scrape shows of one node.
+struct node_figures {
+  /// The node's name.
+  std::string node_name;
+  /// Every link's counters.
+  std::vector<link_stats> links;
+  /// Every peer the node has had a link to.
+  std::vector<peer_state> peers;
+  /// The host store's figures, if the node has a store.
+  std::optional<store::memory_summary> store;
+  /// The process' resident memory in bytes.
+  uint64_t resident_bytes = 0;
+};
+
+/// Returns `x` in Prometheus' text exposition format (version 0.0.4).
+std::string render_exposition(const node_figures& x);
+
+/// Returns the resident memory of this process in bytes (from
+/// /proc/self/statm; 0 where that cannot be read).
+uint64_t resident_memory_bytes();
+
+} // namespace ferry::detail
