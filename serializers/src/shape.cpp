@@ -15,6 +15,8 @@ namespace ferry::serializers {
 
 namespace {
 
+struct member;
+
 /// One parsed shape: a record (`fields`), a template (`head<args>`), a
 /// scalar (`head` alone) or a custom type (`head` holds its quoted name).
 struct node {
@@ -23,7 +25,13 @@ struct node {
   uint32_t version = 0;
   bool record = false;
   std::vector<node> args;
-  std::vector<std::pair<std::string_view, node>> fields;
+  std::vector<member> fields;
+};
+
+/// A record's member: its name and shape.
+struct member {
+  std::string_view name;
+  node shape;
 };
 
 bool is_name_char(char c) {
@@ -99,13 +107,13 @@ private:
         return std::nullopt;
       if (!eat('}')) {
         do {
-          auto member = name();
-          if (member.empty() || !eat(':'))
+          auto member_name = name();
+          if (member_name.empty() || !eat(':'))
             return std::nullopt;
           auto shape = parse(depth + 1);
           if (!shape)
             return std::nullopt;
-          result.fields.emplace_back(member, std::move(*shape));
+          result.fields.push_back({member_name, std::move(*shape)});
         } while (eat(','));
         if (!eat('}'))
           return std::nullopt;
@@ -149,8 +157,8 @@ std::string names_of(const node& record) {
 }
 
 const node* field(const node& record, std::string_view name) {
-  for (auto& [member, shape] : record.fields)
-    if (member == name)
+  for (auto& [member_name, shape] : record.fields)
+    if (member_name == name)
       return &shape;
   return nullptr;
 }
