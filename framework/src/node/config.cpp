@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <fstream>
 
 #include <unistd.h>
@@ -283,7 +284,8 @@ caf::error node_config::finalize() {
                           {"ferry.tls.key", &tls_key},
                           {"ferry.tls.ca-file", &tls_ca_file},
                           {"ferry.tls.passphrase", &tls_passphrase}})
-    if (auto x = caf::get_if<std::string>(&content, key))
+    if (auto x = caf::get_if<std::string>(
+          &content, caf::string_view{key, std::strlen(key)}))
       *out = *x;
   if (auto section = caf::get_if<caf::settings>(&content, "ferry.link")) {
     auto merged = link_config::from_settings(*section, default_link);
