@@ -11,6 +11,11 @@ namespace ferry::detail {
 
 namespace {
 
+/// Why a type no family bridges is refused.
+constexpr const char* unbridged
+  = "no family bridges the two versions, so its messages are refused on this "
+    "link in both directions, before any decoding";
+
 bool by_name(std::string_view family) {
   auto& xs = serializers::by_name_families;
   return std::find(xs.begin(), xs.end(), family) != xs.end();
@@ -66,10 +71,7 @@ type_check::send_families(std::string_view name,
   if (i == types_.end())
     return prefs;
   if (!i->second.bridged)
-    return refuse(i->first, i->second,
-                  "no family bridges the two versions, so its messages are "
-                  "refused on this link in both directions, before any "
-                  "decoding");
+    return refuse(i->first, i->second, unbridged);
   std::vector<std::string> result;
   for (auto& family : prefs)
     if (by_name(family))
@@ -93,10 +95,7 @@ caf::error type_check::refusal(std::string_view name,
                   "it arrived in " + std::string{family}
                     + ", which does not bridge the two versions (msgpack and "
                       "cereal.json do), so it is refused before any decoding");
-  return refuse(i->first, i->second,
-                "no family bridges the two versions, so its messages are "
-                "refused on this link in both directions, before any "
-                "decoding");
+  return refuse(i->first, i->second, unbridged);
 }
 
 std::vector<std::string>
