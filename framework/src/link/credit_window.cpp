@@ -44,11 +44,8 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
       return closed_ || (waiters_.front() == me && fits(bytes));
     };
     auto leave = [&] {
-      auto waited = std::chrono::steady_clock::now() - waited_since;
-      counters_.credit_wait_nanos.fetch_add(
-        static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()),
-        std::memory_order_relaxed);
+      counters_.credit_wait_nanos.fetch_add(nanos_since(waited_since),
+                                            std::memory_order_relaxed);
       waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
       cv_.notify_all(); // the next in line may fit as well
     };

@@ -159,12 +159,8 @@ caf::expected<caf::message> decoder::decode_element(wire_element& element) {
   auto start = std::chrono::steady_clock::now();
   auto result = ctx_.registry.decode_message(*plan, std::move(input), opts_);
   if (result) {
-    auto took = std::chrono::steady_clock::now() - start;
+    received_by_family_.time(plan->family(), nanos_since(start));
     received_by_family_.count(plan->family());
-    received_by_family_.time(
-      plan->family(),
-      static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()));
   }
   return result;
 }

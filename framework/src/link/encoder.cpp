@@ -150,11 +150,7 @@ encoder::encode_element(std::type_index type, const void* value,
     return explain(std::move(encoded.error()));
   }
   family_used = std::move(encoded->family);
-  sent_by_family_.time(
-    family_used,
-    static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now() - start)
-                            .count()));
+  sent_by_family_.time(family_used, nanos_since(start));
   if (ctx_.same_host) {
     tickets.insert(tickets.end(), handles.begin(), handles.end());
   } else if (!handles.empty()) {

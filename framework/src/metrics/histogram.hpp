@@ -19,10 +19,20 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <span>
 
 namespace ferry::detail {
+
+/// Nanoseconds from `start` to now on the steady clock (what the timing
+/// histograms and counters take).
+inline uint64_t nanos_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+    std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::steady_clock::now() - start)
+      .count());
+}
 
 class histogram {
 public:
