@@ -2,11 +2,13 @@
 // changes between them. ROLLING_UPGRADE_VERSION picks the build: version 1
 // of `order` has an id and an item; version 2 adds a price (default 9.5)
 // and widens the id. The version-2 build starts the version-1 build as a
-// peer and sends it orders, first over a link that sends with msgpack,
-// which carries `order` by member name (the old build skips the price),
-// then over one that sends with cereal.binary only, which writes members by
-// position and cannot bridge the two versions: that send is refused before
-// anything is encoded, with an error naming the member that differs.
+// peer and sends it orders over links that send with one family each:
+// cereal.binary, which the old build reads by the new build's shape (from
+// the link's hello), and msgpack, which carries `order` by member name; in
+// both the old build skips the price. Then over one that sends with caf
+// only, which writes members by position and cannot bridge the two
+// versions: that send is refused before anything is encoded, with an error
+// naming the member that differs.
 // docs/evolution.md has the rules.
 //
 // Run the version-2 build (rolling_upgrade_v2); it needs rolling_upgrade_v1
@@ -113,10 +115,12 @@ int main(int argc, char** argv) {
   return serve(cfg);
 #else
   order x{42, "teapot", 12.5};
-  // msgpack carries order by member name: the old build skips the price.
-  bool bridged = send_with("msgpack", x, false);
-  // cereal.binary writes members by position: refused before encoding.
-  bool refused = send_with("cereal.binary", x, true);
-  return bridged && refused ? 0 : 1;
+  // cereal.binary: the old build reads the bytes by the new build's shape.
+  bool binary = send_with("cereal.binary", x, false);
+  // msgpack carries order by member name.
+  bool by_name = send_with("msgpack", x, false);
+  // caf writes members by position: refused before encoding.
+  bool refused = send_with("caf", x, true);
+  return binary && by_name && refused ? 0 : 1;
 #endif
 }

@@ -17,6 +17,8 @@
 
 #include "registry_state.hpp"
 
+#include "ferry/serializers/writer_shapes.hpp"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -175,6 +177,8 @@ caf::error registry::run_decode(const state& st, const decode_route& route,
     scope.trace = sink;
     scope.op = "decode";
     scope.family = fam;
+    if (opts.writer_shapes != nullptr && !route.stand)
+      scope.writer = opts.writer_shapes->find(route.type_name);
     detail::scope_guard guard{scope};
     if (sink != nullptr)
       (*sink)("ferry.serializers trace: decode " + dname + " with " + fam);

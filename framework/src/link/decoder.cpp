@@ -43,6 +43,7 @@ decoder::decoder(const link_context& ctx, family_counters& received_by_family)
   opts_.context = serializers::context{ctx_.peer_name, ctx_.node_name,
                                        ctx_.peer_name, ctx_.same_host};
   opts_.limits.max_payload_bytes = ctx_.cfg.max_message_size;
+  opts_.writer_shapes = ctx_.types.writer_shapes();
 }
 
 caf::expected<caf::message> decoder::decode_message(wire_message& msg) {

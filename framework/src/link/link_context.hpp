@@ -38,7 +38,8 @@ struct link_context {
   uint64_t peer_store_token;
   /// The link's counters.
   link_counters& counters;
-  /// The types whose shape differs on the peer (refused both ways).
+  /// The types whose shape differs on the peer, and how each is bridged or
+  /// refused.
   const type_check& types;
 };
 

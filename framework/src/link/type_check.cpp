@@ -3,6 +3,7 @@
 
 #include "ferry/errc.hpp"
 #include "ferry/serializers/shape.hpp"
+#include "ferry/serializers/writer_shapes.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -16,9 +17,15 @@ constexpr const char* unbridged
   = "no family bridges the two versions, so its messages are refused on this "
     "link in both directions, before any decoding";
 
-bool by_name(std::string_view family) {
-  auto& xs = serializers::by_name_families;
-  return std::find(xs.begin(), xs.end(), family) != xs.end();
+/// The built-in families of `prefs`, in order, that bridge `x`.
+template <class Changed>
+std::vector<std::string> bridging_of(const Changed& x,
+                                     const std::vector<std::string>& prefs) {
+  std::vector<std::string> result;
+  for (auto& family : prefs)
+    if (x.bridges(family))
+      result.push_back(family);
+  return result;
 }
 
 } // namespace
@@ -28,6 +35,7 @@ type_check::type_check(const serializers::registry& reg, const hello& peer,
   auto here = "node " + node_name;
   auto there = "node " + peer.node_name;
   auto count = std::min(peer.type_names.size(), peer.type_shapes.size());
+  auto shapes = std::make_shared<serializers::writer_shapes>();
   std::map<std::string_view, std::string_view> theirs;
   for (size_t i = 0; i < count; ++i)
     theirs.emplace(peer.type_names[i], peer.type_shapes[i]);
@@ -44,10 +52,21 @@ type_check::type_check(const serializers::registry& reg, const hello& peer,
          << " (fingerprint " << serializers::shape_fingerprint_text(mine.shape)
          << ") than on " << there << " (fingerprint "
          << serializers::shape_fingerprint_text(i->second) << "): " << *diff;
-    types_.emplace(mine.name,
-                   changed{text.str(), serializers::shapes_bridge_by_name(
-                                         mine.shape, i->second)});
+    changed x{text.str(), {}};
+    for (auto family : serializers::bridging_families)
+      if (serializers::shapes_bridge(family, mine.shape, i->second))
+        x.bridging.emplace_back(family);
+    // cereal.binary and cereal.portable read the peer's bytes by its shape.
+    if (x.bridges("cereal.binary"))
+      shapes->add(mine.name, std::string{i->second});
+    types_.emplace(mine.name, std::move(x));
   }
+  if (!shapes->empty())
+    writer_shapes_ = std::move(shapes);
+}
+
+bool type_check::changed::bridges(std::string_view family) const {
+  return std::find(bridging.begin(), bridging.end(), family) != bridging.end();
 }
 
 bool type_check::differs(std::string_view name) const {
@@ -59,9 +78,9 @@ caf::error type_check::refuse(const std::string& name, const changed& x,
   return caf::make_error(
     errc::type_mismatch,
     x.text + "; " + why + ". Fix: build both nodes with the same definition "
-      "of \"" + name + "\", or give both versions a ferry_version and send "
-      "them with msgpack or cereal.json, which carry members by name "
-      "(docs/evolution.md)");
+      "of \"" + name + "\", or give both versions a ferry_version and change "
+      "the type only as docs/evolution.md lists safe for a family both "
+      "nodes use (msgpack, cereal.json, cereal.binary or cereal.portable)");
 }
 
 caf::expected<std::vector<std::string>>
@@ -70,17 +89,16 @@ type_check::send_families(std::string_view name,
   auto i = types_.find(name);
   if (i == types_.end())
     return prefs;
-  if (!i->second.bridged)
-    return refuse(i->first, i->second, unbridged);
-  std::vector<std::string> result;
-  for (auto& family : prefs)
-    if (by_name(family))
-      result.push_back(family);
+  auto& x = i->second;
+  if (x.bridging.empty())
+    return refuse(i->first, x, unbridged);
+  auto result = bridging_of(x, prefs);
   if (result.empty())
-    return refuse(i->first, i->second,
-                  "msgpack and cereal.json bridge the two versions, and the "
-                  "link sends with neither (its serializers, as the peer "
-                  "accepts them, are "
+    return refuse(i->first, x,
+                  serializers::detail::list_names(x.bridging)
+                    + " bridge the two versions, and the link sends with "
+                      "none of them (its serializers, as the peer accepts "
+                      "them, are "
                     + serializers::detail::list_names(prefs) + ")");
   return result;
 }
@@ -88,33 +106,36 @@ type_check::send_families(std::string_view name,
 caf::error type_check::refusal(std::string_view name,
                                std::string_view family) const {
   auto i = types_.find(name);
-  if (i == types_.end() || (i->second.bridged && by_name(family)))
+  if (i == types_.end() || i->second.bridges(family))
     return caf::none;
-  if (i->second.bridged)
-    return refuse(i->first, i->second,
-                  "it arrived in " + std::string{family}
-                    + ", which does not bridge the two versions (msgpack and "
-                      "cereal.json do), so it is refused before any decoding");
-  return refuse(i->first, i->second, unbridged);
+  auto& x = i->second;
+  if (x.bridging.empty())
+    return refuse(i->first, x, unbridged);
+  return refuse(i->first, x,
+                "it arrived in " + std::string{family}
+                  + ", which does not bridge the two versions ("
+                  + serializers::detail::list_names(x.bridging)
+                  + " do), so it is refused before any decoding");
 }
 
 std::vector<std::string>
 type_check::report(const std::vector<std::string>& prefs) const {
   std::vector<std::string> result;
-  bool sends_by_name = std::any_of(prefs.begin(), prefs.end(),
-                                   [](auto& family) { return by_name(family); });
   for (auto& [name, x] : types_) {
-    if (!x.bridged)
+    auto sent = bridging_of(x, prefs);
+    if (x.bridging.empty())
       result.push_back(x.text + "; refused on this link in both directions");
-    else if (sends_by_name)
-      result.push_back(x.text
-                       + "; sent and received by member name, in msgpack or "
-                         "cereal.json only");
+    else if (!sent.empty())
+      result.push_back(x.text + "; sent in "
+                       + serializers::detail::list_names(sent)
+                       + " and received in "
+                       + serializers::detail::list_names(x.bridging)
+                       + " only, which bridge the two versions");
     else
-      result.push_back(x.text
-                       + "; received by member name from msgpack or "
-                         "cereal.json only, and not sent: this link sends "
-                         "with neither");
+      result.push_back(x.text + "; received in "
+                       + serializers::detail::list_names(x.bridging)
+                       + " only, which bridge the two versions, and not "
+                         "sent: this link sends with none of them");
   }
   return result;
 }

@@ -7,10 +7,12 @@
 // with different shapes (a member added, removed, renamed, reordered or of
 // another type, or another declared version) is never encoded or decoded as
 // if the two matched:
-// - when both versions are evolving records whose differences the
-//   by-member-name families bridge (`shapes_bridge_by_name`), the link sends
-//   the type only with those of its families (msgpack, cereal.json, in its
-//   preference order) and decodes it only from them;
+// - when both versions are evolving records whose differences some of the
+//   built-in families bridge (`shapes_bridge`: msgpack and cereal.json by
+//   member name, cereal.binary and cereal.portable by the peer's shape,
+//   which `writer_shapes()` holds for the link's decoder), the link sends
+//   the type only with those of its families, in its preference order, and
+//   decodes it only from them;
 // - otherwise, and when the link's serializers hold no bridging family, both
 //   directions refuse it with `errc::type_mismatch`, whose text names the
 //   type, both fingerprints, the first member that differs and the fix.
@@ -23,11 +25,13 @@
 #include "wire/control.hpp"
 
 #include "ferry/serializers/registry.hpp"
+#include "ferry/serializers/writer_shapes.hpp"
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +63,13 @@ public:
   /// its shape matches the peer's, or `family` bridges the two versions.
   caf::error refusal(std::string_view name, std::string_view family) const;
 
+  /// The peer's shapes of the changed types cereal.binary and
+  /// cereal.portable bridge, for the link's decode options; null when there
+  /// are none.
+  std::shared_ptr<const serializers::writer_shapes> writer_shapes() const {
+    return writer_shapes_;
+  }
+
   /// One line per changed type, for the node's log when the link is made
   /// (`prefs`: the families the link sends with).
   std::vector<std::string> report(const std::vector<std::string>& prefs) const;
@@ -67,14 +78,17 @@ private:
   struct changed {
     /// The first difference and the fingerprints, in words.
     std::string text;
-    /// Whether the by-member-name families bridge the two versions.
-    bool bridged = false;
+    /// The built-in families that bridge the two versions.
+    std::vector<std::string> bridging;
+
+    bool bridges(std::string_view family) const;
   };
 
   caf::error refuse(const std::string& name, const changed& x,
                     const std::string& why) const;
 
   std::map<std::string, changed, std::less<>> types_;
+  std::shared_ptr<const serializers::writer_shapes> writer_shapes_;
 };
 
 } // namespace ferry::detail

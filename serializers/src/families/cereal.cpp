@@ -20,6 +20,25 @@
 
 namespace ferry::serializers::detail {
 
+void refuse_writer_shape(std::string_view writer, std::string_view reader) {
+  throw decode_fault{errc::member_mismatch,
+                     "the sender writes it as " + std::string{writer}
+                       + ", which cannot be read as " + std::string{reader}
+                       + " here; the link refuses types whose versions "
+                         "cereal.binary and cereal.portable do not bridge "
+                         "(docs/evolution.md), so the bytes or the sender's "
+                         "hello are corrupt or hostile"};
+}
+
+void refuse_skip(std::string_view writer) {
+  throw decode_fault{errc::member_mismatch,
+                     "the sender writes a member this build does not have as "
+                       + std::string{writer}
+                       + ", which cereal.binary and cereal.portable cannot "
+                         "skip (docs/evolution.md); the bytes or the "
+                         "sender's hello are corrupt or hostile"};
+}
+
 // Returns the deepest bracket nesting of a JSON text, ignoring strings. Also
 // refuses (throwing decode_fault) numbers with more than 40 mantissa digits,
 // more than 20 significant ones (leading and trailing zeros not counted:

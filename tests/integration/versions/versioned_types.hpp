@@ -3,7 +3,8 @@
 // builds would during a rolling upgrade. Each type changes in one way
 // between the versions (its name says how). The types with a
 // `ferry_version` evolve (type_version.hpp): msgpack and cereal.json carry
-// them by member name. `same` does not change; `frozen` changes without a
+// them by member name, cereal.binary and cereal.portable by the sender's
+// shape. `same` does not change; `frozen` changes without a
 // version; the `pod_*` types are trivially copyable, so the raw family
 // carries them too. `describe` shows every member, as the receiving build
 // sees it.

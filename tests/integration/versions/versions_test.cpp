@@ -5,7 +5,8 @@
 // - a type that is the same in both builds arrives as sent;
 // - an evolving type (with a ferry_version) that changed (a member added,
 //   removed, renamed, reordered, widened, or a nested type changed) arrives
-//   by member name in msgpack and cereal.json: members the receiver lacks
+//   in msgpack and cereal.json (by member name) and in cereal.binary and
+//   cereal.portable (read by the sender's shape): members the receiver lacks
 //   are skipped, members the sender lacks take the receiver's defaults, and
 //   a widened value that does not fit the narrower member is refused;
 // - in every other family, and for a type without a version, a changed
@@ -27,8 +28,8 @@ using ferry::test::child_process;
 namespace {
 
 /// What the server reads of each value a sender of `version` sends, in a
-/// family that carries evolving types by member name.
-std::map<std::string, std::string> read_by_name(int version) {
+/// family that bridges evolving types.
+std::map<std::string, std::string> read_bridged(int version) {
   if (version == 1) // received by a build of version 2
     return {{"same", "id=7 name=seven"},
             {"added", "id=1 name=one price=9.5"},
@@ -53,8 +54,10 @@ const std::vector<std::string> changed_types{
   "added", "removed", "renamed", "reordered", "widened", "nested", "frozen",
   "pod_widened"};
 
-bool by_name(const std::string& family) {
-  return family == "msgpack" || family == "cereal.json";
+/// Whether `family` bridges two versions of an evolving type.
+bool bridges(const std::string& family) {
+  return family == "msgpack" || family == "cereal.json"
+         || family == "cereal.binary" || family == "cereal.portable";
 }
 
 const char* program(int version) {
@@ -111,14 +114,14 @@ TEST_P(versions, EachValueArrivesAsDocumentedOrIsRefusedBeforeDecoding) {
       auto space = line.find(' ');
       outcome[line.substr(0, space)] = line.substr(space + 1);
     }
-  auto expected = read_by_name(sender_version);
+  auto expected = read_bridged(sender_version);
   bool raw = family == "raw";
   size_t checked = 0;
   for (auto& [type, seen] : expected) {
     if (raw && !type.starts_with("pod_"))
       continue;
     bool unchanged = type == "same" || type == "pod_same";
-    if (!unchanged && !by_name(family))
+    if (!unchanged && !bridges(family))
       continue;
     ++checked;
     EXPECT_EQ(outcome[type], "got " + seen) << type;
@@ -126,7 +129,7 @@ TEST_P(versions, EachValueArrivesAsDocumentedOrIsRefusedBeforeDecoding) {
   for (auto& type : changed_types) {
     if (raw && !type.starts_with("pod_"))
       continue;
-    bool bridged = by_name(family) && type != "frozen"
+    bool bridged = bridges(family) && type != "frozen"
                    && type != "pod_widened";
     if (bridged)
       continue;
@@ -141,8 +144,8 @@ TEST_P(versions, EachValueArrivesAsDocumentedOrIsRefusedBeforeDecoding) {
                                                            << text;
     auto why = type == "frozen" || type == "pod_widened"
                  ? "no family bridges the two versions"
-                 : "msgpack and cereal.json bridge the two versions, and the "
-                   "link sends with neither";
+                 : "bridge the two versions, and the link sends with none "
+                   "of them";
     EXPECT_NE(text.find(why), std::string::npos) << type << ": " << text;
   }
   if (sender_version == 2 && !raw) {
@@ -150,7 +153,7 @@ TEST_P(versions, EachValueArrivesAsDocumentedOrIsRefusedBeforeDecoding) {
     ++checked;
     auto& text = outcome["widened_big"];
     EXPECT_TRUE(text.starts_with("error ")) << text;
-    if (by_name(family)) {
+    if (bridges(family)) {
       EXPECT_EQ(text.find("type_mismatch"), std::string::npos) << text;
     }
   }

@@ -17,6 +17,8 @@
 
 namespace ferry::serializers {
 
+class writer_shapes;
+
 /// Who sends to whom, passed to every family (Dask's `context=`).
 struct context {
   /// Name of the sending node.
@@ -82,6 +84,10 @@ struct decode_options {
   serializers::context context;
   /// Bounds every decoder honours.
   serializers::limits limits;
+  /// The shapes the sending build writes its types with, where they differ
+  /// from this build's and cereal.binary/cereal.portable bridge them
+  /// (writer_shapes.hpp); null when they all match.
+  std::shared_ptr<const serializers::writer_shapes> writer_shapes;
   /// Traces this call member by member (in addition to the registry setting).
   bool trace = false;
 };

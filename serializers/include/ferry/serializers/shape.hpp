@@ -36,6 +36,7 @@
 #include "ferry/serializers/array_view.hpp"
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/detail/shape_tree.hpp"
 #include "ferry/serializers/detail/type_traits.hpp"
 #include "ferry/serializers/member_names.hpp"
 #include "ferry/serializers/separate.hpp"
@@ -203,21 +204,29 @@ template <class T>
 /// Returns `shape_fingerprint(shape)` as 16 hexadecimal digits.
 [[nodiscard]] std::string shape_fingerprint_text(std::string_view shape);
 
-/// The built-in families that carry evolving types (type_version.hpp) by
-/// member name.
-inline constexpr std::array<std::string_view, 2> by_name_families{
-  "msgpack", "cereal.json"};
+/// The built-in families that carry an evolving type (type_version.hpp)
+/// between two builds with different members: msgpack and cereal.json by
+/// member name; cereal.binary and cereal.portable by the writer's shape,
+/// which a link's hello carries (the reader walks the writer's layout,
+/// detail/cereal_resolve.hpp).
+inline constexpr std::array<std::string_view, 4> bridging_families{
+  "msgpack", "cereal.json", "cereal.binary", "cereal.portable"};
 
-/// Whether a value of the type of shape `mine` and one of shape `theirs` (of
-/// another build) cross both ways in the families of `by_name_families`
-/// without a wrong value: both are records with a version whose members of
-/// one name have shapes that bridge too (equal; integers of any width and
-/// signedness, or floating point of any width, where a value that does not
-/// fit is refused on decode; the same container of bridging elements);
-/// members on one side only are skipped or take their defaults. Tuples,
-/// variants and arrays bridge only when equal. False for malformed input.
-[[nodiscard]] bool shapes_bridge_by_name(std::string_view mine,
-                                         std::string_view theirs);
+/// Whether `family` carries a value of the type of shape `mine` and one of
+/// shape `theirs` (of another build) both ways without a wrong value. Both
+/// must be records with a version whose members of one name have shapes
+/// that bridge too: equal; integers of any width and signedness, or
+/// floating point of any width, where a value that does not fit is refused
+/// on decode; the same container of bridging elements (tuples, variants and
+/// arrays only when equal). Members on one side only are skipped by the
+/// reader or take their defaults; in cereal.binary and cereal.portable they
+/// must be values whose shape delimits their bytes (no custom types,
+/// pointers, `separate` members or `long double`), and containers bridge
+/// only as lists, sets, maps and optionals. False for any other family and
+/// for malformed input.
+[[nodiscard]] bool shapes_bridge(std::string_view family,
+                                 std::string_view mine,
+                                 std::string_view theirs);
 
 /// Compares the shape `mine` of type `type` with the shape `theirs` another
 /// build sent, and returns what differs first, in words, naming the member

@@ -4,10 +4,11 @@
 // (or through a specialisation of `type_version<T>` for a type one cannot
 // edit); 0 means none. The version is part of the type's shape (shape.hpp).
 //
-// A plain aggregate with a version **evolves**: the families that carry
-// members by name (`msgpack` as a map, `cereal.json` as an object with the
-// members' names) write it by name, and read it by name, so that two builds
-// with different members exchange it: a member the reader does not have is
+// A plain aggregate with a version **evolves**: two builds with different
+// members exchange it. The families that carry members by name (`msgpack`
+// as a map, `cereal.json` as an object with the members' names) write and
+// read it by name; cereal.binary and cereal.portable read it by the
+// writer's shape (writer_shapes.hpp). A member the reader does not have is
 // skipped, a member the reader has and the input lacks keeps the value the
 // type's default constructor gives it (its default member initializer).
 // docs/evolution.md has the rules.

@@ -95,13 +95,16 @@ public:
   }
 
   void load_bytes(void* data, size_t n) {
-    if (n > remaining())
-      throw decode_fault{errc::truncated_frame,
-                         "needs " + std::to_string(n) + " bytes but only "
-                           + std::to_string(remaining()) + " remain"};
+    need(n);
     if (n > 0)
       std::memcpy(data, in_.data() + pos_, n);
     pos_ += n;
+  }
+
+  /// Passes over `n` bytes.
+  void skip_bytes(uint64_t n) {
+    need(n);
+    pos_ += static_cast<size_t>(n);
   }
 
   /// Fills `xs` with `n` elements straight from the input when the bytes are
@@ -149,16 +152,43 @@ public:
     return pos_;
   }
 
+  /// Starts reading by a writer's shape (detail/cereal_resolve.hpp): from
+  /// here on, `shape_step` may run 8 times per remaining byte plus
+  /// `shape_walk_slack` times; a shape whose walk takes more is hostile.
+  void begin_shape_walk() noexcept {
+    steps_left_ = 8 * static_cast<uint64_t>(remaining()) + shape_walk_slack;
+  }
+
+  /// Counts one step of a walk by a writer's shape.
+  void shape_step() {
+    if (steps_left_ == 0)
+      throw decode_fault{errc::length_out_of_range,
+                         "reading by the sender's shape takes more than 8 "
+                         "steps per byte (values without bytes, repeated); "
+                         "the sender's shape or bytes are hostile"};
+    --steps_left_;
+  }
+
+  static constexpr uint64_t shape_walk_slack = uint64_t{1} << 17;
+
   /// Whether a portable stream's elements are byte-swapped on this machine.
   bool swapped() const noexcept {
     return swap_;
   }
 
 private:
+  void need(uint64_t n) const {
+    if (n > remaining())
+      throw decode_fault{errc::truncated_frame,
+                         "needs " + std::to_string(n) + " bytes but only "
+                           + std::to_string(remaining()) + " remain"};
+  }
+
   std::span<const std::byte> in_;
   size_t pos_ = 0;
   uint32_t depth_ = 0;
   uint32_t max_depth_;
+  uint64_t steps_left_ = 0;
   bool swap_ = false;
 };
 

@@ -30,6 +30,8 @@ struct error_exception {
   bool (*carried)(caf::error& out);
 };
 
+struct shape_node;
+
 struct codec_scope {
   /// Encoding: frames made so far; `separate<>` members append to it.
   std::vector<frame>* out_frames = nullptr;
@@ -43,6 +45,9 @@ struct codec_scope {
   std::vector<bool> frames_read;
   /// Decoding: bytes the decoder may still allocate ahead of reading.
   uint64_t budget = UINT64_MAX;
+  /// Decoding: the shape the sending build wrote the value's type with, when
+  /// it differs from this build's (writer_shapes.hpp); null otherwise.
+  const shape_node* writer = nullptr;
   /// Decoding: type of every shared object seen so far, by cereal id.
   std::unordered_map<uint32_t, std::type_index> shared_types;
   /// Exception types whose errors the codecs return as they are.

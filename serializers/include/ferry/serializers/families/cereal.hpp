@@ -62,6 +62,7 @@
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/cereal_archive.hpp"
 #include "ferry/serializers/detail/cereal_handles.hpp"
+#include "ferry/serializers/detail/cereal_resolve.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 
@@ -372,7 +373,7 @@ caf::error cereal_decode(std::span<const std::byte> in, T& out,
             offset = ar.position();
           }
         } keeper{ar, offset};
-        ar(out);
+        read_top(ar, out);
         if (ar.remaining() != 0)
           throw decode_fault{errc::trailing_bytes,
                              std::to_string(ar.remaining())
