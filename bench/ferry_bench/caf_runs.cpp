@@ -13,7 +13,7 @@
 #include "driver.hpp"
 #include "machine.hpp"
 
-#include "ferry/node_config.hpp"
+#include "support/ferry_caf_settings.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -30,27 +30,12 @@ void register_caf_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<bench_record>(record_type_name);
 }
 
-/// Gives `cfg` the CAF settings of a ferry node: every entry of the
-/// `scheduler`, `work-stealing` and `middleman` categories a default
-/// `ferry::node_config` holds.
-void apply_ferry_settings(caf::actor_system_config& cfg) {
-  ferry::node_config ferry_cfg;
-  for (const char* category : {"scheduler", "work-stealing", "middleman"}) {
-    auto* value = caf::get_if(&ferry_cfg.content, category);
-    if (value == nullptr)
-      continue;
-    if (auto* xs = caf::get_if<caf::settings>(value))
-      for (auto& [key, x] : *xs)
-        cfg.set(std::string{category} + "." + key, x);
-  }
-}
-
 class caf_group final : public group {
 public:
   caf_group(transport tr, bool tuned, const bench_env&) {
     register_caf_types(cfg_);
     if (tuned)
-      apply_ferry_settings(cfg_);
+      apply_ferry_caf_settings(cfg_);
     read_caf_application_ini(cfg_);
     sys_ = std::make_unique<caf::actor_system>(cfg_);
     if (tr == transport::inproc) {
@@ -144,7 +129,7 @@ int caf_peer_main(int argc, char** argv, bool tuned) {
   caf::actor_system_config cfg;
   register_caf_types(cfg);
   if (tuned)
-    apply_ferry_settings(cfg);
+    apply_ferry_caf_settings(cfg);
   if (auto err = cfg.parse(argc, argv)) {
     std::cerr << "ferry-bench peer: " << caf::to_string(err) << '\n';
     return 2;
