@@ -351,15 +351,7 @@ public:
   }
 
   measurement result() override {
-    auto m = m_;
-    m.ok = m.error.empty() && !rates_.empty();
-    if (!m.ok)
-      return m;
-    m.msgs_per_s = median(rates_);
-    m.round_rates = rates_;
-    m.p50_us = median(times_);
-    m.p99_us = quantile(times_, 0.99);
-    return m;
+    return summarize_rounds(m_, rates_, times_);
   }
 
 private:

@@ -212,15 +212,8 @@ public:
   }
 
   measurement result() override {
-    auto m = m_;
-    m.ok = m.error.empty() && !rates_.empty();
-    if (!m.ok)
-      return m;
-    m.msgs_per_s = median(rates_);
-    m.round_rates = rates_;
-    m.p50_us = quantile(runner_.latencies(), 0.5);
-    m.p99_us = quantile(runner_.latencies(), 0.99);
-    if (hooks_.finish)
+    auto m = summarize_rounds(m_, rates_, runner_.latencies());
+    if (m.ok && hooks_.finish)
       hooks_.finish(m);
     return m;
   }
@@ -297,6 +290,18 @@ std::unique_ptr<trial> make_stream_trial(std::unique_ptr<channel> ch,
                                          trial_hooks hooks) {
   return std::make_unique<stream_trial>(std::move(ch), pat, p,
                                         std::move(hooks));
+}
+
+measurement summarize_rounds(measurement m, const std::vector<double>& rates,
+                             const std::vector<double>& latencies_us) {
+  m.ok = m.error.empty() && !rates.empty();
+  if (!m.ok)
+    return m;
+  m.msgs_per_s = median(rates);
+  m.round_rates = rates;
+  m.p50_us = quantile(latencies_us, 0.5);
+  m.p99_us = quantile(latencies_us, 0.99);
+  return m;
 }
 
 double median(std::vector<double> xs) {

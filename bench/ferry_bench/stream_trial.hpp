@@ -80,6 +80,12 @@ std::unique_ptr<trial> make_stream_trial(std::unique_ptr<channel> ch,
                                          pattern pat, const run_params& p,
                                          trial_hooks hooks);
 
+/// Returns `m` completed with the figures of its rounds: ok when it has no
+/// error and at least one round, `msgs_per_s` the median of `rates`, the
+/// latency quantiles over `latencies_us`.
+measurement summarize_rounds(measurement m, const std::vector<double>& rates,
+                             const std::vector<double>& latencies_us);
+
 /// Returns the median of `xs` (0 for none).
 double median(std::vector<double> xs);
 

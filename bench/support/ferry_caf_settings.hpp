@@ -19,13 +19,15 @@ namespace ferry::bench {
 
 inline void apply_ferry_caf_settings(caf::actor_system_config& cfg) {
   ferry::node_config ferry_cfg;
-  for (const char* category : {"scheduler", "work-stealing", "middleman"}) {
-    auto* value = caf::get_if(&ferry_cfg.content, category);
+  for (std::string category : {"scheduler", "work-stealing", "middleman"}) {
+    auto* value = caf::get_if(&ferry_cfg.content,
+                              caf::string_view{category.data(),
+                                               category.size()});
     if (value == nullptr)
       continue;
     if (auto* xs = caf::get_if<caf::settings>(value))
       for (auto& [key, x] : *xs)
-        cfg.set(std::string{category} + "." + key, x);
+        cfg.set(category + "." + key, x);
   }
 }
 
