@@ -1,4 +1,8 @@
-// The raw-caf baseline: plain CAF, no ferry at all.
+// The raw-caf baselines: plain CAF, no ferry at all. `raw-caf` runs on
+// CAF's defaults; `raw-caf-tuned` gets every scheduler, work-stealing and
+// middleman setting a default `ferry::node_config` holds (copied from one,
+// so the baseline follows ferry's settings as they are), on both sides.
+// `caf-application.ini` comes after them in either case, as for ferry.
 //
 // inproc: one actor system, the sink and the driver in it. ipc and tcp (the
 // same path for plain CAF: CAF's middleman over loopback): the sink lives in
@@ -8,6 +12,8 @@
 #include "child.hpp"
 #include "driver.hpp"
 #include "machine.hpp"
+
+#include "support/ferry_caf_settings.hpp"
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -26,8 +32,10 @@ void register_caf_types(caf::actor_system_config& cfg) {
 
 class caf_group final : public group {
 public:
-  caf_group(transport tr, const bench_env&) {
+  caf_group(transport tr, bool tuned, const bench_env&) {
     register_caf_types(cfg_);
+    if (tuned)
+      apply_ferry_caf_settings(cfg_);
     read_caf_application_ini(cfg_);
     sys_ = std::make_unique<caf::actor_system>(cfg_);
     if (tr == transport::inproc) {
@@ -35,7 +43,8 @@ public:
       dest_ = sink_;
       return;
     }
-    peer_ = std::make_unique<child>(std::vector<std::string>{"--peer=caf"});
+    peer_ = std::make_unique<child>(
+      std::vector<std::string>{tuned ? "--peer=caf-tuned" : "--peer=caf"});
     auto port = peer_->wait_for("port ", std::chrono::seconds{30});
     if (!port)
       throw std::runtime_error("the raw-caf peer did not start");
@@ -63,16 +72,18 @@ public:
       payload = record_message(c.size);
     else
       throw std::runtime_error("plain CAF cannot send a shared_array");
-    trial_hooks hooks;
+    std::function<caf::actor()> new_sink;
     if (!peer_)
-      hooks.new_sink = [this] {
+      new_sink = [this] {
         replace_sink(*sys_, sink_);
         return dest_ = sink_;
       };
+    trial_hooks hooks;
     hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
     hooks.peak_rss = [this] { return peak_rss(); };
     return make_trial(
-      *sys_, dest_, [payload] { return payload; }, c.pat, p, std::move(hooks));
+      *sys_, dest_, [payload] { return payload; }, c.pat, p, std::move(hooks),
+      std::move(new_sink));
   }
 
   measurement handoff(const cell&, const run_params&) override {
@@ -108,14 +119,17 @@ private:
 
 } // namespace
 
-std::unique_ptr<group> make_caf_group(transport tr, const bench_env& env) {
-  return std::make_unique<caf_group>(tr, env);
+std::unique_ptr<group> make_caf_group(transport tr, bool tuned,
+                                      const bench_env& env) {
+  return std::make_unique<caf_group>(tr, tuned, env);
 }
 
 /// Runs the plain CAF side of a peer process until stdin closes.
-int caf_peer_main(int argc, char** argv) {
+int caf_peer_main(int argc, char** argv, bool tuned) {
   caf::actor_system_config cfg;
   register_caf_types(cfg);
+  if (tuned)
+    apply_ferry_caf_settings(cfg);
   if (auto err = cfg.parse(argc, argv)) {
     std::cerr << "ferry-bench peer: " << caf::to_string(err) << '\n';
     return 2;

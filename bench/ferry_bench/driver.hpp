@@ -17,6 +17,7 @@
 
 #include "bench_types.hpp"
 #include "runs.hpp"
+#include "stream_trial.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -59,38 +60,19 @@ caf::message bytes_message(uint64_t size, bool chars);
 /// Returns a message holding a `bench_record` of about `size` bytes.
 caf::message record_message(uint64_t size);
 
-/// Checked between waits: returns a reason to give up (e.g. the link counted
-/// a send error), or an empty string.
-using failure_probe = std::function<std::string()>;
-
-/// What a group adds to a trial: resetting its sink (before the warm-up and
-/// every round), a check between waits, the receiver's peak memory after
-/// each round, and last figures after the last round (ferry's family
-/// check).
-struct trial_hooks {
-  /// In-process rows: puts a new sink in place of the last and returns it;
-  /// called before the warm-up and every round, ahead of `reset`. A CAF
-  /// actor's rate depends on the instance (see main.cpp), so each round
-  /// measures another one.
-  std::function<caf::actor()> new_sink;
-  std::function<bool(uint64_t ack_every)> reset;
-  failure_probe probe;
-  /// Returns the receiver's peak resident memory since the last reset
-  /// (MiB); read right after each round, before another trial of the same
-  /// receiver resets it.
-  std::function<double()> peak_rss;
-  std::function<void(measurement&)> finish;
-};
-
 /// Returns a trial of `pat` from a scoped actor in `sys` to `dest` (see
 /// runs.hpp). `make_payload` makes the message for the warm-up and for each
 /// round, which is dropped afterwards (a store object per round, not one per
 /// trial for the whole set); it throws std::runtime_error when it cannot.
+/// In-process rows pass `new_sink`: it puts a new sink in place of the last
+/// and returns it, before the warm-up and every round (a CAF actor's rate
+/// depends on the instance, see main.cpp).
 std::unique_ptr<trial> make_trial(caf::actor_system& sys,
                                   const caf::actor& dest,
                                   std::function<caf::message()> make_payload,
                                   pattern pat, const run_params& p,
-                                  trial_hooks hooks);
+                                  trial_hooks hooks,
+                                  std::function<caf::actor()> new_sink);
 
 /// Sends `payload` as a request and returns the receiver's timestamp (ns)
 /// minus `t0_ns`, in µs; negative on failure (`error` says why).
@@ -98,18 +80,13 @@ double timed_request(caf::actor_system& sys, const caf::actor& dest,
                      const caf::message& payload, uint64_t t0_ns,
                      double timeout_seconds, std::string& error);
 
-/// Serves a peer's commands on stdin until it closes (see peer.cpp).
+/// Serves a peer's commands on stdin until it closes, resetting `sink`
+/// (see peer.cpp).
 int serve_peer(caf::actor_system& sys, const caf::actor& sink);
 
 /// The peer process with plain CAF (caf_runs.cpp) or a ferry node
 /// (ferry_runs.cpp); `argv` holds CAF's and ferry's flags only.
-int caf_peer_main(int argc, char** argv);
+int caf_peer_main(int argc, char** argv, bool tuned);
 int ferry_peer_main(int argc, char** argv);
-
-/// Returns the median of `xs` (0 for none).
-double median(std::vector<double> xs);
-
-/// Returns the `q` quantile of `xs` (0 for none).
-double quantile(std::vector<double> xs, double q);
 
 } // namespace ferry::bench

@@ -175,12 +175,13 @@ public:
     if (!peer_name_.empty())
       if (auto st = node_->stats(peer_name_))
         *before = *st;
-    trial_hooks hooks;
+    std::function<caf::actor()> new_sink;
     if (peer_name_.empty())
-      hooks.new_sink = [this] {
+      new_sink = [this] {
         replace_sink(node_->system(), sink_);
         return dest_ = sink_;
       };
+    trial_hooks hooks;
     hooks.reset = [this](uint64_t ack_every) { return reset(ack_every); };
     hooks.probe = [this, before]() -> std::string {
       if (peer_name_.empty())
@@ -206,7 +207,7 @@ public:
       }
     };
     return make_trial(node_->system(), dest_, std::move(make_payload), c.pat,
-                      p, std::move(hooks));
+                      p, std::move(hooks), std::move(new_sink));
   }
 
   /// Time from the sender holding a sealed object to the receiver having

@@ -190,8 +190,10 @@ int main(int argc, char** argv) {
     auto key = to_string(c.tr) + "/" + c.family;
     if (!groups.count(key) && !broken.count(key)) {
       try {
-        groups[key] = c.family == raw_caf
-                        ? make_caf_group(c.tr, env)
+        groups[key] = is_caf_family(c.family)
+                        ? make_caf_group(c.tr, c.family == raw_caf_tuned, env)
+                      : is_limit_family(c.family)
+                        ? make_limit_group(c.tr)
                         : make_ferry_group(c.tr, c.family, env);
       } catch (std::exception& e) {
         broken[key] = e.what();

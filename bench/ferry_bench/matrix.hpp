@@ -35,8 +35,37 @@ std::string to_string(transport x);
 std::string to_string(pattern x);
 std::string to_string(payload_type x);
 
-/// The baseline family: plain CAF, no ferry at all.
+/// The baseline family: plain CAF, no ferry at all, on CAF's defaults.
 inline const std::string raw_caf = "raw-caf";
+
+/// The second baseline: plain CAF given the scheduler and middleman
+/// settings a ferry node sets (caf_runs.cpp copies them from a default
+/// `ferry::node_config`).
+inline const std::string raw_caf_tuned = "raw-caf-tuned";
+
+/// The physical limit of tcp sets: a blocking TCP socket pair on loopback
+/// between two processes, no actors (limit_runs.cpp).
+inline const std::string socket_limit = "socket";
+
+/// The physical limit of ipc sets: one warm memcpy of the payload size.
+inline const std::string memcpy_limit = "memcpy";
+
+/// Returns true for the CAF baselines (either).
+inline bool is_caf_family(const std::string& family) {
+  return family == raw_caf || family == raw_caf_tuned;
+}
+
+/// Returns true for the limit rows (socket, memcpy).
+inline bool is_limit_family(const std::string& family) {
+  return family == socket_limit || family == memcpy_limit;
+}
+
+/// Returns the limit family of a transport's sets ("" for none).
+inline std::string limit_family_of(transport tr) {
+  return tr == transport::tcp ? socket_limit
+         : tr == transport::ipc ? memcpy_limit
+                                : std::string{};
+}
 
 /// The family reported for ferry rows in one process (plain CAF, no encoding).
 inline const std::string inproc_ferry = "ferry";
@@ -94,9 +123,22 @@ struct cell {
   std::string label() const;
 
   /// Returns true for the baseline row of this cell's (transport, size,
-  /// pattern): raw-caf sending bytes.
+  /// pattern): raw-caf sending bytes. It opens every round of its set.
   bool is_baseline() const {
     return family == raw_caf && type == payload_type::bytes;
+  }
+
+  /// Returns true for the rows others are divided by: either CAF baseline
+  /// sending bytes, and the limit rows.
+  bool is_reference() const {
+    return (is_caf_family(family) && type == payload_type::bytes)
+           || is_limit_family(family);
+  }
+
+  /// Returns the payload type CAF sends in the baseline of this row: the
+  /// row's own, bytes for a shared_array (CAF has no store).
+  payload_type caf_type() const {
+    return type == payload_type::shared_array ? payload_type::bytes : type;
   }
 
   /// Returns the plain ferry row a `tls` row is compared with.
@@ -134,9 +176,18 @@ struct result {
   /// full window (oneway), hand-off time (handoff).
   double p50_us = 0;
   double p99_us = 0;
+  /// msgs_per_s of raw-caf sending the same payload type (bytes for a
+  /// shared_array), same transport, size and pattern; 0 when none.
   double baseline_msgs_per_s = 0;
-  /// ferry msgs_per_s / baseline msgs_per_s (0 when no baseline).
+  /// msgs_per_s / baseline_msgs_per_s (0 when no baseline).
   double ratio = 0;
+  /// The same against raw-caf-tuned (CAF given ferry's settings).
+  double tuned_msgs_per_s = 0;
+  double ratio_tuned = 0;
+  /// ipc and tcp rows: against the limit row of the set (memcpy, socket):
+  /// oneway msgs_per_s over the limit's, pingpong the limit's p50 round
+  /// trip over the row's (1.0 = at the limit); negative when none.
+  double ratio_to_limit = -1;
   /// Peak resident memory of the receiving process (MiB), without the pages
   /// of the host store it maps; negative when unknown.
   double receiver_peak_rss_mb = -1;

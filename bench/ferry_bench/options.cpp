@@ -28,7 +28,8 @@ Message throughput and latency between two actors, ferry against plain CAF
   --quick                 the quick subset (what `bash dev.sh bench` runs)
   --transport T[,T]       inproc, ipc, tcp, tls (tcp over TLS links)
   --family F[,F]          raw, cereal.binary, cereal.portable, cereal.json,
-                          msgpack, caf, raw-caf, ferry (inproc ferry rows)
+                          msgpack, caf, raw-caf, raw-caf-tuned, ferry (inproc
+                          ferry rows), socket (tcp limit), memcpy (ipc limit)
   --payload S[,S]         sizes: 64, 4K, 64K, 1M, 64M, 1G
   --pattern P[,P]         oneway, pingpong, handoff
   --type T[,T]            bytes, record, shared_array
@@ -44,9 +45,13 @@ Message throughput and latency between two actors, ferry against plain CAF
   --list                  print the cells (and skipped ones) and exit
   --help                  this text
 
-Baseline rows (raw-caf, bytes) of every selected cell's transport, size and
-pattern always run, so every ferry row has its ratio; a tls row's baseline
-is the plain ferry tcp row of the same family, type, size and pattern.
+The reference rows of every selected cell's transport, size and pattern
+always run: raw-caf (CAF as shipped) and raw-caf-tuned (CAF given ferry's
+scheduler and middleman settings), each sending the cell's payload type
+(bytes for a shared_array), and the physical limit (tcp: a plain socket,
+ipc: one memcpy). So every row has its ratio, ratio_tuned and, over ipc and
+tcp, ratio_to_limit; a tls row's ratio is over the plain ferry tcp row of
+the same family, type, size and pattern.
 
 )";
 
@@ -142,7 +147,7 @@ private:
         return std::string{"across hosts a shared_array is copied into the "
                            "receiver's store (pulled in chunks): no hand-off "
                            "without a copy; ipc only"};
-      if (c.family == raw_caf)
+      if (is_caf_family(c.family))
         return std::string{"plain CAF has no store: shared_array needs ferry"};
       if (c.size < MiB)
         return std::string{"shared_array rows start at 1 MiB"};
@@ -152,7 +157,15 @@ private:
                          "minutes per message through CAF's element-wise "
                          "float serialization and JSON text would exceed "
                          "CAF's 4 GiB message limit"};
-    if (c.family == raw_caf || c.family == inproc_ferry)
+    if (is_limit_family(c.family)) {
+      if (c.family != limit_family_of(c.tr))
+        return "the " + c.family + " limit row belongs to "
+               + (c.family == socket_limit ? "tcp" : "ipc") + " sets";
+      if (c.type != payload_type::bytes || c.pat == pattern::handoff)
+        return std::string{"limit rows send bytes, oneway and pingpong"};
+      return std::nullopt;
+    }
+    if (is_caf_family(c.family) || c.family == inproc_ferry)
       return std::nullopt;
     auto& enc = encodability_of(c.type);
     if (auto i = enc.blocked.find(c.family); i != enc.blocked.end())
@@ -296,8 +309,8 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
       } else if (arg == "--family") {
         for (auto& x : split(*v)) {
           auto known = builtin_families();
-          known.push_back(raw_caf);
-          known.push_back(inproc_ferry);
+          known.insert(known.end(), {raw_caf, raw_caf_tuned, inproc_ferry,
+                                     socket_limit, memcpy_limit});
           if (!contains(known, x))
             return fail("unknown family " + x);
           result.families.push_back(x);
@@ -450,46 +463,58 @@ matrix build_matrix(const options& opts) {
       }
     result.cells.insert(result.cells.end(), twins.begin(), twins.end());
   }
-  // Every selected cell gets its baseline (raw-caf bytes, same transport,
-  // size and pattern), even when the filters leave it out. A tls row's is
-  // the plain ferry row of its cell, and that row's.
-  auto add_all = [&](auto baseline_of) {
-    std::vector<cell> baselines;
+  // Every selected cell gets its reference rows, even when the filters leave
+  // them out: raw-caf and raw-caf-tuned sending the cell's payload type
+  // (bytes for a shared_array) and bytes (the set's opener), and the limit
+  // row of its transport. A tls row's is the plain ferry row of its cell,
+  // and that row's.
+  auto add_all = [&](auto references_of) {
+    std::vector<cell> added;
     for (auto& c : result.cells) {
-      auto base = baseline_of(c);
-      if (!base)
-        continue;
-      bool present = false;
-      for (auto& x : result.cells)
-        present = present || x.label() == base->label();
-      for (auto& x : baselines)
-        present = present || x.label() == base->label();
-      if (!present)
-        baselines.push_back(*base);
+      for (auto& base : references_of(c)) {
+        bool present = false;
+        for (auto& x : result.cells)
+          present = present || x.label() == base.label();
+        for (auto& x : added)
+          present = present || x.label() == base.label();
+        if (!present)
+          added.push_back(base);
+      }
     }
-    result.cells.insert(result.cells.end(), baselines.begin(),
-                        baselines.end());
+    result.cells.insert(result.cells.end(), added.begin(), added.end());
   };
-  add_all([](const cell& c) -> std::optional<cell> {
-    if (c.tr != transport::tls)
-      return std::nullopt;
-    return c.plain_twin();
+  add_all([](const cell& c) {
+    std::vector<cell> out;
+    if (c.tr == transport::tls)
+      out.push_back(c.plain_twin());
+    return out;
   });
-  add_all([](const cell& c) -> std::optional<cell> {
-    if (c.pat == pattern::handoff || c.is_baseline())
-      return std::nullopt;
-    return cell{set_transport(c.tr), raw_caf, payload_type::bytes, c.size,
-                c.pat};
+  add_all([](const cell& c) {
+    std::vector<cell> out;
+    if (c.pat == pattern::handoff || is_limit_family(c.family))
+      return out;
+    auto tr = set_transport(c.tr);
+    for (auto& fam : {raw_caf, raw_caf_tuned}) {
+      out.push_back(cell{tr, fam, payload_type::bytes, c.size, c.pat});
+      if (c.caf_type() != payload_type::bytes)
+        out.push_back(cell{tr, fam, c.caf_type(), c.size, c.pat});
+    }
+    if (auto limit = limit_family_of(tr); !limit.empty())
+      out.push_back(cell{tr, limit, payload_type::bytes, c.size, c.pat});
+    return out;
   });
   // Order: transport, then (size, pattern): the cells compared with one
-  // baseline are neighbours and take turns (see main.cpp), baseline first.
-  // tls rows join the tcp sets, after the plain rows.
+  // baseline are neighbours and take turns (see main.cpp), baseline first,
+  // then the other reference rows. tls rows join the tcp sets, after the
+  // plain rows.
   auto rank = [](const cell& c) {
     if (c.is_baseline())
       return 0;
-    if (c.family == raw_caf)
+    if (c.is_reference())
       return 1;
-    return c.tr == transport::tls ? 3 : 2;
+    if (is_caf_family(c.family))
+      return 2;
+    return c.tr == transport::tls ? 4 : 3;
   };
   std::stable_sort(result.cells.begin(), result.cells.end(),
                    [&](const cell& x, const cell& y) {
@@ -529,11 +554,11 @@ run_params params_for(const cell& c, const options& opts) {
   // rounds of a large row met the VM's slow fresh pages (ipc 64 MiB
   // cereal.portable read 1.38, 3.57, 1.32 against a steady baseline).
   p.repeats = opts.rounds > 0 ? opts.rounds : 5;
-  // The baseline is what every row of its set is divided by: it runs every
-  // round. (With the ferry rows' budget, one cold first message of CAF at
+  // The reference rows are what every row of its set is divided by: they
+  // run every round. (With the ferry rows' budget, one cold first message of CAF at
   // 1 GiB can make it a one-round cell beside ferry rows of several rounds.)
   // (Ten times the budget: a machine that slows to a crawl still ends.)
-  if (c.is_baseline())
+  if (c.is_reference())
     p.slow_cell_seconds *= 10;
   // Large rows allocate fresh memory for every message, and on this VM how
   // fast that is depends on what ran just before (memory freed or left

@@ -1,6 +1,8 @@
-// The peer process: ferry-bench started again with `--peer=caf|ferry`.
+// The peer process: ferry-bench started again with
+// `--peer=caf|caf-tuned|ferry|socket`.
 //
-// It publishes a sink (see driver.hpp) on a loopback port, prints
+// It publishes a sink (see driver.hpp; the socket peer listens on a plain
+// socket instead, see limit_runs.cpp) on a loopback port, prints
 // "port <N>", then serves commands on stdin, one per line, until stdin
 // closes:
 //   reset <k>   reset the sink (acknowledge every k one-way messages) and
@@ -20,12 +22,12 @@
 
 namespace ferry::bench {
 
-int serve_peer(caf::actor_system& sys, const caf::actor& sink) {
+int serve_commands(const std::function<bool(uint64_t)>& reset_receiver) {
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.rfind("reset ", 0) == 0) {
       auto k = std::stoull(line.substr(6));
-      bool ok = reset_sink(sys, sink, k);
+      bool ok = reset_receiver(k);
       reset_peak_rss();
       std::cout << (ok ? "ok" : "error sink did not answer") << std::endl;
     } else if (line == "rss") {
@@ -37,6 +39,11 @@ int serve_peer(caf::actor_system& sys, const caf::actor& sink) {
   return 0;
 }
 
+int serve_peer(caf::actor_system& sys, const caf::actor& sink) {
+  return serve_commands(
+    [&](uint64_t k) { return reset_sink(sys, sink, k); });
+}
+
 int peer_main(int argc, char** argv) {
   std::string mode = argv[1] + std::strlen("--peer=");
   std::vector<char*> rest{argv[0]};
@@ -44,8 +51,10 @@ int peer_main(int argc, char** argv) {
     rest.push_back(argv[i]);
   rest.push_back(nullptr);
   auto n = static_cast<int>(rest.size()) - 1;
-  if (mode == "caf")
-    return caf_peer_main(n, rest.data());
+  if (mode == "caf" || mode == "caf-tuned")
+    return caf_peer_main(n, rest.data(), mode == "caf-tuned");
+  if (mode == "socket")
+    return socket_peer_main();
   if (mode == "ferry")
     return ferry_peer_main(n, rest.data());
   std::cerr << "ferry-bench: unknown peer mode " << mode << '\n';

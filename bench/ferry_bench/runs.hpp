@@ -15,6 +15,8 @@
 
 #include "matrix.hpp"
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,14 +91,28 @@ public:
 void clear_payload_cache();
 
 /// Plain CAF (actor_system + middleman publish/remote_actor); no ferry.
-std::unique_ptr<group> make_caf_group(transport tr, const bench_env& env);
+/// `tuned`: with the scheduler and middleman settings of a ferry node.
+std::unique_ptr<group> make_caf_group(transport tr, bool tuned,
+                                      const bench_env& env);
+
+/// The limit row of `tr`'s sets: a plain socket pair (tcp) or one memcpy
+/// (ipc); see limit_runs.cpp.
+std::unique_ptr<group> make_limit_group(transport tr);
 
 /// ferry with `family` as the only serializer and deserializer on both
 /// nodes (ignored for inproc: one process never encodes).
 std::unique_ptr<group> make_ferry_group(transport tr, const std::string& family,
                                         const bench_env& env);
 
-/// The peer process: `ferry-bench --peer=caf|ferry [CAF and ferry flags]`.
+/// The peer process: `ferry-bench --peer=caf|caf-tuned|ferry|socket [CAF
+/// and ferry flags]`.
 int peer_main(int argc, char** argv);
+
+/// Serves a peer's commands on stdin until it closes: `reset` calls
+/// `reset_receiver` (see peer.cpp).
+int serve_commands(const std::function<bool(uint64_t)>& reset_receiver);
+
+/// The socket peer (limit_runs.cpp).
+int socket_peer_main();
 
 } // namespace ferry::bench
