@@ -6,8 +6,9 @@ Usage: check_ferry_bench.py FERRY_BENCH WORK_DIR
 The bench is a command-line program whose JSON other tools read, so this test
 runs it as a user does (real peer processes for ipc and tcp, a real host
 store, gnuplot) and checks the output against bench/ferry_bench/README.md:
-every selected row and its baseline are there, the figures agree with each
-other (ratio, MB/s, the median of the rounds), the plot is a PNG, and bad
+every selected row and its baselines (CAF as shipped and tuned) and limit
+rows (socket, memcpy) are there, the figures agree with each other (ratio,
+ratio_tuned, ratio_to_limit, MB/s, the median of the rounds), the plot is a PNG, and bad
 filters are refused with exit code 2 and a message naming the bad value.
 It checks no speed: targets are read from full runs, never from tests.
 """
@@ -65,6 +66,13 @@ def check_json(path, selected):
         r = rows[key]
         base = rows.get((tr, "raw-caf", pat))
         where = " ".join(key)
+        if fam in ("socket", "memcpy"):
+            # No actors: no CAF baseline, and memcpy has no receiver.
+            bad = [f for f in fields[:4] if not number(r.get(f))]
+            check(not bad, f"{where}: not numbers: {bad}")
+            check(r.get("ratio") is None, f"{where}: a limit row has a ratio")
+            check_tuned_and_limit(rows, key, r)
+            continue
         bad = [f for f in fields if not number(r.get(f))]
         if not check(not bad, f"{where}: not numbers: {bad}"):
             continue
@@ -96,6 +104,42 @@ def check_json(path, selected):
                   f"{where}: ratio {r['ratio']} is not msgs_per_s / baseline")
             if fam == "raw-caf":
                 check(r["ratio"] == 1, f"{where}: baseline ratio {r['ratio']}")
+        check_tuned_and_limit(rows, key, r)
+
+
+def check_tuned_and_limit(rows, key, r):
+    """ratio_tuned against the raw-caf-tuned row, ratio_to_limit against the
+    socket (tcp) or memcpy (ipc) row of the same cell."""
+    tr, fam, pat = key
+    where = " ".join(key)
+    if fam in ("socket", "memcpy"):
+        check(r.get("ratio_tuned") is None and r.get("ratio_to_limit") is None,
+              f"{where}: a limit row has ratios")
+        return
+    tuned = rows.get((tr, "raw-caf-tuned", pat))
+    if check(tuned is not None, f"{where}: no raw-caf-tuned row"):
+        check(number(r.get("tuned_msgs_per_s"))
+              and close(r["tuned_msgs_per_s"], tuned["msgs_per_s"]),
+              f"{where}: tuned_msgs_per_s {r.get('tuned_msgs_per_s')} is not "
+              f"the raw-caf-tuned row's {tuned['msgs_per_s']}")
+        check(number(r.get("ratio_tuned"))
+              and close(r["ratio_tuned"],
+                        r["msgs_per_s"] / tuned["msgs_per_s"], 1e-3),
+              f"{where}: ratio_tuned {r.get('ratio_tuned')} is not msgs_per_s "
+              "over the tuned row's")
+    limit_family = {"tcp": "socket", "ipc": "memcpy"}.get(tr)
+    if limit_family is None:
+        check(r.get("ratio_to_limit") is None,
+              f"{where}: ratio_to_limit without a limit row")
+        return
+    limit = rows.get((tr, limit_family, pat))
+    if not check(limit is not None, f"{where}: no {limit_family} row"):
+        return
+    want = (r["msgs_per_s"] / limit["msgs_per_s"] if pat == "oneway"
+            else limit["p50_us"] / r["p50_us"])
+    check(number(r.get("ratio_to_limit"))
+          and close(r["ratio_to_limit"], want, 1e-3),
+          f"{where}: ratio_to_limit {r.get('ratio_to_limit')}, expected {want}")
 
 
 def main():
@@ -119,7 +163,11 @@ def main():
                 for tr, fam in (("inproc", "ferry"), ("ipc", "caf"),
                                 ("tcp", "caf"))
                 for pat in ("oneway", "pingpong")]
-    selected += [(tr, "raw-caf", pat) for tr in ("inproc", "ipc", "tcp")
+    selected += [(tr, base, pat) for tr in ("inproc", "ipc", "tcp")
+                 for base in ("raw-caf", "raw-caf-tuned")
+                 for pat in ("oneway", "pingpong")]
+    selected += [(tr, fam, pat) for tr, fam in (("ipc", "memcpy"),
+                                               ("tcp", "socket"))
                  for pat in ("oneway", "pingpong")]
     check_json(js, selected)
     with open(png, "rb") as f:
