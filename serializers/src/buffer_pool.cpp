@@ -36,9 +36,17 @@ void give_back(std::vector<std::byte>&& buf) {
   p.buffers.push_back(std::move(buf));
 }
 
+/// The small buffer the calling thread recycled last.
+std::vector<std::byte>& thread_spare() {
+  thread_local std::vector<std::byte> spare;
+  return spare;
+}
+
 } // namespace
 
 std::vector<std::byte> take_buffer() {
+  if (auto& spare = thread_spare(); spare.capacity() != 0)
+    return std::move(spare);
   auto& p = the_pool();
   std::lock_guard<std::mutex> guard{p.mtx};
   if (p.buffers.empty())
@@ -47,6 +55,18 @@ std::vector<std::byte> take_buffer() {
   p.buffers.pop_back();
   p.bytes -= result.capacity();
   return result;
+}
+
+void recycle_buffer(std::vector<std::byte>&& bytes) {
+  auto cap = bytes.capacity();
+  if (cap >= min_pooled) {
+    give_back(std::move(bytes));
+    return;
+  }
+  if (auto& spare = thread_spare(); cap > spare.capacity()) {
+    bytes.clear();
+    spare = std::move(bytes);
+  }
 }
 
 frame pooled_frame(std::vector<std::byte> bytes) {

@@ -188,12 +188,17 @@ std::vector<std::byte> encode_header_key(const payload_header& x) {
   return out;
 }
 
+void write_header(std::span<const std::byte> key,
+                  std::span<const frame> frames, std::byte* out) noexcept {
+  if (!key.empty())
+    std::memcpy(out, key.data(), key.size());
+  write_sizes(frames, out + key.size());
+}
+
 std::vector<std::byte> encode_header(std::span<const std::byte> key,
                                      std::span<const frame> frames) {
-  std::vector<std::byte> out(key.size() + 4 + 8 * frames.size());
-  if (!key.empty())
-    std::memcpy(out.data(), key.data(), key.size());
-  write_sizes(frames, out.data() + key.size());
+  std::vector<std::byte> out(header_size(key.size(), frames.size()));
+  write_header(key, frames, out.data());
   return out;
 }
 

@@ -261,10 +261,20 @@ caf::expected<std::vector<frame>>
 registry::encode(const encode_plan& plan, const void* value,
                  const encode_options& opts,
                  const std::shared_ptr<const void>& keep_alive) const {
+  std::vector<frame> frames;
+  if (auto err = encode(plan, value, opts, keep_alive, frames))
+    return err;
+  return frames;
+}
+
+caf::error registry::encode(const encode_plan& plan, const void* value,
+                            const encode_options& opts,
+                            const std::shared_ptr<const void>& keep_alive,
+                            std::vector<frame>& frames) const {
   const trace_fn* sink = nullptr;
   if (trace_.load(std::memory_order_relaxed) || opts.trace)
     sink = plan.st_->sink.get();
-  std::vector<frame> frames;
+  frames.clear();
   try {
     if (auto err = encode_with(*plan.st_, plan.route_, plan.family_, value,
                                keep_alive, keep_alive != nullptr, opts,
@@ -276,10 +286,7 @@ registry::encode(const encode_plan& plan, const void* value,
                         + plan.family_
                         + " threw: " + detail::current_exception_text());
   }
-  if (auto err = check_encoded(plan.family_, frames, opts, plan.type_name_,
-                               sink))
-    return err;
-  return frames;
+  return check_encoded(plan.family_, frames, opts, plan.type_name_, sink);
 }
 
 } // namespace ferry::serializers

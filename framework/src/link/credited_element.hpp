@@ -10,7 +10,8 @@
 // message releases its token at once.
 //
 // Thread-safety: a token is owned by one element at a time; its release may
-// run on any thread. The link is held weakly: a token outliving its link
+// run on any thread. Elements are allocated from a mutex-guarded free list
+// of at most `credited_element_pool_size` blocks. The link is held weakly: a token outliving its link
 // returns nothing.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include <caf/message.hpp>
 #include <caf/message_id.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -64,6 +66,13 @@ public:
   const caf::type_erased_tuple& content() const override;
   caf::message move_content_to_message() override;
   caf::message copy_content_to_message() const override;
+
+  /// Elements come from a bounded free list shared by all threads (one per
+  /// message taken off a link; made on the middleman's thread, destroyed on
+  /// the receiving actor's): a message costs no allocation for its element
+  /// while the list has one.
+  static void* operator new(std::size_t size);
+  static void operator delete(void* ptr, std::size_t size) noexcept;
 
 private:
   caf::message msg_;

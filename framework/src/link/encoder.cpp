@@ -5,6 +5,7 @@
 
 #include "ferry/errc.hpp"
 
+#include "ferry/serializers/detail/buffer_pool.hpp"
 #include "ferry/serializers/detail/error.hpp"
 
 #include "ferry/serializers/errc.hpp"
@@ -21,6 +22,56 @@ using serializers::detail::demangle_name;
 using serializers::detail::list_names;
 
 namespace {
+
+/// Inline frames up to this size are copied, with the payload header, into
+/// one block per element (see encoder.hpp).
+constexpr uint64_t small_frame_bytes = 8 * 1024;
+
+/// The message an encode keeps alive for view frames (`raw`, large arrays),
+/// in a shared block the calling thread reuses while no frame holds it:
+/// most messages leave no view behind, and then the next one needs no new
+/// block (one allocation per message less). On release the block lets go
+/// of the message at once when no frame holds it.
+class keep_alive_lease {
+public:
+  explicit keep_alive_lease(const caf::message& msg) {
+    auto& spare = kept();
+    if (spare && spare.use_count() == 1) {
+      *spare = msg;
+      ptr_ = spare;
+    } else {
+      ptr_ = std::make_shared<caf::message>(msg);
+      spare = ptr_;
+    }
+  }
+
+  keep_alive_lease(const keep_alive_lease&) = delete;
+  keep_alive_lease& operator=(const keep_alive_lease&) = delete;
+
+  ~keep_alive_lease() {
+    auto& spare = kept();
+    if (spare != ptr_)
+      return; // a nested encode on this thread took the spare over
+    ptr_.reset();
+    // Only this thread holds it: nobody can take a new reference now.
+    if (spare.use_count() == 1)
+      *spare = caf::message{};
+    else
+      spare.reset(); // a frame holds it: the next message gets a new block
+  }
+
+  const std::shared_ptr<caf::message>& get() const noexcept {
+    return ptr_;
+  }
+
+private:
+  static std::shared_ptr<caf::message>& kept() noexcept {
+    thread_local std::shared_ptr<caf::message> spare;
+    return spare;
+  }
+
+  std::shared_ptr<caf::message> ptr_;
+};
 
 std::string describe_element(const caf::message& msg, size_t pos) {
   auto rtti = msg.type(pos);
@@ -58,7 +109,8 @@ encoder::encode_message(uint64_t target, uint64_t sender, caf::message_id mid,
   out.target = target;
   out.mid = mid.integer_value();
   out.sender = sender;
-  auto keep_alive = std::make_shared<caf::message>(msg);
+  keep_alive_lease lease{msg};
+  std::shared_ptr<const void> keep_alive = lease.get();
   for (size_t pos = 0; pos < msg.size(); ++pos) {
     if (msg.match_element<caf::error>(pos)) {
       out.error = msg.get_as<caf::error>(pos);
@@ -134,22 +186,24 @@ encoder::encode_element(std::type_index type, const void* value,
                         wire_element& result) {
   // Tickets of handles inside the value (the store's in-band hook).
   std::vector<store::transfer_ticket> handles;
+  encoded_lease lease;
+  auto& encoded = lease.get();
   auto start = std::chrono::steady_clock::now();
-  auto encoded = [&] {
+  auto err = [&] {
     if (ctx_.store != nullptr) {
       store::in_band_scope scope{*ctx_.store};
-      auto result = encode_value(type, value, keep_alive, only);
+      auto result = encode_value(type, value, keep_alive, only, encoded);
       handles = scope.take_tickets();
       return result;
     }
-    return encode_value(type, value, keep_alive, only);
+    return encode_value(type, value, keep_alive, only, encoded);
   }();
-  if (!encoded) {
+  if (err) {
     for (auto& ticket : handles)
       static_cast<void>(ctx_.store->cancel(ticket));
-    return explain(std::move(encoded.error()));
+    return explain(std::move(err));
   }
-  family_used = std::move(encoded->family);
+  family_used = encoded.family;
   sent_by_family_.time(family_used, nanos_since(start));
   if (ctx_.same_host) {
     tickets.insert(tickets.end(), handles.begin(), handles.end());
@@ -158,13 +212,78 @@ encoder::encode_element(std::type_index type, const void* value,
     if (auto err = export_handles(handles, result, transfers))
       return err;
   }
-  result.header = wire_bytes{std::move(encoded->header)};
-  result.frames.reserve(result.frames.size() + encoded->frames.size());
-  for (auto& frame : encoded->frames)
-    if (auto err = place_frame(std::move(frame), tickets, transfers,
-                               result.frames.emplace_back()))
-      return err;
+  return place_frames(encoded, tickets, transfers, result);
+}
+
+caf::error encoder::place_frames(encoded_value& encoded,
+                                 std::vector<store::transfer_ticket>& tickets,
+                                 std::vector<uint64_t>& transfers,
+                                 wire_element& result) {
+  auto& frames = encoded.frames;
+  auto copied = [this](const serializers::frame& frame) {
+    return frame.size() <= small_frame_bytes
+           && placement_of(frame.size()) == placement::inline_plain;
+  };
+  auto header_bytes = encoded.key.empty()
+                        ? encoded.header.size()
+                        : serializers::header_size(encoded.key.size(),
+                                                   frames.size());
+  auto block_bytes = header_bytes;
+  for (auto& frame : frames)
+    if (copied(frame))
+      block_bytes += frame.size();
+  std::shared_ptr<std::byte[]> block
+    = std::make_shared_for_overwrite<std::byte[]>(block_bytes);
+  std::shared_ptr<const void> keep{block};
+  auto* pos = block.get();
+  if (encoded.key.empty())
+    std::memcpy(pos, encoded.header.data(), header_bytes);
+  else
+    serializers::write_header(encoded.key, frames, pos);
+  result.header = wire_bytes{{pos, header_bytes}, keep};
+  pos += header_bytes;
+  result.frames.reserve(result.frames.size() + frames.size());
+  for (auto& frame : frames) {
+    auto& out = result.frames.emplace_back();
+    if (!copied(frame)) {
+      if (auto err = place_frame(std::move(frame), tickets, transfers, out))
+        return err;
+      continue;
+    }
+    auto n = frame.size();
+    if (n != 0)
+      std::memcpy(pos, frame.bytes().data(), n);
+    out.kind = static_cast<uint8_t>(frame_kind::inline_plain);
+    out.size = n;
+    out.data = wire_bytes{{pos, n}, keep};
+    ctx_.counters.bytes_inline_sent += n;
+    pos += n;
+    // The bytes are in the block: the encode buffer serves the next encode.
+    if (frame.owned())
+      serializers::detail::recycle_buffer(frame.release());
+  }
   return caf::none;
+}
+
+void encoder::reset_encoded(encoded_value& x) {
+  x.key = {};
+  x.header.clear();
+  x.frames.clear();
+  x.family.clear();
+}
+
+encoder::placement encoder::placement_of(uint64_t size) const {
+  auto& cfg = ctx_.cfg;
+  if (size == 0)
+    return placement::inline_plain;
+  if (ctx_.same_host && ctx_.store != nullptr && size >= cfg.spill_threshold)
+    return placement::store;
+  if (!ctx_.same_host && size >= cfg.pull_threshold)
+    return placement::pull;
+  if (cfg.compression != compression::none
+      && size >= cfg.compression_threshold)
+    return placement::compress;
+  return placement::inline_plain;
 }
 
 caf::error encoder::explain(caf::error err) const {
@@ -193,51 +312,57 @@ caf::error encoder::place_frame(serializers::frame&& frame,
                                 wire_frame& out) {
   auto& cfg = ctx_.cfg;
   out.size = frame.size();
-  if (ctx_.same_host && ctx_.store != nullptr && out.size > 0
-      && out.size >= cfg.spill_threshold) {
-    auto ref = ctx_.store->put(frame.bytes());
-    if (!ref)
-      return std::move(ref.error());
-    auto ticket = ref->export_in_band();
-    if (!ticket)
-      return std::move(ticket.error());
-    tickets.push_back(*ticket);
-    out.kind = static_cast<uint8_t>(frame_kind::store_object);
-    out.object_id = static_cast<uint64_t>(ticket->object);
-    out.ticket = ticket->id;
-    ctx_.counters.bytes_spilled_sent += out.size;
-  } else if (!ctx_.same_host && out.size > 0
-             && out.size >= cfg.pull_threshold) {
-    // Stays here until the peer pulled it (or the link dies).
-    auto id = transfers_.add(
-      std::make_shared<serializers::frame>(std::move(frame)));
-    transfers.push_back(id);
-    out.kind = static_cast<uint8_t>(frame_kind::remote_object);
-    out.ticket = id;
-  } else if (cfg.compression != compression::none && out.size > 0
-             && out.size >= cfg.compression_threshold) {
-    auto packed = compress(cfg.compression, frame.bytes());
-    if (!packed)
-      return std::move(packed.error());
-    out.kind = static_cast<uint8_t>(cfg.compression == compression::lz4
-                                      ? frame_kind::inline_lz4
-                                      : frame_kind::inline_zstd);
-    out.data = wire_bytes{std::move(*packed)};
-    ctx_.counters.bytes_inline_sent += out.data.size();
-  } else {
-    out.kind = static_cast<uint8_t>(frame_kind::inline_plain);
-    auto holder = std::make_shared<serializers::frame>(std::move(frame));
-    auto bytes = holder->bytes();
-    out.data = wire_bytes{bytes, std::move(holder)};
-    ctx_.counters.bytes_inline_sent += out.size;
+  switch (placement_of(out.size)) {
+    case placement::store: {
+      auto ref = ctx_.store->put(frame.bytes());
+      if (!ref)
+        return std::move(ref.error());
+      auto ticket = ref->export_in_band();
+      if (!ticket)
+        return std::move(ticket.error());
+      tickets.push_back(*ticket);
+      out.kind = static_cast<uint8_t>(frame_kind::store_object);
+      out.object_id = static_cast<uint64_t>(ticket->object);
+      out.ticket = ticket->id;
+      ctx_.counters.bytes_spilled_sent += out.size;
+      break;
+    }
+    case placement::pull: {
+      // Stays here until the peer pulled it (or the link dies).
+      auto id = transfers_.add(
+        std::make_shared<serializers::frame>(std::move(frame)));
+      transfers.push_back(id);
+      out.kind = static_cast<uint8_t>(frame_kind::remote_object);
+      out.ticket = id;
+      break;
+    }
+    case placement::compress: {
+      auto packed = compress(cfg.compression, frame.bytes());
+      if (!packed)
+        return std::move(packed.error());
+      out.kind = static_cast<uint8_t>(cfg.compression == compression::lz4
+                                        ? frame_kind::inline_lz4
+                                        : frame_kind::inline_zstd);
+      out.data = wire_bytes{std::move(*packed)};
+      ctx_.counters.bytes_inline_sent += out.data.size();
+      break;
+    }
+    case placement::inline_plain: {
+      out.kind = static_cast<uint8_t>(frame_kind::inline_plain);
+      auto holder = std::make_shared<serializers::frame>(std::move(frame));
+      auto bytes = holder->bytes();
+      out.data = wire_bytes{bytes, std::move(holder)};
+      ctx_.counters.bytes_inline_sent += out.size;
+      break;
+    }
   }
   return caf::none;
 }
 
-caf::expected<encoder::encoded_value>
-encoder::encode_value(std::type_index type, const void* value,
-                      const std::shared_ptr<const void>& keep_alive,
-                      const std::vector<std::string>* only) {
+caf::error encoder::encode_value(std::type_index type, const void* value,
+                                 const std::shared_ptr<const void>& keep_alive,
+                                 const std::vector<std::string>* only,
+                                 encoded_value& out) {
   auto& reg = ctx_.registry;
   // Only the families given, when given (a type whose shape differs on the
   // peer): no plan, the general path.
@@ -246,10 +371,10 @@ encoder::encode_value(std::type_index type, const void* value,
     narrowed = opts_;
     narrowed->serializers = *only;
   } else if (auto* plan = plan_for(type)) {
-    if (auto frames = reg.encode(*plan, value, opts_, keep_alive)) {
-      auto header = serializers::encode_header(plan->header_key(), *frames);
-      return encoded_value{std::move(header), std::move(*frames),
-                           plan->family()};
+    if (!reg.encode(*plan, value, opts_, keep_alive, out.frames)) {
+      out.key = plan->header_key();
+      out.family = plan->family();
+      return caf::none;
     }
     // The family refused this value: the general path tries the next one,
     // or names every family tried.
@@ -258,9 +383,11 @@ encoder::encode_value(std::type_index type, const void* value,
                             keep_alive);
   if (!encoded)
     return std::move(encoded.error());
-  return encoded_value{serializers::encode_header(encoded->header),
-                       std::move(encoded->frames),
-                       std::move(encoded->header.family)};
+  out.key = {};
+  out.header = serializers::encode_header(encoded->header);
+  out.frames = std::move(encoded->frames);
+  out.family = std::move(encoded->header.family);
+  return caf::none;
 }
 
 const serializers::registry::encode_plan*

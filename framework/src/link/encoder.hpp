@@ -10,8 +10,10 @@
 //   peer pulls (`remote_object`);
 // - at least `compression_threshold` bytes with compression on: compressed
 //   inline;
-// - else inline, as a view of the encoded frame (no copy before CAF's
-//   serializer).
+// - else inline: up to `small_frame_bytes`, copied with the payload header
+//   into one block (one allocation for the element; the encode buffer goes
+//   back to the thread for the next message), above as a view of the
+//   encoded frame (no copy before CAF's serializer).
 // Store handles inside a value travel as their tickets on one host; to
 // another host their objects go along (`inline_handle`) or are pulled
 // (`remote_handle`).
@@ -27,6 +29,7 @@
 
 #include "link/link_context.hpp"
 #include "link/plan_cache.hpp"
+#include "link/thread_lease.hpp"
 #include "link/transfer_table.hpp"
 #include "wire/message.hpp"
 
@@ -37,6 +40,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <typeindex>
 #include <vector>
@@ -68,12 +72,34 @@ public:
                             wire_message& out);
 
 private:
-  /// A value encoded for the wire: its payload header, frames and family.
+  /// A value encoded for the wire: its payload header (the plan's `key`
+  /// plus the frame sizes, or the whole `header` when `key` is empty),
+  /// frames and family.
   struct encoded_value {
+    std::span<const std::byte> key;
     std::vector<std::byte> header;
     std::vector<serializers::frame> frames;
     std::string family;
   };
+
+  /// Empties an encoded value for its next use, keeping capacity.
+  static void reset_encoded(encoded_value& x);
+
+  /// The encoded value of one element, kept by the thread (see
+  /// thread_lease.hpp).
+  using encoded_lease = thread_lease<encoded_value, &encoder::reset_encoded>;
+
+  /// Where a frame of `size` bytes goes (see the file comment).
+  enum class placement { store, pull, compress, inline_plain };
+  placement placement_of(uint64_t size) const;
+
+  /// Turns the header and frames of `encoded` into `result`'s: the header
+  /// and the inline frames up to `small_frame_bytes` are copied into one
+  /// block, the other frames placed one by one (`place_frame`).
+  caf::error place_frames(encoded_value& encoded,
+                          std::vector<store::transfer_ticket>& tickets,
+                          std::vector<uint64_t>& transfers,
+                          wire_element& result);
 
   /// Encodes one element into `result` (fresh, filled in place), with the
   /// families in `only` when given, else with the link's.
@@ -89,10 +115,10 @@ private:
   /// has one (and it works for the value), else through the registry's
   /// general path (which names every family tried when none can). With
   /// `only`, the general path with those families.
-  caf::expected<encoded_value>
-  encode_value(std::type_index type, const void* value,
-               const std::shared_ptr<const void>& keep_alive,
-               const std::vector<std::string>* only);
+  caf::error encode_value(std::type_index type, const void* value,
+                          const std::shared_ptr<const void>& keep_alive,
+                          const std::vector<std::string>* only,
+                          encoded_value& out);
 
   /// Explains an encoding failure in the link's terms.
   caf::error explain(caf::error err) const;

@@ -16,14 +16,31 @@ bool pending_requests::add(const caf::strong_actor_ptr& requester,
   std::lock_guard<std::mutex> guard{mtx_};
   if (closed_)
     return false;
-  pending_.emplace(std::make_pair(requester->id(), request_key(mid)),
-                   slot{{caf::actor_cast<caf::weak_actor_ptr>(requester), mid}});
+  auto key = std::make_pair(requester->id(), request_key(mid));
+  slot x{{caf::actor_cast<caf::weak_actor_ptr>(requester), mid}};
+  if (spare_.empty()) {
+    pending_.emplace(key, std::move(x));
+    return true;
+  }
+  spare_.key() = key;
+  spare_.mapped() = std::move(x);
+  auto result = pending_.insert(std::move(spare_));
+  if (!result.inserted)
+    spare_ = std::move(result.node); // the key was there already: keep it
   return true;
 }
 
 void pending_requests::answered(uint64_t requester, caf::message_id mid) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  pending_.erase(std::make_pair(requester, request_key(mid)));
+  map_type::node_type node;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    node = pending_.extract(std::make_pair(requester, request_key(mid)));
+    if (node.empty() || !spare_.empty())
+      return; // `node` (if any) is released after the lock
+    // Keep the node, without the requester's handle.
+    node.mapped() = slot{};
+    spare_ = std::move(node);
+  }
 }
 
 bool pending_requests::claim_held_answer(uint64_t requester,

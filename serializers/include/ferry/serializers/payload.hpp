@@ -85,6 +85,18 @@ encode_header_key(const payload_header& x);
 [[nodiscard]] std::vector<std::byte>
 encode_header(std::span<const std::byte> key, std::span<const frame> frames);
 
+/// Returns the size of the header made of a key of `key_size` bytes and
+/// `frame_count` frame sizes.
+[[nodiscard]] constexpr size_t header_size(size_t key_size,
+                                           size_t frame_count) noexcept {
+  return key_size + 4 + 8 * frame_count;
+}
+
+/// Writes the bytes `encode_header(key, frames)` returns to `out`, which
+/// holds `header_size(key.size(), frames.size())` bytes.
+void write_header(std::span<const std::byte> key,
+                  std::span<const frame> frames, std::byte* out) noexcept;
+
 /// Returns the key at the start of the hostile header `bytes`, found by its
 /// three length fields alone (nothing in it is checked); an empty span when
 /// `bytes` cannot hold one. Equal to a key that `decode_header` accepted, the

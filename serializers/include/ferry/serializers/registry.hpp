@@ -225,6 +225,14 @@ public:
          const encode_options& opts,
          const std::shared_ptr<const void>& keep_alive) const;
 
+  /// As above, writing the frames to `out` (cleared first; a caller that
+  /// encodes many values reuses its capacity).
+  [[nodiscard]] caf::error
+  encode(const encode_plan& plan, const void* value,
+         const encode_options& opts,
+         const std::shared_ptr<const void>& keep_alive,
+         std::vector<frame>& out) const;
+
   /// Returns the plan for decoding payloads with `header`'s family, type,
   /// stand-in and version under `opts.deserializers` (see `decode_plan`), or
   /// the error `decode_message` would give for that header.

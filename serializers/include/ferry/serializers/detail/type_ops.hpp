@@ -241,35 +241,49 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
   if (caf::error err; split_decode(f, frames, adopt, out, lim, info, err))
     return err;
   auto in = frames[0].bytes();
-  caf::error err = make_error(errc::decode_failed,
-                              describe(info)
-                                + ": the family cannot decode this type");
+  caf::error err;
+  // Whether a family decoded (the error is built only when none could: a
+  // caf::error with its text costs five allocations).
+  bool decoded = false;
   if constexpr (std::is_default_constructible_v<T>) {
     switch (f) {
       case builtin::cereal_binary:
-        if constexpr (deep_ok<cereal_policy, T>())
+        if constexpr (deep_ok<cereal_policy, T>()) {
           err = cereal_decode<cereal_format::binary>(in, out, lim, info);
+          decoded = true;
+        }
         break;
       case builtin::cereal_portable:
-        if constexpr (deep_ok<cereal_policy, T>())
+        if constexpr (deep_ok<cereal_policy, T>()) {
           err = cereal_decode<cereal_format::portable>(in, out, lim, info);
+          decoded = true;
+        }
         break;
       case builtin::cereal_json:
-        if constexpr (deep_ok<cereal_json_policy, T>())
+        if constexpr (deep_ok<cereal_json_policy, T>()) {
           err = cereal_decode<cereal_format::json>(in, out, lim, info);
+          decoded = true;
+        }
         break;
       case builtin::msgpack:
-        if constexpr (deep_ok<msgpack_policy, T>())
+        if constexpr (deep_ok<msgpack_policy, T>()) {
           err = msgpack_decode(in, out, lim, info);
+          decoded = true;
+        }
         break;
       case builtin::caf:
-        if constexpr (deep_ok<caf_policy, T>())
+        if constexpr (deep_ok<caf_policy, T>()) {
           err = caf_decode(in, out, lim, info);
+          decoded = true;
+        }
         break;
       case builtin::raw:
         break;
     }
   }
+  if (!decoded)
+    return make_error(errc::decode_failed,
+                      describe(info) + ": the family cannot decode this type");
   if (err || frames.size() == 1)
     return err;
   return require_frames_read(info, frames.size());
