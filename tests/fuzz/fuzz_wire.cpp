@@ -1,17 +1,22 @@
 // libFuzzer target: ferry's wire format, the bytes a peer node sends a
 // gateway (framework/src/wire/). The first input byte picks the type, the
 // rest is what CAF's binary deserializer hands ferry's reader (by the
-// first byte modulo 3):
+// first byte modulo 4):
 //   0: one `wire_message` (a user message, read flat by hand);
 //   1: a `wire_batch` (several of them in one CAF message);
 //   2: a `chunk_reply` (a chunk of a pulled frame; no landing is registered
-//      here, so its bytes must be read aside).
+//      here, so its bytes must be read aside);
+//   3: a `hello`, whose type names and shapes (the peer build's versions
+//      and fingerprints) are compared with this build's types as a link
+//      does (`type_check`): a type that differs is never sent or received
+//      in `caf`, which bridges no versions.
 // The system reading has an import landing, as a node's has: `inline_handle`
 // frames land in it (within its budget for objects not yet delivered), and
 // every object must be gone once the message is.
 // The reader is the one parser in ferry that takes bytes straight from the
 // network; it must refuse anything malformed with an error, allocate no more
 // than the input holds, and what it accepts must survive writing it back.
+#include "link/type_check.hpp"
 #include "node/landings.hpp"
 #include "wire/control.hpp"
 #include "wire/message.hpp"
@@ -29,11 +34,33 @@
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 using namespace ferry::detail;
+
+// Message types of this build (outside the unnamed namespace: clang wants
+// the member conversions ferry's reflection declares to have linkage).
+namespace fuzz_wire_types {
+
+struct fuzz_line {
+  static constexpr uint32_t ferry_version = 1;
+  std::string item;
+  int32_t qty = 0;
+};
+
+struct fuzz_order {
+  static constexpr uint32_t ferry_version = 2;
+  uint64_t id = 0;
+  std::vector<fuzz_line> lines;
+  std::optional<double> discount;
+};
+
+} // namespace fuzz_wire_types
 
 namespace {
 
@@ -87,6 +114,36 @@ ferry::store::object_store& fuzz_store() {
 void check(bool ok) {
   if (!ok)
     std::abort();
+}
+
+/// The message types of this build, as a node registers them.
+const ferry::serializers::registry& fuzz_types() {
+  static auto* reg = [] {
+    auto* result = new ferry::serializers::registry;
+    result->add_type<fuzz_wire_types::fuzz_order>("fuzz.order");
+    result->add_type<std::string>("fuzz.text");
+    return result;
+  }();
+  return *reg;
+}
+
+/// Compares the types `peer` names with this build's, as a link does.
+void check_types(const hello& peer) {
+  type_check types{fuzz_types(), peer, "fuzz"};
+  std::vector<std::string> prefs{"cereal.binary", "msgpack", "caf"};
+  for (auto& line : types.report(prefs))
+    check(!line.empty());
+  for (auto name : {"fuzz.order", "fuzz.text"}) {
+    if (!types.differs(name)) {
+      check(!types.refusal(name, "caf"));
+      continue;
+    }
+    check(types.refusal(name, "caf") != caf::none);
+    if (auto sent = types.send_families(name, prefs))
+      check(std::find(sent->begin(), sent->end(), "caf") == sent->end());
+  }
+  if (auto shapes = types.writer_shapes())
+    check(!shapes->empty());
 }
 
 void same_bytes(const wire_bytes& x, const wire_bytes& y) {
@@ -179,7 +236,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_store();
   auto* bytes = reinterpret_cast<const char*>(data) + 1;
   auto n = size - 1;
-  if (data[0] % 3 == 2) {
+  if (data[0] % 4 == 3) {
+    hello peer;
+    if (read(sys, bytes, n, peer)) {
+      check_types(peer);
+      round_trip(sys, peer, [](const hello& x, const hello& y) {
+        check(x.node_name == y.node_name && x.type_names == y.type_names
+              && x.type_shapes == y.type_shapes);
+      });
+    }
+  } else if (data[0] % 4 == 2) {
     chunk_reply reply;
     if (read(sys, bytes, n, reply)) {
       check(!reply.landed && reply.data.size() <= n);
@@ -188,7 +254,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         same_bytes(x.data, y.data);
       });
     }
-  } else if (data[0] % 3 == 0) {
+  } else if (data[0] % 4 == 0) {
     wire_message msg;
     if (read(sys, bytes, n, msg)) {
       check_fits(msg, n);

@@ -5,9 +5,12 @@
 
 #include "wire/control.hpp"
 #include "wire/message.hpp"
+#include "wire/registration.hpp"
 
 #include "ferry/errc.hpp"
 
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
 #include <caf/binary_serializer.hpp>
 
 #include <filesystem>
@@ -116,13 +119,34 @@ ferry::detail::wire_message handle_wire() {
   return msg;
 }
 
+/// A hello of a build whose `fuzz.order` is another version (a member
+/// added, one widened), whose `fuzz.text` is the same, and which names a
+/// type this build lacks (fuzz_wire.cpp's types).
+ferry::detail::hello sample_hello() {
+  ferry::detail::hello x;
+  x.node_name = "peer";
+  x.type_names = {"fuzz.order", "fuzz.text", "fuzz.other"};
+  x.type_shapes = {"@3{id:u64,lines:list<@1{item:str,qty:i64}>,"
+                   "discount:opt<f64>,note:str}",
+                   "str", "@1{a:i32}"};
+  return x;
+}
+
 /// Writes `x` as CAF's binary serializer does, behind the fuzz target's
-/// selector byte (0: wire_message, 1: wire_batch, 2: chunk_reply).
+/// selector byte (0: wire_message, 1: wire_batch, 2: chunk_reply, 3:
+/// hello).
 template <class T>
 void seed_wire(const std::filesystem::path& root, const std::string& name,
                uint8_t selector, T x) {
+  // A hello holds an actor handle, which CAF writes through an actor
+  // system; the other types need none.
+  static auto* sys = [] {
+    static caf::actor_system_config cfg;
+    ferry::detail::register_wire_types(cfg);
+    return new caf::actor_system{cfg};
+  }();
   std::vector<char> buf;
-  caf::binary_serializer sink{nullptr, buf};
+  caf::binary_serializer sink{*sys, buf};
   if (auto err = sink(x)) {
     std::cerr << "wire/" << name << ": " << caf::to_string(err) << '\n';
     std::exit(1);
@@ -189,6 +213,7 @@ int main(int argc, char** argv) {
   batch.messages.push_back(sample_wire(1));
   batch.messages.push_back(sample_wire(3));
   seed_wire(root, "batch", 1, std::move(batch));
+  seed_wire(root, "hello", 3, sample_hello());
   seed_wire(root, "chunk", 2,
             ferry::detail::chunk_reply{
               0x0123456789abcdef,

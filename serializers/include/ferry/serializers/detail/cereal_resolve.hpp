@@ -29,6 +29,7 @@
 #include "ferry/serializers/detail/cereal_archive.hpp"
 #include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/detail/exact.hpp"
+#include "ferry/serializers/detail/member_at.hpp"
 #include "ferry/serializers/detail/scope.hpp"
 #include "ferry/serializers/detail/shape_tree.hpp"
 #include "ferry/serializers/member_names.hpp"
@@ -165,16 +166,7 @@ void read_record(checked_input_archive<P>& ar, T& x, const shape_node& w) {
                            + " names member '" + std::string{name}
                            + "' twice"};
     seen[index] = true;
-    visit_fields(x, [&](auto&... fields) {
-      size_t at = 0;
-      [[maybe_unused]] auto one = [&](auto& field) {
-        if (at++ != index)
-          return;
-        using field_type = std::remove_cvref_t<decltype(field)>;
-        in_member<T, field_type>(index, [&] { read_as(ar, field, shape); });
-      };
-      (one(fields), ...);
-    });
+    with_member(x, index, [&](auto& field) { read_as(ar, field, shape); });
   }
   ar.leave();
 }

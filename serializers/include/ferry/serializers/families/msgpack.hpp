@@ -59,6 +59,7 @@
 #include <msgpack.hpp>
 
 #include "ferry/serializers/detail/exact.hpp"
+#include "ferry/serializers/detail/member_at.hpp"
 #include "ferry/serializers/detail/msgpack_handles.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/frame.hpp"
@@ -516,26 +517,17 @@ const msgpack::object& msgpack_convert_by_name(const msgpack::object& o,
                          "member '" + std::string{key} + "' of "
                            + type_label<T>() + " is given twice"};
     seen[index] = true;
-    visit_fields(x, [&](auto&... fields) {
-      size_t at = 0;
-      [[maybe_unused]] auto one = [&](auto& field) {
-        if (at++ != index)
-          return;
-        using field_type = std::remove_cvref_t<decltype(field)>;
-        in_member<T, field_type>(index, [&] {
-          try {
-            entry.val.convert(field);
-          } catch (const msgpack::type_error&) {
-            throw decode_fault{
-              errc::decode_failed,
-              "the msgpack value's type does not convert into the member's "
-              "(msgpack-cxx's type_error); the member's type differs between "
-              "the sender's version and the receiver's, or the input is "
-              "corrupt"};
-          }
-        });
-      };
-      (one(fields), ...);
+    with_member(x, index, [&](auto& field) {
+      try {
+        entry.val.convert(field);
+      } catch (const msgpack::type_error&) {
+        throw decode_fault{
+          errc::decode_failed,
+          "the msgpack value's type does not convert into the member's "
+          "(msgpack-cxx's type_error); the member's type differs between "
+          "the sender's version and the receiver's, or the input is "
+          "corrupt"};
+      }
     });
   }
   return o;
