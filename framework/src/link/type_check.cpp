@@ -17,17 +17,6 @@ constexpr const char* unbridged
   = "no family bridges the two versions, so its messages are refused on this "
     "link in both directions, before any decoding";
 
-/// The built-in families of `prefs`, in order, that bridge `x`.
-template <class Changed>
-std::vector<std::string> bridging_of(const Changed& x,
-                                     const std::vector<std::string>& prefs) {
-  std::vector<std::string> result;
-  for (auto& family : prefs)
-    if (x.bridges(family))
-      result.push_back(family);
-  return result;
-}
-
 } // namespace
 
 type_check::type_check(const serializers::registry& reg, const hello& peer,
@@ -69,6 +58,15 @@ bool type_check::changed::bridges(std::string_view family) const {
   return std::find(bridging.begin(), bridging.end(), family) != bridging.end();
 }
 
+std::vector<std::string>
+type_check::changed::bridging_in(const std::vector<std::string>& prefs) const {
+  std::vector<std::string> result;
+  for (auto& family : prefs)
+    if (bridges(family))
+      result.push_back(family);
+  return result;
+}
+
 bool type_check::differs(std::string_view name) const {
   return types_.find(name) != types_.end();
 }
@@ -92,7 +90,7 @@ type_check::send_families(std::string_view name,
   auto& x = i->second;
   if (x.bridging.empty())
     return refuse(i->first, x, unbridged);
-  auto result = bridging_of(x, prefs);
+  auto result = x.bridging_in(prefs);
   if (result.empty())
     return refuse(i->first, x,
                   serializers::detail::list_names(x.bridging)
@@ -122,7 +120,7 @@ std::vector<std::string>
 type_check::report(const std::vector<std::string>& prefs) const {
   std::vector<std::string> result;
   for (auto& [name, x] : types_) {
-    auto sent = bridging_of(x, prefs);
+    auto sent = x.bridging_in(prefs);
     if (x.bridging.empty())
       result.push_back(x.text + "; refused on this link in both directions");
     else if (!sent.empty())

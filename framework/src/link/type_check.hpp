@@ -82,6 +82,10 @@ private:
     std::vector<std::string> bridging;
 
     bool bridges(std::string_view family) const;
+
+    /// The families of `prefs`, in order, that bridge the two versions.
+    std::vector<std::string>
+    bridging_in(const std::vector<std::string>& prefs) const;
   };
 
   caf::error refuse(const std::string& name, const changed& x,
