@@ -1,5 +1,6 @@
 #include "ferry/serializers/detail/buffer_pool.hpp"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -15,6 +16,9 @@ struct pool {
   std::mutex mtx;
   std::vector<std::vector<std::byte>> buffers;
   size_t bytes = 0;
+  /// `buffers.size()`, written under `mtx`, read without it: a thread
+  /// finds the pool empty without taking the lock.
+  std::atomic<size_t> count{0};
 };
 
 pool& the_pool() {
@@ -34,6 +38,7 @@ void give_back(std::vector<std::byte>&& buf) {
   buf.clear();
   p.bytes += cap;
   p.buffers.push_back(std::move(buf));
+  p.count.store(p.buffers.size(), std::memory_order_relaxed);
 }
 
 /// The small buffer the calling thread recycled last.
@@ -45,14 +50,17 @@ std::vector<std::byte>& thread_spare() {
 } // namespace
 
 std::vector<std::byte> take_buffer() {
-  if (auto& spare = thread_spare(); spare.capacity() != 0)
-    return std::move(spare);
+  // A large pooled buffer first (a large encode then writes into mapped
+  // memory), else the thread's small one.
   auto& p = the_pool();
+  if (p.count.load(std::memory_order_relaxed) == 0)
+    return std::move(thread_spare());
   std::lock_guard<std::mutex> guard{p.mtx};
   if (p.buffers.empty())
-    return {};
+    return std::move(thread_spare());
   auto result = std::move(p.buffers.back());
   p.buffers.pop_back();
+  p.count.store(p.buffers.size(), std::memory_order_relaxed);
   p.bytes -= result.capacity();
   return result;
 }
