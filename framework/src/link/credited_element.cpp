@@ -1,65 +1,24 @@
 // credit_token and credited_element (see link/credited_element.hpp).
 #include "link/credited_element.hpp"
 
+#include "link/block_pool.hpp"
 #include "link/link_state.hpp"
-
-#include <mutex>
-#include <new>
 
 namespace ferry::detail {
 
 namespace {
 
-/// Most free blocks kept (about 100 KiB).
-constexpr size_t pool_size = 1024;
-
-/// Freed element blocks, linked through their first bytes.
-struct element_pool {
-  struct block {
-    block* next;
-  };
-
-  std::mutex mtx;
-  block* head = nullptr;
-  size_t count = 0;
-
-  void* take() {
-    std::lock_guard<std::mutex> guard{mtx};
-    if (head == nullptr)
-      return nullptr;
-    --count;
-    return std::exchange(head, head->next);
-  }
-
-  bool give(void* ptr) {
-    std::lock_guard<std::mutex> guard{mtx};
-    if (count == pool_size)
-      return false;
-    ++count;
-    head = ::new (ptr) block{head};
-    return true;
-  }
-};
-
-element_pool& pool() {
-  // Leaked on purpose: elements may die during static destruction.
-  static auto* instance = new element_pool;
-  return *instance;
-}
+/// Freed element blocks (at most 1024, about 100 KiB).
+using element_pool = block_pool<sizeof(credited_element), 1024>;
 
 } // namespace
 
 void* credited_element::operator new(std::size_t size) {
-  if (size == sizeof(credited_element))
-    if (auto ptr = pool().take())
-      return ptr;
-  return ::operator new(size);
+  return element_pool::take(size);
 }
 
 void credited_element::operator delete(void* ptr, std::size_t size) noexcept {
-  if (size == sizeof(credited_element) && pool().give(ptr))
-    return;
-  ::operator delete(ptr);
+  element_pool::give(ptr, size);
 }
 
 void credit_token::release() {

@@ -10,9 +10,9 @@
 // message releases its token at once.
 //
 // Thread-safety: a token is owned by one element at a time; its release may
-// run on any thread. Elements are allocated from a mutex-guarded free list
-// of at most `credited_element_pool_size` blocks. The link is held weakly: a token outliving its link
-// returns nothing.
+// run on any thread. Elements are allocated from a `block_pool` of at most
+// 1024 blocks. The link is held weakly: a token outliving its link returns
+// nothing.
 #pragma once
 
 #include <caf/mailbox_element.hpp>

@@ -2,8 +2,14 @@
 #include "link/outbox.hpp"
 
 #include "link/atoms.hpp"
+#include "link/pooled_message.hpp"
 
 #include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/forwarding_actor_proxy.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
 #include <caf/mailbox_element.hpp>
 #include <caf/make_message.hpp>
 #include <caf/send.hpp>
@@ -21,6 +27,19 @@ constexpr uint64_t batch_bytes_limit = 256 * 1024;
 // least wire_overhead bytes.
 static_assert(batch_bytes_limit / wire_overhead + 1 <= max_batch_messages);
 
+/// Returns the BASP broker that sends for `peer` when `peer` is CAF's proxy
+/// of a remote actor, else null. CAF has one BASP broker per actor system,
+/// plain and TLS links alike.
+caf::actor basp_broker_of(const caf::actor& peer) {
+  auto* ptr = caf::actor_cast<caf::abstract_actor*>(peer);
+  if (dynamic_cast<caf::forwarding_actor_proxy*>(ptr) == nullptr)
+    return {};
+  auto& sys = ptr->home_system();
+  if (!sys.has_middleman())
+    return {};
+  return sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+}
+
 } // namespace
 
 outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway,
@@ -29,6 +48,8 @@ outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway,
                transfer_table& transfers, link_counters& counters,
                std::function<caf::actor()> spawn_flusher)
   : peer_gateway_(std::move(peer_gateway)),
+    peer_ctrl_(caf::actor_cast<caf::strong_actor_ptr>(peer_gateway_)),
+    basp_(basp_broker_of(peer_gateway_)),
     own_gateway_(caf::actor_cast<caf::strong_actor_ptr>(own_gateway)),
     token_(token),
     batch_messages_(batch_messages),
@@ -73,7 +94,7 @@ bool outbox::post(wire_message&& msg, uint64_t size,
   }
   flush_locked(host);
   counters_.batch_messages.observe(1);
-  enqueue_locked(caf::make_message(std::move(msg)), host);
+  enqueue_locked(make_pooled_message(std::move(msg)), host);
   return true;
 }
 
@@ -94,13 +115,13 @@ void outbox::flush_locked(caf::execution_unit* host) {
     return;
   counters_.batch_messages.observe(batch_.size());
   if (batch_.size() == 1) {
-    enqueue_locked(caf::make_message(std::move(batch_.front())), host);
+    enqueue_locked(make_pooled_message(std::move(batch_.front())), host);
   } else {
     ++counters_.batches_sent;
     counters_.messages_batched += batch_.size();
     wire_batch batch;
     batch.messages.swap(batch_);
-    enqueue_locked(caf::make_message(std::move(batch)), host);
+    enqueue_locked(make_pooled_message(std::move(batch)), host);
   }
   batch_.clear();
   batch_bytes_ = 0;
@@ -109,6 +130,17 @@ void outbox::flush_locked(caf::execution_unit* host) {
 void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
   if (closed_)
     return;
+  if (basp_) {
+    // What CAF's proxy does with a message it takes (forward_msg), without
+    // the mailbox element the proxy would take it in.
+    basp_->enqueue(nullptr, caf::make_message_id(),
+                   make_pooled_message(
+                     static_cast<caf::atom_value>(caf::forward_atom::value),
+                     own_gateway_, std::vector<caf::strong_actor_ptr>{},
+                     peer_ctrl_, caf::make_message_id(), std::move(msg)),
+                   nullptr);
+    return;
+  }
   peer_gateway_->enqueue(caf::make_mailbox_element(own_gateway_,
                                                    caf::make_message_id(), {},
                                                    std::move(msg)),
@@ -118,11 +150,13 @@ void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
 caf::actor outbox::close() {
   std::vector<wire_message> dropped; // released after the lock
   caf::actor flusher;
+  caf::actor basp;
   std::lock_guard<std::mutex> guard{mtx_};
   closed_ = true;
   dropped.swap(batch_);
   batch_bytes_ = 0;
   flusher.swap(flusher_);
+  basp.swap(basp_);
   return flusher;
 }
 

@@ -14,6 +14,11 @@
 // A message after a pause goes out at once, so request/response latency is
 // unchanged.
 //
+// Sending: when the peer's gateway is CAF's proxy of a remote actor (always,
+// between nodes), a message goes to CAF's BASP broker as the proxy would
+// forward it, skipping the mailbox element the proxy would take it in; the
+// messages come from a `block_pool` (link/pooled_message.hpp).
+//
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the sequence, the batch and the enqueueing.
 #pragma once
@@ -72,6 +77,10 @@ private:
   void enqueue_locked(caf::message msg, caf::execution_unit* host);
 
   const caf::actor peer_gateway_;
+  const caf::strong_actor_ptr peer_ctrl_;
+  /// The BASP broker sending for `peer_gateway_` (null when that is not a
+  /// proxy, and once closed).
+  caf::actor basp_;
   const caf::strong_actor_ptr own_gateway_;
   const uint64_t token_;
   const uint32_t batch_messages_;
