@@ -243,6 +243,46 @@ TEST_F(exact, CafRefusesFloatingPointBitsItsEncoderNeverWrites) {
   EXPECT_EQ(finf.error(), errc::inexact_value) << render(finf.error());
 }
 
+TEST_F(exact, CafRefusesInVectorsWhatItRefusesInValues) {
+  // Vectors of numbers are written and read in one loop: the same checks
+  // as one value at a time.
+  auto zero = sut.encode(std::vector<double>{1.0, -0.0}, encode_with("caf"));
+  auto nan = sut.encode(std::vector<float>{std::nanf("")}, encode_with("caf"));
+  auto tiny = sut.encode(std::vector<double>{1.0, 4.9e-324},
+                         encode_with("caf"));
+  // Two elements: 1.0, then infinity's bits.
+  auto inf = decode_bytes<std::vector<double>>(
+    "caf", bytes_of({0x02, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 0x7f, 0xf0, 0, 0, 0,
+                     0, 0, 0}));
+  // The refusal names the element's offset: after the size and the
+  // elements before it.
+  for (auto [x, offset] : {std::pair{&zero, "offset 9"},
+                           std::pair{&nan, "offset 1"},
+                           std::pair{&tiny, "offset 9"}}) {
+    ASSERT_FALSE(*x);
+    auto text = render(x->error());
+    EXPECT_NE(text.find("inexact_value"), std::string::npos) << text;
+    EXPECT_NE(text.find(offset), std::string::npos) << text;
+  }
+  ASSERT_FALSE(inf);
+  EXPECT_EQ(inf.error(), errc::inexact_value) << render(inf.error());
+}
+
+TEST_F(exact, CafRefusesVectorsClaimingMoreNumbersThanTheBytesHold) {
+  // Three floats claimed, two present: refused before anything is read.
+  auto x = decode_bytes<std::vector<float>>(
+    "caf", bytes_of({0x03, 0x3f, 0x80, 0, 0, 0x3f, 0x80, 0, 0}));
+  // Two uint16 claimed, one and a half present.
+  auto y = decode_bytes<std::vector<uint16_t>>("caf",
+                                               bytes_of({0x02, 0, 1, 0}));
+  ASSERT_FALSE(x);
+  EXPECT_EQ(x.error(), errc::truncated_frame) << render(x.error());
+  EXPECT_NE(render(x.error()).find("3 elements"), std::string::npos)
+    << render(x.error());
+  ASSERT_FALSE(y);
+  EXPECT_EQ(y.error(), errc::truncated_frame) << render(y.error());
+}
+
 // -- cereal.json: strings, members, numbers -----------------------------------
 
 TEST_F(exact, JsonRefusesNulInsideAString) {

@@ -13,7 +13,9 @@
 #include <cereal/types/vector.hpp>
 
 #include <cstring>
+#include <map>
 #include <sstream>
+#include <utility>
 
 namespace ferry::serializers::test {
 namespace {
@@ -155,6 +157,52 @@ TEST(interop, ByteVectorsInOneBlockMatchPlainCafByteForByte) {
   auto in = byte_ramp(300);
   // Act and assert
   expect_same_bytes_as_plain_caf(in);
+}
+
+} // namespace
+
+/// Columns of numbers, as a plain aggregate (no inspect of its own). Outside
+/// the anonymous namespace: ferry's reflection of it must link.
+struct number_columns {
+  std::vector<float> xs;
+  std::vector<uint16_t> ys;
+  std::map<std::string, std::vector<double>> named;
+  std::vector<std::byte> raw;
+  std::pair<std::vector<int8_t>, std::vector<uint64_t>> both;
+
+  bool operator==(const number_columns&) const = default;
+};
+
+namespace {
+
+TEST(interop, NumberVectorsInOneLoopMatchPlainCafByteForByte) {
+  // Arrange: ferry writes and reads vectors of numbers in one loop; plain
+  // CAF walks them element by element. Floating-point values across the
+  // exponent range (CAF packs each with its own IEEE 754 code).
+  std::vector<double> doubles{0.0, 1.0, -1.5, 3.141592653589793, 1e300,
+                              -2.2250738585072014e-308, 1.7976931348623157e308,
+                              0.1, -1e-300};
+  std::vector<float> floats{0.0f, 1.0f, -1.5f, 3.4028235e38f, 1.1754944e-38f,
+                            -0.1f, 65504.0f};
+  // Act and assert
+  expect_same_bytes_as_plain_caf(doubles);
+  expect_same_bytes_as_plain_caf(floats);
+  expect_same_bytes_as_plain_caf(std::vector<int8_t>{-128, 0, 127});
+  expect_same_bytes_as_plain_caf(std::vector<uint8_t>{0, 200, 255});
+  expect_same_bytes_as_plain_caf(std::vector<int16_t>{-32768, -1, 32767});
+  expect_same_bytes_as_plain_caf(std::vector<uint16_t>{0, 1, 65535});
+  expect_same_bytes_as_plain_caf(
+    std::vector<int32_t>{INT32_MIN, -1, 0, INT32_MAX});
+  expect_same_bytes_as_plain_caf(std::vector<uint32_t>{0, 1, UINT32_MAX});
+  expect_same_bytes_as_plain_caf(
+    std::vector<int64_t>{INT64_MIN, -1, 0, INT64_MAX});
+  expect_same_bytes_as_plain_caf(std::vector<uint64_t>{0, 1, UINT64_MAX});
+  expect_same_bytes_as_plain_caf(std::vector<double>{});
+  expect_same_bytes_as_plain_caf(
+    std::vector<std::vector<double>>{doubles, {}, {2.5}});
+  expect_same_bytes_as_plain_caf(
+    number_columns{floats, {1, 2, 300}, {{"a", doubles}, {"b", {}}},
+                   byte_ramp(130), {{-1, 2}, {UINT64_MAX}}});
 }
 
 TEST(interop, ByteVectorsInOneBlockMatchPlainCerealByteForByte) {

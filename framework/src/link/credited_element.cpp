@@ -1,15 +1,17 @@
 // credit_token and credited_element (see link/credited_element.hpp).
 #include "link/credited_element.hpp"
 
-#include "link/block_pool.hpp"
 #include "link/link_state.hpp"
+
+#include "ferry/serializers/detail/block_pool.hpp"
 
 namespace ferry::detail {
 
 namespace {
 
 /// Freed element blocks (at most 1024, about 100 KiB).
-using element_pool = block_pool<sizeof(credited_element), 1024>;
+using element_pool
+  = serializers::detail::block_pool<sizeof(credited_element), 1024>;
 
 } // namespace
 

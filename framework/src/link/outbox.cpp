@@ -2,7 +2,8 @@
 #include "link/outbox.hpp"
 
 #include "link/atoms.hpp"
-#include "link/pooled_message.hpp"
+
+#include "ferry/serializers/detail/pooled_message.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
@@ -15,6 +16,8 @@
 #include <caf/send.hpp>
 
 namespace ferry::detail {
+
+using serializers::detail::make_pooled_message;
 
 namespace {
 

@@ -17,7 +17,8 @@
 // Sending: when the peer's gateway is CAF's proxy of a remote actor (always,
 // between nodes), a message goes to CAF's BASP broker as the proxy would
 // forward it, skipping the mailbox element the proxy would take it in; the
-// messages come from a `block_pool` (link/pooled_message.hpp).
+// messages come from a `block_pool`
+// (ferry/serializers/detail/pooled_message.hpp).
 //
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the sequence, the batch and the enqueueing.

@@ -38,6 +38,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace ferry::serializers::detail {
 
@@ -282,6 +283,102 @@ caf::error caf_load_bytes(checked_caf_source& source,
   source.pos_ += n;
   return source.end_sequence();
 }
+
+namespace {
+
+/// The unsigned integer of `E`'s width.
+template <class E>
+using bits_of = std::conditional_t<
+  sizeof(E) == 1, uint8_t,
+  std::conditional_t<sizeof(E) == 2, uint16_t,
+                     std::conditional_t<sizeof(E) == 4, uint32_t, uint64_t>>>;
+
+template <class U>
+U swap_bytes(U x) {
+  if constexpr (std::endian::native == std::endian::big || sizeof(U) == 1)
+    return x;
+  else if constexpr (sizeof(U) == 2)
+    return __builtin_bswap16(x);
+  else if constexpr (sizeof(U) == 4)
+    return __builtin_bswap32(x);
+  else
+    return __builtin_bswap64(x);
+}
+
+} // namespace
+
+template <class E>
+caf::error caf_save_numbers(checked_caf_sink& sink, const std::vector<E>& xs) {
+  using U = bits_of<E>;
+  auto n = xs.size();
+  if (auto err = sink.begin_sequence(n))
+    return err;
+  auto& out = sink.out_;
+  auto at = out.size();
+  out.resize(at + n * sizeof(E));
+  auto* pos = out.data() + at;
+  for (auto x : xs) {
+    if constexpr (std::is_floating_point_v<E>) {
+      // What apply_impl refuses; a value it accepts packs to its own bits
+      // (see families/caf.hpp).
+      if (auto err = refuse_inexact(x)) {
+        out.resize(static_cast<size_t>(pos - out.data())); // names its offset
+        return err;
+      }
+    }
+    auto bits = swap_bytes(std::bit_cast<U>(x));
+    std::memcpy(pos, &bits, sizeof(U));
+    pos += sizeof(U);
+  }
+  return sink.end_sequence();
+}
+
+template <class E>
+caf::error caf_load_numbers(checked_caf_source& source, std::vector<E>& xs) {
+  using U = bits_of<E>;
+  size_t n = 0;
+  if (auto err = source.begin_sequence(n))
+    return err;
+  if (n > source.remaining() / sizeof(E))
+    return make_error(errc::truncated_frame,
+                      "a sequence claims " + std::to_string(n) + " elements of "
+                        + std::to_string(sizeof(E)) + " bytes but only "
+                        + std::to_string(source.remaining()) + " bytes remain");
+  xs.resize(n);
+  const auto* pos = source.in_.data() + source.pos_;
+  for (auto& x : xs) {
+    U bits;
+    std::memcpy(&bits, pos, sizeof(U));
+    bits = swap_bytes(bits);
+    if constexpr (std::is_floating_point_v<E>) {
+      constexpr int exponent_bits = sizeof(E) == 4 ? 8 : 11;
+      if (auto err = refuse_unwritten(bits, exponent_bits))
+        return err;
+    }
+    x = std::bit_cast<E>(bits);
+    pos += sizeof(U);
+  }
+  source.pos_ += n * sizeof(E);
+  return source.end_sequence();
+}
+
+#define FERRY_CAF_FLAT(E)                                                      \
+  template caf::error caf_save_numbers<E>(checked_caf_sink&,                   \
+                                          const std::vector<E>&);              \
+  template caf::error caf_load_numbers<E>(checked_caf_source&,                 \
+                                          std::vector<E>&);
+FERRY_CAF_FLAT(int8_t)
+FERRY_CAF_FLAT(uint8_t)
+FERRY_CAF_FLAT(int16_t)
+FERRY_CAF_FLAT(uint16_t)
+FERRY_CAF_FLAT(int32_t)
+FERRY_CAF_FLAT(uint32_t)
+FERRY_CAF_FLAT(int64_t)
+FERRY_CAF_FLAT(uint64_t)
+FERRY_CAF_FLAT(float)
+FERRY_CAF_FLAT(double)
+FERRY_CAF_FLAT(std::byte)
+#undef FERRY_CAF_FLAT
 
 caf::error caf_encode_split(const std::vector<std::byte>& x,
                             std::vector<std::byte>& head,

@@ -556,7 +556,7 @@ registry::decode_message_of(const registry& self, const decode_plan& plan,
   if constexpr (detail::is_poolable_vector<T>)
     return detail::recycling_message(std::move(result));
   else
-    return caf::make_message(std::move(result));
+    return detail::make_pooled_message(std::move(result));
 }
 
 } // namespace ferry::serializers

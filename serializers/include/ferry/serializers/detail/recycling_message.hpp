@@ -1,9 +1,11 @@
 // A `caf::message` whose large vector goes back to the vector pool
 // (ferry/serializers/vector_pool.hpp) when the message's last reference
-// drops. Not API.
+// drops; a small vector travels in a message from the block pool
+// (pooled_message.hpp). Not API.
 #pragma once
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
+#include "ferry/serializers/detail/pooled_message.hpp"
 #include "ferry/serializers/detail/vector_pool.hpp"
 
 #include <caf/detail/tuple_vals.hpp>
@@ -52,7 +54,7 @@ public:
 template <class E>
 caf::message recycling_message(std::vector<E>&& xs) {
   if (!pool_keeps(xs.capacity() * sizeof(E)))
-    return caf::make_message(std::move(xs));
+    return make_pooled_message(std::move(xs));
   caf::message::data_ptr content{new recycling_vector_vals<E>(std::move(xs)),
                                  false};
   return caf::message{std::move(content)};

@@ -13,14 +13,15 @@
 // Aggregates with no `inspect` of their own are inspected field by field.
 // Cannot express: std::optional, std::variant, pointers (so no shared
 // identity), std::forward_list; sequences longer than 2^32 - 1 elements (CAF
-// 0.17 writes 32-bit lengths). Element-wise sequences are slow in CAF 0.17
-// (a virtual call per element); bulk bytes belong in std::string or
-// std::vector<char>. A std::vector<std::byte> *value* is written as one
-// block in the same format (CAF itself walks std::byte, an enum, element by
-// element: one virtual call and one caf::error per byte); a
-// std::vector<std::byte> *member* of an inspected type still goes element by
-// element, because which path CAF's data_processor takes is a trait every
-// translation unit would have to agree on.
+// 0.17 writes 32-bit lengths). CAF 0.17 writes and reads a sequence element
+// by element, a virtual call and a caf::error each. Where ferry's own walk
+// reaches a std::vector of fixed-width integers, float, double or std::byte
+// (the value itself, members of plain aggregates, and the standard
+// containers, pairs and tuples around them: see `caf_walked`), it writes
+// and reads the elements in one loop, the same bytes (`caf_flat_vector`):
+// CAF's IEEE 754 packing of a value the writer accepts is the value's own
+// bits, so a float or double is written as its bits in network byte order.
+// Inside a type with its own `inspect`, CAF's element-wise path remains.
 //
 // Floating point: CAF 0.17's IEEE 754 packing carries finite normal values
 // and +0.0 bit for bit; it writes -0.0 as 0, corrupts subnormals and loops
@@ -145,9 +146,38 @@ template <class Inspector>
 concept caf_inspector = requires { typename Inspector::result_type; }
                         && !std::is_same_v<Inspector, caf_probe>;
 
+/// Element types whose vectors ferry writes and reads in one loop, the
+/// same bytes as CAF's walk: fixed-width integers, float, double, std::byte.
+template <class E>
+inline constexpr bool caf_flat_element
+  = std::is_same_v<E, int8_t> || std::is_same_v<E, uint8_t>
+    || std::is_same_v<E, int16_t> || std::is_same_v<E, uint16_t>
+    || std::is_same_v<E, int32_t> || std::is_same_v<E, uint32_t>
+    || std::is_same_v<E, int64_t> || std::is_same_v<E, uint64_t>
+    || std::is_same_v<E, float> || std::is_same_v<E, double>
+    || std::is_same_v<E, std::byte>;
+
+template <class T>
+inline constexpr bool caf_flat_vector = false;
+
+template <class E>
+inline constexpr bool caf_flat_vector<std::vector<E>> = caf_flat_element<E>;
+
 class checked_caf_source;
+class checked_caf_sink;
 caf::error caf_load_bytes(checked_caf_source& source,
                           std::vector<std::byte>& xs);
+
+/// Writes `xs` as CAF does (size, then each element in network byte order;
+/// a float or double refused as `apply_impl` refuses it), in one loop.
+template <class E>
+caf::error caf_save_numbers(checked_caf_sink& sink, const std::vector<E>& xs);
+
+/// Reads what `caf_save_numbers` writes (and CAF's walk), refusing a size
+/// the bytes left cannot hold and floating-point bits the writer never
+/// writes.
+template <class E>
+caf::error caf_load_numbers(checked_caf_source& source, std::vector<E>& xs);
 
 /// A caf::deserializer reading CAF's binary format (what
 /// caf::binary_deserializer reads), with size and depth checks.
@@ -188,6 +218,9 @@ protected:
 private:
   friend caf::error caf_load_bytes(checked_caf_source& source,
                                    std::vector<std::byte>& xs);
+  template <class E>
+  friend caf::error caf_load_numbers(checked_caf_source& source,
+                                     std::vector<E>& xs);
 
   template <class T>
   caf::error get(T& x);
@@ -229,6 +262,10 @@ protected:
   caf::error apply_impl(std::u32string&) override;
 
 private:
+  template <class E>
+  friend caf::error caf_save_numbers(checked_caf_sink& sink,
+                                     const std::vector<E>& xs);
+
   template <class T>
   caf::error put(T x);
 
@@ -304,7 +341,7 @@ template <class T>
 constexpr bool caf_walked() {
   using U = std::remove_cv_t<T>;
   if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U>
-                || is_unique_keyed_v<U>)
+                || is_unique_keyed_v<U> || caf_flat_vector<U>)
     return true;
   else if constexpr (is_sequence_v<U> || is_std_array<U>::value)
     return caf_walked<typename U::value_type>();
@@ -371,6 +408,17 @@ caf::error caf_apply_balanced(Processor& f, T& x) {
     if (auto err = f(x))
       return err;
     return f.end_sequence();
+  } else if constexpr (caf_flat_vector<T>) {
+    // In one loop where the processor is ferry's own (the inspector CAF
+    // hands over is the base class), else CAF's walk.
+    if constexpr (Processor::reads_state) {
+      if (typeid(f) == typeid(checked_caf_sink))
+        return caf_save_numbers(static_cast<checked_caf_sink&>(f), x);
+    } else {
+      if (typeid(f) == typeid(checked_caf_source))
+        return caf_load_numbers(static_cast<checked_caf_source&>(f), x);
+    }
+    return f(x);
   } else if constexpr (is_std_array<T>::value) {
     for (auto& y : x)
       if (auto err = f(caf_balance(y)))

@@ -1,10 +1,10 @@
 // make_pooled_message: a CAF message whose data block comes from a
-// `block_pool`.
+// `block_pool`. Not API.
 //
-// A link sends every wire message as a CAF message, handed to BASP inside
-// another; CAF allocates each message's data block when it is made (on the
-// sending thread) and frees it when BASP has written it (on the
-// middleman's thread). A message made here is CAF's own `tuple_vals<Ts...>`
+// A decoded value reaches its actor as a CAF message, and a link sends
+// every wire message as a CAF message, handed to BASP inside another; CAF
+// allocates each message's data block when it is made and frees it where
+// the message is done with (the receiving actor's thread, the middleman's). A message made here is CAF's own `tuple_vals<Ts...>`
 // with a class
 // `operator new`/`operator delete` over `block_pool<sizeof(...)>`: CAF frees
 // it with `delete` through its virtual destructor, which calls the class's
@@ -15,16 +15,17 @@
 // Thread-safety: as `caf::message`; the pool may be used from any thread.
 #pragma once
 
-#include "link/block_pool.hpp"
+#include "ferry/serializers/detail/block_pool.hpp"
 
 #include <caf/detail/tuple_vals.hpp>
+#include <caf/make_message.hpp>
 #include <caf/message.hpp>
 
 #include <cstddef>
 #include <type_traits>
 #include <utility>
 
-namespace ferry::detail {
+namespace ferry::serializers::detail {
 
 template <class... Ts>
 class pooled_vals final : public caf::detail::tuple_vals<Ts...> {
@@ -46,13 +47,18 @@ private:
 
 /// Returns a message holding `xs` (as `caf::make_message` would, but with
 /// the element types as given: pass an atom as `caf::atom_value`), its data
-/// block from the pool.
+/// block from the pool. Over-aligned content comes from `caf::make_message`.
 template <class... Ts>
 caf::message make_pooled_message(Ts&&... xs) {
-  caf::message::data_ptr content{new pooled_vals<std::decay_t<Ts>...>(
-                                   std::forward<Ts>(xs)...),
-                                 false};
-  return caf::message{std::move(content)};
+  using vals = caf::detail::tuple_vals<std::decay_t<Ts>...>;
+  if constexpr (alignof(vals) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+    return caf::make_message(std::forward<Ts>(xs)...);
+  } else {
+    caf::message::data_ptr content{new pooled_vals<std::decay_t<Ts>...>(
+                                     std::forward<Ts>(xs)...),
+                                   false};
+    return caf::message{std::move(content)};
+  }
 }
 
-} // namespace ferry::detail
+} // namespace ferry::serializers::detail

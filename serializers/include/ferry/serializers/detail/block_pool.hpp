@@ -1,13 +1,14 @@
 // block_pool: freed memory blocks of one size, kept for the next allocation.
+// Not API.
 //
-// The objects a link makes per message (the mailbox element of a message it
-// delivers, the CAF message holding a wire message it sends) are made on
-// one thread and destroyed on another: a thread-local cache would only move
+// The objects made per message (the CAF message holding a decoded value,
+// the mailbox element a link delivers it in, the CAF message holding a wire
+// message a link sends) are made on one thread and destroyed on another: a thread-local cache would only move
 // blocks from one thread to the other. A `block_pool<Size>` is one free
 // list per block size for the whole process, holding at most `Capacity`
 // blocks; a class gets its memory from it by declaring `operator new` and
 // `operator delete` that call `take` and `give` (see `pooled_message.hpp`,
-// `credited_element.hpp`). A request of another size, or one the empty list
+// the framework's `credited_element`). A request of another size, or one the empty list
 // cannot serve, goes to the global `operator new`; a block the full list
 // cannot keep goes back to the global `operator delete`.
 //
@@ -24,7 +25,7 @@
 #include <new>
 #include <utility>
 
-namespace ferry::detail {
+namespace ferry::serializers::detail {
 
 template <std::size_t Size, std::size_t Capacity = 1024>
 class block_pool {
@@ -80,4 +81,4 @@ private:
   std::size_t count_ = 0;
 };
 
-} // namespace ferry::detail
+} // namespace ferry::serializers::detail
