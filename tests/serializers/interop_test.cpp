@@ -173,7 +173,29 @@ struct number_columns {
   bool operator==(const number_columns&) const = default;
 };
 
+/// Numbers behind an inspect of the type's own: CAF's element-wise walk,
+/// through ferry's writer and reader.
+struct inspected_numbers {
+  double x = 0;
+  float y = 0;
+  std::vector<float> ys;
+  std::vector<double> zs;
+
+  bool operator==(const inspected_numbers&) const = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, inspected_numbers& v) {
+  return f(caf::meta::type_name("inspected_numbers"), v.x, v.y, v.ys, v.zs);
+}
+
 namespace {
+
+TEST(interop, NumbersInAnInspectOfTheTypesOwnMatchPlainCafByteForByte) {
+  expect_same_bytes_as_plain_caf(
+    inspected_numbers{-1e-300, 3.4028235e38f, {0.0f, -0.1f, 1.1754944e-38f},
+                      {1.7976931348623157e308, 2.2250738585072014e-308}});
+}
 
 TEST(interop, NumberVectorsInOneLoopMatchPlainCafByteForByte) {
   // Arrange: ferry writes and reads vectors of numbers in one loop; plain

@@ -26,7 +26,6 @@
 
 #include <caf/atom.hpp>
 #include <caf/sec.hpp>
-#include <caf/detail/ieee_754.hpp>
 
 #include <bit>
 #include <cmath>
@@ -45,8 +44,9 @@ namespace ferry::serializers::detail {
 // Both classes read and write CAF 0.17's binary format themselves (what
 // caf::serializer_impl writes and caf::binary_deserializer reads): sequence
 // sizes as 7-bit groups, least significant first, at most 5 bytes; integers in
-// network byte order; floating point through CAF's IEEE 754 packing; long
-// double as decimal text.
+// network byte order; floating point as CAF's IEEE 754 packing writes it
+// (for every value the writer accepts, its own bits: the packing is not
+// run); long double as decimal text.
 
 namespace {
 
@@ -58,18 +58,19 @@ std::string to_hex(T x) {
   return os.str();
 }
 
+/// Returns `x` with its bytes reversed on a little-endian host (network
+/// byte order either way).
 template <class T>
 T to_big_endian(T x) {
-  if constexpr (std::endian::native == std::endian::little) {
-    T result = 0;
-    for (size_t i = 0; i < sizeof(T); ++i) {
-      result = static_cast<T>((result << 8) | (x & 0xff));
-      x = static_cast<T>(x >> 8);
-    }
-    return result;
-  } else {
+  static_assert(std::is_unsigned_v<T>);
+  if constexpr (std::endian::native == std::endian::big || sizeof(T) == 1)
     return x;
-  }
+  else if constexpr (sizeof(T) == 2)
+    return __builtin_bswap16(x);
+  else if constexpr (sizeof(T) == 4)
+    return __builtin_bswap32(x);
+  else
+    return __builtin_bswap64(x);
 }
 
 /// Refuses what CAF 0.17's IEEE 754 packing cannot carry exactly.
@@ -164,7 +165,10 @@ caf::error checked_caf_sink::apply_raw(size_t num_bytes, void* data) {
 template <class T>
 caf::error checked_caf_sink::put(T x) {
   auto y = to_big_endian(x);
-  return apply_raw(sizeof(T), &y);
+  auto at = out_.size();
+  out_.resize(at + sizeof(T));
+  std::memcpy(out_.data() + at, &y, sizeof(T));
+  return {};
 }
 
 caf::error checked_caf_sink::apply_impl(int8_t& x) {
@@ -194,12 +198,14 @@ caf::error checked_caf_sink::apply_impl(uint64_t& x) {
 caf::error checked_caf_sink::apply_impl(float& x) {
   if (auto err = refuse_inexact(x))
     return err;
-  return put(caf::detail::pack754(x));
+  // CAF's IEEE 754 packing of a value refuse_inexact accepts is its bits
+  // (families/caf.hpp), without the packing's loop over the exponent.
+  return put(std::bit_cast<uint32_t>(x));
 }
 caf::error checked_caf_sink::apply_impl(double& x) {
   if (auto err = refuse_inexact(x))
     return err;
-  return put(caf::detail::pack754(x));
+  return put(std::bit_cast<uint64_t>(x));
 }
 caf::error checked_caf_sink::apply_impl(long double& x) {
   // CAF writes the decimal text, which its own reader cannot read back for
@@ -293,18 +299,6 @@ using bits_of = std::conditional_t<
   std::conditional_t<sizeof(E) == 2, uint16_t,
                      std::conditional_t<sizeof(E) == 4, uint32_t, uint64_t>>>;
 
-template <class U>
-U swap_bytes(U x) {
-  if constexpr (std::endian::native == std::endian::big || sizeof(U) == 1)
-    return x;
-  else if constexpr (sizeof(U) == 2)
-    return __builtin_bswap16(x);
-  else if constexpr (sizeof(U) == 4)
-    return __builtin_bswap32(x);
-  else
-    return __builtin_bswap64(x);
-}
-
 } // namespace
 
 template <class E>
@@ -326,7 +320,7 @@ caf::error caf_save_numbers(checked_caf_sink& sink, const std::vector<E>& xs) {
         return err;
       }
     }
-    auto bits = swap_bytes(std::bit_cast<U>(x));
+    auto bits = to_big_endian(std::bit_cast<U>(x));
     std::memcpy(pos, &bits, sizeof(U));
     pos += sizeof(U);
   }
@@ -349,7 +343,7 @@ caf::error caf_load_numbers(checked_caf_source& source, std::vector<E>& xs) {
   for (auto& x : xs) {
     U bits;
     std::memcpy(&bits, pos, sizeof(U));
-    bits = swap_bytes(bits);
+    bits = to_big_endian(bits);
     if constexpr (std::is_floating_point_v<E>) {
       constexpr int exponent_bits = sizeof(E) == 4 ? 8 : 11;
       if (auto err = refuse_unwritten(bits, exponent_bits))
@@ -544,7 +538,8 @@ caf::error checked_caf_source::apply_impl(float& x) {
     return err;
   if (auto err = refuse_unwritten(tmp, 8))
     return err;
-  x = caf::detail::unpack754(tmp);
+  // Bits refuse_unwritten accepts are what CAF's unpacking reads them as.
+  x = std::bit_cast<float>(tmp);
   return {};
 }
 caf::error checked_caf_source::apply_impl(double& x) {
@@ -553,7 +548,7 @@ caf::error checked_caf_source::apply_impl(double& x) {
     return err;
   if (auto err = refuse_unwritten(tmp, 11))
     return err;
-  x = caf::detail::unpack754(tmp);
+  x = std::bit_cast<double>(tmp);
   return {};
 }
 
