@@ -204,10 +204,9 @@ std::unique_ptr<trial> make_trial(caf::actor_system& sys,
     pat, p, std::move(hooks));
 }
 
-double timed_request(caf::actor_system& sys, const caf::actor& dest,
+double timed_request(caf::scoped_actor& self, const caf::actor& dest,
                      const caf::message& payload, uint64_t t0_ns,
                      double timeout_seconds, std::string& error) {
-  caf::scoped_actor self{sys};
   double result = -1;
   auto timeout = std::chrono::duration_cast<caf::timespan>(
     std::chrono::duration<double>(timeout_seconds));

@@ -47,8 +47,9 @@ std::string progress_figure(const result& r) {
     return "FAILED: " + r.error;
   char buf[160];
   if (r.c.pat == pattern::handoff)
-    std::snprintf(buf, sizeof(buf), "p50 %.0f us (memcpy %.0f us)", r.p50_us,
-                  r.memcpy_us);
+    std::snprintf(buf, sizeof(buf),
+                  "p50 %.0f us, resent %.0f us (memcpy %.0f us)", r.p50_us,
+                  r.resend_p50_us, r.memcpy_us);
   else
     std::snprintf(buf, sizeof(buf), "%.*f msg/s, %.1f MB/s, p50 %.1f us",
                   r.msgs_per_s < 100 ? 2 : 0, r.msgs_per_s, r.mb_per_s,
@@ -86,6 +87,7 @@ void fill(result& r, const measurement& m) {
   r.p99_us = m.p99_us;
   r.receiver_peak_rss_mb = m.rss_mb;
   r.round_msgs_per_s = m.round_rates;
+  r.resend_p50_us = m.resend_p50_us;
 }
 
 /// Returns whether `x` and `y` are compared with the same baseline.

@@ -196,6 +196,9 @@ struct result {
   std::vector<double> round_msgs_per_s;
   /// Hand-off rows: one warm memcpy of the same size (µs).
   double memcpy_us = -1;
+  /// Hand-off rows: p50 of handing the same object off again at once (µs);
+  /// negative when not measured. See README.md ("handoff").
+  double resend_p50_us = -1;
 };
 
 /// Parameters of one run, derived from the cell and the mode.

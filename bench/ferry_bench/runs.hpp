@@ -37,6 +37,9 @@ struct measurement {
   double rss_mb = -1;
   /// The rate of each round, in the order they ran (oneway and pingpong).
   std::vector<double> round_rates;
+  /// Hand-off rows: p50 of sending each object a second time, right after
+  /// its first hand-off (µs); negative when not measured.
+  double resend_p50_us = -1;
 };
 
 /// Where the stores live, shared by every group of one run.

@@ -142,6 +142,31 @@ def check_tuned_and_limit(rows, key, r):
           f"{where}: ratio_to_limit {r.get('ratio_to_limit')}, expected {want}")
 
 
+def check_handoff(bench, work):
+    """A hand-off row carries its p50, the resent p50 and the memcpy it is
+    compared with."""
+    js = os.path.join(work, "handoff.json")
+    if os.path.exists(js):
+        os.remove(js)
+    res = run(bench, "--transport", "ipc", "--payload", "64M", "--pattern",
+              "handoff", "--handoff-runs", "1", "--json", js)
+    if not check(res.returncode == 0,
+                 f"ferry-bench handoff exited {res.returncode}:\n"
+                 f"{res.stderr[-3000:]}"):
+        return
+    with open(js) as f:
+        rows = [r for r in json.load(f).get("results", [])
+                if r.get("pattern") == "handoff"]
+    if not check(len(rows) == 1, f"expected one hand-off row, got {len(rows)}"):
+        return
+    r = rows[0]
+    for key in ("p50_us", "memcpy_us", "resend_p50_us"):
+        check(number(r.get(key)) and r[key] > 0,
+              f"hand-off row: {key} is {r.get(key)}")
+    check("ipc hand-off <= 1.5x memcpy" in res.stdout,
+          "the hand-off target is not in the table")
+
+
 def main():
     bench, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -172,6 +197,7 @@ def main():
     check_json(js, selected)
     with open(png, "rb") as f:
         check(f.read(8) == b"\x89PNG\r\n\x1a\n", "--plot did not write a PNG")
+    check_handoff(bench, work)
     # --list: a refusal that regressed prints cells instead of running them.
     for args, name in ((["--payload", "3K"], "3K"),
                        (["--quick", "--payload", "64K"], "64 KiB"),
