@@ -296,8 +296,11 @@ public:
   std::unique_ptr<trial> start(const cell& c, const run_params& p) override {
     if (c.type != payload_type::bytes)
       throw std::runtime_error("the socket row sends bytes only");
-    auto payload
-      = std::make_shared<const std::vector<char>>(make_bytes<char>(c.size));
+    // The bytes raw-caf sends (one copy in the process, not one per row).
+    auto held = std::make_shared<const caf::message>(bytes_message(c.size,
+                                                                   true));
+    std::shared_ptr<const std::vector<char>> payload{
+      held, &held->get_as<std::vector<char>>(0)};
     trial_hooks hooks;
     hooks.reset = [this](uint64_t ack_every) {
       return peer_->ask("reset " + std::to_string(ack_every), "ok")
