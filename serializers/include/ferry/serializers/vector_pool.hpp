@@ -45,7 +45,7 @@ namespace ferry::serializers {
 struct vector_pool_limits {
   /// Vectors of fewer bytes are neither kept nor taken (glibc's heap reuses
   /// them when a node has raised malloc's thresholds; see
-  /// `ferry.keep-malloc-defaults`). 32 MiB until 2026-11-25.
+  /// `ferry.keep-malloc-defaults`).
   uint64_t min_bytes = uint64_t{1} << 20;
   /// Most bytes kept in all; 0 turns the pool off.
   uint64_t max_bytes = uint64_t{1} << 30;
