@@ -21,6 +21,7 @@
 #include "output.hpp"
 #include "runs.hpp"
 
+#include "ferry/serializers/vector_pool.hpp"
 #include "ferry/store/object_store.hpp"
 #include "ferry/store/store_config.hpp"
 
@@ -183,11 +184,20 @@ int main(int argc, char** argv) {
     std::cerr << "ferry-bench: cannot attach the store; ipc rows will fail\n";
   std::map<std::string, std::unique_ptr<group>> groups;
   std::map<std::string, std::string> broken;
-  std::optional<transport> current;
+  // Groups (a node or actor system here, a peer process there) live
+  // through a transport's sets, and are renewed for its 1 GiB sets: every
+  // group keeps buffers as large as the largest payload it moved (CAF's
+  // BASP buffers, the vector pool, a peer's read buffer), and those of the
+  // 64 MiB sets beside the 1 GiB ones, in a dozen processes at once, do not
+  // fit a 24 GiB machine.
+  std::optional<std::pair<transport, bool>> current;
   auto group_of = [&](const cell& c) -> group* {
-    if (!current || *current != set_transport(c.tr)) {
+    auto set_key = std::pair{set_transport(c.tr), c.size >= 1024 * MiB};
+    if (!current || *current != set_key) {
       groups.clear();
-      current = set_transport(c.tr);
+      // What the process-wide vector pool kept for the groups just gone.
+      ferry::serializers::trim_vector_pool(true);
+      current = set_key;
     }
     auto key = to_string(c.tr) + "/" + c.family;
     if (!groups.count(key) && !broken.count(key)) {

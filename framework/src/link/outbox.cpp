@@ -133,9 +133,13 @@ void outbox::flush_locked(caf::execution_unit* host) {
 void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
   if (closed_)
     return;
-  if (basp_) {
-    // What CAF's proxy does with a message it takes (forward_msg), without
-    // the mailbox element the proxy would take it in.
+  // What CAF's proxy does with a message it takes (forward_msg), without
+  // the mailbox element the proxy would take it in. A proxy CAF killed (its
+  // connection closed) drops what it takes instead: a message for it goes
+  // to the proxy, so it is not routed to the peer node over another
+  // connection (connects that cross close one of two).
+  if (basp_
+      && !peer_ctrl_->get()->getf(caf::abstract_actor::is_terminated_flag)) {
     basp_->enqueue(nullptr, caf::make_message_id(),
                    make_pooled_message(
                      static_cast<caf::atom_value>(caf::forward_atom::value),

@@ -16,7 +16,8 @@
 //
 // Sending: when the peer's gateway is CAF's proxy of a remote actor (always,
 // between nodes), a message goes to CAF's BASP broker as the proxy would
-// forward it, skipping the mailbox element the proxy would take it in; the
+// forward it, skipping the mailbox element the proxy would take it in
+// (once CAF killed the proxy, the proxy gets it and drops it); the
 // messages come from a `block_pool`
 // (ferry/serializers/detail/pooled_message.hpp).
 //
