@@ -118,12 +118,12 @@ public:
       "--ferry.link.serializers=" + list_arg(family),
       "--ferry.link.deserializers=" + list_arg(family),
     };
-    // The ipc store is warm for every row (the driver prefaults it too);
-    // the tcp peers' store only takes pulled copies of shared_arrays, and
-    // prefaulting it would keep its 3.6 GiB resident through the whole tcp
-    // set, beside every peer's 1 GiB buffers at the 1 GiB rows. (A CAF flag
-    // takes no value: absent is false.)
-    if (ipc)
+    // Stores are warm for every row (the driver prefaults its own too),
+    // but for a tcp store sized for 1 GiB copies: prefaulted, its 3.6 GiB
+    // would stay resident through the whole tcp set, beside every peer's
+    // 1 GiB buffers at the 1 GiB rows. (A CAF flag takes no value: absent
+    // is false.)
+    if (ipc || env.tcp_store_capacity <= (uint64_t{1} << 30))
       args.push_back("--ferry.store.prefault");
     if (metrics)
       args.push_back("--ferry.metrics.port=0");
