@@ -24,6 +24,8 @@
 #include "ferry/serializers/detail/take_elements.hpp"
 #include "ferry/serializers/families/caf.hpp"
 
+#include "caf_bits.hpp"
+
 #include <caf/atom.hpp>
 #include <caf/sec.hpp>
 
@@ -41,81 +43,17 @@
 
 namespace ferry::serializers::detail {
 
+using caf_bits::refuse_inexact;
+using caf_bits::refuse_unwritten;
+using caf_bits::to_big_endian;
+using caf_bits::to_hex;
+
 // Both classes read and write CAF 0.17's binary format themselves (what
 // caf::serializer_impl writes and caf::binary_deserializer reads): sequence
 // sizes as 7-bit groups, least significant first, at most 5 bytes; integers in
 // network byte order; floating point as CAF's IEEE 754 packing writes it
 // (for every value the writer accepts, its own bits: the packing is not
 // run); long double as decimal text.
-
-namespace {
-
-template <class T>
-std::string to_hex(T x) {
-  std::ostringstream os;
-  os << std::hex << std::setw(sizeof(T) * 2) << std::setfill('0')
-     << static_cast<uint64_t>(x);
-  return os.str();
-}
-
-/// Returns `x` with its bytes reversed on a little-endian host (network
-/// byte order either way).
-template <class T>
-T to_big_endian(T x) {
-  static_assert(std::is_unsigned_v<T>);
-  if constexpr (std::endian::native == std::endian::big || sizeof(T) == 1)
-    return x;
-  else if constexpr (sizeof(T) == 2)
-    return __builtin_bswap16(x);
-  else if constexpr (sizeof(T) == 4)
-    return __builtin_bswap32(x);
-  else
-    return __builtin_bswap64(x);
-}
-
-/// Refuses what CAF 0.17's IEEE 754 packing cannot carry exactly.
-template <class Float>
-caf::error refuse_inexact(Float x) {
-  if (!std::isfinite(x))
-    return make_error(errc::inexact_value,
-                      "an infinite or NaN floating-point value cannot be "
-                      "sent: CAF 0.17's IEEE 754 packing loops forever on it "
-                      "(found by fuzzing); use cereal.binary or msgpack for "
-                      "such values");
-  if (std::fpclassify(x) == FP_SUBNORMAL)
-    return make_error(errc::inexact_value,
-                      "a subnormal floating-point value ("
-                        + std::to_string(static_cast<double>(x))
-                        + ") would arrive corrupted: CAF 0.17's IEEE 754 "
-                          "packing mishandles subnormals; use cereal.binary "
-                          "or msgpack for such values");
-  if (x == 0 && std::signbit(x))
-    return make_error(errc::inexact_value,
-                      "-0.0 would arrive as 0: CAF 0.17's IEEE 754 packing "
-                      "drops the sign of zero; use cereal.binary or msgpack "
-                      "for such values");
-  return {};
-}
-
-/// Refuses bits CAF's IEEE 754 packing never writes: a zero exponent field
-/// with other bits set (CAF reads a subnormal or -2^-1023), or an exponent
-/// field of all ones (CAF reads a huge number instead of infinity or NaN).
-template <class Bits>
-caf::error refuse_unwritten(Bits bits, int exponent_bits) {
-  constexpr int width = sizeof(Bits) * 8;
-  auto mantissa_bits = width - 1 - exponent_bits;
-  auto exponent_mask = (Bits{1} << exponent_bits) - 1;
-  auto exponent = static_cast<Bits>((bits >> mantissa_bits) & exponent_mask);
-  if ((exponent == 0 && bits != 0) || exponent == exponent_mask)
-    return make_error(errc::inexact_value,
-                      "the floating-point bits 0x" + to_hex(bits)
-                        + " are none that CAF 0.17's IEEE 754 packing writes "
-                          "(a subnormal, -0.0, an infinity or a NaN); the "
-                          "input is corrupt or hostile");
-  return {};
-}
-
-} // namespace
 
 checked_caf_sink::checked_caf_sink(std::vector<std::byte>& out)
   : caf::serializer(static_cast<caf::execution_unit*>(nullptr)), out_(out) {
@@ -289,90 +227,6 @@ caf::error caf_load_bytes(checked_caf_source& source,
   source.pos_ += n;
   return source.end_sequence();
 }
-
-namespace {
-
-/// The unsigned integer of `E`'s width.
-template <class E>
-using bits_of = std::conditional_t<
-  sizeof(E) == 1, uint8_t,
-  std::conditional_t<sizeof(E) == 2, uint16_t,
-                     std::conditional_t<sizeof(E) == 4, uint32_t, uint64_t>>>;
-
-} // namespace
-
-template <class E>
-caf::error caf_save_numbers(checked_caf_sink& sink, const std::vector<E>& xs) {
-  using U = bits_of<E>;
-  auto n = xs.size();
-  if (auto err = sink.begin_sequence(n))
-    return err;
-  auto& out = sink.out_;
-  auto at = out.size();
-  out.resize(at + n * sizeof(E));
-  auto* pos = out.data() + at;
-  for (auto x : xs) {
-    if constexpr (std::is_floating_point_v<E>) {
-      // What apply_impl refuses; a value it accepts packs to its own bits
-      // (see families/caf.hpp).
-      if (auto err = refuse_inexact(x)) {
-        out.resize(static_cast<size_t>(pos - out.data())); // names its offset
-        return err;
-      }
-    }
-    auto bits = to_big_endian(std::bit_cast<U>(x));
-    std::memcpy(pos, &bits, sizeof(U));
-    pos += sizeof(U);
-  }
-  return sink.end_sequence();
-}
-
-template <class E>
-caf::error caf_load_numbers(checked_caf_source& source, std::vector<E>& xs) {
-  using U = bits_of<E>;
-  size_t n = 0;
-  if (auto err = source.begin_sequence(n))
-    return err;
-  if (n > source.remaining() / sizeof(E))
-    return make_error(errc::truncated_frame,
-                      "a sequence claims " + std::to_string(n) + " elements of "
-                        + std::to_string(sizeof(E)) + " bytes but only "
-                        + std::to_string(source.remaining()) + " bytes remain");
-  xs.resize(n);
-  const auto* pos = source.in_.data() + source.pos_;
-  for (auto& x : xs) {
-    U bits;
-    std::memcpy(&bits, pos, sizeof(U));
-    bits = to_big_endian(bits);
-    if constexpr (std::is_floating_point_v<E>) {
-      constexpr int exponent_bits = sizeof(E) == 4 ? 8 : 11;
-      if (auto err = refuse_unwritten(bits, exponent_bits))
-        return err;
-    }
-    x = std::bit_cast<E>(bits);
-    pos += sizeof(U);
-  }
-  source.pos_ += n * sizeof(E);
-  return source.end_sequence();
-}
-
-#define FERRY_CAF_FLAT(E)                                                      \
-  template caf::error caf_save_numbers<E>(checked_caf_sink&,                   \
-                                          const std::vector<E>&);              \
-  template caf::error caf_load_numbers<E>(checked_caf_source&,                 \
-                                          std::vector<E>&);
-FERRY_CAF_FLAT(int8_t)
-FERRY_CAF_FLAT(uint8_t)
-FERRY_CAF_FLAT(int16_t)
-FERRY_CAF_FLAT(uint16_t)
-FERRY_CAF_FLAT(int32_t)
-FERRY_CAF_FLAT(uint32_t)
-FERRY_CAF_FLAT(int64_t)
-FERRY_CAF_FLAT(uint64_t)
-FERRY_CAF_FLAT(float)
-FERRY_CAF_FLAT(double)
-FERRY_CAF_FLAT(std::byte)
-#undef FERRY_CAF_FLAT
 
 caf::error caf_encode_split(const std::vector<std::byte>& x,
                             std::vector<std::byte>& head,
