@@ -205,8 +205,9 @@ std::unique_ptr<trial> make_trial(caf::actor_system& sys,
 }
 
 double timed_request(caf::scoped_actor& self, const caf::actor& dest,
-                     const caf::message& payload, uint64_t t0_ns,
-                     double timeout_seconds, std::string& error) {
+                     const caf::message& payload, double timeout_seconds,
+                     std::string& error) {
+  auto t0_ns = now_ns();
   double result = -1;
   auto timeout = std::chrono::duration_cast<caf::timespan>(
     std::chrono::duration<double>(timeout_seconds));

@@ -75,12 +75,13 @@ std::unique_ptr<trial> make_trial(caf::actor_system& sys,
                                   std::function<caf::actor()> new_sink);
 
 /// Sends `payload` as a request from `self` and returns the receiver's
-/// timestamp (ns) minus `t0_ns`, in µs; negative on failure (`error` says
-/// why). `self` is made before the clock starts: the time is the message's
-/// alone, not a new actor's spawn and the receiver's first sight of it.
+/// timestamp (ns) minus the time of sending, in µs; negative on failure
+/// (`error` says why). `self` is made before the clock starts: the time is
+/// the message's alone, not a new actor's spawn and the receiver's first
+/// sight of it.
 double timed_request(caf::scoped_actor& self, const caf::actor& dest,
-                     const caf::message& payload, uint64_t t0_ns,
-                     double timeout_seconds, std::string& error);
+                     const caf::message& payload, double timeout_seconds,
+                     std::string& error);
 
 /// Serves a peer's commands on stdin until it closes, resetting `sink`
 /// (see peer.cpp).

@@ -231,9 +231,7 @@ public:
     std::vector<double> resent;
     caf::scoped_actor self{node_->system()};
     auto hand_off = [&](const caf::message& msg) {
-      auto t0 = now_ns();
-      auto us = timed_request(self, dest_, msg, t0, p.timeout_seconds,
-                              m.error);
+      auto us = timed_request(self, dest_, msg, p.timeout_seconds, m.error);
       if (us < 0 && m.error.empty())
         m.error = "no answer";
       return us;
