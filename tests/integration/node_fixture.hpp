@@ -97,14 +97,30 @@ protected:
     local_.reset();
     static_cast<void>(ferry::store::object_store::remove(store_name_));
     static_cast<void>(ferry::store::object_store::remove(store_name_ + "-b"));
+    for (auto& name : own_stores_)
+      static_cast<void>(ferry::store::object_store::remove(name));
   }
 
   /// Starts a peer named `name` with extra flags.
   peer& start_peer(const std::string& name, std::vector<std::string> flags = {},
                    bool own_store = false) {
+    return start_peer_with_store(
+      name, std::move(flags), own_store ? store_name_ + "-b" : store_name_);
+  }
+
+  /// Starts a peer named `name` with a store of its own, as a node on a
+  /// host of its own would have.
+  peer& start_peer_on_own_host(const std::string& name) {
+    own_stores_.push_back(store_name_ + "-" + name);
+    return start_peer_with_store(name, {}, own_stores_.back());
+  }
+
+  /// Starts a peer named `name` with extra flags on store `store`.
+  peer& start_peer_with_store(const std::string& name,
+                              std::vector<std::string> flags,
+                              const std::string& store) {
     flags.push_back("--ferry.node-name=" + name);
-    flags.push_back("--ferry.store.name="
-                    + (own_store ? store_name_ + "-b" : store_name_));
+    flags.push_back("--ferry.store.name=" + store);
     flags.push_back("--ferry.store.capacity=" + std::to_string(store_bytes_));
     auto proc = std::make_unique<child_process>(FERRY_TEST_NODE, flags);
     auto port = proc->wait_for("port ");
@@ -149,6 +165,8 @@ protected:
   ferry::node_config cfg;
   uint64_t store_bytes_ = uint64_t{256} << 20;
   std::string store_name_;
+  /// Stores of peers on hosts of their own (start_peer_on_own_host).
+  std::vector<std::string> own_stores_;
   std::deque<peer> peers_; // deque: references stay valid as peers start
   std::unique_ptr<ferry::node> local_;
 };

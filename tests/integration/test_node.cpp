@@ -4,6 +4,8 @@
 //   stats   one line per link: "link <peer> <key>=<value>...", then "end"
 //   rss     "rss <VmRSS KiB> <VmHWM KiB>"
 //   open-gate  lets the actor exposed as "gate" process what it holds
+//   connect <port>  links to the node on 127.0.0.1:<port>: "connected",
+//                   or "connect-failed <reason>"
 // Command-line flags are ferry's and CAF's (--ferry.node-name=..., ...).
 #include "test_types.hpp"
 
@@ -320,7 +322,11 @@ void print_stats(ferry::node& n) {
               << " proxies=" << s.proxies << " spawned=" << s.spawned_actors
               << " transfers=" << s.transfers_held
               << " held=" << s.held_messages
-              << " wrong_token=" << s.dropped_wrong_token;
+              << " wrong_token=" << s.dropped_wrong_token
+              << " pulled=" << s.bytes_pulled
+              << " pulled_by_peer=" << s.bytes_pulled_by_peer
+              << " relayed_to_peer=" << s.bytes_relayed_to_peer
+              << " relayed_by_peer=" << s.bytes_relayed_by_peer;
     for (auto& [family, count] : s.received_by_family)
       std::cout << " in:" << family << "=" << count;
     std::cout << '\n';
@@ -376,7 +382,15 @@ int main(int argc, char** argv) {
       print_stats(**n);
     else if (line == "open-gate")
       caf::anon_send(actors[7], std::string{"open"});
-    else if (line == "rss")
+    else if (line.starts_with("connect ")) {
+      auto linked = (*n)->remote_actor(
+        "127.0.0.1", static_cast<uint16_t>(std::stoi(line.substr(8))));
+      if (linked)
+        std::cout << "connected" << std::endl;
+      else
+        std::cout << "connect-failed " << ferry::render(linked.error())
+                  << std::endl;
+    } else if (line == "rss")
       std::cout << "rss " << status_field("VmRSS:") << ' '
                 << status_field("VmHWM:") << std::endl;
   }

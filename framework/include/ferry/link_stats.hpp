@@ -37,6 +37,13 @@ struct link_stats {
   uint64_t bytes_pulled_by_peer = 0;
   /// Frame bytes this node pulled from the peer in chunks.
   uint64_t bytes_pulled = 0;
+  /// Bytes of store objects of other nodes that the peer pulled from this
+  /// node's copies (this node relayed them; docs/architecture.md,
+  /// "Broadcast").
+  uint64_t bytes_relayed_to_peer = 0;
+  /// Bytes of store objects of other nodes that this node pulled from the
+  /// peer's copies, not from their owners.
+  uint64_t bytes_relayed_by_peer = 0;
   /// Incoming messages this node refused (family not allowed, undecodable,
   /// too large, unknown target).
   uint64_t refusals = 0;

@@ -2,6 +2,7 @@
 #include "link/encoder.hpp"
 
 #include "link/compression.hpp"
+#include "wire/relay_hint.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -406,6 +407,17 @@ encoder::plan_for(std::type_index type) {
   return found != nullptr && found->plan ? &*found->plan : nullptr;
 }
 
+namespace {
+
+/// A store object held for a peer to pull, with its lease on the object's
+/// relay entry.
+struct relayed_object {
+  store::object_ref ref;
+  std::shared_ptr<const void> lease;
+};
+
+} // namespace
+
 caf::error
 encoder::export_handles(const std::vector<store::transfer_ticket>& tickets,
                         wire_element& element,
@@ -435,16 +447,24 @@ encoder::export_handles(const std::vector<store::transfer_ticket>& tickets,
     out.size = ref.size();
     out.object_id = id;
     auto bytes = ref.bytes();
-    auto holder = std::make_shared<store::object_ref>(std::move(ref));
     if (out.size < ctx_.cfg.pull_threshold) {
       // Small: the bytes go with the message (no round trip to pull them).
       out.kind = static_cast<uint8_t>(frame_kind::inline_handle);
-      out.data = wire_bytes{bytes, std::move(holder)};
+      out.data = wire_bytes{
+        bytes, std::make_shared<store::object_ref>(std::move(ref))};
       ctx_.counters.bytes_inline_sent += out.size;
     } else {
+      // Large: the peer pulls it. The frame's data tells it the object's
+      // relay key and the node the object went to before, which it may
+      // pull from instead (link/relay_directory.hpp); the transfer holds
+      // the object and its directory entry.
       out.kind = static_cast<uint8_t>(frame_kind::remote_handle);
+      auto offer = ctx_.relay_offers.offer(id, ctx_.peer_name);
+      out.data = wire_bytes{encode_relay_hint(offer.hint)};
+      auto held = std::make_shared<relayed_object>(
+        relayed_object{std::move(ref), std::move(offer.lease)});
       out.ticket = transfers_.add(std::make_shared<serializers::frame>(
-        serializers::frame::view(bytes, std::move(holder))));
+        serializers::frame::view(bytes, std::move(held))));
       transfers.push_back(out.ticket);
     }
     element.frames.emplace_back(std::move(out));

@@ -56,6 +56,13 @@ std::vector<std::byte> landing_buffer::take() {
   return out;
 }
 
+std::span<const std::byte> landing_buffer::object_bytes() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!object_)
+    return {};
+  return object_.bytes();
+}
+
 caf::expected<store::object_ref> landing_buffer::seal() {
   std::lock_guard<std::mutex> guard{mtx_};
   if (!object_)

@@ -51,6 +51,10 @@ public:
   /// buffer still holds an earlier message's bytes).
   std::vector<std::byte> take();
 
+  /// Returns the store object's bytes (empty for an owned frame, or once
+  /// sealed). They stay where they are when the object is sealed.
+  std::span<const std::byte> object_bytes();
+
   /// Seals the store object and returns its handle; this is empty after.
   caf::expected<store::object_ref> seal();
 

@@ -34,6 +34,8 @@ struct link_counters {
   std::atomic<uint64_t> bytes_spilled_received{0};
   std::atomic<uint64_t> bytes_pulled_by_peer{0};
   std::atomic<uint64_t> bytes_pulled{0};
+  std::atomic<uint64_t> bytes_relayed_to_peer{0};
+  std::atomic<uint64_t> bytes_relayed_by_peer{0};
   std::atomic<uint64_t> refusals{0};
   std::atomic<uint64_t> refused_by_peer{0};
   std::atomic<uint64_t> send_errors{0};

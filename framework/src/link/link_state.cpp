@@ -69,7 +69,8 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     types_(node.registry(), peer, node.config().node_name),
     ctx_{node.registry(), node.store(),      cfg_,
          node.config().node_name, peer.node_name, same_host,
-         peer.store_token,        counters_, types_},
+         peer.store_token,        counters_, types_,
+         node.relay_offers()},
     transfers_(cfg_.chunk_size, ctx_.node_name, peer_name_),
     encoder_(ctx_, std::move(send_families), transfers_, sent_by_family_),
     decoder_(ctx_, received_by_family_),
@@ -86,7 +87,8 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     actors_(cfg_.max_proxies, cfg_.max_spawned_actors,
             [this](uint64_t id) { return make_proxy(id); }),
     inbox_([this] {
-      return spawn_puller(node_.system(), weak_from_this(), node_.places());
+      return spawn_puller(node_.system(), weak_from_this(), node_.places(),
+                          node_.relays());
     }) {
   for (auto& line : types_.report(encoder_.send_families()))
     node_.log(line);
@@ -528,6 +530,8 @@ link_stats link_state::snapshot() const {
   result.bytes_spilled_sent = counters_.bytes_spilled_sent;
   result.bytes_spilled_received = counters_.bytes_spilled_received;
   result.bytes_pulled_by_peer = counters_.bytes_pulled_by_peer;
+  result.bytes_relayed_to_peer = counters_.bytes_relayed_to_peer;
+  result.bytes_relayed_by_peer = counters_.bytes_relayed_by_peer;
   result.bytes_pulled = counters_.bytes_pulled;
   result.refusals = counters_.refusals;
   result.refused_by_peer = counters_.refused_by_peer;

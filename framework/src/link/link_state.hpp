@@ -199,6 +199,14 @@ public:
   /// Counts bytes pulled from the peer.
   void count_pulled(uint64_t n) { counters_.bytes_pulled += n; }
 
+  /// Counts bytes of another node's object this node relayed to the peer.
+  void count_relayed(uint64_t n) { counters_.bytes_relayed_to_peer += n; }
+
+  /// Counts bytes of another node's object this node pulled from the peer.
+  void count_pulled_relayed(uint64_t n) {
+    counters_.bytes_relayed_by_peer += n;
+  }
+
   /// The peer refused a one-way message of this node's: logs and counts.
   void on_refusal(const refusal& x);
 

@@ -17,6 +17,14 @@
 // Either way each chunk names a landing (node/landings.hpp), so the thread
 // reading the reply copies it from CAF's buffer into its place.
 //
+// A store object that another node was sent before this one (the frame's
+// relay hint, wire/relay_hint.hpp) is pulled from that node first: it
+// answers from its copy as the chunks land there (link/relay_sources.hpp).
+// A chunk it cannot give (it never had the object, gave up, or let it go)
+// is asked of the owner; after `max_relay_misses` such chunks the rest of
+// the object comes from the owner. Either way the object is this node's to
+// relay in turn while it lands and for a linger after.
+//
 // The puller is an actor of its own: it keeps chunk requests outstanding
 // without blocking a thread, and a message waiting for its chunks holds up
 // only its own link's later messages.
@@ -25,7 +33,10 @@
 #include "link/atoms.hpp"
 #include "link/landing_buffer.hpp"
 #include "link/link_state.hpp"
+#include "link/relay_sources.hpp"
 #include "node/landings.hpp"
+#include "node/node_impl.hpp"
+#include "wire/relay_hint.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/store/object_builder.hpp"
@@ -36,6 +47,7 @@
 #include <cstdint>
 #include <exception>
 #include <new>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -55,7 +67,19 @@ struct frame_job {
   /// Where the frame lands (shared with the landings of its chunks): an
   /// owned buffer, or a new store object for a store handle.
   std::shared_ptr<landing_buffer> buffer;
+  /// Relaying: the object's relay key, this node's source for it (null:
+  /// another pull here serves it, or no key), the link to the node to pull
+  /// from before the owner (empty: the owner only), the chunks that node
+  /// could not give, and the ranges to ask the owner for instead.
+  uint64_t relay_key = 0;
+  std::shared_ptr<relay_source> source;
+  std::weak_ptr<link_state> relay_link;
+  size_t relay_misses = 0;
+  std::deque<std::pair<uint64_t, uint64_t>> retry;
 };
+
+/// Chunks a relaying node may fail to give before the owner gives the rest.
+constexpr size_t max_relay_misses = 8;
 
 struct puller_state {
   // Not an aggregate: CAF probes actor states for `inspect`, and ferry's
@@ -68,6 +92,18 @@ struct puller_state {
     if (places)
       for (auto key : keys)
         places->remove(key);
+    close_sources(caf::make_error(errc::link_down,
+                                  "the link to the owner went down"));
+  }
+
+  /// Gives up relaying the objects of the current message that did not
+  /// land (their pull failed or stopped).
+  void close_sources(const caf::error& why) {
+    if (!relays)
+      return;
+    for (auto& job : jobs)
+      if (job.source)
+        relays->close(job.relay_key, job.source, why);
   }
 
   /// Takes `key` off the outstanding landings and out of the table.
@@ -79,6 +115,8 @@ struct puller_state {
   std::weak_ptr<link_state> link;
   /// Where chunk replies land.
   std::shared_ptr<landings> places;
+  /// The objects this node relays.
+  std::shared_ptr<relay_sources> relays;
   std::optional<std::pair<wire_message, uint64_t>> current;
   std::vector<frame_job> jobs;
   size_t outstanding = 0;
@@ -108,6 +146,8 @@ void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
         abandon(self, link, std::move(ref.error()));
         return;
       }
+      if (job.source)
+        job.source->sealed(*ref);
       msg.imports.emplace_back(frame.object_id, std::move(*ref));
       continue;
     }
@@ -123,6 +163,7 @@ void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
              caf::error reason) {
   auto& st = self->state;
   ++st.generation;
+  st.close_sources(reason);
   // refuse() releases every remote frame of the message at the sender.
   link->refuse_taken(st.current->first, st.current->second, std::move(reason),
                      self->context());
@@ -134,10 +175,11 @@ void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
 void request_more(puller_actor* self, const std::shared_ptr<link_state>& link);
 
 /// Takes the reply to the chunk request of `length` bytes at `offset` of
-/// job `index`; may finish or abandon the current message.
+/// job `index`, from the owner (`via` empty) or from the relaying node of
+/// link `via`; may finish or abandon the current message.
 void on_chunk(puller_actor* self, size_t index, uint64_t offset,
               uint64_t length, uint64_t generation, uint64_t key,
-              chunk_reply& reply) {
+              const std::shared_ptr<link_state>& via, chunk_reply& reply) {
   auto& st = self->state;
   st.forget_landing(key);
   auto link = st.link.lock();
@@ -145,13 +187,14 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
     return;
   --st.outstanding;
   auto& job = st.jobs[index];
+  auto from = via ? via->peer_name() : link->peer_name();
   // Every reply names the landing of its request, landed or not: CAF matches
   // a response by its message id alone, which a peer can guess, but not 64
   // random bits sent only to the node asked.
   if (reply.landing != key) {
     abandon(self, link,
             caf::make_error(errc::transfer_failed,
-                            "node " + link->peer_name()
+                            "node " + from
                               + " answered a chunk request with"
                                 " the chunk of another request"));
     return;
@@ -161,8 +204,7 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
   } else if (reply.data.size() != length) {
     abandon(self, link,
             caf::make_error(errc::transfer_failed,
-                            "node " + link->peer_name()
-                              + " sent a chunk of "
+                            "node " + from + " sent a chunk of "
                               + std::to_string(reply.data.size())
                               + " bytes for a request of "
                               + std::to_string(length)));
@@ -171,13 +213,18 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
     abandon(self, link,
             caf::make_error(errc::transfer_failed,
                             "a chunk at offset " + std::to_string(offset)
-                              + " from node " + link->peer_name()
+                              + " from node " + from
                               + " does not fit its frame of "
                               + std::to_string(job.size) + " bytes"));
     return;
   }
   job.received += length;
-  link->count_pulled(length);
+  if (via)
+    via->count_pulled_relayed(length);
+  else
+    link->count_pulled(length);
+  if (job.source)
+    job.source->landed(offset, length);
   if (job.received == job.size) {
     link->send_control(transfer_done{job.transfer},
                        self->context());
@@ -189,7 +236,8 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
   request_more(self, link);
 }
 
-/// Takes the failure of a chunk request: abandons the current message.
+/// Takes the failure of a chunk request to the owner: abandons the current
+/// message.
 void on_chunk_failed(puller_actor* self, uint64_t generation, uint64_t key,
                      caf::error& err) {
   auto& st = self->state;
@@ -203,20 +251,76 @@ void on_chunk_failed(puller_actor* self, uint64_t generation, uint64_t key,
                             + link->peer_name() + " failed: " + render(err)));
 }
 
+/// Takes the failure of a chunk request to a relaying node: asks the owner
+/// for that chunk instead.
+void on_relay_failed(puller_actor* self, size_t index, uint64_t offset,
+                     uint64_t length, uint64_t generation, uint64_t key) {
+  auto& st = self->state;
+  st.forget_landing(key);
+  auto link = st.link.lock();
+  if (!link || generation != st.generation || !st.current)
+    return;
+  --st.outstanding;
+  auto& job = st.jobs[index];
+  job.retry.emplace_back(offset, length);
+  ++job.relay_misses;
+  request_more(self, link);
+}
+
+/// Returns the next range of job `job` to ask for, and whether it may come
+/// from the relaying node; nothing when every range is asked for.
+std::optional<std::pair<uint64_t, uint64_t>>
+next_range(frame_job& job, uint64_t chunk_size, bool& may_relay) {
+  if (!job.retry.empty()) {
+    auto range = job.retry.front();
+    job.retry.pop_front();
+    may_relay = false;
+    return range;
+  }
+  if (job.next_offset >= job.size)
+    return std::nullopt;
+  auto offset = job.next_offset;
+  auto length = std::min<uint64_t>(chunk_size, job.size - offset);
+  job.next_offset += length;
+  job.buffer->prepare(offset + length);
+  may_relay = job.relay_misses < max_relay_misses;
+  return std::pair{offset, length};
+}
+
 void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
   auto& st = self->state;
   auto& cfg = link->config();
   for (size_t index = 0; index < st.jobs.size(); ++index) {
     auto& job = st.jobs[index];
-    while (st.outstanding < cfg.chunks_in_flight && job.next_offset < job.size) {
-      auto offset = job.next_offset;
-      auto length = std::min<uint64_t>(cfg.chunk_size, job.size - offset);
-      job.next_offset += length;
+    while (st.outstanding < cfg.chunks_in_flight) {
+      bool may_relay = false;
+      auto range = next_range(job, cfg.chunk_size, may_relay);
+      if (!range)
+        break;
+      auto [offset, length] = *range;
       ++st.outstanding;
       auto generation = st.generation;
-      job.buffer->prepare(offset + length);
       auto key = st.places->add(job.buffer, offset, length);
       st.keys.push_back(key);
+      auto via = may_relay ? job.relay_link.lock() : nullptr;
+      if (via && !via->is_down()) {
+        self
+          ->request(via->peer_gateway(), chunk_timeout,
+                    relay_request{job.relay_key, offset, length, key,
+                                  via->outbound_token()})
+          .then(
+            [self, index, offset, length, generation, key,
+             via](chunk_reply& reply) {
+              on_chunk(self, index, offset, length, generation, key, via,
+                       reply);
+              advance(self);
+            },
+            [self, index, offset, length, generation, key](caf::error&) {
+              on_relay_failed(self, index, offset, length, generation, key);
+              advance(self);
+            });
+        continue;
+      }
       // A reply that ends the message (finished or abandoned) moves on to
       // the next queued one.
       self
@@ -225,7 +329,8 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
                                 link->outbound_token()})
         .then(
           [self, index, offset, length, generation, key](chunk_reply& reply) {
-            on_chunk(self, index, offset, length, generation, key, reply);
+            on_chunk(self, index, offset, length, generation, key, nullptr,
+                     reply);
             advance(self);
           },
           [self, generation, key](caf::error& err) {
@@ -234,6 +339,23 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
           });
     }
   }
+}
+
+/// Makes the store object of `job` this node's to relay under the key of
+/// `hint`, and pulls it from the node `hint` names where this node has a
+/// link to it.
+void relay(puller_actor* self, link_state& link, frame_job& job,
+           const relay_hint& hint) {
+  auto& st = self->state;
+  job.relay_key = hint.key;
+  job.source = st.relays->open(hint.key, job.buffer->object_bytes(),
+                               job.buffer, link.peer_name(),
+                               4 * link.config().chunk_size);
+  if (hint.from.empty() || hint.from == link.peer_name()
+      || hint.from == link.node().config().node_name)
+    return;
+  if (auto via = link.node().find_link(hint.from); via && !via->is_down())
+    job.relay_link = via;
 }
 
 void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
@@ -282,6 +404,8 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
       return;
     }
     job.buffer = std::make_shared<landing_buffer>(std::move(*object));
+    if (auto hint = decode_relay_hint(frame.data.bytes()))
+      relay(self, *link, job, *hint);
   }
   try {
     for (auto& job : st.jobs)
@@ -343,9 +467,11 @@ void advance(puller_actor* self) {
 }
 
 caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link,
-                     std::shared_ptr<landings> places) {
+                     std::shared_ptr<landings> places,
+                     std::shared_ptr<relay_sources> relays) {
   self->state.link = std::move(link);
   self->state.places = std::move(places);
+  self->state.relays = std::move(relays);
   return {
     [self](pull_atom) { advance(self); },
   };
@@ -354,8 +480,10 @@ caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link,
 } // namespace
 
 caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link,
-                        std::shared_ptr<landings> places) {
-  return sys.spawn(puller, std::move(link), std::move(places));
+                        std::shared_ptr<landings> places,
+                        std::shared_ptr<relay_sources> relays) {
+  return sys.spawn(puller, std::move(link), std::move(places),
+                   std::move(relays));
 }
 
 } // namespace ferry::detail

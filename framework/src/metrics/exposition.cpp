@@ -187,6 +187,12 @@ void write_links(writer& w, const node_figures& x) {
                 "Frame bytes pulled in chunks across hosts: sent (the peer "
                 "pulled them from this node) or received.",
                 &link_stats::bytes_pulled_by_peer, &link_stats::bytes_pulled);
+  per_direction(w, x, "ferry_link_relayed_bytes_total",
+                "Bytes of other nodes' store objects relayed on a link: sent "
+                "(the peer pulled them from this node's copy) or received "
+                "(this node pulled them from the peer's copy).",
+                &link_stats::bytes_relayed_to_peer,
+                &link_stats::bytes_relayed_by_peer);
   per_family(w, x, "ferry_encode_seconds", "histogram",
              "Time to encode one element of a sent message, by family.",
              &link_stats::encode_seconds);

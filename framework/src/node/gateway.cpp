@@ -130,6 +130,36 @@ void on_chunk_request(chunk_request& x, call& c) {
                                  "its token)")});
 }
 
+void on_relay_request(relay_request& x, call& c) {
+  auto l = c.link_of(x, "a relay request");
+  if (!l) {
+    c.respond(caf::make_message(caf::make_error(
+      errc::link_down, "relay request without a link (or without its "
+                       "token)")));
+    return;
+  }
+  // Answered now or, for bytes still on their way here, by the thread that
+  // lands them (link/relay_source.hpp).
+  auto length = x.length;
+  c.node.relays()->serve(
+    x, l->peer_name(),
+    [sender = c.what.sender, mid = c.what.mid,
+     gateway = caf::strong_actor_ptr{c.self->ctrl()},
+     link = std::weak_ptr<link_state>{l},
+     length](caf::expected<chunk_reply> reply) {
+      if (reply)
+        if (auto l = link.lock())
+          l->count_relayed(length);
+      if (!sender || !mid.is_request())
+        return;
+      auto msg = reply ? caf::make_message(std::move(*reply))
+                       : caf::make_message(std::move(reply.error()));
+      sender->enqueue(caf::make_mailbox_element(gateway, mid.response_id(),
+                                                {}, std::move(msg)),
+                      nullptr);
+    });
+}
+
 void on_transfer_done(transfer_done& x, call& c) {
   if (auto l = c.link_of(x, "a transfer release"))
     l->finish_transfer(x.transfer);
@@ -204,13 +234,14 @@ route route_to(bool needs_link) {
 }
 
 // The data path first: most messages are user messages, batches and credit.
-const std::array<route, 14> routes{
+const std::array<route, 15> routes{
   route_to<wire_message, on_message>(true),
   route_to<wire_batch, on_batch>(true),
   route_to<credit, on_credit>(true),
   route_to<credit_probe, on_probe>(true),
   route_to<chunk_request, on_chunk_request>(true),
   route_to<transfer_done, on_transfer_done>(true),
+  route_to<relay_request, on_relay_request>(true),
   route_to<down_notice, on_down>(true),
   route_to<exit_request, on_exit>(true),
   route_to<refusal, on_refusal>(true),

@@ -46,6 +46,22 @@ caf::behavior pool_janitor(caf::event_based_actor* self,
   };
 }
 
+using sweep_atom = caf::atom_constant<caf::atom("ferry_swp")>;
+
+/// Lets relayed objects go once unused for their linger
+/// (link/relay_sources.hpp), checking every half linger.
+caf::behavior relay_sweeper(caf::event_based_actor* self,
+                            std::shared_ptr<relay_sources> relays) {
+  auto every = relays->linger() / 2;
+  self->delayed_send(self, every, sweep_atom::value);
+  return {
+    [self, relays, every](sweep_atom) {
+      relays->sweep();
+      self->delayed_send(self, every, sweep_atom::value);
+    },
+  };
+}
+
 } // namespace
 
 node_impl::node_impl(node_config& cfg)
@@ -54,6 +70,7 @@ node_impl::node_impl(node_config& cfg)
     binding_(cfg, places_.get()),
     sys_(cfg),
     registry_(cfg.shared_registry()),
+    relays_(std::make_shared<relay_sources>(cfg.node_name)),
     exposed_(cfg.node_name) {
   // nop
 }
@@ -63,6 +80,8 @@ node_impl::~node_impl() {
   stop_tls_listeners();
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
+  if (relay_sweeper_)
+    caf::anon_send_exit(relay_sweeper_, caf::exit_reason::user_shutdown);
   if (linker_)
     caf::anon_send_exit(linker_, caf::exit_reason::user_shutdown);
   // Links first: shutting them down wakes every sender waiting for credit,
@@ -83,6 +102,7 @@ node_impl::~node_impl() {
   // credit tokens hold them weakly.
   links_.clear();
   live_links_.wait_idle();
+  relays_->clear();
 }
 
 caf::error node_impl::init() {
@@ -115,6 +135,7 @@ caf::error node_impl::init() {
     metrics_ = std::move(*server);
   }
   linker_ = sys_.spawn<caf::hidden>(linker);
+  relay_sweeper_ = sys_.spawn<caf::hidden>(relay_sweeper, relays_);
   caf::actor_config acfg;
   gateway_ = caf::make_actor<gateway, caf::actor>(sys_.next_actor_id(),
                                                   sys_.node(), &sys_, acfg,

@@ -16,6 +16,9 @@
 // - `node_watch` (node/node_watch.hpp): the peers this node has had links
 //   to, and the actors that hear when links come and go;
 // - `pool_settings`: this node's share in the process-wide vector pool;
+// - `relay_directory` and `relay_sources` (link/relay_directory.hpp,
+//   link/relay_sources.hpp): the two sides of relaying store objects sent
+//   to several hosts;
 // - `metrics_server` (metrics/metrics_server.hpp): the Prometheus endpoint,
 //   when `ferry.metrics.port` is set; it renders `metrics_text()`;
 // - the linker (link/actor_links.hpp): the actor that tells peers of the
@@ -42,6 +45,8 @@
 #include "node/link_table.hpp"
 #include "node/node_watch.hpp"
 #include "node/pool_settings.hpp"
+#include "link/relay_directory.hpp"
+#include "link/relay_sources.hpp"
 #include "wire/control.hpp"
 #include "wire/read_context.hpp"
 
@@ -96,6 +101,14 @@ public:
 
   /// Returns the node's chunk and import landings.
   const std::shared_ptr<detail::landings>& places() const { return places_; }
+
+  /// Returns which peers this node gave each of its store objects to (the
+  /// owner's side of relaying, link/relay_directory.hpp).
+  detail::relay_directory& relay_offers() { return relay_offers_; }
+
+  /// Returns the objects this node relays to peers pulling them after it
+  /// (link/relay_sources.hpp).
+  const std::shared_ptr<relay_sources>& relays() const { return relays_; }
 
   /// Returns the count of this node's live link objects.
   activity_counter& live_links() { return live_links_; }
@@ -251,6 +264,12 @@ private:
   caf::actor_system sys_;
   std::shared_ptr<serializers::registry> registry_;
   std::optional<store::object_store> store_;
+  detail::relay_directory relay_offers_;
+  /// After the store: its sealed objects are the store's. Shared with the
+  /// pullers, which may end after the node.
+  std::shared_ptr<relay_sources> relays_;
+  /// Lets relayed objects go after their linger.
+  caf::actor relay_sweeper_;
   caf::actor gateway_;
   /// Trims the vector pool while the node runs (null when the pool is off).
   caf::actor janitor_;

@@ -192,9 +192,30 @@ typename Inspector::result_type inspect(Inspector& f, chunk_request& x) {
            x.length, x.landing, x.token);
 }
 
-/// A chunk of a pulled frame, as its owner sends it back (the response to a
-/// `chunk_request`). The request names a *landing*: a key the receiver
-/// registered for that chunk's place in its frame. When a reply is read
+/// Request for bytes of a store object that the asked node pulls (or
+/// pulled) from another node, its owner: a receiver told by the owner to
+/// pull from the asked node (wire/relay_hint.hpp) asks it first and falls
+/// back to the owner. Answered like a `chunk_request`, by a `chunk_reply`.
+struct relay_request {
+  /// The object's relay key, from the owner's hint.
+  uint64_t key = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  /// Echoed in the `chunk_reply`.
+  uint64_t landing = 0;
+  uint64_t token = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, relay_request& x) {
+  return f(caf::meta::type_name("ferry.relay_req"), x.key, x.offset,
+           x.length, x.landing, x.token);
+}
+
+/// A chunk of a pulled frame, as its owner (or a relaying node) sends it
+/// back (the response to a `chunk_request` or a `relay_request`). The
+/// request names a *landing*: a key the receiver registered for that
+/// chunk's place in its frame. When a reply is read
 /// whose landing is registered for exactly its length, its bytes are copied
 /// straight from CAF's receive buffer into the frame (`landed`), one copy
 /// less per pulled byte than reading them into `data` and copying that into

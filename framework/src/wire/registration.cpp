@@ -23,6 +23,7 @@ void register_wire_types(caf::actor_system_config& cfg) {
     .add_message_type<exit_request>("ferry.exit")
     .add_message_type<link_request>("ferry.link")
     .add_message_type<chunk_request>("ferry.chunk_req")
+    .add_message_type<relay_request>("ferry.relay_req")
     .add_message_type<transfer_done>("ferry.xfer_done")
     .add_message_type<spawn_request>("ferry.spawn")
     .add_message_type<chunk_reply>("ferry.chunk");

@@ -1,0 +1,80 @@
+// relay_directory: which nodes a node gave each of its store objects to.
+//
+// The owner's side of relaying (wire/relay_hint.hpp). When a store object
+// goes to a node on another host as a `remote_handle` transfer, the link's
+// encoder asks the directory for the object's hint: its relay key (drawn
+// when the object first goes out) and the node it went to last. The
+// receivers thus form a chain, owner → first → second → third: each pulls
+// from the one before as the chunks land there, so every node sends the
+// object about once, whatever the number of receivers (the owner's link,
+// not the receivers', is what a broadcast to many hosts runs out of).
+//
+// An entry lives while a transfer of its object is held (every transfer
+// holds a lease on it) and for `linger` after the last one ends, matching
+// the time a receiver keeps a pulled object for relaying
+// (link/relay_sources.hpp): an object sent again soon after goes on along
+// the chain. Entries are keyed by the store's object id, which the store
+// never reuses in its life, so a key never names two objects.
+//
+// Thread-safety: every member function may be called from any thread; one
+// mutex guards the table.
+#pragma once
+
+#include "wire/relay_hint.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+
+namespace ferry::detail {
+
+class relay_directory {
+public:
+  using clock = std::chrono::steady_clock;
+
+  /// What `offer` says about one transfer.
+  struct offer_result {
+    /// The transfer's lease on the object's entry: hold it while the
+    /// transfer is held.
+    std::shared_ptr<const void> lease;
+    /// The hint for the frame: the object's key, and the node to pull from
+    /// (empty for the first receiver and for the receiver it went to last).
+    relay_hint hint;
+  };
+
+  explicit relay_directory(clock::duration linger = std::chrono::seconds{5});
+
+  /// Notes that store object `object_id` goes to node `peer` now and
+  /// returns its hint for `peer`.
+  offer_result offer(uint64_t object_id, const std::string& peer);
+
+  /// Returns the number of objects with entries (for tests).
+  size_t size() const;
+
+private:
+  struct entry {
+    uint64_t key = 0;
+    /// The node the object went to last.
+    std::string last;
+    /// Leases held, and when the last one ended (clock ticks).
+    std::atomic<size_t> leases{0};
+    std::atomic<clock::rep> released{0};
+  };
+
+  /// Drops entries without leases whose linger is over (requires `mtx_`).
+  void prune_locked();
+
+  const clock::duration linger_;
+  mutable std::mutex mtx_;
+  std::mt19937_64 keys_;
+  std::unordered_map<uint64_t, std::shared_ptr<entry>> entries_;
+  /// Table size after the last prune; the next prune comes at twice that.
+  size_t pruned_at_ = 16;
+};
+
+} // namespace ferry::detail

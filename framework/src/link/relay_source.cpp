@@ -1,0 +1,157 @@
+// relay_source: serving one object to the nodes pulling it after this one
+// (see link/relay_source.hpp).
+#include "link/relay_source.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <iterator>
+
+namespace ferry::detail {
+
+relay_source::relay_source(std::span<const std::byte> bytes,
+                           std::shared_ptr<landing_buffer> buffer,
+                           std::string owner, std::string node_name,
+                           uint64_t max_chunk)
+  : bytes_(bytes),
+    owner_(std::move(owner)),
+    node_name_(std::move(node_name)),
+    max_chunk_(max_chunk),
+    buffer_(std::move(buffer)) {
+  // nop
+}
+
+void relay_source::landed(uint64_t offset, uint64_t length) {
+  if (length == 0)
+    return;
+  std::vector<parked> ready;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto begin = offset;
+    auto end = offset + length;
+    // Merge with the ranges that touch [begin, end).
+    auto i = landed_.upper_bound(begin);
+    if (i != landed_.begin() && std::prev(i)->second >= begin)
+      --i;
+    while (i != landed_.end() && i->first <= end) {
+      begin = std::min(begin, i->first);
+      end = std::max(end, i->second);
+      i = landed_.erase(i);
+    }
+    landed_.emplace(begin, end);
+    std::erase_if(parked_, [&](parked& x) {
+      if (!covers_locked(x.offset, x.length))
+        return false;
+      ready.emplace_back(std::move(x));
+      return true;
+    });
+  }
+  for (auto& x : ready)
+    x.reply(reply_for(x.offset, x.length, x.landing));
+}
+
+void relay_source::sealed(store::object_ref ref) {
+  std::vector<parked> ready;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    ref_ = std::move(ref);
+    buffer_.reset();
+    landed_.clear();
+    landed_.emplace(0, bytes_.size());
+    ready.swap(parked_);
+    last_use_ = clock::now();
+  }
+  for (auto& x : ready)
+    x.reply(reply_for(x.offset, x.length, x.landing));
+}
+
+bool relay_source::failed(const caf::error& why) {
+  std::vector<parked> waiting;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (ref_)
+      return false; // sealed: every byte is in
+    failure_ = why;
+    waiting.swap(parked_);
+  }
+  for (auto& x : waiting)
+    x.reply(caf::make_error(errc::transfer_failed,
+                            "node " + node_name_ + " gave up pulling the "
+                              "object from node " + owner_ + ": "
+                              + render(why)));
+  return true;
+}
+
+void relay_source::serve(const std::string& requester, uint64_t offset,
+                         uint64_t length, uint64_t landing, reply_fn reply) {
+  auto refuse = [&](const std::string& why) {
+    reply(caf::make_error(errc::transfer_failed,
+                          "node " + node_name_ + " does not relay bytes "
+                            + std::to_string(offset) + " to "
+                            + std::to_string(offset + length)
+                            + " of an object of node " + owner_ + " to node "
+                            + requester + ": " + why));
+  };
+  std::unique_lock<std::mutex> guard{mtx_};
+  if (offset > bytes_.size() || length > bytes_.size() - offset
+      || length == 0) {
+    guard.unlock();
+    refuse("the object holds " + std::to_string(bytes_.size()) + " bytes");
+    return;
+  }
+  if (length > max_chunk_) {
+    guard.unlock();
+    refuse("a chunk of more than " + std::to_string(max_chunk_)
+           + " bytes (4 times chunk-size); set the same chunk-size on every "
+             "node");
+    return;
+  }
+  if (failure_) {
+    auto why = render(failure_);
+    guard.unlock();
+    refuse("its own pull failed: " + why);
+    return;
+  }
+  auto& served = served_[requester];
+  if (length > bytes_.size() - served) {
+    guard.unlock();
+    refuse("it served that node the object's size already; a node pulls "
+           "each chunk once");
+    return;
+  }
+  served += length;
+  last_use_ = clock::now();
+  if (covers_locked(offset, length)) {
+    guard.unlock();
+    reply(reply_for(offset, length, landing));
+    return;
+  }
+  if (parked_.size() >= max_parked) {
+    served -= length;
+    guard.unlock();
+    refuse(std::to_string(max_parked)
+           + " requests wait for bytes not yet landed");
+    return;
+  }
+  parked_.push_back(parked{offset, length, landing, std::move(reply)});
+}
+
+bool relay_source::idle_since(clock::time_point cutoff) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return ref_ && last_use_ < cutoff;
+}
+
+bool relay_source::covers_locked(uint64_t offset, uint64_t length) const {
+  auto i = landed_.upper_bound(offset);
+  if (i == landed_.begin())
+    return false;
+  --i;
+  return i->first <= offset && i->second >= offset + length;
+}
+
+chunk_reply relay_source::reply_for(uint64_t offset, uint64_t length,
+                                    uint64_t landing) {
+  return chunk_reply{landing, wire_bytes{bytes_.subspan(offset, length),
+                                         shared_from_this()}};
+}
+
+} // namespace ferry::detail
