@@ -10,6 +10,7 @@
 // until they land, refuses ranges outside the object, chunks too large and
 // a node asking for more than the object's size, and answers waiting and
 // later requests with the reason when its pull fails.
+#include "link/landing_buffer.hpp"
 #include "link/relay_directory.hpp"
 #include "link/relay_source.hpp"
 #include "link/relay_sources.hpp"
@@ -17,6 +18,9 @@
 
 #include "ferry/errc.hpp"
 #include "ferry/test/mentions.hpp"
+
+#include "ferry/store/object_store.hpp"
+#include "ferry/store/store_config.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +32,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace ferry::detail;
 using ferry::test::mentions;
@@ -295,4 +301,66 @@ TEST(relay_sources, SweepKeepsObjectsStillLanding) {
   sut.sweep();
   // Assert: not sealed yet, so not idle.
   EXPECT_EQ(sut.size(), 1u);
+}
+
+TEST(relay_sources, DroppingSealedObjectsKeepsThoseStillLanding) {
+  // Arrange
+  auto bytes = object_bytes();
+  relay_sources sut{"relay"};
+  auto landing = sut.open(42, bytes, nullptr, "owner", 16);
+  // Act
+  auto dropped = sut.drop_sealed();
+  // Assert
+  EXPECT_EQ(dropped, 0u);
+  EXPECT_EQ(sut.size(), 1u);
+}
+
+TEST(relay_sources, SealedObjectIsServedWholeUntilDroppedForRoom) {
+  // Arrange: an object landing in a store, as the puller pulls it.
+  ferry::store::store_config sc;
+  sc.name = "ferry-test-" + std::to_string(::getpid()) + "-relay";
+  sc.capacity = uint64_t{1} << 20;
+  sc.spill_directory = "/tmp/" + sc.name + "-spill";
+  sc.reaper_interval = std::chrono::milliseconds{0};
+  struct cleanup {
+    std::string name;
+    ~cleanup() { static_cast<void>(ferry::store::object_store::remove(name)); }
+  } removes{sc.name};
+  auto store = ferry::store::object_store::attach(sc);
+  ASSERT_TRUE(store) << ferry::render(store.error());
+  auto object = store->create(64);
+  ASSERT_TRUE(object) << ferry::render(object.error());
+  auto buffer = std::make_shared<landing_buffer>(std::move(*object));
+  relay_sources sut{"relay"};
+  auto source = sut.open(42, buffer->object_bytes(), buffer, "owner", 64);
+  ASSERT_TRUE(source);
+  auto bytes = object_bytes();
+  ASSERT_TRUE(buffer->land(0, bytes));
+  replies out;
+  sut.serve(relay_request{42, 0, 64, 1, 0}, "C", out.sink());
+  // Act: the pull ends and the receiver lets its handle go; a later
+  // request; then the store needs the room.
+  auto ref = buffer->seal();
+  ASSERT_TRUE(ref) << ferry::render(ref.error());
+  auto id = ref->id();
+  source->sealed(*ref);
+  ref = caf::error{};
+  sut.serve(relay_request{42, 0, 64, 2, 0}, "D", out.sink());
+  std::vector<std::vector<std::byte>> served;
+  for (auto& x : out.got)
+    if (x)
+      served.emplace_back(x->data.bytes().begin(), x->data.bytes().end());
+  auto while_kept = static_cast<bool>(store->get(id));
+  out.got.clear(); // the replies hold the object too
+  auto dropped = sut.drop_sealed();
+  source.reset();
+  // Assert: both requests got the whole object, kept while the relay held
+  // it; once dropped, the store freed it.
+  ASSERT_EQ(served.size(), 2u);
+  EXPECT_EQ(served[0], bytes);
+  EXPECT_EQ(served[1], bytes);
+  EXPECT_TRUE(while_kept);
+  EXPECT_EQ(dropped, 1u);
+  EXPECT_EQ(sut.size(), 0u);
+  EXPECT_FALSE(store->get(id));
 }

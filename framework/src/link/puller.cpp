@@ -399,6 +399,8 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
     if (static_cast<frame_kind>(frame.kind) != frame_kind::remote_handle)
       continue;
     auto object = link->create_import(frame.object_id, job.size);
+    if (!object && st.relays->drop_sealed() > 0)
+      object = link->create_import(frame.object_id, job.size);
     if (!object) {
       abandon(self, link, std::move(object.error()));
       return;

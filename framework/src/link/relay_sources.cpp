@@ -73,6 +73,18 @@ void relay_sources::sweep() {
   });
 }
 
+size_t relay_sources::drop_sealed() {
+  std::vector<std::shared_ptr<relay_source>> dropped; // released after
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::erase_if(sources_, [&](auto& x) {
+    if (!x.second->idle_since(relay_source::clock::time_point::max()))
+      return false;
+    dropped.emplace_back(std::move(x.second));
+    return true;
+  });
+  return dropped.size();
+}
+
 void relay_sources::clear() {
   decltype(sources_) dropped;
   {

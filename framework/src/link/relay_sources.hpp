@@ -12,6 +12,8 @@
 // A sealed object is kept for `linger` after its last use, so receivers a
 // little behind still find it; `sweep` (the node's timer) then lets it
 // go, and the store frees it once the receiving actor has dropped it too.
+// Kept objects never crowd out new ones: a pull that finds the store full
+// lets every kept object go (`drop_sealed`) and tries again.
 //
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the table, and sources are served and dropped after it.
@@ -58,6 +60,10 @@ public:
   /// Forgets sealed objects unused for `linger` (the node's sweeper calls
   /// this every half linger).
   void sweep();
+
+  /// Forgets every sealed object at once, linger or not: the store needs
+  /// their room for a new object. Returns how many it forgot.
+  size_t drop_sealed();
 
   /// Forgets every source (the node shuts down).
   void clear();
