@@ -26,7 +26,13 @@ inline transport set_transport(transport x) {
 }
 
 /// What the sender does.
-enum class pattern { oneway, pingpong, handoff };
+enum class pattern { oneway, pingpong, handoff, broadcast };
+
+/// Returns true for the patterns measured at once, each row on its own
+/// (handoff, broadcast): no set, no CAF baseline, no limit row.
+inline bool is_one_shot(pattern x) {
+  return x == pattern::handoff || x == pattern::broadcast;
+}
 
 /// What a message carries.
 enum class payload_type { bytes, record, shared_array };
@@ -75,6 +81,12 @@ inline const std::string metrics_suffix = "+metrics";
 
 /// Returns the built-in families in the order the table lists them.
 std::vector<std::string> builtin_families();
+
+/// Returns every payload size of the full matrix (64 B ... 1 GiB).
+const std::vector<uint64_t>& matrix_sizes();
+
+/// Returns the payload sizes of the quick matrix (64 B, 4 KiB, 1 and 64 MiB).
+const std::vector<uint64_t>& quick_sizes();
 
 /// Returns "64 B", "4 KiB", "1 MiB", ...
 std::string size_label(uint64_t bytes);
@@ -173,7 +185,8 @@ struct result {
   double msgs_per_s = 0;
   double mb_per_s = 0;
   /// Latency in microseconds: round trips (pingpong), send to ack under a
-  /// full window (oneway), hand-off time (handoff).
+  /// full window (oneway), hand-off time (handoff), time until the last of
+  /// three receivers answered (broadcast).
   double p50_us = 0;
   double p99_us = 0;
   /// msgs_per_s of raw-caf sending the same payload type (bytes for a
@@ -199,6 +212,16 @@ struct result {
   /// Hand-off rows: p50 of handing the same object off again at once (µs);
   /// negative when not measured. See README.md ("handoff").
   double resend_p50_us = -1;
+  /// Broadcast rows (see README.md, "broadcast"): p50 of sending an object
+  /// to one receiving node (µs), negative when not measured; p50_us over it.
+  double single_p50_us = -1;
+  double broadcast_ratio = -1;
+  /// Broadcast rows: bytes the owner served during the timed broadcast runs
+  /// over payload size times their number; negative when not measured.
+  double owner_copies = -1;
+  /// Broadcast rows: bytes the receivers pulled from each other per
+  /// broadcast object (mean over the timed runs); negative when unknown.
+  double relayed_bytes = -1;
 };
 
 /// Parameters of one run, derived from the cell and the mode.
@@ -228,7 +251,7 @@ struct run_params {
   /// follow their own row instead of whatever the previous row left the
   /// memory in.
   bool warm_each_round = false;
-  /// Hand-off runs (p50 reported).
+  /// Hand-off and broadcast runs (p50 reported), after one warm-up run.
   int handoff_runs = 5;
   /// Give up on a reply after this long.
   double timeout_seconds = 120;

@@ -258,9 +258,47 @@ TEST(relay_source, RequestsWaitingBeyondTheBoundAreRefused) {
 
 // -- relay_sources ------------------------------------------------------------
 
-TEST(relay_sources, UnknownKeyIsAnsweredAtOnceNamingTheOwner) {
-  // Arrange
+TEST(relay_sources, RequestWaitsForAKeyOpenedAfterIt) {
+  // Arrange: the node before asks before this node's pull began.
+  auto bytes = object_bytes();
   relay_sources sut{"relay"};
+  replies out;
+  sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
+  auto before = out.got.size();
+  // Act
+  auto source = sut.open(42, bytes, nullptr, "owner", 16);
+  source->landed(0, 16);
+  // Assert
+  EXPECT_EQ(before, 0u);
+  ASSERT_EQ(out.got.size(), 1u);
+  ASSERT_TRUE(out.got[0]);
+  EXPECT_EQ(out.got[0]->landing, 1u);
+}
+
+TEST(relay_sources, RequestForAKeyNeverOpenedIsRefusedAfterItsGrace) {
+  // Arrange: a grace of 1 ns, over once the test has slept 2 ms.
+  relay_sources sut{"relay", std::chrono::seconds{5},
+                    std::chrono::nanoseconds{1}};
+  std::vector<std::chrono::steady_clock::duration> timers;
+  sut.set_timer([&](auto delay) { timers.push_back(delay); });
+  replies out;
+  sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
+  auto before = out.got.size();
+  std::this_thread::sleep_for(std::chrono::milliseconds{2});
+  // Act
+  sut.expire();
+  // Assert: the timer was asked to wake the expiry.
+  EXPECT_EQ(before, 0u);
+  EXPECT_EQ(timers.size(), 1u);
+  ASSERT_EQ(out.got.size(), 1u);
+  ASSERT_FALSE(out.got[0]);
+  EXPECT_TRUE(mentions(out.got[0].error(), "pull it from its owner"));
+}
+
+TEST(relay_sources, UnknownKeyIsAnsweredAtOnceWithoutGrace) {
+  // Arrange
+  relay_sources sut{"relay", std::chrono::seconds{5},
+                    std::chrono::seconds{0}};
   replies out;
   // Act
   sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
@@ -282,7 +320,7 @@ TEST(relay_sources, KeyIsServedByTheFirstPullAndForgottenWhenItFails) {
   sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
   sut.close(42, first, caf::make_error(ferry::errc::link_down, "gone"));
   sut.serve(relay_request{42, 16, 16, 2, 0}, "C", out.sink());
-  // Assert
+  // Assert: a key let go is refused at once, without waiting.
   ASSERT_TRUE(first);
   EXPECT_FALSE(second);
   ASSERT_EQ(out.got.size(), 2u);

@@ -3,14 +3,19 @@
 
 #include "ferry/errc.hpp"
 
-#include <vector>
+#include <algorithm>
 
 namespace ferry::detail {
 
-relay_sources::relay_sources(std::string node_name,
-                             std::chrono::steady_clock::duration linger)
-  : node_name_(std::move(node_name)), linger_(linger) {
+relay_sources::relay_sources(std::string node_name, clock::duration linger,
+                             clock::duration grace)
+  : node_name_(std::move(node_name)), linger_(linger), grace_(grace) {
   // nop
+}
+
+void relay_sources::set_timer(std::function<void(clock::duration)> timer) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  timer_ = std::move(timer);
 }
 
 std::shared_ptr<relay_source>
@@ -19,13 +24,28 @@ relay_sources::open(uint64_t key, std::span<const std::byte> bytes,
                     const std::string& owner, uint64_t max_chunk) {
   if (key == 0)
     return nullptr;
-  std::lock_guard<std::mutex> guard{mtx_};
-  auto& slot = sources_[key];
-  if (slot)
-    return nullptr;
-  slot = std::make_shared<relay_source>(bytes, std::move(buffer), owner,
-                                        node_name_, max_chunk);
-  return slot;
+  std::shared_ptr<relay_source> result;
+  std::vector<waiting> ready;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto& slot = sources_[key];
+    if (slot)
+      return nullptr;
+    slot = std::make_shared<relay_source>(bytes, std::move(buffer), owner,
+                                          node_name_, max_chunk);
+    result = slot;
+    std::erase(gone_, key);
+    std::erase_if(waiting_, [&](waiting& x) {
+      if (x.req.key != key)
+        return false;
+      ready.emplace_back(std::move(x));
+      return true;
+    });
+  }
+  for (auto& x : ready)
+    result->serve(x.requester, x.req.offset, x.req.length, x.req.landing,
+                  std::move(x.reply));
+  return result;
 }
 
 void relay_sources::close(uint64_t key,
@@ -35,70 +55,122 @@ void relay_sources::close(uint64_t key,
     return; // sealed: kept for its linger
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = sources_.find(key);
-  if (i != sources_.end() && i->second == source)
+  if (i != sources_.end() && i->second == source) {
     sources_.erase(i);
+    gone_locked(key);
+  }
 }
 
 void relay_sources::serve(const relay_request& req,
                           const std::string& requester,
                           relay_source::reply_fn reply) {
   std::shared_ptr<relay_source> source;
+  waiting refused{req, requester, std::move(reply), {}};
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (auto i = sources_.find(req.key); i != sources_.end())
+    if (auto i = sources_.find(req.key); i != sources_.end()) {
       source = i->second;
+    } else if (grace_ > clock::duration::zero()
+               && waiting_.size() < max_waiting
+               && std::find(gone_.begin(), gone_.end(), req.key)
+                    == gone_.end()) {
+      refused.deadline = clock::now() + grace_;
+      waiting_.emplace_back(std::move(refused));
+      if (timer_)
+        timer_(grace_);
+      return;
+    }
   }
   if (!source) {
-    reply(caf::make_error(errc::transfer_failed,
-                          "node " + node_name_
-                            + " holds no object under the relay key node "
-                            + requester
-                            + " named (never pulled here, or no longer "
-                              "kept); pull it from its owner"));
+    not_here(refused);
     return;
   }
   source->serve(requester, req.offset, req.length, req.landing,
-                std::move(reply));
+                std::move(refused.reply));
 }
 
-void relay_sources::sweep() {
-  auto cutoff = relay_source::clock::now() - linger_;
-  std::vector<std::shared_ptr<relay_source>> dropped; // released after
-  std::lock_guard<std::mutex> guard{mtx_};
+void relay_sources::expire() {
+  std::vector<waiting> expired;
+  {
+    auto now = clock::now();
+    std::lock_guard<std::mutex> guard{mtx_};
+    std::erase_if(waiting_, [&](waiting& x) {
+      if (x.deadline > now)
+        return false;
+      expired.emplace_back(std::move(x));
+      return true;
+    });
+  }
+  for (auto& x : expired)
+    not_here(x);
+}
+
+template <class Pred>
+std::vector<std::shared_ptr<relay_source>>
+relay_sources::erase_locked(Pred pred) {
+  std::vector<std::shared_ptr<relay_source>> dropped;
   std::erase_if(sources_, [&](auto& x) {
-    if (!x.second->idle_since(cutoff))
+    if (!pred(*x.second))
       return false;
+    gone_locked(x.first);
     dropped.emplace_back(std::move(x.second));
     return true;
   });
+  return dropped;
+}
+
+void relay_sources::sweep() {
+  auto cutoff = clock::now() - linger_;
+  std::vector<std::shared_ptr<relay_source>> dropped; // released after
+  std::lock_guard<std::mutex> guard{mtx_};
+  dropped = erase_locked(
+    [cutoff](const relay_source& x) { return x.idle_since(cutoff); });
 }
 
 size_t relay_sources::drop_sealed() {
   std::vector<std::shared_ptr<relay_source>> dropped; // released after
   std::lock_guard<std::mutex> guard{mtx_};
-  std::erase_if(sources_, [&](auto& x) {
-    if (!x.second->idle_since(relay_source::clock::time_point::max()))
-      return false;
-    dropped.emplace_back(std::move(x.second));
-    return true;
+  dropped = erase_locked([](const relay_source& x) {
+    return x.idle_since(clock::time_point::max());
   });
   return dropped.size();
 }
 
 void relay_sources::clear() {
   decltype(sources_) dropped;
+  std::vector<waiting> expired;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     dropped.swap(sources_);
+    expired.swap(waiting_);
+    timer_ = nullptr;
   }
+  auto why = caf::make_error(errc::link_down,
+                             "node " + node_name_ + " shuts down");
   for (auto& [key, source] : dropped)
-    source->failed(caf::make_error(errc::link_down,
-                                   "node " + node_name_ + " shuts down"));
+    source->failed(why);
+  for (auto& x : expired)
+    x.reply(why);
 }
 
 size_t relay_sources::size() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return sources_.size();
+}
+
+void relay_sources::gone_locked(uint64_t key) {
+  gone_.push_back(key);
+  if (gone_.size() > max_gone)
+    gone_.pop_front();
+}
+
+void relay_sources::not_here(waiting& x) const {
+  x.reply(caf::make_error(errc::transfer_failed,
+                          "node " + node_name_
+                            + " holds no object under the relay key node "
+                            + x.requester
+                            + " named (never pulled here, or no longer "
+                              "kept); pull it from its owner"));
 }
 
 } // namespace ferry::detail

@@ -5,9 +5,14 @@
 // receivers. Each puller opens a source for every store object it pulls
 // with a relay key, reports its chunks and its end to it
 // (link/relay_source.hpp), and closes it when the pull fails. The gateway
-// hands each `relay_request` to `serve`: a key this node does not know
-// (never pulled, or kept past its linger) is answered at once with an
-// error, and the asking node pulls that chunk from the owner.
+// hands each `relay_request` to `serve`.
+//
+// A request may come before this node opened the key: the owner sent the
+// object here first, but the receiver after this one asked before this
+// node's own message arrived or its pull began. Such a request waits up to
+// `grace` for the key (at most `max_waiting` of them), then is answered
+// with an error, and the asking node pulls that chunk from the owner. A key
+// this node had and let go (among the last `max_gone`) is answered at once.
 //
 // A sealed object is kept for `linger` after its last use, so receivers a
 // little behind still find it; `sweep` (the node's timer) then lets it
@@ -16,46 +21,69 @@
 // lets every kept object go (`drop_sealed`) and tries again.
 //
 // Thread-safety: every member function may be called from any thread; one
-// mutex guards the table, and sources are served and dropped after it.
+// mutex guards the table, and requests are answered and sources dropped
+// after it. The timer is set before the node makes links.
 #pragma once
 
 #include "link/relay_source.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace ferry::detail {
 
 class relay_sources {
 public:
+  using clock = relay_source::clock;
+
   /// How long a sealed object stays after its last use by default.
   static constexpr auto default_linger = std::chrono::seconds{5};
 
+  /// How long a request for a key not opened yet waits by default.
+  static constexpr auto default_grace = std::chrono::milliseconds{200};
+
+  /// Requests waiting for keys not opened yet, at most.
+  static constexpr size_t max_waiting = 256;
+
+  /// Keys let go that are remembered (and refused at once), at most.
+  static constexpr size_t max_gone = 1024;
+
   explicit relay_sources(std::string node_name,
-                         std::chrono::steady_clock::duration linger
-                         = default_linger);
+                         clock::duration linger = default_linger,
+                         clock::duration grace = default_grace);
+
+  /// Sets what wakes `expire` after a delay (the node's sweeper); without
+  /// it, waiting requests expire only when `expire` is called.
+  void set_timer(std::function<void(clock::duration)> timer);
 
   /// Opens the source of the object with relay key `key` (its bytes
-  /// `bytes`, landing in `buffer`, pulled from node `owner`); null when
-  /// this node relays that key already (it pulls the object twice: the
-  /// first pull serves).
+  /// `bytes`, landing in `buffer`, pulled from node `owner`) and hands it
+  /// the requests waiting for the key; null when this node relays that
+  /// key already (it pulls the object twice: the first pull serves).
   std::shared_ptr<relay_source>
   open(uint64_t key, std::span<const std::byte> bytes,
        std::shared_ptr<landing_buffer> buffer, const std::string& owner,
        uint64_t max_chunk);
 
-  /// The pull of `source` (key `key`) failed: answers its waiting requests
-  /// with `why` and forgets it.
+  /// The pull of `source` (key `key`) failed or stopped: answers its
+  /// waiting requests with `why` and forgets it, unless it is sealed.
   void close(uint64_t key, const std::shared_ptr<relay_source>& source,
              const caf::error& why);
 
-  /// Answers node `requester`'s `req` (see relay_source::serve).
+  /// Answers node `requester`'s `req` (see relay_source::serve), or keeps
+  /// it waiting for its key.
   void serve(const relay_request& req, const std::string& requester,
              relay_source::reply_fn reply);
+
+  /// Answers the requests that waited `grace` for their key.
+  void expire();
 
   /// Forgets sealed objects unused for `linger` (the node's sweeper calls
   /// this every half linger).
@@ -65,19 +93,42 @@ public:
   /// their room for a new object. Returns how many it forgot.
   size_t drop_sealed();
 
-  /// Forgets every source (the node shuts down).
+  /// Forgets every source and answers every waiting request (the node
+  /// shuts down).
   void clear();
 
-  std::chrono::steady_clock::duration linger() const { return linger_; }
+  clock::duration linger() const { return linger_; }
 
   /// Returns the number of sources (for tests and metrics).
   size_t size() const;
 
 private:
+  struct waiting {
+    relay_request req;
+    std::string requester;
+    relay_source::reply_fn reply;
+    clock::time_point deadline;
+  };
+
+  /// Forgets the sources `pred` selects, noting their keys as gone;
+  /// returns them, to be dropped after the lock (requires `mtx_`).
+  template <class Pred>
+  std::vector<std::shared_ptr<relay_source>> erase_locked(Pred pred);
+
+  /// Notes `key` as let go (requires `mtx_`).
+  void gone_locked(uint64_t key);
+
+  /// Answers `x` with the error for a key this node does not hold.
+  void not_here(waiting& x) const;
+
   const std::string node_name_;
-  const std::chrono::steady_clock::duration linger_;
+  const clock::duration linger_;
+  const clock::duration grace_;
+  std::function<void(clock::duration)> timer_;
   mutable std::mutex mtx_;
   std::unordered_map<uint64_t, std::shared_ptr<relay_source>> sources_;
+  std::vector<waiting> waiting_;
+  std::deque<uint64_t> gone_;
 };
 
 } // namespace ferry::detail

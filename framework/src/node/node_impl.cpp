@@ -47,9 +47,11 @@ caf::behavior pool_janitor(caf::event_based_actor* self,
 }
 
 using sweep_atom = caf::atom_constant<caf::atom("ferry_swp")>;
+using expire_atom = caf::atom_constant<caf::atom("ferry_exp")>;
 
-/// Lets relayed objects go once unused for their linger
-/// (link/relay_sources.hpp), checking every half linger.
+/// Lets relayed objects go once unused for their linger, checking every
+/// half linger, and answers relay requests that waited long enough for
+/// their key (link/relay_sources.hpp).
 caf::behavior relay_sweeper(caf::event_based_actor* self,
                             std::shared_ptr<relay_sources> relays) {
   auto every = relays->linger() / 2;
@@ -59,6 +61,7 @@ caf::behavior relay_sweeper(caf::event_based_actor* self,
       relays->sweep();
       self->delayed_send(self, every, sweep_atom::value);
     },
+    [relays](expire_atom) { relays->expire(); },
   };
 }
 
@@ -136,6 +139,9 @@ caf::error node_impl::init() {
   }
   linker_ = sys_.spawn<caf::hidden>(linker);
   relay_sweeper_ = sys_.spawn<caf::hidden>(relay_sweeper, relays_);
+  relays_->set_timer([sweeper = relay_sweeper_](auto delay) {
+    caf::delayed_anon_send(sweeper, delay, expire_atom::value);
+  });
   caf::actor_config acfg;
   gateway_ = caf::make_actor<gateway, caf::actor>(sys_.next_actor_id(),
                                                   sys_.node(), &sys_, acfg,
