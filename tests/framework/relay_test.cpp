@@ -20,7 +20,8 @@
 #include "ferry/test/mentions.hpp"
 
 #include "ferry/store/object_store.hpp"
-#include "ferry/store/store_config.hpp"
+
+#include "store_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -32,8 +33,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <unistd.h>
 
 using namespace ferry::detail;
 using ferry::test::mentions;
@@ -355,16 +354,9 @@ TEST(relay_sources, DroppingSealedObjectsKeepsThoseStillLanding) {
 
 TEST(relay_sources, SealedObjectIsServedWholeUntilDroppedForRoom) {
   // Arrange: an object landing in a store, as the puller pulls it.
-  ferry::store::store_config sc;
-  sc.name = "ferry-test-" + std::to_string(::getpid()) + "-relay";
-  sc.capacity = uint64_t{1} << 20;
-  sc.spill_directory = "/tmp/" + sc.name + "-spill";
-  sc.reaper_interval = std::chrono::milliseconds{0};
-  struct cleanup {
-    std::string name;
-    ~cleanup() { static_cast<void>(ferry::store::object_store::remove(name)); }
-  } removes{sc.name};
-  auto store = ferry::store::object_store::attach(sc);
+  ferry::store::test::store_cleanup cleanup{
+    ferry::store::test::small_config("relay")};
+  auto store = ferry::store::object_store::attach(cleanup.cfg);
   ASSERT_TRUE(store) << ferry::render(store.error());
   auto object = store->create(64);
   ASSERT_TRUE(object) << ferry::render(object.error());

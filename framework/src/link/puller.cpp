@@ -309,8 +309,16 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
                     relay_request{job.relay_key, offset, length, key,
                                   via->outbound_token()})
           .then(
+            // The relaying node's link is held weakly, as the puller holds
+            // its own: a node shutting down waits for no reply.
             [self, index, offset, length, generation, key,
-             via](chunk_reply& reply) {
+             weak = std::weak_ptr<link_state>{via}](chunk_reply& reply) {
+              auto via = weak.lock();
+              if (!via) {
+                on_relay_failed(self, index, offset, length, generation, key);
+                advance(self);
+                return;
+              }
               on_chunk(self, index, offset, length, generation, key, via,
                        reply);
               advance(self);
