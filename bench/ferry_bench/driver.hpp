@@ -84,8 +84,9 @@ double timed_request(caf::scoped_actor& self, const caf::actor& dest,
                      std::string& error);
 
 /// Serves a peer's commands on stdin until it closes, resetting `sink`
-/// (see peer.cpp).
-int serve_peer(caf::actor_system& sys, const caf::actor& sink);
+/// (see peer.cpp); `ferry` serves the ferry peers' own commands.
+int serve_peer(caf::actor_system& sys, const caf::actor& sink,
+               const ferry_peer_commands& ferry = {});
 
 /// The peer process with plain CAF (caf_runs.cpp) or a ferry node
 /// (ferry_runs.cpp); `argv` holds CAF's and ferry's flags only.

@@ -13,6 +13,7 @@
 // both nodes, and a thread here renders the metrics ten times a second.
 #include "child.hpp"
 #include "driver.hpp"
+#include "ferry_parts.hpp"
 #include "machine.hpp"
 
 #include "ferry/errc.hpp"
@@ -32,14 +33,41 @@
 
 namespace ferry::bench {
 
-namespace {
-
-/// Registers the bench's message types (same names in both processes).
-/// `std::vector<std::byte>` and `uint64_t` are registered by every node.
 void register_ferry_types(ferry::node_config& cfg) {
   cfg.add_message_type<bench_record>(record_type_name);
   cfg.add_message_type<store::shared_array<std::byte>>(shared_bytes_type_name);
 }
+
+std::optional<store::shared_array<std::byte>>
+make_filled_array(ferry::node& n, uint64_t size, std::string& err) {
+  auto* st = n.store();
+  if (st == nullptr) {
+    err = "this node has no store";
+    return std::nullopt;
+  }
+  auto builder = st->create(size);
+  if (!builder) {
+    err = "store: " + ferry::render(builder.error());
+    return std::nullopt;
+  }
+  auto bytes = builder->bytes();
+  for (size_t i = 0; i < bytes.size(); i += 4096)
+    std::memset(bytes.data() + i, static_cast<int>((i >> 12) & 0xff),
+                std::min<size_t>(4096, bytes.size() - i));
+  auto ref = builder->seal();
+  if (!ref) {
+    err = "store: " + ferry::render(ref.error());
+    return std::nullopt;
+  }
+  auto arr = store::shared_array<std::byte>::from_ref(std::move(*ref));
+  if (!arr) {
+    err = ferry::render(arr.error());
+    return std::nullopt;
+  }
+  return std::move(*arr);
+}
+
+namespace {
 
 std::string list_arg(const std::string& family) {
   return "[\"" + family + "\"]";
@@ -268,31 +296,7 @@ private:
   /// A sealed store object of `size` bytes, filled, as a shared array.
   std::optional<store::shared_array<std::byte>> make_array(uint64_t size,
                                                            std::string& err) {
-    auto* st = node_->store();
-    if (st == nullptr) {
-      err = "this node has no store";
-      return std::nullopt;
-    }
-    auto builder = st->create(size);
-    if (!builder) {
-      err = "store: " + ferry::render(builder.error());
-      return std::nullopt;
-    }
-    auto bytes = builder->bytes();
-    for (size_t i = 0; i < bytes.size(); i += 4096)
-      std::memset(bytes.data() + i, static_cast<int>((i >> 12) & 0xff),
-                  std::min<size_t>(4096, bytes.size() - i));
-    auto ref = builder->seal();
-    if (!ref) {
-      err = "store: " + ferry::render(ref.error());
-      return std::nullopt;
-    }
-    auto arr = store::shared_array<std::byte>::from_ref(std::move(*ref));
-    if (!arr) {
-      err = ferry::render(arr.error());
-      return std::nullopt;
-    }
-    return std::move(*arr);
+    return make_filled_array(*node_, size, err);
   }
 
   bool reset(uint64_t ack_every) {
@@ -361,7 +365,20 @@ int ferry_peer_main(int argc, char** argv) {
     return 1;
   }
   std::cout << "port " << *port << std::endl;
-  auto rc = serve_peer((*n)->system(), sink);
+  // Broadcast rows link their receivers to each other (`connect`) and read
+  // what each pulled from the others (`relayed`).
+  ferry_peer_commands extra;
+  extra.connect = [&n](uint16_t peer_port) -> std::string {
+    auto proxy = (*n)->remote_actor("127.0.0.1", peer_port);
+    return proxy ? std::string{} : ferry::render(proxy.error());
+  };
+  extra.relayed = [&n] {
+    uint64_t total = 0;
+    for (auto& st : (*n)->stats())
+      total += st.bytes_relayed_by_peer;
+    return total;
+  };
+  auto rc = serve_peer((*n)->system(), sink, extra);
   caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
   return rc;
 }

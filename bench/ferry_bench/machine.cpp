@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -104,6 +105,19 @@ uint64_t proc_status_kib(const char* key) {
     if (line.compare(0, len, key) == 0)
       return std::stoull(line.substr(len));
   return 0;
+}
+
+uint64_t process_cpu_ns(int pid) {
+  uint64_t total = 0;
+  std::error_code ec;
+  auto dir = "/proc/" + std::to_string(pid) + "/task";
+  for (auto& task : std::filesystem::directory_iterator{dir, ec}) {
+    std::ifstream in{task.path() / "schedstat"};
+    uint64_t ns = 0;
+    if (in >> ns)
+      total += ns;
+  }
+  return total;
 }
 
 double peak_private_rss_mb() {

@@ -36,4 +36,9 @@ double peak_private_rss_mb();
 /// Returns the value of a "Key:  value kB" line of /proc/self/status in KiB.
 uint64_t proc_status_kib(const char* key);
 
+/// Returns the CPU time the live threads of process `pid` have run so far
+/// (ns, from /proc/<pid>/task/*/schedstat; threads that have ended are not
+/// counted); 0 when unreadable.
+uint64_t process_cpu_ns(int pid);
+
 } // namespace ferry::bench

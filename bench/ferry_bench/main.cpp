@@ -8,7 +8,9 @@
 // a slow phase of the machine hits every cell of the set alike, and
 // baseline and ferry rows get the same number of rounds. Groups (a sender side and a receiver side, see
 // runs.hpp) stay alive while their transport runs, so every family's peer is
-// started once.
+// started once. Hand-off and broadcast rows are measured at once, each on
+// its own, after the sets of their transport; a broadcast row brings its
+// own four nodes (broadcast_runs.hpp) and stops the groups first.
 //
 // inproc rows send to a new sink every round. Two sinks running the same
 // code in one process take different rates for their whole life (64 B
@@ -16,6 +18,7 @@
 // after round), so with one sink per row the inproc ratio, plain CAF against
 // plain CAF, is a draw between two instances (0.81-1.24 across runs). A sink
 // per round puts that spread inside each row, where the median takes it out.
+#include "broadcast_runs.hpp"
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "output.hpp"
@@ -51,6 +54,12 @@ std::string progress_figure(const result& r) {
     std::snprintf(buf, sizeof(buf),
                   "p50 %.0f us, resent %.0f us (memcpy %.0f us)", r.p50_us,
                   r.resend_p50_us, r.memcpy_us);
+  else if (r.c.pat == pattern::broadcast)
+    std::snprintf(buf, sizeof(buf),
+                  "p50 %.0f us to %d nodes, %.0f us to one (%.2fx); owner "
+                  "copies %.2f",
+                  r.p50_us, broadcast_receivers, r.single_p50_us,
+                  r.broadcast_ratio, r.owner_copies);
   else
     std::snprintf(buf, sizeof(buf), "%.*f msg/s, %.1f MB/s, p50 %.1f us",
                   r.msgs_per_s < 100 ? 2 : 0, r.msgs_per_s, r.mb_per_s,
@@ -72,6 +81,9 @@ void remove_stale_stores() {
                                     "0123456789", std::strlen("ferry-bench-")));
       for (auto suffix : {"", "-tcp-peer"})
         static_cast<void>(ferry::store::object_store::remove(store + suffix));
+      for (int i = 1; i <= broadcast_receivers; ++i)
+        static_cast<void>(ferry::store::object_store::remove(
+          broadcast_store_name(store + "-tcp-peer", i)));
     }
   }
 }
@@ -89,13 +101,19 @@ void fill(result& r, const measurement& m) {
   r.receiver_peak_rss_mb = m.rss_mb;
   r.round_msgs_per_s = m.round_rates;
   r.resend_p50_us = m.resend_p50_us;
+  r.single_p50_us = m.single_p50_us;
+  r.broadcast_ratio
+    = m.single_p50_us > 0 ? m.p50_us / m.single_p50_us : -1;
+  r.owner_copies = m.owner_copies;
+  r.relayed_bytes = m.relayed_bytes;
+  r.cpu_ratio = m.cpu_ratio;
+  r.cores_busy = m.cores_busy;
 }
 
 /// Returns whether `x` and `y` are compared with the same baseline.
 bool same_set(const cell& x, const cell& y) {
   return set_transport(x.tr) == set_transport(y.tr) && x.size == y.size
-         && x.pat == y.pat
-         && x.pat != pattern::handoff;
+         && x.pat == y.pat && !is_one_shot(x.pat);
 }
 
 } // namespace
@@ -237,7 +255,14 @@ int main(int argc, char** argv) {
       result r;
       r.c = c;
       std::unique_ptr<trial> t;
-      if (auto* g = group_of(c); g == nullptr) {
+      if (c.pat == pattern::broadcast) {
+        // Four nodes of its own, sized for its payload: the groups go
+        // first, so their buffers do not add up with the row's stores.
+        groups.clear();
+        current.reset();
+        ferry::serializers::trim_vector_pool(true);
+        fill(r, measure_broadcast(c, params_for(c, *opts), env));
+      } else if (auto* g = group_of(c); g == nullptr) {
         r.error = broken_reason(c);
       } else if (c.pat == pattern::handoff) {
         fill(r, g->handoff(c, params_for(c, *opts)));
@@ -299,6 +324,9 @@ int main(int argc, char** argv) {
     store->detach();
   static_cast<void>(ferry::store::object_store::remove(env.store_name));
   static_cast<void>(ferry::store::object_store::remove(env.tcp_store_name));
+  for (int i = 1; i <= broadcast_receivers; ++i)
+    static_cast<void>(ferry::store::object_store::remove(
+      broadcast_store_name(env.tcp_store_name, i)));
   if (!env.pki_dir.empty())
     std::filesystem::remove_all(env.pki_dir);
   compute_ratios(rep.results);

@@ -222,6 +222,14 @@ struct result {
   /// Broadcast rows: bytes the receivers pulled from each other per
   /// broadcast object (mean over the timed runs); negative when unknown.
   double relayed_bytes = -1;
+  /// Broadcast rows: CPU time of the sender's and the receivers' processes
+  /// during the timed broadcast runs over that during the single runs;
+  /// negative when unknown.
+  double cpu_ratio = -1;
+  /// Broadcast rows: CPU seconds of those processes per second of the timed
+  /// broadcast runs (2.0 = both cores of a 2-core machine); negative when
+  /// unknown.
+  double cores_busy = -1;
 };
 
 /// Parameters of one run, derived from the cell and the mode.

@@ -1,5 +1,8 @@
-// Table, target checks, JSON and plot (see output.hpp).
+// Table, JSON and plot (see output.hpp; the target checks are in
+// targets.cpp).
 #include "output.hpp"
+
+#include "targets.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,19 +21,21 @@ namespace ferry::bench {
 
 namespace {
 
-constexpr uint64_t MiB = uint64_t{1} << 20;
-
 using key_type = std::tuple<transport, uint64_t, pattern>;
 
 key_type key_of(const cell& c) {
   return {c.tr, c.size, c.pat};
 }
 
+} // namespace
+
 std::string fixed(double x, int digits) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(digits) << x;
   return out.str();
 }
+
+namespace {
 
 /// 1234567 -> "1.23 M", 12345 -> "12.3 k".
 std::string human(double x) {
@@ -84,180 +89,6 @@ std::string json_number(double x) {
   return out.str();
 }
 
-struct check {
-  std::string what;
-  std::string row;
-  std::string figure;
-  bool met = false;
-};
-
-/// Which figure of a row a target reads.
-enum class against { caf, tuned, limit };
-
-/// The binary families (every built-in one but cereal.json).
-bool binary_family(const std::string& family) {
-  return family == "raw" || family == "cereal.binary"
-         || family == "cereal.portable" || family == "msgpack"
-         || family == "caf";
-}
-
-/// The resent hand-off's p50, for a hand-off target's figure.
-std::string resent_note(const result& x) {
-  if (x.resend_p50_us < 0)
-    return {};
-  return "; resent at once: " + fixed(x.resend_p50_us, 0) + " us";
-}
-
-std::vector<check> check_targets(const report& r) {
-  std::vector<check> out;
-  // Per family: the 64 MiB hand-off's p50, and half the 64 B byte round
-  // trip's p50 over ipc (a one-way latency of a small message).
-  std::map<std::string, double> handoff_64mib;
-  std::map<std::string, double> one_way_64;
-  for (auto& x : r.results) {
-    if (!x.ok || x.c.tr != transport::ipc)
-      continue;
-    if (x.c.pat == pattern::handoff && x.c.size == 64 * MiB)
-      handoff_64mib[x.c.family] = x.p50_us;
-    if (x.c.pat == pattern::pingpong && x.c.size == 64
-        && x.c.type == payload_type::bytes)
-      one_way_64[x.c.family] = x.p50_us / 2;
-  }
-  auto ratio_check = [&](const result& x, double min, const std::string& what,
-                         against base = against::caf) {
-    check c;
-    c.what = what;
-    c.row = x.c.label();
-    auto value = base == against::caf     ? x.ratio
-                 : base == against::tuned ? x.ratio_tuned
-                                          : x.ratio_to_limit;
-    bool known = base == against::caf     ? x.baseline_msgs_per_s > 0
-                 : base == against::tuned ? x.tuned_msgs_per_s > 0
-                                          : x.ratio_to_limit >= 0;
-    auto name = base == against::caf     ? "ratio "
-                : base == against::tuned ? "ratio_tuned "
-                                         : "ratio_to_limit ";
-    if (!x.ok || !known) {
-      c.figure = x.ok ? "no baseline" : "failed: " + x.error;
-      c.met = false;
-    } else {
-      c.figure = name + fixed(value, 3) + " (need >= " + fixed(min, 1) + ")";
-      c.met = value >= min;
-    }
-    out.push_back(c);
-  };
-  for (auto& x : r.results) {
-    auto& c = x.c;
-    if (is_caf_family(c.family) || is_limit_family(c.family))
-      continue;
-    bool bytes = c.type == payload_type::bytes;
-    if (c.tr == transport::inproc && c.size == 64 && c.pat == pattern::oneway
-        && bytes)
-      ratio_check(x, 0.9, "inproc 64 B oneway");
-    if (c.tr == transport::tls && c.pat != pattern::handoff) {
-      if (c.size >= MiB)
-        ratio_check(x, 0.8, "tls >= 1 MiB, against plain ferry tcp");
-      else if (c.size == 64 || c.size == 4096)
-        ratio_check(x, 0.7, "tls 64 B and 4 KiB, against plain ferry tcp");
-      continue;
-    }
-    if (c.tr != transport::inproc && (c.size == 64 || c.size == 4096)
-        && (c.family == "caf" || c.family == "cereal.binary") && bytes
-        && c.pat != pattern::handoff) {
-      ratio_check(x, 0.9, "tcp/ipc 64 B and 4 KiB, caf and cereal.binary");
-      // Against CAF given ferry's scheduler and middleman settings: the
-      // round trip must not lose, a stream of small messages must win by
-      // batching.
-      if (c.pat == pattern::pingpong)
-        ratio_check(x, 1.0,
-                    "tcp/ipc 64 B and 4 KiB round trips, against "
-                    "raw-caf-tuned",
-                    against::tuned);
-      else if (c.size == 64)
-        ratio_check(x, 3.0, "tcp/ipc 64 B oneway, against raw-caf-tuned",
-                    against::tuned);
-    }
-    // A record row against CAF sending the same record.
-    if (c.type == payload_type::record && c.tr != transport::inproc
-        && binary_family(c.family) && c.pat != pattern::handoff)
-      ratio_check(x, 1.0, "binary families' records, against raw-caf records");
-    if (c.tr == transport::ipc && c.size >= MiB && c.pat == pattern::oneway) {
-      if (bytes
-          && (c.family == "raw" || c.family == "cereal.binary"
-              || c.family == "cereal.portable"))
-        ratio_check(x, 3, "ipc >= 1 MiB oneway, byte arrays");
-      if (c.type == payload_type::shared_array)
-        ratio_check(x, 10, "ipc >= 1 MiB oneway, shared_array");
-    }
-    // Byte arrays and store arrays: a record's rate says how fast its
-    // family encodes floats, not how fast the cross-host path moves bytes.
-    // The memory target is about the receiver's heap: a shared_array lands
-    // in the receiver's store, which its peak does not count.
-    bool arrays = bytes || c.type == payload_type::shared_array;
-    if (c.tr == transport::tcp && c.size >= MiB && arrays
-        && c.pat != pattern::handoff) {
-      ratio_check(x, 0.9, "tcp >= 1 MiB");
-      if (c.pat == pattern::oneway)
-        ratio_check(x, 0.8, "tcp >= 1 MiB oneway, against the socket limit",
-                    against::limit);
-      if (c.size >= (uint64_t{1} << 30) && c.pat == pattern::oneway) {
-        ratio_check(x, 2, "tcp 1 GiB");
-        if (bytes) {
-          check m;
-          m.what = "tcp 1 GiB receiver memory";
-          m.row = c.label();
-          auto limit = 1.5 * static_cast<double>(c.size) / MiB;
-          m.figure = "peak RSS " + fixed(x.receiver_peak_rss_mb, 0)
-                     + " MiB (need <= " + fixed(limit, 0) + ")";
-          m.met = x.ok && x.receiver_peak_rss_mb >= 0
-                  && x.receiver_peak_rss_mb <= limit;
-          out.push_back(m);
-        }
-      }
-    }
-    if (c.pat == pattern::handoff) {
-      check h;
-      h.what = "ipc hand-off <= 1.5x memcpy";
-      h.row = c.label();
-      if (!x.ok) {
-        h.figure = "failed: " + x.error;
-      } else {
-        h.figure = "p50 " + fixed(x.p50_us, 0) + " us vs memcpy "
-                   + fixed(x.memcpy_us, 0) + " us ("
-                   + fixed(x.p50_us / x.memcpy_us, 3) + "x)";
-        h.met = x.p50_us <= 1.5 * x.memcpy_us;
-      }
-      out.push_back(h);
-      // Flat in size: the hand-off passes a handle, whatever the size.
-      if (auto i = handoff_64mib.find(c.family);
-          x.ok && c.size > 64 * MiB && i != handoff_64mib.end()) {
-        check f;
-        f.what = "ipc hand-off flat in size, against 64 MiB";
-        f.row = c.label();
-        f.figure = "p50 " + fixed(x.p50_us, 0) + " us vs 64 MiB "
-                   + fixed(i->second, 0) + " us ("
-                   + fixed(x.p50_us / i->second, 2) + "x, need <= 1.2)"
-                   + resent_note(x);
-        f.met = x.p50_us <= 1.2 * i->second;
-        out.push_back(f);
-      }
-      if (auto i = one_way_64.find(c.family);
-          x.ok && i != one_way_64.end()) {
-        check l;
-        l.what = "ipc hand-off <= 2x a 64 B one-way latency";
-        l.row = c.label();
-        l.figure = "p50 " + fixed(x.p50_us, 0) + " us vs half the 64 B "
-                   + "round trip " + fixed(i->second, 0) + " us ("
-                   + fixed(x.p50_us / i->second, 2) + "x, need <= 2)"
-                   + resent_note(x);
-        l.met = x.p50_us <= 2 * i->second;
-        out.push_back(l);
-      }
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 void compute_ratios(std::vector<result>& results) {
@@ -287,7 +118,7 @@ void compute_ratios(std::vector<result>& results) {
     x.tuned_msgs_per_s = 0;
     x.ratio_tuned = 0;
     x.ratio_to_limit = -1;
-    if (!x.ok || x.c.pat == pattern::handoff)
+    if (!x.ok || is_one_shot(x.c.pat))
       continue;
     // A tls row against the plain ferry row of its cell.
     if (x.c.tr == transport::tls) {
@@ -390,6 +221,11 @@ void print_table(const report& r) {
       if (c.pat == pattern::handoff)
         line << "  resent " << fixed(x.resend_p50_us, 0) << " us, memcpy "
              << fixed(x.memcpy_us, 0) << " us";
+      else if (c.pat == pattern::broadcast)
+        line << "  to one " << fixed(x.single_p50_us, 0) << " us ("
+             << fixed(x.broadcast_ratio, 2) << "x; CPU "
+             << fixed(x.cpu_ratio, 2) << "x, " << fixed(x.cores_busy, 1)
+             << " cores busy), owner copies " << fixed(x.owner_copies, 2);
       else
         line << std::setw(8)
              << (x.baseline_msgs_per_s > 0 ? ratio_text(x.ratio) : "-")
@@ -397,7 +233,7 @@ void print_table(const report& r) {
              << (x.tuned_msgs_per_s > 0 ? ratio_text(x.ratio_tuned) : "-")
              << std::setw(8)
              << (x.ratio_to_limit >= 0 ? ratio_text(x.ratio_to_limit) : "-");
-      if (c.pat != pattern::handoff)
+      if (!is_one_shot(c.pat))
         line << std::setw(9)
              << (x.receiver_peak_rss_mb >= 0 ? fixed(x.receiver_peak_rss_mb, 0)
                                              : "-");
@@ -482,6 +318,14 @@ bool write_json(const report& r, const std::string& path) {
       out << ", \"memcpy_us\": " << json_number(x.memcpy_us)
           << ", \"resend_p50_us\": "
           << (x.resend_p50_us >= 0 ? json_number(x.resend_p50_us) : "null");
+    } else if (c.pat == pattern::broadcast) {
+      auto known = [](double v) { return v >= 0 ? json_number(v) : "null"; };
+      out << ", \"single_p50_us\": " << known(x.single_p50_us)
+          << ", \"broadcast_ratio\": " << known(x.broadcast_ratio)
+          << ", \"owner_copies\": " << known(x.owner_copies)
+          << ", \"relayed_bytes\": " << known(x.relayed_bytes)
+          << ", \"cpu_ratio\": " << known(x.cpu_ratio)
+          << ", \"cores_busy\": " << known(x.cores_busy);
     } else {
       out << ", \"round_msgs_per_s\": [";
       for (size_t i = 0; i < x.round_msgs_per_s.size(); ++i)

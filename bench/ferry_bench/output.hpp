@@ -22,6 +22,9 @@ struct report {
   double wall_seconds = 0;
 };
 
+/// Returns `x` with `digits` decimals.
+std::string fixed(double x, int digits);
+
 /// Fills `baseline_msgs_per_s` and `ratio` of every row (see README.md).
 void compute_ratios(std::vector<result>& results);
 

@@ -9,12 +9,19 @@
 //               this process's peak RSS; answers "ok"
 //   rss         answers "rss <MiB>": peak resident memory since the last
 //               reset, without the host store's shared pages
+//   connect <port>
+//               ferry peers: links this node to the ferry node listening at
+//               127.0.0.1:<port>; answers "ok" or "error <reason>"
+//   relayed     ferry peers: answers "relayed <bytes>", the bytes of store
+//               objects this node pulled from other receivers' copies
+//               instead of their owner (summed over its links)
 // Every other argument is CAF's and ferry's (--ferry.store.name=...).
 #include "driver.hpp"
 #include "machine.hpp"
 
 #include <caf/all.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -22,7 +29,8 @@
 
 namespace ferry::bench {
 
-int serve_commands(const std::function<bool(uint64_t)>& reset_receiver) {
+int serve_commands(const std::function<bool(uint64_t)>& reset_receiver,
+                   const ferry_peer_commands& ferry) {
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.rfind("reset ", 0) == 0) {
@@ -32,6 +40,21 @@ int serve_commands(const std::function<bool(uint64_t)>& reset_receiver) {
       std::cout << (ok ? "ok" : "error sink did not answer") << std::endl;
     } else if (line == "rss") {
       std::cout << "rss " << peak_private_rss_mb() << std::endl;
+    } else if (line.rfind("connect ", 0) == 0) {
+      auto port = std::strtoul(line.c_str() + 8, nullptr, 10);
+      std::string why;
+      if (!ferry.connect)
+        why = "not a ferry peer";
+      else if (port == 0 || port > 65535)
+        why = "bad port " + line.substr(8);
+      else
+        why = ferry.connect(static_cast<uint16_t>(port));
+      std::cout << (why.empty() ? "ok" : "error " + why) << std::endl;
+    } else if (line == "relayed") {
+      if (ferry.relayed)
+        std::cout << "relayed " << ferry.relayed() << std::endl;
+      else
+        std::cout << "error not a ferry peer" << std::endl;
     } else {
       std::cout << "error unknown command " << line << std::endl;
     }
@@ -39,9 +62,10 @@ int serve_commands(const std::function<bool(uint64_t)>& reset_receiver) {
   return 0;
 }
 
-int serve_peer(caf::actor_system& sys, const caf::actor& sink) {
+int serve_peer(caf::actor_system& sys, const caf::actor& sink,
+               const ferry_peer_commands& ferry) {
   return serve_commands(
-    [&](uint64_t k) { return reset_sink(sys, sink, k); });
+    [&](uint64_t k) { return reset_sink(sys, sink, k); }, ferry);
 }
 
 int peer_main(int argc, char** argv) {

@@ -7,7 +7,8 @@
 // it; inproc groups keep both actors in this process. `start` prepares a
 // *trial* of one oneway or pingpong cell, which main.cpp warms up and then
 // runs round by round in turn with the other cells of its set; `handoff`
-// measures a hand-off cell at once. Groups throw std::runtime_error from
+// measures a hand-off cell at once. Broadcast cells need four nodes and have
+// no group (broadcast_runs.hpp). Groups throw std::runtime_error from
 // their factory when they cannot start.
 //
 // This header includes no CAF header.
@@ -40,6 +41,16 @@ struct measurement {
   /// Hand-off rows: p50 of sending each object a second time, right after
   /// its first hand-off (µs); negative when not measured.
   double resend_p50_us = -1;
+  /// Broadcast rows (broadcast_runs.hpp): p50 of sending an object to one
+  /// receiving node (µs), the owner's copies per broadcast object, the
+  /// bytes relayed among the receivers per object, the CPU time of a
+  /// broadcast over a single transfer's, and the cores the four processes
+  /// kept busy during the broadcasts; negative when not measured.
+  double single_p50_us = -1;
+  double owner_copies = -1;
+  double relayed_bytes = -1;
+  double cpu_ratio = -1;
+  double cores_busy = -1;
 };
 
 /// Where the stores live, shared by every group of one run.
@@ -111,9 +122,21 @@ std::unique_ptr<group> make_ferry_group(transport tr, const std::string& family,
 /// and ferry flags]`.
 int peer_main(int argc, char** argv);
 
+/// The commands only a ferry peer serves (see peer.cpp); a peer without
+/// them answers each with an error.
+struct ferry_peer_commands {
+  /// `connect <port>`: links this node to the node at 127.0.0.1:<port>;
+  /// returns "" on success, else why not.
+  std::function<std::string(uint16_t)> connect;
+  /// `relayed`: returns the bytes this node pulled from other receivers'
+  /// copies of store objects (`bytes_relayed_by_peer` over its links).
+  std::function<uint64_t()> relayed;
+};
+
 /// Serves a peer's commands on stdin until it closes: `reset` calls
-/// `reset_receiver` (see peer.cpp).
-int serve_commands(const std::function<bool(uint64_t)>& reset_receiver);
+/// `reset_receiver`, `connect` and `relayed` go to `ferry` (see peer.cpp).
+int serve_commands(const std::function<bool(uint64_t)>& reset_receiver,
+                   const ferry_peer_commands& ferry = {});
 
 /// The socket peer (limit_runs.cpp).
 int socket_peer_main();
