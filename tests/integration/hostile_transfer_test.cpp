@@ -317,3 +317,32 @@ TEST_F(hostile_fixture_small_pulls, EachByteOfATransferIsServedOnce) {
   EXPECT_EQ(again, caf::make_error(ferry::errc::transfer_failed, again.context()));
   EXPECT_TRUE(mentions(again, "100000 bytes were served already"));
 }
+
+TEST_F(hostile_fixture, RelayRequestsForKeysNeverGivenOrWithoutTokenAreRefused) {
+  // Arrange: a linked peer that was never sent a store object.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  auto relay = [&](uint64_t token) {
+    caf::error err;
+    bool got_bytes = false;
+    (*self_)
+      ->request(gateway_, 10s, relay_request{0x5eed, 0, 4096, 0, token})
+      .receive([&](chunk_reply&) { got_bytes = true; },
+               [&](caf::error& x) { err = std::move(x); });
+    EXPECT_FALSE(got_bytes);
+    return err;
+  };
+  // Act: a guessed relay key, then the same without the link's token.
+  auto guessed = relay(token_);
+  auto untokened = relay(token_ + 1);
+  auto link = peer_link_stats();
+  // Assert: both refused with the reason, and the link goes on.
+  ASSERT_TRUE(guessed);
+  EXPECT_EQ(guessed, caf::make_error(ferry::errc::transfer_failed,
+                                     guessed.context()));
+  EXPECT_TRUE(mentions(guessed, "pull it from its owner"));
+  ASSERT_TRUE(untokened);
+  EXPECT_EQ(untokened,
+            caf::make_error(ferry::errc::link_down, untokened.context()));
+  EXPECT_NE(link, "");
+}

@@ -191,31 +191,28 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
   // Every reply names the landing of its request, landed or not: CAF matches
   // a response by its message id alone, which a peer can guess, but not 64
   // random bits sent only to the node asked.
-  if (reply.landing != key) {
-    abandon(self, link,
-            caf::make_error(errc::transfer_failed,
-                            "node " + from
-                              + " answered a chunk request with"
-                                " the chunk of another request"));
-    return;
-  }
-  if (reply.landed) {
-    // The bytes are in the frame.
-  } else if (reply.data.size() != length) {
-    abandon(self, link,
-            caf::make_error(errc::transfer_failed,
-                            "node " + from + " sent a chunk of "
-                              + std::to_string(reply.data.size())
-                              + " bytes for a request of "
-                              + std::to_string(length)));
-    return;
-  } else if (!job.buffer->land(offset, reply.data.bytes())) {
-    abandon(self, link,
-            caf::make_error(errc::transfer_failed,
-                            "a chunk at offset " + std::to_string(offset)
-                              + " from node " + from
-                              + " does not fit its frame of "
-                              + std::to_string(job.size) + " bytes"));
+  std::string wrong;
+  if (reply.landing != key)
+    wrong = "node " + from
+            + " answered a chunk request with the chunk of another request";
+  else if (!reply.landed && reply.data.size() != length)
+    wrong = "node " + from + " sent a chunk of "
+            + std::to_string(reply.data.size()) + " bytes for a request of "
+            + std::to_string(length);
+  else if (!reply.landed && !job.buffer->land(offset, reply.data.bytes()))
+    wrong = "a chunk at offset " + std::to_string(offset) + " from node "
+            + from + " does not fit its frame of " + std::to_string(job.size)
+            + " bytes";
+  if (!wrong.empty()) {
+    if (!via) {
+      abandon(self, link, caf::make_error(errc::transfer_failed, wrong));
+      return;
+    }
+    // A relaying node's bad reply costs that chunk a request to the owner.
+    link->node().log("relayed chunk refused: " + wrong);
+    job.retry.emplace_back(offset, length);
+    ++job.relay_misses;
+    request_more(self, link);
     return;
   }
   job.received += length;
