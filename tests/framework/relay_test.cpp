@@ -340,20 +340,9 @@ TEST(relay_sources, SweepKeepsObjectsStillLanding) {
   EXPECT_EQ(sut.size(), 1u);
 }
 
-TEST(relay_sources, DroppingSealedObjectsKeepsThoseStillLanding) {
-  // Arrange
-  auto bytes = object_bytes();
-  relay_sources sut{"relay"};
-  auto landing = sut.open(42, bytes, nullptr, "owner", 16);
-  // Act
-  auto dropped = sut.drop_sealed();
-  // Assert
-  EXPECT_EQ(dropped, 0u);
-  EXPECT_EQ(sut.size(), 1u);
-}
-
-TEST(relay_sources, SealedObjectIsServedWholeUntilDroppedForRoom) {
-  // Arrange: an object landing in a store, as the puller pulls it.
+TEST(relay_source, SealedObjectIsServedWhileItsHostHoldsItAndNoLonger) {
+  // Arrange: an object landing in a store, as the puller pulls it; one
+  // request made while it lands, one waiting for its last bytes.
   ferry::store::test::store_cleanup cleanup{
     ferry::store::test::small_config("relay")};
   auto store = ferry::store::object_store::attach(cleanup.cfg);
@@ -361,36 +350,40 @@ TEST(relay_sources, SealedObjectIsServedWholeUntilDroppedForRoom) {
   auto object = store->create(64);
   ASSERT_TRUE(object) << ferry::render(object.error());
   auto buffer = std::make_shared<landing_buffer>(std::move(*object));
-  relay_sources sut{"relay"};
-  auto source = sut.open(42, buffer->object_bytes(), buffer, "owner", 64);
-  ASSERT_TRUE(source);
+  auto sut = std::make_shared<relay_source>(buffer->object_bytes(), buffer,
+                                            "owner", "relay", 64);
   auto bytes = object_bytes();
   ASSERT_TRUE(buffer->land(0, bytes));
   replies out;
-  sut.serve(relay_request{42, 0, 64, 1, 0}, "C", out.sink());
-  // Act: the pull ends and the receiver lets its handle go; a later
-  // request; then the store needs the room.
+  sut->landed(0, 32);
+  sut->serve("C", 0, 32, 1, out.sink());
+  sut->serve("C", 32, 32, 2, out.sink());
+  // Act: the pull ends; a request while the receiver holds the object;
+  // the receiver and the puller let it go; another request.
   auto ref = buffer->seal();
   ASSERT_TRUE(ref) << ferry::render(ref.error());
   auto id = ref->id();
-  source->sealed(*ref);
+  sut->sealed(*ref, *store);
+  buffer.reset();
+  sut->serve("D", 0, 64, 3, out.sink());
   ref = caf::error{};
-  sut.serve(relay_request{42, 0, 64, 2, 0}, "D", out.sink());
+  auto freed_while_replies_live = !store->get(id);
   std::vector<std::vector<std::byte>> served;
   for (auto& x : out.got)
     if (x)
       served.emplace_back(x->data.bytes().begin(), x->data.bytes().end());
-  auto while_kept = static_cast<bool>(store->get(id));
-  out.got.clear(); // the replies hold the object too
-  auto dropped = sut.drop_sealed();
-  source.reset();
-  // Assert: both requests got the whole object, kept while the relay held
-  // it; once dropped, the store freed it.
-  ASSERT_EQ(served.size(), 2u);
-  EXPECT_EQ(served[0], bytes);
-  EXPECT_EQ(served[1], bytes);
-  EXPECT_TRUE(while_kept);
-  EXPECT_EQ(dropped, 1u);
-  EXPECT_EQ(sut.size(), 0u);
-  EXPECT_FALSE(store->get(id));
+  out.got.clear(); // the replies are written: they let the object go
+  auto freed = !store->get(id);
+  sut->serve("E", 0, 64, 4, out.sink());
+  // Assert: the replies held the object until written; the source kept
+  // nothing alive, and answers the last request with the reason.
+  ASSERT_EQ(served.size(), 3u);
+  EXPECT_EQ(served[0], std::vector<std::byte>(bytes.begin(), bytes.begin() + 32));
+  EXPECT_EQ(served[1], std::vector<std::byte>(bytes.begin() + 32, bytes.end()));
+  EXPECT_EQ(served[2], bytes);
+  EXPECT_FALSE(freed_while_replies_live);
+  EXPECT_TRUE(freed);
+  ASSERT_EQ(out.got.size(), 1u);
+  ASSERT_FALSE(out.got[0]);
+  EXPECT_TRUE(mentions(out.got[0].error(), "no longer holds"));
 }

@@ -1,7 +1,9 @@
 // One store object sent to nodes on three other hosts: each receiver pulls
 // it from the node that got it before (the relay hint of its frame), so the
-// owner sends it about once, and every receiver reads it whole. A receiver
-// without a link to the node before it pulls from the owner.
+// owner sends it about once, and every receiver reads it whole. A node
+// relays an object only while its host holds it: once its receiver let it
+// go, and without a link to the node before, a receiver pulls from the
+// owner.
 //
 // The local node owns the object; B, C and D are peer processes with
 // stores of their own (hosts of their own, as far as ferry knows), linked
@@ -76,9 +78,12 @@ protected:
     return std::to_string(static_cast<double>(count * (count - 1) / 2));
   }
 
-  /// Returns the local node's handle of `p`'s echo actor.
-  caf::actor echo_of(const peer& p) {
-    auto result = local().remote_actor("127.0.0.1", p.port);
+  /// Returns the local node's handle of `p`'s echo actor (which lets each
+  /// array go once it answered), or of the actor exposed as `name`.
+  caf::actor echo_of(const peer& p, const std::string& name = "") {
+    auto result = name.empty()
+                    ? local().remote_actor("127.0.0.1", p.port)
+                    : local().remote_actor("127.0.0.1", p.port, name);
     EXPECT_TRUE(result) << ferry::render(result.error());
     return result ? *result : caf::actor{};
   }
@@ -87,13 +92,16 @@ protected:
 } // namespace
 
 TEST_F(node_broadcast, ObjectSentToThreeHostsInTurnLeavesItsOwnerOnce) {
-  // Arrange: B, C, D on hosts of their own; C links to B, D to C.
+  // Arrange: B, C, D on hosts of their own, each receiving actor keeping
+  // what it gets; C links to B, D to C.
   auto& b = start_peer_on_own_host("B");
   auto& c = start_peer_on_own_host("C");
   auto& d = start_peer_on_own_host("D");
   connect(c, b);
   connect(d, c);
-  std::vector<caf::actor> receivers{echo_of(b), echo_of(c), echo_of(d)};
+  std::vector<caf::actor> receivers{echo_of(b, "hoarder"),
+                                    echo_of(c, "hoarder"),
+                                    echo_of(d, "hoarder")};
   auto array = make_array();
   // Act: each receiver gets the object once the one before has it.
   std::vector<std::string> answers;
@@ -174,4 +182,25 @@ TEST_F(node_broadcast, ReceiverWithoutLinkToTheNodeBeforePullsFromTheOwner) {
   // Assert: both pulled the whole object from the owner.
   EXPECT_EQ(local().stats("B")->bytes_pulled_by_peer, bytes);
   EXPECT_EQ(local().stats("C")->bytes_pulled_by_peer, bytes);
+}
+
+TEST_F(node_broadcast, ReceiverAfterOneThatLetTheObjectGoPullsFromTheOwner) {
+  // Arrange: B and C on hosts of their own, linked; B's receiving actor
+  // lets each array go once it answered.
+  auto& b = start_peer_on_own_host("B");
+  auto& c = start_peer_on_own_host("C");
+  connect(c, b);
+  std::vector<caf::actor> receivers{echo_of(b), echo_of(c)};
+  auto array = make_array();
+  // Act
+  for (auto& receiver : receivers) {
+    auto answer = ask<std::string>(receiver, array);
+    ASSERT_TRUE(answer) << ferry::render(answer.error());
+    EXPECT_NE(answer->find(expected_sum()), std::string::npos) << *answer;
+  }
+  // Assert: B's host no longer held the object, so relaying kept nothing
+  // alive there and C pulled it whole from the owner.
+  EXPECT_EQ(local().stats("B")->bytes_pulled_by_peer, bytes);
+  EXPECT_EQ(local().stats("C")->bytes_pulled_by_peer, bytes);
+  EXPECT_EQ(link_field(c, "B", "relayed_by_peer"), 0u);
 }

@@ -301,6 +301,23 @@ caf::behavior keeper(caf::event_based_actor* self) {
   };
 }
 
+/// Answers a shared array like the echo actor ("<object id> <sum>") and
+/// keeps it, as a receiver that goes on working with what it got.
+caf::behavior hoarder() {
+  auto kept
+    = std::make_shared<std::vector<ferry::store::shared_array<double>>>();
+  return {
+    [kept](const ferry::store::shared_array<double>& xs) {
+      kept->push_back(xs);
+      double sum = 0;
+      for (auto x : xs)
+        sum += x;
+      return std::to_string(static_cast<uint64_t>(xs.ref().id())) + " "
+             + std::to_string(sum);
+    },
+  };
+}
+
 std::string status_field(const char* key) {
   std::ifstream in{"/proc/self/status"};
   std::string line;
@@ -356,7 +373,7 @@ int main(int argc, char** argv) {
                                  sys.spawn(atom_adder), sys.spawn(sequence),
                                  sys.spawn(mirror), sys.spawn(gate),
                                  sys.spawn(asker), sys.spawn(handles),
-                                 sys.spawn(keeper)};
+                                 sys.spawn(keeper), sys.spawn(hoarder)};
   (*n)->expose("slow", actors[1]);
   (*n)->expose("mortal", actors[2]);
   (*n)->expose("hole", actors[3]);
@@ -367,6 +384,7 @@ int main(int argc, char** argv) {
   (*n)->expose("asker", actors[8]);
   (*n)->expose("handles", actors[9]);
   (*n)->expose("keeper", actors[10]);
+  (*n)->expose("hoarder", actors[11]);
   // FERRY_TEST_PUBLISH_ADDRESS: listen elsewhere than loopback (netns tests).
   const char* address = std::getenv("FERRY_TEST_PUBLISH_ADDRESS");
   auto port = (*n)->publish(actors[0], 0,

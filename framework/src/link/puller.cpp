@@ -23,7 +23,7 @@
 // A chunk it cannot give (it never had the object, gave up, or let it go)
 // is asked of the owner; after `max_relay_misses` such chunks the rest of
 // the object comes from the owner. Either way the object is this node's to
-// relay in turn while it lands and for a linger after.
+// relay in turn while it lands and while this host holds it after.
 //
 // The puller is an actor of its own: it keeps chunk requests outstanding
 // without blocking a thread, and a message waiting for its chunks holds up
@@ -146,8 +146,8 @@ void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
         abandon(self, link, std::move(ref.error()));
         return;
       }
-      if (job.source)
-        job.source->sealed(*ref);
+      if (job.source && link->node().store() != nullptr)
+        job.source->sealed(*ref, *link->node().store());
       msg.imports.emplace_back(frame.object_id, std::move(*ref));
       continue;
     }
@@ -404,8 +404,6 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
     if (static_cast<frame_kind>(frame.kind) != frame_kind::remote_handle)
       continue;
     auto object = link->create_import(frame.object_id, job.size);
-    if (!object && st.relays->drop_sealed() > 0)
-      object = link->create_import(frame.object_id, job.size);
     if (!object) {
       abandon(self, link, std::move(object.error()));
       return;

@@ -11,9 +11,9 @@
 //
 // An entry lives while a transfer of its object is held (every transfer
 // holds a lease on it) and for `linger` after the last one ends, matching
-// the time a receiver keeps a pulled object for relaying
+// the time a receiver keeps a sealed object's source for relaying
 // (link/relay_sources.hpp): an object sent again soon after goes on along
-// the chain. Entries are keyed by the store's object id, which the store
+// the chain, as far as the receivers still hold it. Entries are keyed by the store's object id, which the store
 // never reuses in its life, so a key never names two objects.
 //
 // Thread-safety: every member function may be called from any thread; one

@@ -16,7 +16,7 @@ relay_source::relay_source(std::span<const std::byte> bytes,
     owner_(std::move(owner)),
     node_name_(std::move(node_name)),
     max_chunk_(max_chunk),
-    buffer_(std::move(buffer)) {
+    memory_(std::make_shared<memory>(memory{std::move(buffer), {}})) {
   // nop
 }
 
@@ -24,6 +24,7 @@ void relay_source::landed(uint64_t offset, uint64_t length) {
   if (length == 0)
     return;
   std::vector<parked> ready;
+  origin from;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto begin = offset;
@@ -44,31 +45,40 @@ void relay_source::landed(uint64_t offset, uint64_t length) {
       ready.emplace_back(std::move(x));
       return true;
     });
+    from = origin_locked();
   }
   for (auto& x : ready)
-    x.reply(reply_for(x.offset, x.length, x.landing));
+    x.reply(reply_for(from, x.offset, x.length, x.landing));
 }
 
-void relay_source::sealed(store::object_ref ref) {
+void relay_source::sealed(const store::object_ref& ref,
+                          store::object_store store) {
   std::vector<parked> ready;
+  origin from;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    ref_ = std::move(ref);
-    buffer_.reset();
+    if (memory_) {
+      // Replies made before keep the sealed object until they are written.
+      memory_->ref = ref;
+      memory_.reset();
+    }
+    store_ = std::move(store);
+    id_ = ref.id();
     landed_.clear();
     landed_.emplace(0, bytes_.size());
     ready.swap(parked_);
     last_use_ = clock::now();
+    from = origin_locked();
   }
   for (auto& x : ready)
-    x.reply(reply_for(x.offset, x.length, x.landing));
+    x.reply(reply_for(from, x.offset, x.length, x.landing));
 }
 
 bool relay_source::failed(const caf::error& why) {
   std::vector<parked> waiting;
   {
     std::lock_guard<std::mutex> guard{mtx_};
-    if (ref_)
+    if (store_)
       return false; // sealed: every byte is in
     failure_ = why;
     waiting.swap(parked_);
@@ -121,8 +131,9 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
   served += length;
   last_use_ = clock::now();
   if (covers_locked(offset, length)) {
+    auto from = origin_locked();
     guard.unlock();
-    reply(reply_for(offset, length, landing));
+    reply(reply_for(from, offset, length, landing));
     return;
   }
   if (parked_.size() >= max_parked) {
@@ -137,7 +148,7 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
 
 bool relay_source::idle_since(clock::time_point cutoff) const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return ref_ && last_use_ < cutoff;
+  return store_ && last_use_ < cutoff;
 }
 
 bool relay_source::covers_locked(uint64_t offset, uint64_t length) const {
@@ -148,10 +159,28 @@ bool relay_source::covers_locked(uint64_t offset, uint64_t length) const {
   return i->first <= offset && i->second >= offset + length;
 }
 
-chunk_reply relay_source::reply_for(uint64_t offset, uint64_t length,
-                                    uint64_t landing) {
-  return chunk_reply{landing, wire_bytes{bytes_.subspan(offset, length),
-                                         shared_from_this()}};
+relay_source::origin relay_source::origin_locked() const {
+  return origin{memory_, memory_ ? std::nullopt : store_};
+}
+
+caf::expected<chunk_reply>
+relay_source::reply_for(const origin& from, uint64_t offset, uint64_t length,
+                        uint64_t landing) const {
+  if (from.landing)
+    return chunk_reply{landing, wire_bytes{bytes_.subspan(offset, length),
+                                           from.landing}};
+  // Sealed: served while anyone on this host holds the object.
+  auto store = from.store;
+  auto ref = store->get(id_);
+  if (!ref)
+    return caf::make_error(errc::transfer_failed,
+                           "node " + node_name_ + " no longer holds the "
+                             "object of node " + owner_
+                             + " (its receivers let it go); pull it from "
+                               "its owner");
+  auto held = std::make_shared<store::object_ref>(std::move(*ref));
+  auto bytes = held->bytes().subspan(offset, length);
+  return chunk_reply{landing, wire_bytes{bytes, std::move(held)}};
 }
 
 } // namespace ferry::detail

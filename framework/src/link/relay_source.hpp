@@ -6,14 +6,16 @@
 // already in is answered at once from the object's memory, one for a range
 // still on its way waits (`parked`) until it lands, so a chain of receivers
 // moves the object in a pipeline, each a few chunks behind the one before.
-// Once the object is sealed (`sealed`) every range is in; the source keeps
-// the object for the `linger` of node/relay_sources.hpp. A pull given up
-// (`failed`) answers every waiting request with the reason, and the asking
-// node falls back to the owner.
+// A pull given up (`failed`) answers every waiting request with the reason,
+// and the asking node falls back to the owner.
 //
-// A reply is a view of the object's memory that holds this source, so the
-// object stays mapped until CAF has written the reply, even if its pull is
-// given up or its receiver drops it meanwhile.
+// Relaying never keeps an object alive. While the object lands, replies
+// hold its unsealed memory (the landing buffer) until CAF has written them,
+// and once sealed (`sealed`) the source takes a new handle from the store
+// for each reply: the object is served for as long as anyone on this host
+// holds it (the receiving actor, usually), and when it is gone a request is
+// answered with an error and the asking node pulls from the owner. So a
+// node's store holds no more for relaying than it holds anyway.
 //
 // Bounds, since the asking node is a peer: a request must lie within the
 // object and be at most `max_chunk` bytes; each node is served at most the
@@ -28,6 +30,7 @@
 #include "wire/control.hpp"
 
 #include "ferry/store/object_ref.hpp"
+#include "ferry/store/object_store.hpp"
 
 #include <caf/expected.hpp>
 
@@ -44,7 +47,7 @@
 
 namespace ferry::detail {
 
-class relay_source : public std::enable_shared_from_this<relay_source> {
+class relay_source {
 public:
   using clock = std::chrono::steady_clock;
 
@@ -65,9 +68,9 @@ public:
   /// waiting for them.
   void landed(uint64_t offset, uint64_t length);
 
-  /// The object is complete and sealed as `ref`: keeps it for later
-  /// requests.
-  void sealed(store::object_ref ref);
+  /// The object is complete and sealed as `ref` in `store`: answers the
+  /// requests still waiting, and later ones while the store holds it.
+  void sealed(const store::object_ref& ref, store::object_store store);
 
   /// The pull was given up: answers waiting and later requests with `why`.
   /// Returns false, changing nothing, when the object is sealed already.
@@ -78,11 +81,26 @@ public:
   void serve(const std::string& requester, uint64_t offset, uint64_t length,
              uint64_t landing, reply_fn reply);
 
-  /// Returns whether the object is sealed and was last used before
+  /// Returns whether the object is sealed and was last asked for before
   /// `cutoff`.
   bool idle_since(clock::time_point cutoff) const;
 
 private:
+  /// What keeps the object's memory while replies are written: the
+  /// landing buffer, and from sealing on a handle (shared by the replies
+  /// made before the object was sealed).
+  struct memory {
+    std::shared_ptr<landing_buffer> buffer;
+    std::optional<store::object_ref> ref;
+  };
+
+  /// Where a reply takes its bytes from: the landing memory, or (sealed)
+  /// the store.
+  struct origin {
+    std::shared_ptr<memory> landing;
+    std::optional<store::object_store> store;
+  };
+
   struct parked {
     uint64_t offset;
     uint64_t length;
@@ -93,8 +111,12 @@ private:
   /// Returns whether every byte of the range has landed (requires `mtx_`).
   bool covers_locked(uint64_t offset, uint64_t length) const;
 
+  /// Returns where replies take their bytes from now (requires `mtx_`).
+  origin origin_locked() const;
+
   /// The reply for a range that has landed.
-  chunk_reply reply_for(uint64_t offset, uint64_t length, uint64_t landing);
+  caf::expected<chunk_reply> reply_for(const origin& from, uint64_t offset,
+                                       uint64_t length, uint64_t landing) const;
 
   const std::span<const std::byte> bytes_;
   const std::string owner_;
@@ -102,10 +124,11 @@ private:
   const uint64_t max_chunk_;
 
   mutable std::mutex mtx_;
-  /// The object while it lands (dropped once sealed).
-  std::shared_ptr<landing_buffer> buffer_;
-  /// The sealed object.
-  std::optional<store::object_ref> ref_;
+  /// The object's memory while it lands (null once sealed).
+  std::shared_ptr<memory> memory_;
+  /// The store holding the sealed object, and its id there.
+  std::optional<store::object_store> store_;
+  store::object_id id_{};
   /// Why the pull was given up (empty: it was not).
   caf::error failure_;
   /// The ranges landed, merged: start → end.

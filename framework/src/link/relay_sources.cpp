@@ -127,15 +127,6 @@ void relay_sources::sweep() {
     [cutoff](const relay_source& x) { return x.idle_since(cutoff); });
 }
 
-size_t relay_sources::drop_sealed() {
-  std::vector<std::shared_ptr<relay_source>> dropped; // released after
-  std::lock_guard<std::mutex> guard{mtx_};
-  dropped = erase_locked([](const relay_source& x) {
-    return x.idle_since(clock::time_point::max());
-  });
-  return dropped.size();
-}
-
 void relay_sources::clear() {
   decltype(sources_) dropped;
   std::vector<waiting> expired;

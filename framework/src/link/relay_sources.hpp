@@ -14,11 +14,10 @@
 // with an error, and the asking node pulls that chunk from the owner. A key
 // this node had and let go (among the last `max_gone`) is answered at once.
 //
-// A sealed object is kept for `linger` after its last use, so receivers a
-// little behind still find it; `sweep` (the node's timer) then lets it
-// go, and the store frees it once the receiving actor has dropped it too.
-// Kept objects never crowd out new ones: a pull that finds the store full
-// lets every kept object go (`drop_sealed`) and tries again.
+// A sealed object's source stays for `linger` after its last use, so
+// receivers a little behind still find it while this host holds the object
+// (a source keeps no object alive, see link/relay_source.hpp); `sweep` (the
+// node's timer) then forgets it.
 //
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the table, and requests are answered and sources dropped
@@ -43,7 +42,8 @@ class relay_sources {
 public:
   using clock = relay_source::clock;
 
-  /// How long a sealed object stays after its last use by default.
+  /// How long a sealed object's source stays after its last use by
+  /// default.
   static constexpr auto default_linger = std::chrono::seconds{5};
 
   /// How long a request for a key not opened yet waits by default.
@@ -88,10 +88,6 @@ public:
   /// Forgets sealed objects unused for `linger` (the node's sweeper calls
   /// this every half linger).
   void sweep();
-
-  /// Forgets every sealed object at once, linger or not: the store needs
-  /// their room for a new object. Returns how many it forgot.
-  size_t drop_sealed();
 
   /// Forgets every source and answers every waiting request (the node
   /// shuts down).
