@@ -85,8 +85,8 @@ public:
                                + ferry::render(n.error()));
     node_ = std::move(*n);
     // Each receiver's store holds two objects (the one it is pulling and
-    // the copy it keeps for relaying, which a full store lets go) plus
-    // room for small frames; on top, the eighth of a store that copies
+    // the one before, which its sink or a receiver still pulling from it
+    // may hold a moment longer) plus room for small frames; on top, the eighth of a store that copies
     // landed ahead of their delivery may take (as the tcp peers' store in
     // main.cpp). Prefaulted: the rows measure warm stores.
     auto needed = 2 * size_ + 16 * MiB;

@@ -387,3 +387,42 @@ TEST(relay_source, SealedObjectIsServedWhileItsHostHoldsItAndNoLonger) {
   ASSERT_FALSE(out.got[0]);
   EXPECT_TRUE(mentions(out.got[0].error(), "no longer holds"));
 }
+
+TEST(relay_source, SealedObjectIsHeldForANodeStillPullingItUntilItAskedForAll) {
+  // Arrange: C pulls the first half from here while the object lands.
+  ferry::store::test::store_cleanup cleanup{
+    ferry::store::test::small_config("relay")};
+  auto store = ferry::store::object_store::attach(cleanup.cfg);
+  ASSERT_TRUE(store) << ferry::render(store.error());
+  auto object = store->create(64);
+  ASSERT_TRUE(object) << ferry::render(object.error());
+  auto buffer = std::make_shared<landing_buffer>(std::move(*object));
+  auto sut = std::make_shared<relay_source>(buffer->object_bytes(), buffer,
+                                            "owner", "relay", 64);
+  auto bytes = object_bytes();
+  ASSERT_TRUE(buffer->land(0, bytes));
+  replies out;
+  sut->landed(0, 64);
+  sut->serve("C", 0, 32, 1, out.sink());
+  // Act: the pull ends and this host's receiver lets the object go at once;
+  // then C asks for the second half.
+  auto ref = buffer->seal();
+  ASSERT_TRUE(ref) << ferry::render(ref.error());
+  auto id = ref->id();
+  sut->sealed(*ref, *store);
+  ref = caf::error{};
+  buffer.reset();
+  out.got.clear();
+  auto held_for_c = static_cast<bool>(store->get(id));
+  sut->serve("C", 32, 32, 2, out.sink());
+  ASSERT_EQ(out.got.size(), 1u);
+  ASSERT_TRUE(out.got[0]) << ferry::render(out.got[0].error());
+  std::vector<std::byte> second{out.got[0]->data.bytes().begin(),
+                                out.got[0]->data.bytes().end()};
+  out.got.clear();
+  auto freed_after = !store->get(id);
+  // Assert: held while C still pulled, let go once C asked for every byte.
+  EXPECT_TRUE(held_for_c);
+  EXPECT_EQ(second, std::vector<std::byte>(bytes.begin() + 32, bytes.end()));
+  EXPECT_TRUE(freed_after);
+}

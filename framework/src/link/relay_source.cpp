@@ -4,6 +4,7 @@
 
 #include "ferry/errc.hpp"
 
+#include <algorithm>
 #include <iterator>
 
 namespace ferry::detail {
@@ -64,6 +65,8 @@ void relay_source::sealed(const store::object_ref& ref,
     }
     store_ = std::move(store);
     id_ = ref.id();
+    if (pulled_from_locked())
+      held_ = ref;
     landed_.clear();
     landed_.emplace(0, bytes_.size());
     ready.swap(parked_);
@@ -132,6 +135,11 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
   last_use_ = clock::now();
   if (covers_locked(offset, length)) {
     auto from = origin_locked();
+    // The last request of the last node pulling from here lets the object
+    // go (after this reply, which takes a handle of its own).
+    std::optional<store::object_ref> done;
+    if (held_ && !pulled_from_locked())
+      done.swap(held_);
     guard.unlock();
     reply(reply_for(from, offset, length, landing));
     return;
@@ -157,6 +165,12 @@ bool relay_source::covers_locked(uint64_t offset, uint64_t length) const {
     return false;
   --i;
   return i->first <= offset && i->second >= offset + length;
+}
+
+bool relay_source::pulled_from_locked() const {
+  return std::any_of(served_.begin(), served_.end(), [this](auto& x) {
+    return x.second < bytes_.size();
+  });
 }
 
 relay_source::origin relay_source::origin_locked() const {

@@ -9,13 +9,17 @@
 // A pull given up (`failed`) answers every waiting request with the reason,
 // and the asking node falls back to the owner.
 //
-// Relaying never keeps an object alive. While the object lands, replies
-// hold its unsealed memory (the landing buffer) until CAF has written them,
-// and once sealed (`sealed`) the source takes a new handle from the store
-// for each reply: the object is served for as long as anyone on this host
-// holds it (the receiving actor, usually), and when it is gone a request is
-// answered with an error and the asking node pulls from the owner. So a
-// node's store holds no more for relaying than it holds anyway.
+// Relaying keeps an object alive only for the nodes pulling it from here.
+// While the object lands, replies hold its unsealed memory (the landing
+// buffer) until CAF has written them. Once sealed (`sealed`), the source
+// holds the object while a node that has begun pulling it from here has
+// not asked for all of it (a receiver a few chunks behind this one), and
+// at most until the source is swept, `linger` after the last request
+// (link/relay_sources.hpp); beyond that, it takes a new handle from the
+// store for each reply, serving the object while anyone on this host holds
+// it. When it is gone, a request is answered with an error and the asking
+// node pulls from the owner. So an object nobody pulls from here is held no
+// longer than its receiver holds it.
 //
 // Bounds, since the asking node is a peer: a request must lie within the
 // object and be at most `max_chunk` bytes; each node is served at most the
@@ -111,6 +115,10 @@ private:
   /// Returns whether every byte of the range has landed (requires `mtx_`).
   bool covers_locked(uint64_t offset, uint64_t length) const;
 
+  /// Returns whether a node began pulling from here and has not asked for
+  /// every byte (requires `mtx_`).
+  bool pulled_from_locked() const;
+
   /// Returns where replies take their bytes from now (requires `mtx_`).
   origin origin_locked() const;
 
@@ -126,6 +134,9 @@ private:
   mutable std::mutex mtx_;
   /// The object's memory while it lands (null once sealed).
   std::shared_ptr<memory> memory_;
+  /// The sealed object, while a node pulling it from here has not asked
+  /// for all of it.
+  std::optional<store::object_ref> held_;
   /// The store holding the sealed object, and its id there.
   std::optional<store::object_store> store_;
   store::object_id id_{};
