@@ -58,6 +58,31 @@ std::vector<std::byte> object_bytes() {
   return result;
 }
 
+/// A 64-byte object landing in a store, as the puller pulls a store handle,
+/// with its relay source; `bytes` have landed in it (not yet reported).
+struct landing_object {
+  ferry::store::test::store_cleanup cleanup{
+    ferry::store::test::small_config("relay")};
+  std::optional<ferry::store::object_store> store;
+  std::shared_ptr<landing_buffer> buffer;
+  std::shared_ptr<relay_source> source;
+
+  /// Returns an error's text when the store or object cannot be made.
+  std::string make(std::span<const std::byte> bytes) {
+    auto st = ferry::store::object_store::attach(cleanup.cfg);
+    if (!st)
+      return ferry::render(st.error());
+    store = std::move(*st);
+    auto object = store->create(bytes.size());
+    if (!object)
+      return ferry::render(object.error());
+    buffer = std::make_shared<landing_buffer>(std::move(*object));
+    source = std::make_shared<relay_source>(buffer->object_bytes(), buffer,
+                                            "owner", "relay", bytes.size());
+    return buffer->land(0, bytes) ? "" : "the bytes do not fit";
+  }
+};
+
 std::shared_ptr<relay_source> make_source(std::span<const std::byte> bytes) {
   return std::make_shared<relay_source>(bytes, nullptr, "owner", "relay",
                                         16);
@@ -343,17 +368,12 @@ TEST(relay_sources, SweepKeepsObjectsStillLanding) {
 TEST(relay_source, SealedObjectIsServedWhileItsHostHoldsItAndNoLonger) {
   // Arrange: an object landing in a store, as the puller pulls it; one
   // request made while it lands, one waiting for its last bytes.
-  ferry::store::test::store_cleanup cleanup{
-    ferry::store::test::small_config("relay")};
-  auto store = ferry::store::object_store::attach(cleanup.cfg);
-  ASSERT_TRUE(store) << ferry::render(store.error());
-  auto object = store->create(64);
-  ASSERT_TRUE(object) << ferry::render(object.error());
-  auto buffer = std::make_shared<landing_buffer>(std::move(*object));
-  auto sut = std::make_shared<relay_source>(buffer->object_bytes(), buffer,
-                                            "owner", "relay", 64);
   auto bytes = object_bytes();
-  ASSERT_TRUE(buffer->land(0, bytes));
+  landing_object landing;
+  ASSERT_EQ(landing.make(bytes), "");
+  auto& store = landing.store;
+  auto& buffer = landing.buffer;
+  auto& sut = landing.source;
   replies out;
   sut->landed(0, 32);
   sut->serve("C", 0, 32, 1, out.sink());
@@ -390,17 +410,12 @@ TEST(relay_source, SealedObjectIsServedWhileItsHostHoldsItAndNoLonger) {
 
 TEST(relay_source, SealedObjectIsHeldForANodeStillPullingItUntilItAskedForAll) {
   // Arrange: C pulls the first half from here while the object lands.
-  ferry::store::test::store_cleanup cleanup{
-    ferry::store::test::small_config("relay")};
-  auto store = ferry::store::object_store::attach(cleanup.cfg);
-  ASSERT_TRUE(store) << ferry::render(store.error());
-  auto object = store->create(64);
-  ASSERT_TRUE(object) << ferry::render(object.error());
-  auto buffer = std::make_shared<landing_buffer>(std::move(*object));
-  auto sut = std::make_shared<relay_source>(buffer->object_bytes(), buffer,
-                                            "owner", "relay", 64);
   auto bytes = object_bytes();
-  ASSERT_TRUE(buffer->land(0, bytes));
+  landing_object landing;
+  ASSERT_EQ(landing.make(bytes), "");
+  auto& store = landing.store;
+  auto& buffer = landing.buffer;
+  auto& sut = landing.source;
   replies out;
   sut->landed(0, 64);
   sut->serve("C", 0, 32, 1, out.sink());

@@ -78,6 +78,19 @@ protected:
     return std::to_string(static_cast<double>(count * (count - 1) / 2));
   }
 
+  /// Sends `array` to each of `receivers` once the one before answered;
+  /// returns their answers (an error's text for a failure).
+  std::vector<std::string>
+  send_in_turn(const std::vector<caf::actor>& receivers,
+               const ferry::store::shared_array<double>& array) {
+    std::vector<std::string> answers;
+    for (auto& receiver : receivers) {
+      auto answer = ask<std::string>(receiver, array);
+      answers.push_back(answer ? *answer : ferry::render(answer.error()));
+    }
+    return answers;
+  }
+
   /// Returns the local node's handle of `p`'s echo actor (which lets each
   /// array go once it answered), or of the actor exposed as `name`.
   caf::actor echo_of(const peer& p, const std::string& name = "") {
@@ -104,12 +117,7 @@ TEST_F(node_broadcast, ObjectSentToThreeHostsInTurnLeavesItsOwnerOnce) {
                                     echo_of(d, "hoarder")};
   auto array = make_array();
   // Act: each receiver gets the object once the one before has it.
-  std::vector<std::string> answers;
-  for (auto& receiver : receivers) {
-    auto answer = ask<std::string>(receiver, array);
-    ASSERT_TRUE(answer) << ferry::render(answer.error());
-    answers.push_back(*answer);
-  }
+  auto answers = send_in_turn(receivers, array);
   // Assert: each read the whole array; B pulled it from the owner, C from
   // B and D from C.
   for (auto& answer : answers)
@@ -174,12 +182,10 @@ TEST_F(node_broadcast, ReceiverWithoutLinkToTheNodeBeforePullsFromTheOwner) {
   std::vector<caf::actor> receivers{echo_of(b), echo_of(c)};
   auto array = make_array();
   // Act
-  for (auto& receiver : receivers) {
-    auto answer = ask<std::string>(receiver, array);
-    ASSERT_TRUE(answer) << ferry::render(answer.error());
-    EXPECT_NE(answer->find(expected_sum()), std::string::npos) << *answer;
-  }
-  // Assert: both pulled the whole object from the owner.
+  auto answers = send_in_turn(receivers, array);
+  // Assert: both read it whole, and pulled it from the owner.
+  for (auto& answer : answers)
+    EXPECT_NE(answer.find(expected_sum()), std::string::npos) << answer;
   EXPECT_EQ(local().stats("B")->bytes_pulled_by_peer, bytes);
   EXPECT_EQ(local().stats("C")->bytes_pulled_by_peer, bytes);
 }
@@ -193,13 +199,11 @@ TEST_F(node_broadcast, ReceiverAfterOneThatLetTheObjectGoPullsFromTheOwner) {
   std::vector<caf::actor> receivers{echo_of(b), echo_of(c)};
   auto array = make_array();
   // Act
-  for (auto& receiver : receivers) {
-    auto answer = ask<std::string>(receiver, array);
-    ASSERT_TRUE(answer) << ferry::render(answer.error());
-    EXPECT_NE(answer->find(expected_sum()), std::string::npos) << *answer;
-  }
+  auto answers = send_in_turn(receivers, array);
   // Assert: B's host no longer held the object, so relaying kept nothing
   // alive there and C pulled it whole from the owner.
+  for (auto& answer : answers)
+    EXPECT_NE(answer.find(expected_sum()), std::string::npos) << answer;
   EXPECT_EQ(local().stats("B")->bytes_pulled_by_peer, bytes);
   EXPECT_EQ(local().stats("C")->bytes_pulled_by_peer, bytes);
   EXPECT_EQ(link_field(c, "B", "relayed_by_peer"), 0u);
