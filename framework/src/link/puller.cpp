@@ -294,7 +294,9 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       auto range = next_range(job, cfg.chunk_size, may_relay);
       if (!range)
         break;
-      auto [offset, length] = *range;
+      // Named copies, not a structured binding: lambdas capture them.
+      uint64_t offset = range->first;
+      uint64_t length = range->second;
       ++st.outstanding;
       auto generation = st.generation;
       auto key = st.places->add(job.buffer, offset, length);
