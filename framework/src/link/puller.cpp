@@ -174,6 +174,16 @@ void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
 
 void request_more(puller_actor* self, const std::shared_ptr<link_state>& link);
 
+/// Asks the owner for the chunk a relaying node did not give, counting the
+/// miss against the relay.
+void ask_owner_instead(puller_actor* self,
+                       const std::shared_ptr<link_state>& link, frame_job& job,
+                       uint64_t offset, uint64_t length) {
+  job.retry.emplace_back(offset, length);
+  ++job.relay_misses;
+  request_more(self, link);
+}
+
 /// Takes the reply to the chunk request of `length` bytes at `offset` of
 /// job `index`, from the owner (`via` empty) or from the relaying node of
 /// link `via`; may finish or abandon the current message.
@@ -210,9 +220,7 @@ void on_chunk(puller_actor* self, size_t index, uint64_t offset,
     }
     // A relaying node's bad reply costs that chunk a request to the owner.
     link->node().log("relayed chunk refused: " + wrong);
-    job.retry.emplace_back(offset, length);
-    ++job.relay_misses;
-    request_more(self, link);
+    ask_owner_instead(self, link, job, offset, length);
     return;
   }
   job.received += length;
@@ -258,10 +266,7 @@ void on_relay_failed(puller_actor* self, size_t index, uint64_t offset,
   if (!link || generation != st.generation || !st.current)
     return;
   --st.outstanding;
-  auto& job = st.jobs[index];
-  job.retry.emplace_back(offset, length);
-  ++job.relay_misses;
-  request_more(self, link);
+  ask_owner_instead(self, link, st.jobs[index], offset, length);
 }
 
 /// Returns the next range of job `job` to ask for, and whether it may come

@@ -43,11 +43,6 @@ relay_directory::offer(uint64_t object_id, const std::string& peer) {
   return {std::move(lease), std::move(hint)};
 }
 
-size_t relay_directory::size() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  return entries_.size();
-}
-
 void relay_directory::prune_locked() {
   auto cutoff = (clock::now() - linger_).time_since_epoch().count();
   std::erase_if(entries_, [cutoff](auto& x) {

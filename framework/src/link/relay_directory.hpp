@@ -53,9 +53,6 @@ public:
   /// returns its hint for `peer`.
   offer_result offer(uint64_t object_id, const std::string& peer);
 
-  /// Returns the number of objects with entries (for tests).
-  size_t size() const;
-
 private:
   struct entry {
     uint64_t key = 0;

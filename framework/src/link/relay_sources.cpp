@@ -66,6 +66,8 @@ void relay_sources::serve(const relay_request& req,
                           relay_source::reply_fn reply) {
   std::shared_ptr<relay_source> source;
   waiting refused{req, requester, std::move(reply), {}};
+  bool parked = false;
+  std::function<void(clock::duration)> wake; // called after the lock
   {
     std::lock_guard<std::mutex> guard{mtx_};
     if (auto i = sources_.find(req.key); i != sources_.end()) {
@@ -76,10 +78,14 @@ void relay_sources::serve(const relay_request& req,
                     == gone_.end()) {
       refused.deadline = clock::now() + grace_;
       waiting_.emplace_back(std::move(refused));
-      if (timer_)
-        timer_(grace_);
-      return;
+      parked = true;
+      wake = timer_;
     }
+  }
+  if (parked) {
+    if (wake)
+      wake(grace_);
+    return;
   }
   if (!source) {
     not_here(refused);
