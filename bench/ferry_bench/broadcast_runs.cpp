@@ -20,6 +20,7 @@
 
 #include "child.hpp"
 #include "driver.hpp"
+#include "emulated_hosts.hpp"
 #include "ferry_parts.hpp"
 #include "machine.hpp"
 
@@ -53,20 +54,28 @@ struct receiver {
   std::string node_name;
   std::string store_name;
   std::unique_ptr<child> process;
+  /// Where its sink listens.
+  std::string address = "127.0.0.1";
   uint16_t port = 0;
   /// The sender's proxy of the receiver's sink.
   caf::actor sink;
 };
 
-/// The sender node and its three receivers, for one row. Throws
-/// std::runtime_error from the constructor when they cannot be set up.
+/// The sender node and its three receivers, for one row: over loopback, or
+/// with `hosts` each receiver on host i (1-based) and the sender on host 0,
+/// where the calling thread must already live. Throws std::runtime_error
+/// from the constructor when they cannot be set up.
 class broadcast_nodes {
 public:
-  broadcast_nodes(const cell& c, const bench_env& env) : size_(c.size) {
+  broadcast_nodes(const cell& c, const bench_env& env,
+                  const emulated_hosts* hosts)
+    : size_(c.size) {
     for (int i = 1; i <= broadcast_receivers; ++i) {
       auto& r = receivers_[static_cast<size_t>(i - 1)];
       r.node_name = "bench-broadcast-r" + std::to_string(i);
       r.store_name = broadcast_store_name(env.tcp_store_name, i);
+      if (hosts != nullptr)
+        r.address = hosts->address(i);
       // A store of the same name left by an earlier row may have another
       // size: start afresh.
       static_cast<void>(store::object_store::remove(r.store_name));
@@ -93,13 +102,20 @@ public:
     auto capacity = needed + needed / 7;
     auto family_list = "[\"" + c.family + "\"]";
     // Started together, so their stores are prefaulted side by side.
-    for (auto& r : receivers_)
-      r.process = std::make_unique<child>(std::vector<std::string>{
-        "--peer=ferry", "--ferry.node-name=" + r.node_name,
+    for (size_t i = 0; i < receivers_.size(); ++i) {
+      auto& r = receivers_[i];
+      std::vector<std::string> args{"--peer=ferry"};
+      if (hosts != nullptr)
+        args.push_back("--netns="
+                       + hosts->namespace_path(static_cast<int>(i) + 1));
+      args.insert(args.end(), {"--address=" + r.address,
+        "--ferry.node-name=" + r.node_name,
         "--ferry.store.name=" + r.store_name,
         "--ferry.store.capacity=" + std::to_string(capacity),
         "--ferry.store.prefault", "--ferry.link.serializers=" + family_list,
         "--ferry.link.deserializers=" + family_list});
+      r.process = std::make_unique<child>(args);
+    }
     for (auto& r : receivers_) {
       auto port = r.process->wait_for("port ", std::chrono::seconds{120});
       if (!port)
@@ -110,14 +126,16 @@ public:
     for (size_t i = 1; i < receivers_.size(); ++i)
       for (size_t j = 0; j < i; ++j) {
         auto answer = receivers_[i].process->ask(
-          "connect " + std::to_string(receivers_[j].port), "");
+          "connect " + receivers_[j].address + " "
+            + std::to_string(receivers_[j].port),
+          "");
         if (!answer || *answer != "ok")
           throw std::runtime_error(receivers_[i].node_name + " cannot link to "
                                    + receivers_[j].node_name + ": "
                                    + answer.value_or("no answer"));
       }
     for (auto& r : receivers_) {
-      auto proxy = node_->remote_actor("127.0.0.1", r.port);
+      auto proxy = node_->remote_actor(r.address, r.port);
       if (!proxy)
         throw std::runtime_error("cannot connect to " + r.node_name + ": "
                                  + ferry::render(proxy.error()));
@@ -271,7 +289,16 @@ measurement measure_broadcast(const cell& c, const run_params& p,
                               const bench_env& env) {
   measurement m;
   try {
-    broadcast_nodes nodes{c, env};
+    // netns rows: four hosts, the sender (this thread, and the node's
+    // threads it starts) on host 0 until the nodes are gone.
+    std::unique_ptr<emulated_hosts> hosts;
+    std::optional<scoped_network_namespace> on_host;
+    if (c.tr == transport::netns) {
+      hosts = std::make_unique<emulated_hosts>(1 + broadcast_receivers,
+                                               env.host_link_mbit);
+      on_host.emplace(hosts->namespace_path(0));
+    }
+    broadcast_nodes nodes{c, env, hosts.get()};
     if (!nodes.reset()) {
       m.error = "a receiver did not answer a reset";
       return m;

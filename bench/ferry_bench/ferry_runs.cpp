@@ -346,7 +346,7 @@ std::unique_ptr<group> make_ferry_group(transport tr, const std::string& family,
   return std::make_unique<ferry_group>(tr, family, env);
 }
 
-int ferry_peer_main(int argc, char** argv) {
+int ferry_peer_main(int argc, char** argv, const std::string& address) {
   ferry::node_config cfg;
   register_ferry_types(cfg);
   if (auto err = cfg.parse(argc, argv)) {
@@ -359,7 +359,7 @@ int ferry_peer_main(int argc, char** argv) {
     return 2;
   }
   auto sink = spawn_sink((*n)->system());
-  auto port = (*n)->publish(sink);
+  auto port = (*n)->publish(sink, 0, address);
   if (!port) {
     std::cerr << "ferry-bench peer: " << ferry::render(port.error()) << '\n';
     return 1;
@@ -368,8 +368,9 @@ int ferry_peer_main(int argc, char** argv) {
   // Broadcast rows link their receivers to each other (`connect`) and read
   // what each pulled from the others (`relayed`).
   ferry_peer_commands extra;
-  extra.connect = [&n](uint16_t peer_port) -> std::string {
-    auto proxy = (*n)->remote_actor("127.0.0.1", peer_port);
+  extra.connect = [&n](const std::string& host,
+                       uint16_t peer_port) -> std::string {
+    auto proxy = (*n)->remote_actor(host, peer_port);
     return proxy ? std::string{} : ferry::render(proxy.error());
   };
   extra.relayed = [&n] {

@@ -19,6 +19,7 @@
 // plain CAF, is a draw between two instances (0.81-1.24 across runs). A sink
 // per round puts that spread inside each row, where the median takes it out.
 #include "broadcast_runs.hpp"
+#include "emulated_hosts.hpp"
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "output.hpp"
@@ -28,6 +29,7 @@
 #include "ferry/store/object_store.hpp"
 #include "ferry/store/store_config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -141,6 +143,23 @@ int main(int argc, char** argv) {
       std::cerr << "  skipped " << s.c.label() << ": " << s.reason << "\n";
     return 2;
   }
+  // netns rows make network namespaces: the run goes on as root of its
+  // network stack (as another user, this runs ferry-bench again inside a
+  // user namespace and does not return), or skips them with the reason.
+  if (std::any_of(mtx.cells.begin(), mtx.cells.end(), [](const cell& c) {
+        return c.tr == transport::netns;
+      })) {
+    if (auto why = enter_root_of_network_stack(argc, argv); !why.empty()) {
+      std::cerr << "ferry-bench: no netns rows: " << why << "\n";
+      auto netns_row = [](const cell& c) { return c.tr == transport::netns; };
+      for (auto& c : mtx.cells)
+        if (netns_row(c))
+          mtx.skipped.push_back({c, "no emulated hosts: " + why});
+      std::erase_if(mtx.cells, netns_row);
+      if (mtx.cells.empty())
+        return 2;
+    }
+  }
   report rep;
   rep.mode = opts->quick ? "quick" : "full";
   rep.machine = read_machine();
@@ -150,6 +169,7 @@ int main(int argc, char** argv) {
   uint64_t max_ipc = 0;
   uint64_t max_ipc_json_record = 0;
   uint64_t max_tcp_array = 0;
+  uint64_t max_broadcast = 0;
   for (auto& c : mtx.cells) {
     sizes.insert(c.size);
     if (c.tr == transport::ipc)
@@ -159,21 +179,24 @@ int main(int argc, char** argv) {
       max_ipc_json_record = std::max(max_ipc_json_record, c.size);
     if (c.tr == transport::tcp && c.type == payload_type::shared_array)
       max_tcp_array = std::max(max_tcp_array, c.size);
+    if (c.pat == pattern::broadcast)
+      max_broadcast = std::max(max_broadcast, c.size);
   }
   std::cerr << "ferry-bench: timing memcpy of each payload size\n";
   for (auto size : sizes)
     rep.memcpy_us[size] = memcpy_us(size);
   // One host store for this run, removed at the end. Sized for the largest
-  // payload that lives in it: ipc payloads and the tcp rows' shared_arrays,
-  // which the sender creates here. A window of up to 128 MiB in flight, plus
+  // payload that lives in it: ipc payloads and the tcp and broadcast rows'
+  // shared_arrays, which the sender creates here. A window of up to 128 MiB in flight, plus
   // the payload held by the sender and one being written.
   bench_env env;
   env.store_name = "ferry-bench-" + std::to_string(getpid());
+  env.host_link_mbit = opts->host_link_mbit;
   // cereal.json writes a record's floats as decimal text with a comma and
   // indentation: its frames are sized at up to 14 times the payload (about
   // what a byte array would take as JSON text), one in the store and one
   // being written.
-  auto max_local = std::max(max_ipc, max_tcp_array);
+  auto max_local = std::max({max_ipc, max_tcp_array, max_broadcast});
   env.store_capacity = std::max(
     max_local <= 64 * MiB ? 512 * MiB : 3 * max_local + 512 * MiB,
     max_ipc_json_record == 0 ? 0 : 2 * 14 * max_ipc_json_record + 512 * MiB);
@@ -262,6 +285,8 @@ int main(int argc, char** argv) {
         current.reset();
         ferry::serializers::trim_vector_pool(true);
         fill(r, measure_broadcast(c, params_for(c, *opts), env));
+        if (c.tr == transport::netns)
+          r.host_link_mbit = env.host_link_mbit;
       } else if (auto* g = group_of(c); g == nullptr) {
         r.error = broken_reason(c);
       } else if (c.pat == pattern::handoff) {

@@ -95,11 +95,15 @@ private:
 
   std::optional<std::string> impossible(const cell& c) const {
     if (c.pat == pattern::broadcast
-        && (c.tr != transport::tcp || c.type != payload_type::shared_array
+        && ((c.tr != transport::tcp && c.tr != transport::netns)
+            || c.type != payload_type::shared_array
             || is_caf_family(c.family) || is_limit_family(c.family)))
       return std::string{"a broadcast sends a ferry store object "
-                         "(shared_array) to nodes on other hosts: tcp, "
-                         "ferry families only"};
+                         "(shared_array) to nodes on other hosts: tcp or "
+                         "netns, ferry families only"};
+    if (c.tr == transport::netns && c.pat != pattern::broadcast)
+      return std::string{"netns rows are broadcast rows: the other patterns "
+                         "run over tcp"};
     if (c.type == payload_type::shared_array) {
       if (c.tr == transport::inproc)
         return std::string{"a shared_array needs no transport in one "
@@ -204,8 +208,9 @@ matrix build_matrix(const options& opts) {
             pattern::handoff);
     }
     // The family hardly matters: the payload is a store handle.
-    b.add(transport::tcp, "cereal.binary", payload_type::shared_array,
-          64 * MiB, pattern::broadcast);
+    for (auto tr : {transport::tcp, transport::netns})
+      b.add(tr, "cereal.binary", payload_type::shared_array, 64 * MiB,
+            pattern::broadcast);
     add_tls_rows(b, sizes, both);
   } else {
     const auto& sizes = matrix_sizes();
@@ -227,9 +232,10 @@ matrix build_matrix(const options& opts) {
         b.add(tr, "cereal.binary", payload_type::shared_array, size,
               pattern::handoff);
     }
-    for (auto size : {64 * MiB, GiB})
-      b.add(transport::tcp, "cereal.binary", payload_type::shared_array, size,
-            pattern::broadcast);
+    for (auto tr : {transport::tcp, transport::netns})
+      for (auto size : {64 * MiB, GiB})
+        b.add(tr, "cereal.binary", payload_type::shared_array, size,
+              pattern::broadcast);
     add_tls_rows(b, sizes, both);
   }
   // With --metrics each ferry row gets its twin with the endpoint on, in

@@ -18,7 +18,10 @@ namespace ferry::bench {
 /// Where the two actors live. `tls` is `tcp` over TLS links (both nodes
 /// with ferry.tls set); its rows are compared with the plain ferry `tcp` row
 /// of the same family, type, size and pattern, and run in the same sets.
-enum class transport { inproc, ipc, tcp, tls };
+/// `netns` is `tcp` between hosts of their own: every node in a network
+/// namespace, its link shaped to `options::host_link_mbit` each way
+/// (emulated_hosts.hpp); broadcast rows only.
+enum class transport { inproc, ipc, tcp, tls, netns };
 
 /// Returns `tcp` for `tls`, else `x`: the transport whose sets a row joins.
 inline transport set_transport(transport x) {
@@ -117,6 +120,8 @@ struct options {
   bool list = false;
   /// Run every ferry row a second time with the metrics endpoint on.
   bool metrics = false;
+  /// Each emulated host's link rate, each way (`netns` rows; Mbit/s).
+  uint64_t host_link_mbit = 1000;
 };
 
 /// Parses `argv`; prints usage and returns nothing on `--help` or an error
@@ -230,6 +235,9 @@ struct result {
   /// broadcast runs (2.0 = both cores of a 2-core machine); negative when
   /// unknown.
   double cores_busy = -1;
+  /// netns rows: each emulated host's link rate, each way (Mbit/s); 0 for
+  /// the others.
+  uint64_t host_link_mbit = 0;
 };
 
 /// Parameters of one run, derived from the cell and the mode.

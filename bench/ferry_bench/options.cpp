@@ -21,7 +21,9 @@ Message throughput and latency between two actors, ferry against plain CAF
 (raw-caf) in the same run. See bench/ferry_bench/README.md.
 
   --quick                 the quick subset (what `bash dev.sh bench` runs)
-  --transport T[,T]       inproc, ipc, tcp, tls (tcp over TLS links)
+  --transport T[,T]       inproc, ipc, tcp, tls (tcp over TLS links), netns
+                          (tcp between network namespaces: broadcast rows
+                          between hosts of their own)
   --family F[,F]          raw, cereal.binary, cereal.portable, cereal.json,
                           msgpack, caf, raw-caf, raw-caf-tuned, ferry (inproc
                           ferry rows), socket (tcp limit), memcpy (ipc limit)
@@ -33,6 +35,8 @@ Message throughput and latency between two actors, ferry against plain CAF
                           (default 5)
   --handoff-runs N        hand-off and broadcast runs (default 5 quick,
                           7 full)
+  --host-link-mbit N      netns rows: each host's link rate, each way, in
+                          Mbit/s (default 1000)
   --json FILE             write the results as JSON
   --plot FILE.png         draw throughput against payload size (gnuplot)
   --metrics               run every ferry row twice: as selected, and with
@@ -75,6 +79,7 @@ std::string to_string(transport x) {
     case transport::inproc: return "inproc";
     case transport::ipc: return "ipc";
     case transport::tls: return "tls";
+    case transport::netns: return "netns";
     default: return "tcp";
   }
 }
@@ -187,13 +192,15 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
     } else if (arg == "--transport" || arg == "--family" || arg == "--payload"
                || arg == "--pattern" || arg == "--type" || arg == "--json"
                || arg == "--plot" || arg == "--seconds"
-               || arg == "--rounds" || arg == "--handoff-runs") {
+               || arg == "--rounds" || arg == "--handoff-runs"
+               || arg == "--host-link-mbit") {
       auto v = take();
       if (!v)
         return fail(arg + " needs a value");
       if (arg == "--transport") {
         for (auto& x : split(*v)) {
-          if (x != "inproc" && x != "ipc" && x != "tcp" && x != "tls")
+          if (x != "inproc" && x != "ipc" && x != "tcp" && x != "tls"
+              && x != "netns")
             return fail("unknown transport " + x);
           result.transports.push_back(x);
         }
@@ -240,6 +247,11 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         result.rounds = std::atoi(v->c_str());
         if (result.rounds <= 0)
           return fail("--rounds must be positive");
+      } else if (arg == "--host-link-mbit") {
+        auto mbit = std::atoll(v->c_str());
+        if (mbit <= 0 || mbit > 400000)
+          return fail("--host-link-mbit must be between 1 and 400000");
+        result.host_link_mbit = static_cast<uint64_t>(mbit);
       } else {
         result.handoff_runs = std::atoi(v->c_str());
         if (result.handoff_runs <= 0)

@@ -201,6 +201,11 @@ void print_table(const report& r) {
                       : c.tr == transport::tls
                           ? " (tcp over TLS links with mutual "
                             "authentication; ratio against plain ferry tcp)"
+                      : c.tr == transport::netns
+                          ? " (tcp between hosts of their own: a network "
+                            "namespace per node, each host's link "
+                            + std::to_string(x.host_link_mbit)
+                            + " Mbit/s each way)"
                           : " (two processes, no shared store: cross-host "
                             "path over loopback)")
                 << "\n"
@@ -326,6 +331,8 @@ bool write_json(const report& r, const std::string& path) {
           << ", \"relayed_bytes\": " << known(x.relayed_bytes)
           << ", \"cpu_ratio\": " << known(x.cpu_ratio)
           << ", \"cores_busy\": " << known(x.cores_busy);
+      if (c.tr == transport::netns)
+        out << ", \"host_link_mbit\": " << x.host_link_mbit;
     } else {
       out << ", \"round_msgs_per_s\": [";
       for (size_t i = 0; i < x.round_msgs_per_s.size(); ++i)

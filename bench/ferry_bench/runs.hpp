@@ -64,6 +64,8 @@ struct bench_env {
   /// Certificates of tls rows, made by make_test_pki.sh as their groups
   /// start (empty: no tls row).
   std::string pki_dir;
+  /// netns rows: each emulated host's link rate, each way (Mbit/s).
+  uint64_t host_link_mbit = 1000;
 };
 
 /// One oneway or pingpong cell being measured in rounds. The cells compared
@@ -125,9 +127,9 @@ int peer_main(int argc, char** argv);
 /// The commands only a ferry peer serves (see peer.cpp); a peer without
 /// them answers each with an error.
 struct ferry_peer_commands {
-  /// `connect <port>`: links this node to the node at 127.0.0.1:<port>;
-  /// returns "" on success, else why not.
-  std::function<std::string(uint16_t)> connect;
+  /// `connect <host> <port>`: links this node to the node at
+  /// <host>:<port>; returns "" on success, else why not.
+  std::function<std::string(const std::string&, uint16_t)> connect;
   /// `relayed`: returns the bytes this node pulled from other receivers'
   /// copies of store objects (`bytes_relayed_by_peer` over its links).
   std::function<uint64_t()> relayed;
