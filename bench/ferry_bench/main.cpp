@@ -54,8 +54,10 @@ std::string progress_figure(const result& r) {
   char buf[160];
   if (r.c.pat == pattern::handoff)
     std::snprintf(buf, sizeof(buf),
-                  "p50 %.0f us, resent %.0f us (memcpy %.0f us)", r.p50_us,
-                  r.resend_p50_us, r.memcpy_us);
+                  "p50 %.0f us (64 B: %.0f us), resent %.0f us (64 B: %.0f "
+                  "us); memcpy %.0f us",
+                  r.p50_us, r.small_p50_us, r.resend_p50_us,
+                  r.small_resend_p50_us, r.memcpy_us);
   else if (r.c.pat == pattern::broadcast)
     std::snprintf(buf, sizeof(buf),
                   "p50 %.0f us to %d nodes, %.0f us to one (%.2fx); owner "
@@ -103,6 +105,8 @@ void fill(result& r, const measurement& m) {
   r.receiver_peak_rss_mb = m.rss_mb;
   r.round_msgs_per_s = m.round_rates;
   r.resend_p50_us = m.resend_p50_us;
+  r.small_p50_us = m.small_p50_us;
+  r.small_resend_p50_us = m.small_resend_p50_us;
   r.single_p50_us = m.single_p50_us;
   r.broadcast_ratio
     = m.single_p50_us > 0 ? m.p50_us / m.single_p50_us : -1;

@@ -217,6 +217,11 @@ struct result {
   /// Hand-off rows: p50 of handing the same object off again at once (µs);
   /// negative when not measured. See README.md ("handoff").
   double resend_p50_us = -1;
+  /// Hand-off rows: p50 of a 64 B message sent the same way, after the same
+  /// quiet as the hand-off, and right after the resend (µs); negative when
+  /// not measured.
+  double small_p50_us = -1;
+  double small_resend_p50_us = -1;
   /// Broadcast rows (see README.md, "broadcast"): p50 of sending an object
   /// to one receiving node (µs), negative when not measured; p50_us over it.
   double single_p50_us = -1;

@@ -224,7 +224,9 @@ void print_table(const report& r) {
            << human(x.mb_per_s) << std::setw(11) << fixed(x.p50_us, 1)
            << std::setw(11) << fixed(x.p99_us, 1);
       if (c.pat == pattern::handoff)
-        line << "  resent " << fixed(x.resend_p50_us, 0) << " us, memcpy "
+        line << "  64 B " << fixed(x.small_p50_us, 0) << " us; resent "
+             << fixed(x.resend_p50_us, 0) << " us, 64 B "
+             << fixed(x.small_resend_p50_us, 0) << " us; memcpy "
              << fixed(x.memcpy_us, 0) << " us";
       else if (c.pat == pattern::broadcast)
         line << "  to one " << fixed(x.single_p50_us, 0) << " us ("
@@ -322,7 +324,12 @@ bool write_json(const report& r, const std::string& path) {
     if (c.pat == pattern::handoff) {
       out << ", \"memcpy_us\": " << json_number(x.memcpy_us)
           << ", \"resend_p50_us\": "
-          << (x.resend_p50_us >= 0 ? json_number(x.resend_p50_us) : "null");
+          << (x.resend_p50_us >= 0 ? json_number(x.resend_p50_us) : "null")
+          << ", \"small_p50_us\": "
+          << (x.small_p50_us >= 0 ? json_number(x.small_p50_us) : "null")
+          << ", \"small_resend_p50_us\": "
+          << (x.small_resend_p50_us >= 0 ? json_number(x.small_resend_p50_us)
+                                         : "null");
     } else if (c.pat == pattern::broadcast) {
       auto known = [](double v) { return v >= 0 ? json_number(v) : "null"; };
       out << ", \"single_p50_us\": " << known(x.single_p50_us)

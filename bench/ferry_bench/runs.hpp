@@ -39,8 +39,12 @@ struct measurement {
   /// The rate of each round, in the order they ran (oneway and pingpong).
   std::vector<double> round_rates;
   /// Hand-off rows: p50 of sending each object a second time, right after
-  /// its first hand-off (µs); negative when not measured.
+  /// its first hand-off (µs), and of a 64 B message sent after the same
+  /// quiet as the hand-off and right after the resend; negative when not
+  /// measured (see ferry_runs.cpp).
   double resend_p50_us = -1;
+  double small_p50_us = -1;
+  double small_resend_p50_us = -1;
   /// Broadcast rows (broadcast_runs.hpp): p50 of sending an object to one
   /// receiving node (µs), the owner's copies per broadcast object, the
   /// bytes relayed among the receivers per object, the CPU time of a

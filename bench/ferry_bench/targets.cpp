@@ -25,7 +25,8 @@ bool binary_family(const std::string& family) {
 std::string resent_note(const result& x) {
   if (x.resend_p50_us < 0)
     return {};
-  return "; resent at once: " + fixed(x.resend_p50_us, 0) + " us";
+  return "; resent at once: " + fixed(x.resend_p50_us, 0) + " us (64 B: "
+         + fixed(x.small_resend_p50_us, 0) + " us)";
 }
 
 /// A broadcast row's targets: the three receivers together take little
@@ -196,16 +197,22 @@ std::vector<target_check> check_targets(const report& r) {
         f.met = x.p50_us <= 1.2 * i->second;
         out.push_back(f);
       }
-      if (auto i = one_way_64.find(c.family);
-          x.ok && i != one_way_64.end()) {
+      // Against a 64 B message sent the same way, after the same quiet
+      // (ferry_runs.cpp); a stream's half round trip, whose threads never
+      // sleep, is beside it for reference.
+      if (x.ok && x.small_p50_us > 0) {
         target_check l;
-        l.what = "ipc hand-off <= 2x a 64 B one-way latency";
+        l.what = "ipc hand-off <= 2x a 64 B one-way latency (sent the same "
+                 "way)";
         l.row = c.label();
-        l.figure = "p50 " + fixed(x.p50_us, 0) + " us vs half the 64 B "
-                   + "round trip " + fixed(i->second, 0) + " us ("
-                   + fixed(x.p50_us / i->second, 2) + "x, need <= 2)"
+        l.figure = "p50 " + fixed(x.p50_us, 0) + " us vs 64 B "
+                   + fixed(x.small_p50_us, 0) + " us ("
+                   + fixed(x.p50_us / x.small_p50_us, 2) + "x, need <= 2)"
                    + resent_note(x);
-        l.met = x.p50_us <= 2 * i->second;
+        if (auto i = one_way_64.find(c.family); i != one_way_64.end())
+          l.figure += "; half the 64 B round trip of a stream: "
+                      + fixed(i->second, 0) + " us";
+        l.met = x.p50_us <= 2 * x.small_p50_us;
         out.push_back(l);
       }
     }

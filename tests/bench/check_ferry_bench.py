@@ -160,7 +160,8 @@ def check_handoff(bench, work):
     if not check(len(rows) == 1, f"expected one hand-off row, got {len(rows)}"):
         return
     r = rows[0]
-    for key in ("p50_us", "memcpy_us", "resend_p50_us"):
+    for key in ("p50_us", "memcpy_us", "resend_p50_us", "small_p50_us",
+                "small_resend_p50_us"):
         check(number(r.get(key)) and r[key] > 0,
               f"hand-off row: {key} is {r.get(key)}")
     check("ipc hand-off <= 1.5x memcpy" in res.stdout,
