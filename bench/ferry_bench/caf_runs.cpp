@@ -32,7 +32,7 @@ void register_caf_types(caf::actor_system_config& cfg) {
 
 class caf_group final : public group {
 public:
-  caf_group(transport tr, bool tuned, const bench_env&) {
+  caf_group(transport tr, bool tuned, const bench_env& env) {
     register_caf_types(cfg_);
     if (tuned)
       apply_ferry_caf_settings(cfg_);
@@ -43,13 +43,15 @@ public:
       dest_ = sink_;
       return;
     }
-    peer_ = std::make_unique<child>(
-      std::vector<std::string>{tuned ? "--peer=caf-tuned" : "--peer=caf"});
+    std::vector<std::string> args{tuned ? "--peer=caf-tuned" : "--peer=caf"};
+    args.insert(args.end(), env.peer_place.begin(), env.peer_place.end());
+    args.push_back("--address=" + env.peer_address);
+    peer_ = std::make_unique<child>(args);
     auto port = peer_->wait_for("port ", std::chrono::seconds{30});
     if (!port)
       throw std::runtime_error("the raw-caf peer did not start");
     auto remote = sys_->middleman().remote_actor(
-      "127.0.0.1", static_cast<uint16_t>(std::stoi(*port)));
+      env.peer_address, static_cast<uint16_t>(std::stoi(*port)));
     if (!remote)
       throw std::runtime_error("cannot connect to the raw-caf peer: "
                                + sys_->render(remote.error()));
@@ -125,7 +127,8 @@ std::unique_ptr<group> make_caf_group(transport tr, bool tuned,
 }
 
 /// Runs the plain CAF side of a peer process until stdin closes.
-int caf_peer_main(int argc, char** argv, bool tuned) {
+int caf_peer_main(int argc, char** argv, bool tuned,
+                  const std::string& address) {
   caf::actor_system_config cfg;
   register_caf_types(cfg);
   if (tuned)
@@ -136,7 +139,7 @@ int caf_peer_main(int argc, char** argv, bool tuned) {
   }
   caf::actor_system sys{cfg};
   auto sink = spawn_sink(sys);
-  auto port = sys.middleman().publish(sink, 0, "127.0.0.1");
+  auto port = sys.middleman().publish(sink, 0, address.c_str());
   if (!port) {
     std::cerr << "ferry-bench peer: " << sys.render(port.error()) << '\n';
     return 1;

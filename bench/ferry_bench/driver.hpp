@@ -89,9 +89,10 @@ int serve_peer(caf::actor_system& sys, const caf::actor& sink,
                const ferry_peer_commands& ferry = {});
 
 /// The peer process with plain CAF (caf_runs.cpp) or a ferry node
-/// (ferry_runs.cpp); `argv` holds CAF's and ferry's flags only. The ferry
-/// peer publishes its sink at `address`.
-int caf_peer_main(int argc, char** argv, bool tuned);
+/// (ferry_runs.cpp); `argv` holds CAF's and ferry's flags only. Each
+/// publishes its sink at `address`.
+int caf_peer_main(int argc, char** argv, bool tuned,
+                  const std::string& address);
 int ferry_peer_main(int argc, char** argv, const std::string& address);
 
 } // namespace ferry::bench

@@ -77,6 +77,13 @@ int run_tool(const std::string& program, const std::vector<std::string>& args,
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/// Numbers the emulated networks of this process, so a new one never meets
+/// the namespaces of one just gone.
+int next_number() {
+  static int n = 0;
+  return n++;
+}
+
 std::string prepare_inner_run() {
   if (::mount("none", "/run", "tmpfs", 0, nullptr) != 0)
     return std::string{"cannot mount a tmpfs on /run in the user namespace: "}
@@ -155,7 +162,8 @@ scoped_network_namespace::~scoped_network_namespace() {
 }
 
 emulated_hosts::emulated_hosts(int count, uint64_t mbit)
-  : prefix_("ferry-bench-" + std::to_string(getpid()) + "-"),
+  : prefix_("ferry-bench-" + std::to_string(getpid()) + "-"
+            + std::to_string(next_number()) + "-"),
     mbit_(mbit) {
   if (count < 1 || count > 200)
     throw std::runtime_error("emulated hosts: between 1 and 200 hosts");

@@ -61,8 +61,8 @@ private:
 
 /// `count` hosts on a switch, each link shaped to `mbit` each way. Needs
 /// root of the network stack (see `enter_root_of_network_stack`). The
-/// namespaces are named after this process, so two runs never meet; the
-/// destructor deletes them.
+/// namespaces are named after this process and numbered, so two runs (or
+/// two networks of one run) never meet; the destructor deletes them.
 class emulated_hosts {
 public:
   /// Throws std::runtime_error naming the command that failed.

@@ -146,15 +146,17 @@ public:
     }
     peer_name_ = peer_name;
     bool ipc = tr == transport::ipc;
-    std::vector<std::string> args{
-      "--peer=ferry",
+    std::vector<std::string> args{"--peer=ferry"};
+    args.insert(args.end(), env.peer_place.begin(), env.peer_place.end());
+    args.insert(args.end(), {
+      "--address=" + env.peer_address,
       "--ferry.node-name=" + peer_name_,
       "--ferry.store.name=" + (ipc ? env.store_name : env.tcp_store_name),
       "--ferry.store.capacity="
         + std::to_string(ipc ? env.store_capacity : env.tcp_store_capacity),
       "--ferry.link.serializers=" + list_arg(family),
       "--ferry.link.deserializers=" + list_arg(family),
-    };
+    });
     // Stores are warm for every row (the driver prefaults its own too),
     // but for a tcp store sized for 1 GiB copies: prefaulted, its 3.6 GiB
     // would stay resident through the whole tcp set, beside every peer's
@@ -171,7 +173,7 @@ public:
     auto port = peer_->wait_for("port ", std::chrono::seconds{60});
     if (!port)
       throw std::runtime_error("the ferry peer did not start");
-    auto proxy = node_->remote_actor("127.0.0.1",
+    auto proxy = node_->remote_actor(env.peer_address,
                                      static_cast<uint16_t>(std::stoi(*port)));
     if (!proxy)
       throw std::runtime_error("cannot connect to the ferry peer: "

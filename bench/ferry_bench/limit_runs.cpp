@@ -36,6 +36,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -270,8 +271,11 @@ private:
 
 class socket_group final : public group {
 public:
-  socket_group() {
-    peer_ = std::make_unique<child>(std::vector<std::string>{"--peer=socket"});
+  explicit socket_group(const bench_env& env) {
+    std::vector<std::string> args{"--peer=socket"};
+    args.insert(args.end(), env.peer_place.begin(), env.peer_place.end());
+    args.push_back("--address=" + env.peer_address);
+    peer_ = std::make_unique<child>(args);
     auto port = peer_->wait_for("port ", std::chrono::seconds{30});
     if (!port)
       throw std::runtime_error("the socket peer did not start");
@@ -280,7 +284,8 @@ public:
       throw std::runtime_error(errno_text("socket"));
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::inet_pton(AF_INET, env.peer_address.c_str(), &addr.sin_addr) != 1)
+      throw std::runtime_error("not an IPv4 address: " + env.peer_address);
     addr.sin_port = htons(static_cast<uint16_t>(std::stoi(*port)));
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
       throw std::runtime_error(errno_text("connect to the socket peer"));
@@ -410,23 +415,26 @@ void serve_socket(int fd, std::atomic<uint64_t>& count,
 
 } // namespace
 
-std::unique_ptr<group> make_limit_group(transport tr) {
-  if (tr == transport::tcp)
-    return std::make_unique<socket_group>();
+std::unique_ptr<group> make_limit_group(transport tr, const bench_env& env) {
+  if (tr == transport::tcp || tr == transport::netns)
+    return std::make_unique<socket_group>(env);
   if (tr == transport::ipc)
     return std::make_unique<memcpy_group>();
   throw std::runtime_error("no limit row for " + to_string(tr));
 }
 
-int socket_peer_main() {
+int socket_peer_main(const std::string& address) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    std::cerr << "ferry-bench peer: not an IPv4 address: " << address << '\n';
+    return 2;
+  }
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listener < 0) {
     std::cerr << "ferry-bench peer: " << errno_text("socket") << '\n';
     return 1;
   }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
   if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0
       || ::listen(listener, 1) != 0

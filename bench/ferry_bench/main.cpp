@@ -236,6 +236,29 @@ int main(int argc, char** argv) {
   // 64 MiB sets beside the 1 GiB ones, in a dozen processes at once, do not
   // fit a 24 GiB machine.
   std::optional<std::pair<transport, bool>> current;
+  // netns sets: two emulated hosts, this thread (and the groups' threads it
+  // starts) on host 0 and the peers on host 1, while the set's groups live.
+  std::unique_ptr<emulated_hosts> hosts;
+  std::optional<scoped_network_namespace> on_host;
+  std::string hosts_error;
+  auto leave_hosts = [&] {
+    on_host.reset();
+    hosts.reset();
+    env.peer_address = "127.0.0.1";
+    env.peer_place.clear();
+  };
+  auto enter_hosts = [&] {
+    hosts_error.clear();
+    try {
+      hosts = std::make_unique<emulated_hosts>(2, env.host_link_mbit);
+      on_host.emplace(hosts->namespace_path(0));
+      env.peer_address = hosts->address(1);
+      env.peer_place = {"--netns=" + hosts->namespace_path(1)};
+    } catch (std::exception& e) {
+      leave_hosts();
+      hosts_error = e.what();
+    }
+  };
   auto group_of = [&](const cell& c) -> group* {
     auto set_key = std::pair{set_transport(c.tr), c.size >= 1024 * MiB};
     if (!current || *current != set_key) {
@@ -243,14 +266,19 @@ int main(int argc, char** argv) {
       // What the process-wide vector pool kept for the groups just gone.
       ferry::serializers::trim_vector_pool(true);
       current = set_key;
+      leave_hosts();
+      if (set_key.first == transport::netns)
+        enter_hosts();
     }
     auto key = to_string(c.tr) + "/" + c.family;
+    if (c.tr == transport::netns && !hosts_error.empty())
+      broken[key] = hosts_error;
     if (!groups.count(key) && !broken.count(key)) {
       try {
         groups[key] = is_caf_family(c.family)
                         ? make_caf_group(c.tr, c.family == raw_caf_tuned, env)
                       : is_limit_family(c.family)
-                        ? make_limit_group(c.tr)
+                        ? make_limit_group(c.tr, env)
                         : make_ferry_group(c.tr, c.family, env);
       } catch (std::exception& e) {
         broken[key] = e.what();
@@ -287,10 +315,9 @@ int main(int argc, char** argv) {
         // first, so their buffers do not add up with the row's stores.
         groups.clear();
         current.reset();
+        leave_hosts();
         ferry::serializers::trim_vector_pool(true);
         fill(r, measure_broadcast(c, params_for(c, *opts), env));
-        if (c.tr == transport::netns)
-          r.host_link_mbit = env.host_link_mbit;
       } else if (auto* g = group_of(c); g == nullptr) {
         r.error = broken_reason(c);
       } else if (c.pat == pattern::handoff) {
@@ -340,6 +367,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < rows.size(); ++i) {
       if (trials[i])
         fill(rows[i], trials[i]->result());
+      if (rows[i].c.tr == transport::netns)
+        rows[i].host_link_mbit = env.host_link_mbit;
       std::cerr << "  " << rows[i].c.label() << ": "
                 << progress_figure(rows[i]) << "\n";
       rep.results.push_back(std::move(rows[i]));
@@ -349,6 +378,7 @@ int main(int argc, char** argv) {
     first = last;
   }
   groups.clear();
+  leave_hosts();
   if (store)
     store->detach();
   static_cast<void>(ferry::store::object_store::remove(env.store_name));

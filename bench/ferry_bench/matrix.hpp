@@ -20,7 +20,8 @@ namespace ferry::bench {
 /// of the same family, type, size and pattern, and run in the same sets.
 /// `netns` is `tcp` between hosts of their own: every node in a network
 /// namespace, its link shaped to `options::host_link_mbit` each way
-/// (emulated_hosts.hpp); broadcast rows only.
+/// (emulated_hosts.hpp): broadcast rows, and byte arrays one way beside the
+/// socket over the same link (no CAF baselines).
 enum class transport { inproc, ipc, tcp, tls, netns };
 
 /// Returns `tcp` for `tls`, else `x`: the transport whose sets a row joins.
@@ -71,7 +72,7 @@ inline bool is_limit_family(const std::string& family) {
 
 /// Returns the limit family of a transport's sets ("" for none).
 inline std::string limit_family_of(transport tr) {
-  return tr == transport::tcp ? socket_limit
+  return tr == transport::tcp || tr == transport::netns ? socket_limit
          : tr == transport::ipc ? memcpy_limit
                                 : std::string{};
 }

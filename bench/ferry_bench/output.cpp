@@ -338,14 +338,14 @@ bool write_json(const report& r, const std::string& path) {
           << ", \"relayed_bytes\": " << known(x.relayed_bytes)
           << ", \"cpu_ratio\": " << known(x.cpu_ratio)
           << ", \"cores_busy\": " << known(x.cores_busy);
-      if (c.tr == transport::netns)
-        out << ", \"host_link_mbit\": " << x.host_link_mbit;
     } else {
       out << ", \"round_msgs_per_s\": [";
       for (size_t i = 0; i < x.round_msgs_per_s.size(); ++i)
         out << (i == 0 ? "" : ", ") << json_number(x.round_msgs_per_s[i]);
       out << "]";
     }
+    if (c.tr == transport::netns)
+      out << ", \"host_link_mbit\": " << x.host_link_mbit;
     out << "}";
     first = false;
   }

@@ -6,8 +6,8 @@
 // "port <N>", then serves commands on stdin, one per line, until stdin
 // closes. Two options of its own come first, before CAF's and ferry's:
 // `--netns=<path>` joins that network namespace before anything starts, and
-// `--address=<a>` publishes a ferry peer's sink at <a> (default 127.0.0.1);
-// the `netns` rows use both (emulated_hosts.hpp). Commands:
+// `--address=<a>` listens at <a> (default 127.0.0.1); the `netns` rows use
+// both (emulated_hosts.hpp). Commands:
 //   reset <k>   reset the sink (acknowledge every k one-way messages) and
 //               this process's peak RSS; answers "ok"
 //   rss         answers "rss <MiB>": peak resident memory since the last
@@ -98,9 +98,9 @@ int peer_main(int argc, char** argv) {
   rest.push_back(nullptr);
   auto n = static_cast<int>(rest.size()) - 1;
   if (mode == "caf" || mode == "caf-tuned")
-    return caf_peer_main(n, rest.data(), mode == "caf-tuned");
+    return caf_peer_main(n, rest.data(), mode == "caf-tuned", address);
   if (mode == "socket")
-    return socket_peer_main();
+    return socket_peer_main(address);
   if (mode == "ferry")
     return ferry_peer_main(n, rest.data(), address);
   std::cerr << "ferry-bench: unknown peer mode " << mode << '\n';

@@ -70,6 +70,11 @@ struct bench_env {
   std::string pki_dir;
   /// netns rows: each emulated host's link rate, each way (Mbit/s).
   uint64_t host_link_mbit = 1000;
+  /// Where the peer process of a two-process row listens, and the
+  /// arguments that put it there (after `--peer=...`): loopback, or for
+  /// netns sets host 1 (`--netns=<path>`; main.cpp sets both).
+  std::string peer_address = "127.0.0.1";
+  std::vector<std::string> peer_place;
 };
 
 /// One oneway or pingpong cell being measured in rounds. The cells compared
@@ -117,7 +122,7 @@ std::unique_ptr<group> make_caf_group(transport tr, bool tuned,
 
 /// The limit row of `tr`'s sets: a plain socket pair (tcp) or one memcpy
 /// (ipc); see limit_runs.cpp.
-std::unique_ptr<group> make_limit_group(transport tr);
+std::unique_ptr<group> make_limit_group(transport tr, const bench_env& env);
 
 /// ferry with `family` as the only serializer and deserializer on both
 /// nodes (ignored for inproc: one process never encodes).
@@ -145,6 +150,6 @@ int serve_commands(const std::function<bool(uint64_t)>& reset_receiver,
                    const ferry_peer_commands& ferry = {});
 
 /// The socket peer (limit_runs.cpp).
-int socket_peer_main();
+int socket_peer_main(const std::string& address);
 
 } // namespace ferry::bench

@@ -29,6 +29,21 @@ std::string resent_note(const result& x) {
          + fixed(x.small_resend_p50_us, 0) + " us)";
 }
 
+/// The receiver's peak memory of `x` against `factor` times its payload.
+target_check memory_check(const result& x, const std::string& what,
+                          double factor) {
+  target_check m;
+  m.what = what + " <= " + fixed(factor, 1) + "x payload";
+  m.row = x.c.label();
+  auto limit = factor * static_cast<double>(x.c.size) / MiB;
+  m.figure = x.ok ? "peak RSS " + fixed(x.receiver_peak_rss_mb, 0)
+                      + " MiB (need <= " + fixed(limit, 0) + ")"
+                  : "failed: " + x.error;
+  m.met = x.ok && x.receiver_peak_rss_mb >= 0
+          && x.receiver_peak_rss_mb <= limit;
+  return m;
+}
+
 /// A broadcast row's targets: the three receivers together take little
 /// longer than one, and the owner sends the object about once.
 std::vector<target_check> broadcast_checks(const result& x) {
@@ -155,18 +170,20 @@ std::vector<target_check> check_targets(const report& r) {
                     against::limit);
       if (c.size >= (uint64_t{1} << 30) && c.pat == pattern::oneway) {
         ratio_check(x, 2, "tcp 1 GiB");
-        if (bytes) {
-          target_check m;
-          m.what = "tcp 1 GiB receiver memory";
-          m.row = c.label();
-          auto limit = 1.5 * static_cast<double>(c.size) / MiB;
-          m.figure = "peak RSS " + fixed(x.receiver_peak_rss_mb, 0)
-                     + " MiB (need <= " + fixed(limit, 0) + ")";
-          m.met = x.ok && x.receiver_peak_rss_mb >= 0
-                  && x.receiver_peak_rss_mb <= limit;
-          out.push_back(m);
-        }
+        if (bytes)
+          out.push_back(memory_check(x, "tcp 1 GiB receiver memory", 1.5));
       }
+    }
+    // Between emulated hosts the link is the limit: the row against the
+    // socket over the same link, and what the receiver keeps meanwhile.
+    if (c.tr == transport::netns && c.pat == pattern::oneway && bytes) {
+      ratio_check(x, 0.8,
+                  "between emulated hosts, oneway against the socket over "
+                  "the same link",
+                  against::limit);
+      if (c.size >= (uint64_t{1} << 30))
+        out.push_back(memory_check(
+          x, "1 GiB between emulated hosts, receiver memory", 1.1));
     }
     if (c.pat == pattern::broadcast)
       for (auto& b : broadcast_checks(x))
