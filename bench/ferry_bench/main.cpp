@@ -10,7 +10,9 @@
 // runs.hpp) stay alive while their transport runs, so every family's peer is
 // started once. Hand-off and broadcast rows are measured at once, each on
 // its own, after the sets of their transport; a broadcast row brings its
-// own four nodes (broadcast_runs.hpp) and stops the groups first.
+// own four nodes (broadcast_runs.hpp) and stops the groups first. netns sets
+// run on two emulated hosts (emulated_hosts.hpp), this thread on the first
+// while their groups live.
 //
 // inproc rows send to a new sink every round. Two sinks running the same
 // code in one process take different rates for their whole life (64 B
@@ -191,8 +193,8 @@ int main(int argc, char** argv) {
     rep.memcpy_us[size] = memcpy_us(size);
   // One host store for this run, removed at the end. Sized for the largest
   // payload that lives in it: ipc payloads and the tcp and broadcast rows'
-  // shared_arrays, which the sender creates here. A window of up to 128 MiB in flight, plus
-  // the payload held by the sender and one being written.
+  // shared_arrays, which the sender creates here. A window of up to 128 MiB
+  // in flight, plus the payload held by the sender and one being written.
   bench_env env;
   env.store_name = "ferry-bench-" + std::to_string(getpid());
   env.host_link_mbit = opts->host_link_mbit;
