@@ -3,6 +3,8 @@
 // over loopback through CAF's middleman like any two nodes.
 #include "two_nodes.hpp"
 
+#include "link/relay_sources.hpp"
+
 #include "ferry/test/credit_waits.hpp"
 
 #include <atomic>
@@ -236,4 +238,26 @@ TEST_F(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
   auto stats = client->stats("server");
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->send_errors, 0u);
+}
+
+// Every half relay linger a node's sweeper, on a scheduler thread, sweeps
+// the node's relay table, made on the thread that started the node.
+TEST_F(link_concurrency, LinksWorkAfterTheNodesSweptTheirRelayTables) {
+  // Arrange
+  ASSERT_TRUE(start());
+  auto worker = server->system().spawn(doubler);
+  auto sut = connect(*server, *client, worker);
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  // Act: past the first sweep of both nodes
+  std::chrono::milliseconds linger{
+    ferry::detail::relay_sources::default_linger};
+  std::this_thread::sleep_for(linger / 2 + 500ms);
+  int32_t answer = 0;
+  caf::scoped_actor self{client->system()};
+  self->request(*sut, 30s, int32_t{21})
+    .receive([&](int32_t y) { answer = y; },
+             [&](caf::error& err) { ADD_FAILURE() << ferry::render(err); });
+  // Assert
+  EXPECT_EQ(answer, 42);
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
 }

@@ -71,9 +71,9 @@ node_impl::node_impl(node_config& cfg)
   : cfg_(cfg),
     places_(std::make_shared<detail::landings>()),
     binding_(cfg, places_.get()),
+    relays_(std::make_shared<relay_sources>(cfg.node_name)),
     sys_(cfg),
     registry_(cfg.shared_registry()),
-    relays_(std::make_shared<relay_sources>(cfg.node_name)),
     exposed_(cfg.node_name) {
   // nop
 }
@@ -106,6 +106,7 @@ node_impl::~node_impl() {
   links_.clear();
   live_links_.wait_idle();
   relays_->clear();
+  relays_.reset(); // before the store (see node_impl.hpp)
 }
 
 caf::error node_impl::init() {

@@ -261,13 +261,17 @@ private:
   std::shared_ptr<detail::landings> places_;
   read_context_binding binding_;
   activity_counter live_links_;
+  /// Made before the actor system starts its threads, which use it (the
+  /// relay sweeper, the gateway, the pullers): a thread's start orders what
+  /// was made before it, where CAF's own hand-offs between threads are
+  /// invisible to a race detector. Shared with the pullers, which may end
+  /// after the node; the destructor lets go of it before the store, whose
+  /// sealed objects its sources hold.
+  std::shared_ptr<relay_sources> relays_;
   caf::actor_system sys_;
   std::shared_ptr<serializers::registry> registry_;
   std::optional<store::object_store> store_;
   detail::relay_directory relay_offers_;
-  /// After the store: its sealed objects are the store's. Shared with the
-  /// pullers, which may end after the node.
-  std::shared_ptr<relay_sources> relays_;
   /// Lets relayed objects go after their linger.
   caf::actor relay_sweeper_;
   caf::actor gateway_;
