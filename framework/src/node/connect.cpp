@@ -163,10 +163,16 @@ node_impl::connect(const std::string& host, uint16_t port) {
     // After a lost connection, the lower node connects once more.
     auto may_retry = attempt == 0 && sys_.node() < peer;
     auto outcome = handshake(address, *peer_gateway, may_retry);
-    if (outcome.retry) {
+    if (outcome.retry && attempt < max_connect_attempts - 1) {
       lost = *peer_gateway;
       continue;
     }
+    if (outcome.retry)
+      return caf::make_error(errc::connect_failed,
+                             "cannot connect to " + address + ": CAF handed "
+                             "out a closed connection "
+                               + std::to_string(max_connect_attempts)
+                               + " times; retry");
     if (!outcome.link)
       return std::move(outcome.error);
     links_.note_address(address, peer);
@@ -190,6 +196,12 @@ node_impl::handshake(const std::string& address, const caf::actor& gateway,
   // Fires at once when the proxy is dead already.
   caf::actor_cast<caf::abstract_actor*>(gateway)->attach_functor(
     [alarm](const caf::error&) { alarm->ring(connection_lost); });
+  // Dead before the handshake began: CAF's cache of connections handed out
+  // the proxy of a connection it had closed (connect() explains). No peer is
+  // connecting to this node through it, so this node asks again whichever
+  // node's id is lower.
+  if (alarm->has(connection_lost) && !alarm->has(link_made))
+    return {nullptr, caf::none, true};
   // Sends `msg` and waits for its answer, unless the alarm rings.
   auto ask = [&](auto msg, auto on_answer) -> caf::error {
     auto handle = self->request(gateway, handshake_timeout, std::move(msg));

@@ -75,6 +75,11 @@ class tls_settings;
 /// How long a handshake step (identify, hello, lookup) may take.
 inline constexpr auto handshake_timeout = std::chrono::seconds{30};
 
+/// Connections `connect` makes to one address at most before it gives up:
+/// one, once more after a connection lost during the handshake, and again
+/// when CAF handed out a connection it had closed.
+inline constexpr int max_connect_attempts = 3;
+
 class node_impl {
 public:
   explicit node_impl(node_config& cfg);
