@@ -152,12 +152,10 @@ int main(int argc, char** argv) {
   // netns rows make network namespaces: the run goes on as root of its
   // network stack (as another user, this runs ferry-bench again inside a
   // user namespace and does not return), or skips them with the reason.
-  if (std::any_of(mtx.cells.begin(), mtx.cells.end(), [](const cell& c) {
-        return c.tr == transport::netns;
-      })) {
+  auto netns_row = [](const cell& c) { return c.tr == transport::netns; };
+  if (std::any_of(mtx.cells.begin(), mtx.cells.end(), netns_row)) {
     if (auto why = enter_root_of_network_stack(argc, argv); !why.empty()) {
       std::cerr << "ferry-bench: no netns rows: " << why << "\n";
-      auto netns_row = [](const cell& c) { return c.tr == transport::netns; };
       for (auto& c : mtx.cells)
         if (netns_row(c))
           mtx.skipped.push_back({c, "no emulated hosts: " + why});

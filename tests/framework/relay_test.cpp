@@ -81,6 +81,17 @@ struct landing_object {
                                             "owner", "relay", bytes.size());
     return buffer->land(0, bytes) ? "" : "the bytes do not fit";
   }
+
+  /// Ends the pull: seals the object, tells the source, and lets the
+  /// landing buffer go. Returns the receiver's handle of the object.
+  auto seal() {
+    auto ref = buffer->seal();
+    if (ref) {
+      source->sealed(*ref, *store);
+      buffer.reset();
+    }
+    return ref;
+  }
 };
 
 std::shared_ptr<relay_source> make_source(std::span<const std::byte> bytes) {
@@ -372,7 +383,6 @@ TEST(relay_source, SealedObjectIsServedWhileItsHostHoldsItAndNoLonger) {
   landing_object landing;
   ASSERT_EQ(landing.make(bytes), "");
   auto& store = landing.store;
-  auto& buffer = landing.buffer;
   auto& sut = landing.source;
   replies out;
   sut->landed(0, 32);
@@ -380,11 +390,9 @@ TEST(relay_source, SealedObjectIsServedWhileItsHostHoldsItAndNoLonger) {
   sut->serve("C", 32, 32, 2, out.sink());
   // Act: the pull ends; a request while the receiver holds the object;
   // the receiver and the puller let it go; another request.
-  auto ref = buffer->seal();
+  auto ref = landing.seal();
   ASSERT_TRUE(ref) << ferry::render(ref.error());
   auto id = ref->id();
-  sut->sealed(*ref, *store);
-  buffer.reset();
   sut->serve("D", 0, 64, 3, out.sink());
   ref = caf::error{};
   auto freed_while_replies_live = !store->get(id);
@@ -414,19 +422,16 @@ TEST(relay_source, SealedObjectIsHeldForANodeStillPullingItUntilItAskedForAll) {
   landing_object landing;
   ASSERT_EQ(landing.make(bytes), "");
   auto& store = landing.store;
-  auto& buffer = landing.buffer;
   auto& sut = landing.source;
   replies out;
   sut->landed(0, 64);
   sut->serve("C", 0, 32, 1, out.sink());
   // Act: the pull ends and this host's receiver lets the object go at once;
   // then C asks for the second half.
-  auto ref = buffer->seal();
+  auto ref = landing.seal();
   ASSERT_TRUE(ref) << ferry::render(ref.error());
   auto id = ref->id();
-  sut->sealed(*ref, *store);
   ref = caf::error{};
-  buffer.reset();
   out.got.clear();
   auto held_for_c = static_cast<bool>(store->get(id));
   sut->serve("C", 32, 32, 2, out.sink());
