@@ -26,6 +26,7 @@ std::string to_string(errc x) {
     case errc::too_many_actors: return "too_many_actors";
     case errc::receiver_full: return "receiver_full";
     case errc::type_mismatch: return "type_mismatch";
+    case errc::lane_failed: return "lane_failed";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -156,3 +156,40 @@ TEST(link_config, MaxHeldLimitsAreReadAndZeroIsRejectedNamingTheKeys) {
               std::string::npos);
   }
 }
+
+TEST(link_config, LaneIsOnByDefaultAndItsSettingsAreRead) {
+  // Arrange
+  caf::settings off;
+  off["lane"] = caf::config_value{false};
+  off["lane-bytes"] = caf::config_value{std::string{"1MiB"}};
+  // Act
+  auto read = ferry::link_config::from_settings(off, {});
+  // Assert
+  EXPECT_TRUE(ferry::link_config{}.lane);
+  EXPECT_EQ(ferry::link_config{}.lane_bytes, uint64_t{8} << 20);
+  ASSERT_TRUE(read) << ferry::render(read.error());
+  EXPECT_FALSE(read->lane);
+  EXPECT_EQ(read->lane_bytes, uint64_t{1} << 20);
+}
+
+TEST(link_config, LaneBytesOutsideItsRangeOrNoPowerOfTwoAreRejected) {
+  // Arrange
+  caf::settings odd;
+  odd["lane-bytes"] = caf::config_value{int64_t{3} << 20};
+  caf::settings tiny;
+  tiny["lane-bytes"] = caf::config_value{int64_t{4096}};
+  caf::settings word;
+  word["lane"] = caf::config_value{std::string{"sometimes"}};
+  // Act
+  auto odd_read = ferry::link_config::from_settings(odd, {});
+  auto tiny_read = ferry::link_config::from_settings(tiny, {});
+  auto word_read = ferry::link_config::from_settings(word, {});
+  // Assert
+  ASSERT_FALSE(odd_read);
+  EXPECT_EQ(odd_read.error(), ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(odd_read.error()).find("lane-bytes"),
+            std::string::npos);
+  EXPECT_FALSE(tiny_read);
+  ASSERT_FALSE(word_read);
+  EXPECT_NE(ferry::render(word_read.error()).find("lane"), std::string::npos);
+}

@@ -332,6 +332,7 @@ std::string status_field(const char* key) {
 void print_stats(ferry::node& n) {
   for (auto& s : n.stats()) {
     std::cout << "link " << s.peer << " same_host=" << s.same_host
+              << " lane=" << s.lane
               << " received=" << s.messages_received
               << " sent=" << s.messages_sent << " refusals=" << s.refusals
               << " spilled_in=" << s.bytes_spilled_received

@@ -61,6 +61,10 @@ enum class errc : uint8_t {
   /// declared version): it is refused before any decoding, on both nodes.
   /// See docs/evolution.md.
   type_mismatch,
+  /// A same-host lane (the shared-memory rings two nodes of one host send
+  /// through) could not be made, or the peer broke its ring; the link then
+  /// uses CAF's middleman, or goes down when the lane broke.
+  lane_failed,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

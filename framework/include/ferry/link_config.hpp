@@ -106,6 +106,21 @@ struct link_config {
   /// request/response latency is unchanged.
   std::chrono::microseconds batch_gap{20};
 
+  /// Between nodes that share the host store, messages travel through a
+  /// *same-host lane* (two shared-memory rings, one per direction) instead
+  /// of CAF's middleman: the same order, credit, limits and refusals, a
+  /// fraction of the CPU and latency. Used in a direction when both nodes
+  /// have it on; without a store, across hosts, or when a ring cannot be
+  /// made, the link uses CAF's middleman (docs/architecture.md).
+  bool lane = true;
+
+  /// Size of the ring this node receives a same-host lane's messages
+  /// through (a power of two from 64 KiB to 1 GiB). A sender whose message
+  /// does not fit waits for the reader to make room; a message larger
+  /// than the ring streams through it. Memory: the pages the ring touched,
+  /// shared by the two processes. Default 8 MiB.
+  uint64_t lane_bytes = uint64_t{8} << 20;
+
   /// Most proxies the link keeps of the peer's actors that sent to this
   /// node. A proxy goes when the peer reports its actor's end, so this
   /// bounds the peer's live actors talking to this node; a message from one

@@ -18,6 +18,9 @@ struct link_stats {
   std::string peer;
   /// Whether the two nodes share a host store (large frames go by handle).
   bool same_host = false;
+  /// Whether this node sends to the peer through a same-host lane (shared
+  /// memory) instead of CAF's middleman (`link_config::lane`).
+  bool lane = false;
   /// Families this node may send with on this link, in preference order: its
   /// `serializers` that the peer accepts.
   std::vector<std::string> send_families;
@@ -59,7 +62,7 @@ struct link_stats {
   /// over from an earlier link to the same node.
   uint64_t dropped_wrong_token = 0;
   /// Outgoing messages that failed before sending (no family, too large,
-  /// no credit in time).
+  /// no credit in time, a lane closed while the link went down).
   uint64_t send_errors = 0;
   /// Times a sender waited for credit (the window was full).
   uint64_t credit_waits = 0;

@@ -55,7 +55,7 @@ uint64_t quarter(uint64_t mine, uint64_t theirs) {
 
 link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
                        std::vector<std::string> send_families, bool same_host,
-                       uint64_t inbound_token)
+                       uint64_t inbound_token, lane_pair lane)
   : alive_(node.live_links()),
     node_(node),
     peer_name_(peer.node_name),
@@ -77,7 +77,9 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
     outbox_(peer_gateway_, node.gateway_handle(), outbound_token_,
             cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
             counters_,
-            [this] { return node_.system().spawn(flusher, weak_from_this()); }),
+            [this] { return node_.system().spawn(flusher, weak_from_this()); },
+            std::move(lane.out)),
+    lane_in_(std::move(lane.in)),
     window_(cfg_.window_bytes, cfg_.window_messages, cfg_.send_timeout,
             [this] { send_control(credit_probe{}, nullptr); }, counters_,
             peer_name_),
@@ -486,6 +488,9 @@ void link_state::shut_down(const caf::error& reason,
     return;
   window_.close();
   auto flusher = outbox_.close();
+  // The peer's side of the lane sees it closed and goes down too.
+  if (lane_in_)
+    lane_in_->close();
   // Released at the end of this function: dropping the last reference to an
   // actor runs its cleanup on this thread.
   auto actors = actors_.close();
@@ -522,6 +527,7 @@ link_stats link_state::snapshot() const {
   link_stats result;
   result.peer = peer_name_;
   result.same_host = ctx_.same_host;
+  result.lane = outbox_.on_lane();
   result.send_families = encoder_.send_families();
   result.messages_sent = counters_.messages_sent;
   result.messages_received = counters_.messages_received;

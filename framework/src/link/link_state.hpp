@@ -72,13 +72,20 @@ namespace ferry::detail {
 
 class node_impl;
 
+/// The rings of a same-host lane: the one this node writes (null: send
+/// through CAF's middleman) and the one it reads (null: none).
+struct lane_pair {
+  std::shared_ptr<lane::ring> out;
+  std::shared_ptr<lane::ring> in;
+};
+
 class link_state : public std::enable_shared_from_this<link_state> {
 public:
   /// `inbound_token` is the token this node named in its hello to the peer
-  /// (the peer's own is in `peer`).
+  /// (the peer's own is in `peer`); `lane` the rings of a same-host lane.
   link_state(node_impl& node, const hello& peer, link_config cfg,
              std::vector<std::string> send_families, bool same_host,
-             uint64_t inbound_token);
+             uint64_t inbound_token, lane_pair lane = {});
 
   ~link_state();
 
@@ -318,6 +325,9 @@ private:
   encoder encoder_;
   decoder decoder_;
   outbox outbox_;
+  /// The ring the node's lane reader takes this link's messages from (null:
+  /// none); closed when the link goes down.
+  const std::shared_ptr<lane::ring> lane_in_;
   credit_window window_;
   credit_return returns_;
   held_limits held_;

@@ -8,6 +8,7 @@
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/atom.hpp>
+#include <caf/binary_serializer.hpp>
 #include <caf/forwarding_actor_proxy.hpp>
 #include <caf/io/basp_broker.hpp>
 #include <caf/io/middleman.hpp>
@@ -49,7 +50,8 @@ outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway,
                uint64_t token, uint32_t batch_messages,
                std::chrono::microseconds batch_gap, ticket_ledger& tickets,
                transfer_table& transfers, link_counters& counters,
-               std::function<caf::actor()> spawn_flusher)
+               std::function<caf::actor()> spawn_flusher,
+               std::shared_ptr<lane::ring> lane)
   : peer_gateway_(std::move(peer_gateway)),
     peer_ctrl_(caf::actor_cast<caf::strong_actor_ptr>(peer_gateway_)),
     basp_(basp_broker_of(peer_gateway_)),
@@ -60,7 +62,8 @@ outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway,
     tickets_(tickets),
     transfers_(transfers),
     counters_(counters),
-    spawn_flusher_(std::move(spawn_flusher)) {
+    spawn_flusher_(std::move(spawn_flusher)),
+    lane_(std::move(lane)) {
   // nop
 }
 
@@ -133,6 +136,10 @@ void outbox::flush_locked(caf::execution_unit* host) {
 void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
   if (closed_)
     return;
+  if (lane_) {
+    write_lane_locked(msg);
+    return;
+  }
   // What CAF's proxy does with a message it takes (forward_msg), without
   // the mailbox element the proxy would take it in. A proxy CAF killed (its
   // connection closed) drops what it takes instead: a message for it goes
@@ -154,10 +161,32 @@ void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
                          host);
 }
 
+void outbox::write_lane_locked(const caf::message& msg) {
+  lane_buf_.clear();
+  caf::binary_serializer sink{own_gateway_->get()->home_system(), lane_buf_};
+  if (auto err = sink(const_cast<caf::message&>(msg))) {
+    // Only a type missing from the actor system's list fails here, which
+    // BASP would drop the same way.
+    ++counters_.send_errors;
+    return;
+  }
+  std::span<const std::byte> piece{
+    reinterpret_cast<const std::byte*>(lane_buf_.data()), lane_buf_.size()};
+  // Closed or broken: the link is going down (the peer closed its side, or
+  // the reader thread reports the break), and what is unsent is dropped as
+  // a lost connection drops it.
+  if (lane_->write({&piece, 1}) != lane::ring::status::done)
+    ++counters_.send_errors;
+}
+
 caf::actor outbox::close() {
   std::vector<wire_message> dropped; // released after the lock
   caf::actor flusher;
   caf::actor basp;
+  // First, so a sender waiting for room in the ring (holding the lock)
+  // wakes.
+  if (lane_)
+    lane_->close();
   std::lock_guard<std::mutex> guard{mtx_};
   closed_ = true;
   dropped.swap(batch_);

@@ -21,10 +21,19 @@
 // messages come from a `block_pool`
 // (ferry/serializers/detail/pooled_message.hpp).
 //
+// Same-host lane: given the ring of a lane (lane/ring.hpp), every message
+// goes into it instead, written with CAF's binary format as BASP would
+// write it; the peer's lane reader hands it to its gateway. Data and control
+// messages alike, so their order holds. A full ring makes the sender wait
+// (under the lock, like any send) until the peer's reader makes room or
+// either side closes the lane; a closed ring drops what comes after, as a
+// closed connection does (the link is going down).
+//
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the sequence, the batch and the enqueueing.
 #pragma once
 
+#include "lane/ring.hpp"
 #include "link/link_counters.hpp"
 #include "link/ticket_ledger.hpp"
 #include "link/transfer_table.hpp"
@@ -50,7 +59,11 @@ public:
   outbox(caf::actor peer_gateway, caf::actor own_gateway, uint64_t token,
          uint32_t batch_messages, std::chrono::microseconds batch_gap,
          ticket_ledger& tickets, transfer_table& transfers,
-         link_counters& counters, std::function<caf::actor()> spawn_flusher);
+         link_counters& counters, std::function<caf::actor()> spawn_flusher,
+         std::shared_ptr<lane::ring> lane = nullptr);
+
+  /// Returns whether messages go through a same-host lane.
+  bool on_lane() const noexcept { return lane_ != nullptr; }
 
   /// Sends `msg` (`size`: its wire_size) in link order, recording `tickets`
   /// and the transfers `transfer_ids` with its sequence number. Returns
@@ -78,6 +91,9 @@ private:
   /// Enqueues `msg` to the peer's gateway (requires `mtx_`).
   void enqueue_locked(caf::message msg, caf::execution_unit* host);
 
+  /// Writes `msg` into the lane (requires `mtx_`).
+  void write_lane_locked(const caf::message& msg);
+
   const caf::actor peer_gateway_;
   const caf::strong_actor_ptr peer_ctrl_;
   /// The BASP broker sending for `peer_gateway_` (null when that is not a
@@ -91,6 +107,8 @@ private:
   transfer_table& transfers_;
   link_counters& counters_;
   const std::function<caf::actor()> spawn_flusher_;
+  /// The ring of the same-host lane, or null; closed without the lock.
+  const std::shared_ptr<lane::ring> lane_;
 
   std::mutex mtx_;
   bool closed_ = false;
@@ -100,6 +118,8 @@ private:
   bool flush_scheduled_ = false;
   std::chrono::steady_clock::time_point last_post_;
   caf::actor flusher_;
+  /// A message's bytes on their way into the lane.
+  std::vector<char> lane_buf_;
 };
 
 } // namespace ferry::detail

@@ -204,6 +204,12 @@ node_config::node_config()
     .add<caf::timespan>("batch-gap",
                         "a message this close behind the previous one joins "
                         "a batch (e.g. 20us)")
+    .add_neg(default_link.lane, "no-lane",
+             "send through CAF's middleman between nodes of one host too "
+             "(default: through a same-host lane; file key: lane = false)")
+    .add<std::string>("lane-bytes",
+                      "size of the ring a same-host lane is received through "
+                      "(default 8MiB)")
     .add(default_link.max_proxies, "max-proxies",
          "most proxies of a peer's actors that sent to this node")
     .add(default_link.max_spawned_actors, "max-spawned-actors",

@@ -252,6 +252,11 @@ node_impl::handshake(const std::string& address, const caf::actor& gateway,
                                                 : cfg_.link_for(address);
   auto offer = make_hello(cfg);
   offer.link_token = links_.inbound_token(peer);
+  // Offered to every peer: only the answer tells whether it shares the
+  // store; the ring goes (name and memory) when no lane uses it.
+  auto lane = offer_lane(cfg);
+  if (lane)
+    offer.lane = lane->name();
   // From here on the peer may make its side and send before this node has
   // made its own: hold what it sends until then.
   early_.expect(peer);
@@ -273,7 +278,7 @@ node_impl::handshake(const std::string& address, const caf::actor& gateway,
   }
   // The peer accepted; build this side from its answer.
   reply.node_name = peer_name;
-  auto accepted = accept(reply, &cfg);
+  auto accepted = accept(reply, &cfg, &lane);
   if (!accepted)
     return {nullptr, std::move(accepted.error()), false};
   auto link = links_.find(peer);

@@ -97,7 +97,8 @@ hello node_impl::make_hello(const link_config& cfg) const {
 }
 
 caf::expected<hello> node_impl::accept(const hello& peer,
-                                       const link_config* chosen) {
+                                       const link_config* chosen,
+                                       std::optional<lane::ring>* offered) {
   if (peer.protocol != wire_protocol_version) {
     // A hello of another version is read only as far as its version: the
     // peer's name is not known (unless the peer answered an identify).
@@ -136,10 +137,12 @@ caf::expected<hello> node_impl::accept(const hello& peer,
     return no_common_family(peer.node_name, cfg_.node_name, peer.serializers,
                             cfg.deserializers, mine.decodable);
   auto peer_node = peer.gateway.node();
+  auto same_host = shares_store_with(peer);
+  auto lane = same_host ? join_lane(peer, cfg, offered) : lane_pair{};
   auto admitted = links_.admit(
     peer_node, peer.link_token, [&](uint64_t token) {
       return std::make_shared<link_state>(*this, peer, cfg, send_families,
-                                          shares_store_with(peer), token);
+                                          same_host, token, lane);
     });
   if (!admitted.link)
     return caf::make_error(
@@ -152,6 +155,12 @@ caf::expected<hello> node_impl::accept(const hello& peer,
   mine.link_token = admitted.link->inbound_token();
   if (!admitted.made)
     return mine;
+  if (lane.in) {
+    read_lane(admitted.link, peer, lane.in, cfg);
+    // Answering, this node names its ring; the asker writes into it.
+    if (offered == nullptr)
+      mine.lane = lane.in->name();
+  }
   // The peer hears when this node's default actor ends.
   if (auto whom = exposed_.find(exposed_.default_id()))
     admitted.link->export_actor(whom);

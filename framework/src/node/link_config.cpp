@@ -102,6 +102,19 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       } else if (!(err = read_uint(value, key, tmp))) {
         base.batch_gap = std::chrono::microseconds{tmp};
       }
+    } else if (key == "lane") {
+      if (auto flag = caf::get_if<bool>(&value))
+        base.lane = *flag;
+      else
+        return bad_value(key, "true or false");
+    } else if (key == "no-lane") {
+      // The command line's form (a flag cannot take false).
+      if (auto flag = caf::get_if<bool>(&value))
+        base.lane = !*flag;
+      else
+        return bad_value(key, "true or false");
+    } else if (key == "lane-bytes") {
+      err = read_size(value, key, base.lane_bytes);
     } else if (key == "max-proxies") {
       err = read_uint(value, key, base.max_proxies);
     } else if (key == "max-spawned-actors") {
@@ -117,9 +130,9 @@ link_config::from_settings(const caf::settings& section, link_config base) {
           + "\": known are serializers, deserializers, spill-threshold, "
             "compression, compression-threshold, max-message-size, "
             "window-bytes, window-messages, send-timeout, pull-threshold, "
-            "chunk-size, chunks-in-flight, batch-messages, batch-gap, "
-            "max-proxies, max-spawned-actors, max-held-bytes, "
-            "max-held-messages");
+            "chunk-size, chunks-in-flight, batch-messages, batch-gap, lane, "
+            "no-lane, lane-bytes, max-proxies, max-spawned-actors, "
+            "max-held-bytes, max-held-messages");
     }
     if (err)
       return err;
@@ -133,6 +146,12 @@ link_config::from_settings(const caf::settings& section, link_config base) {
   if (base.window_messages == 0 || base.window_bytes == 0)
     return caf::make_error(errc::invalid_config,
                            "window-bytes and window-messages must be positive");
+  if (base.lane_bytes < (uint64_t{64} << 10)
+      || base.lane_bytes > (uint64_t{1} << 30)
+      || (base.lane_bytes & (base.lane_bytes - 1)) != 0)
+    return caf::make_error(errc::invalid_config,
+                           "lane-bytes is " + std::to_string(base.lane_bytes)
+                             + ": use a power of two from 64KiB to 1GiB");
   if (base.max_proxies == 0)
     return caf::make_error(errc::invalid_config,
                            "max-proxies must be positive (it bounds the peer's "

@@ -98,6 +98,9 @@ node_impl::~node_impl() {
     for (auto& link : links())
       link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
   }
+  // Their links are down, so their rings are closed: the readers end once
+  // the message each may be delivering is in.
+  lanes_.stop_all();
   // A thread that took a link before this (a sender encoding, the puller
   // in a handler, a credit coming back) uses this node's members through it
   // until it lets the link go: wait for that, as detach_node waits for the
@@ -188,6 +191,10 @@ void node_impl::attach_store() {
   }
   store_.emplace(std::move(*attached));
   places_->import_into(*store_);
+  // Rings of same-host lanes that crashed processes of this host left.
+  if (auto removed = lane::ring::remove_orphans(); removed > 0)
+    log("removed " + std::to_string(removed)
+        + " same-host lane rings that ended processes left in /dev/shm");
 }
 
 std::string node_impl::metrics_text() {

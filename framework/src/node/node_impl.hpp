@@ -19,6 +19,8 @@
 // - `relay_directory` and `relay_sources` (link/relay_directory.hpp,
 //   link/relay_sources.hpp): the two sides of relaying store objects sent
 //   to several hosts;
+// - `lane::readers` (lane/readers.hpp): the threads that take what peers
+//   of this host send through same-host lanes;
 // - `metrics_server` (metrics/metrics_server.hpp): the Prometheus endpoint,
 //   when `ferry.metrics.port` is set; it renders `metrics_text()`;
 // - the linker (link/actor_links.hpp): the actor that tells peers of the
@@ -27,7 +29,7 @@
 // Shutdown order (the destructor): the metrics endpoint stops first (it
 // reads the node), links go down next (waking senders that
 // wait for credit), then the gateway lets go of the node once its running
-// calls are done, then the node waits until no thread uses a link any more
+// calls are done, then the lane readers end (lane/readers.hpp), then the node waits until no thread uses a link any more
 // (proxies, the puller and credit tokens hold links weakly; a thread that
 // took a link uses the node through it), and the actor system stops last,
 // before the read context it reads through is unbound.
@@ -36,6 +38,8 @@
 #pragma once
 
 #include "activity_counter.hpp"
+#include "lane/readers.hpp"
+#include "lane/ring.hpp"
 #include "link/link_state.hpp"
 #include "log_limiter.hpp"
 #include "metrics/metrics_server.hpp"
@@ -132,9 +136,16 @@ public:
 
   /// Answers a peer's handshake: creates the link (or fails naming both
   /// family lists) with `cfg`, or with the config for the peer's name when
-  /// null.
+  /// null. The connecting side passes the ring it offered for a same-host
+  /// lane in `offered` (see node/handshake.cpp).
   caf::expected<hello> accept(const hello& peer,
-                              const link_config* cfg = nullptr);
+                              const link_config* cfg = nullptr,
+                              std::optional<lane::ring>* offered = nullptr);
+
+  /// Makes the ring this node offers a peer to receive a same-host lane
+  /// through, when `cfg` and the store allow one (logs why not otherwise);
+  /// see node/lanes.cpp.
+  std::optional<lane::ring> offer_lane(const link_config& cfg);
 
   /// Connects to `host`:`port` (or returns the existing link); see
   /// node/connect.cpp.
@@ -257,6 +268,15 @@ private:
   /// Attaches to the host store (or logs why the node runs without one).
   void attach_store();
 
+  /// The rings of a new link's same-host lane with `peer`, of a peer that
+  /// shares the store (node/lanes.cpp).
+  lane_pair join_lane(const hello& peer, const link_config& cfg,
+                      std::optional<lane::ring>* offered);
+
+  /// Starts reading `link`'s incoming lane `in`.
+  void read_lane(const std::shared_ptr<link_state>& link, const hello& peer,
+                 std::shared_ptr<lane::ring> in, const link_config& cfg);
+
   /// Stops logging refused TLS peers (first thing at shutdown).
   void stop_tls_listeners();
 
@@ -273,6 +293,9 @@ private:
   /// after the node; the destructor lets go of it before the store, whose
   /// sealed objects its sources hold.
   std::shared_ptr<relay_sources> relays_;
+  /// The threads reading same-host lanes. Made before the actor system for
+  /// the same reason; stopped by the destructor before the system stops.
+  lane::readers lanes_;
   caf::actor_system sys_;
   std::shared_ptr<serializers::registry> registry_;
   std::optional<store::object_store> store_;

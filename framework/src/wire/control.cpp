@@ -14,7 +14,7 @@ auto hello_fields(F& f, hello& x) {
   return f(x.node_name, x.host_id, x.store_name, x.has_store, x.store_token,
            x.serializers, x.deserializers, x.decodable, x.gateway,
            x.default_actor, x.window_bytes, x.window_messages, x.link_token,
-           x.type_names, x.type_shapes);
+           x.type_names, x.type_shapes, x.lane);
 }
 
 } // namespace

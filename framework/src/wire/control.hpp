@@ -54,6 +54,10 @@ struct hello {
   /// (ferry/serializers/shape.hpp), at the same positions.
   std::vector<std::string> type_names;
   std::vector<std::string> type_shapes;
+  /// The shared-memory ring I created to receive this link's messages
+  /// through a same-host lane (lane/ring.hpp); empty: no lane. In an
+  /// answer, non-empty also says that I send through the asker's ring.
+  std::string lane;
 
   /// Saves the protocol, then every other field.
   caf::error save(caf::serializer& sink) const;

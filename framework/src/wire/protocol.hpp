@@ -19,7 +19,7 @@ namespace ferry::detail {
 /// the handshake, naming both versions (a `hello` is read only as far as its
 /// version). Raise it with every change of a wire type's layout or of a
 /// family's payload form.
-inline constexpr uint32_t wire_protocol_version = 12;
+inline constexpr uint32_t wire_protocol_version = 13;
 
 /// Link tokens. CAF's BASP believes the source node a peer writes into a
 /// routed message, so a node connected to two others could otherwise send

@@ -1,0 +1,129 @@
+// ring: one direction of a same-host lane, a single-producer
+// single-consumer byte ring in a named shared-memory object.
+//
+// Two nodes of one host send each other their link's messages through a
+// pair of rings instead of CAF's middleman (link/lane.hpp says when). A
+// ring carries records: an 8-byte little-endian length, then that many
+// bytes. The writer appends records, waiting while the ring is full; the
+// reader takes them in order, waiting while it is empty. A record longer
+// than the ring streams through it in pieces.
+//
+// Shared state: a header (magic, version, capacity, the two byte counters,
+// two wake-up words, a closed flag) and the data. There is no lock in it:
+// each counter has one writer, and a side that sleeps does so on a futex
+// word of its own with a timeout, so a process that dies anywhere leaves
+// nothing held; the other side sees the link go down (CAF's connection)
+// and closes its ring. The reader creates the object (mode 0600) and hands
+// its name to the writer, which opens it; either unlinks the name (the
+// mappings stay), and a node removes at start the rings that dead
+// processes left (`remove_orphans`).
+//
+// Hostile bytes: the other process shares the memory, so every counter and
+// length read from it is checked (a counter that runs backwards or past
+// the capacity, a record longer than the reader's limit); such a ring
+// reports `corrupt` and is closed.
+//
+// Thread-safety: one thread writes and one thread reads at a time (the
+// caller serialises each side); `close` may be called from any thread.
+#pragma once
+
+#include <caf/expected.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ferry::detail::lane {
+
+struct ring_header;
+
+class ring {
+public:
+  /// The outcome of a read or a write.
+  enum class status {
+    /// The record was written or read.
+    done,
+    /// The ring is closed (by either side); nothing more moves.
+    closed,
+    /// The other side broke the ring's invariants; it is now closed.
+    corrupt,
+    /// A read found no record within its wait.
+    empty,
+  };
+
+  /// Bytes before the data: the header (its layout is this file's and
+  /// ring.cpp's; tests reach the writer's counter at `written_offset`).
+  static constexpr uint64_t header_size = 256;
+  static constexpr uint64_t written_offset = 64;
+
+  /// Creates a ring of `capacity` bytes (a power of two, at least 4 KiB)
+  /// under a new name, for reading.
+  [[nodiscard]] static caf::expected<ring> create(uint64_t capacity);
+
+  /// Opens the ring called `name`, for writing; checks its header.
+  [[nodiscard]] static caf::expected<ring> open(const std::string& name);
+
+  /// Removes rings whose creating process is gone (names carry the pid).
+  /// Returns how many.
+  static size_t remove_orphans();
+
+  ring(ring&&) noexcept;
+  ring& operator=(ring&&) noexcept;
+  ~ring();
+
+  /// Returns the ring's shared-memory name.
+  const std::string& name() const noexcept { return name_; }
+
+  /// Returns the data capacity in bytes.
+  uint64_t capacity() const noexcept { return capacity_; }
+
+  /// Removes the name (idempotent); open mappings stay valid.
+  void unlink() noexcept;
+
+  /// Appends one record of `pieces` concatenated, waiting while the ring
+  /// is full. Returns `done`, `closed` or `corrupt`.
+  status write(std::span<const std::span<const std::byte>> pieces);
+
+  /// Takes the next record into `out` (resized to it), waiting at most
+  /// `wait` for it to begin; a record that began is read to its end.
+  /// Refuses (corrupt) a record longer than `max_record`.
+  status read(std::vector<std::byte>& out, uint64_t max_record,
+              std::chrono::milliseconds wait);
+
+  /// Closes the ring for both sides and wakes them.
+  void close() noexcept;
+
+  /// Returns whether either side closed the ring.
+  bool closed() const noexcept;
+
+private:
+  struct mapping;
+
+  ring(std::string name, std::unique_ptr<mapping> map);
+
+  /// Copies `n` bytes at stream position `pos` out of (into) the data.
+  void copy_out(uint64_t pos, std::byte* dst, uint64_t n) const noexcept;
+  void copy_in(uint64_t pos, const std::byte* src, uint64_t n) noexcept;
+
+  /// Waits until at least `n` bytes can be read (written); returns `done`,
+  /// `closed`, `corrupt` or, after `wait` (reads only), `empty`.
+  status await_data(uint64_t n, std::chrono::milliseconds wait);
+  status await_space(uint64_t n);
+
+  /// Wakes the reader (writer) if it sleeps.
+  void wake_reader() noexcept;
+  void wake_writer() noexcept;
+
+  std::string name_;
+  std::unique_ptr<mapping> map_;
+  ring_header* head_ = nullptr;
+  std::byte* data_ = nullptr;
+  uint64_t capacity_ = 0;
+  bool unlinked_ = false;
+};
+
+} // namespace ferry::detail::lane
