@@ -1,6 +1,8 @@
 // Many threads sending through one link at once (label `concurrency`: runs
 // under ThreadSanitizer in CI). Two nodes live in this process, connected
-// over loopback through CAF's middleman like any two nodes.
+// over loopback through CAF's middleman like any two nodes, and each test
+// runs again with the two sharing a store, linked through a same-host lane
+// (the lane's reader thread in place of CAF's middleman).
 #include "two_nodes.hpp"
 
 #include "link/relay_sources.hpp"
@@ -48,9 +50,23 @@ caf::behavior counter() {
   };
 }
 
-/// Two nodes racing through one link.
-class link_concurrency : public ferry::test::two_nodes {
+/// Two nodes racing through one link: through CAF's middleman (param
+/// false) or a same-host lane (true).
+class link_concurrency : public ferry::test::two_nodes,
+                         public testing::WithParamInterface<bool> {
 protected:
+  void SetUp() override {
+    if (GetParam())
+      share_store();
+  }
+
+  /// Checks that the link from the client takes the way of the param.
+  void expect_way() {
+    auto stats = client->stats("server");
+    ASSERT_TRUE(stats);
+    EXPECT_EQ(stats->lane, GetParam());
+  }
+
   /// Starts both nodes (a window of 4 messages, 16 KiB on the client) with
   /// a counter on the server whose gate is closed; returns the client's
   /// proxy for it.
@@ -75,7 +91,7 @@ protected:
 
 } // namespace
 
-TEST_F(link_concurrency, ParallelSendersThroughOneLinkAllGetTheirAnswers) {
+TEST_P(link_concurrency, ParallelSendersThroughOneLinkAllGetTheirAnswers) {
   // Arrange
   ASSERT_TRUE(start());
   auto worker = server->system().spawn(doubler);
@@ -115,6 +131,7 @@ TEST_F(link_concurrency, ParallelSendersThroughOneLinkAllGetTheirAnswers) {
     sender.join();
   // Assert
   EXPECT_EQ(correct.load(), threads * per_thread);
+  expect_way();
   auto stats = client->stats("server");
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->messages_sent, static_cast<uint64_t>(threads * per_thread));
@@ -122,7 +139,7 @@ TEST_F(link_concurrency, ParallelSendersThroughOneLinkAllGetTheirAnswers) {
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
 }
 
-TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
+TEST_P(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   // Arrange: a window of 4 messages and 16 KiB; four threads stream 1 KiB
   // messages while a fifth sends 64 KiB ones, each of which needs the link
   // to drain (waiting senders queue for credit, first come first served).
@@ -157,13 +174,14 @@ TEST_F(link_concurrency, SendersQueueingForCreditAllGetThrough) {
   // Assert
   EXPECT_EQ(received,
             static_cast<uint64_t>(small_threads * small_each + large_count));
+  expect_way();
   auto stats = client->stats("server");
   ASSERT_TRUE(stats);
   EXPECT_EQ(stats->send_errors, 0u);
   EXPECT_GT(waits, 0u);
 }
 
-TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
+TEST_P(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
   // Arrange: four threads stream requests to a node that goes away in the
   // middle of it (its gateway is inside enqueue on CAF's BASP workers while
   // the node's links and registry are destroyed).
@@ -209,7 +227,7 @@ TEST_F(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
   EXPECT_TRUE(client->stats().empty());
 }
 
-TEST_F(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
+TEST_P(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
   // Arrange: the client's two scheduler threads both run actors that send
   // into a full window (16 KiB, 8 KiB messages), and a third actor waits to
   // run. The credit that wakes them arrives through CAF's middleman: were it
@@ -242,7 +260,7 @@ TEST_F(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
 
 // Every half relay linger a node's sweeper, on a scheduler thread, sweeps
 // the node's relay table, made on the thread that started the node.
-TEST_F(link_concurrency, LinksWorkAfterTheNodesSweptTheirRelayTables) {
+TEST_P(link_concurrency, LinksWorkAfterTheNodesSweptTheirRelayTables) {
   // Arrange
   ASSERT_TRUE(start());
   auto worker = server->system().spawn(doubler);
@@ -261,3 +279,8 @@ TEST_F(link_concurrency, LinksWorkAfterTheNodesSweptTheirRelayTables) {
   EXPECT_EQ(answer, 42);
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
 }
+
+INSTANTIATE_TEST_SUITE_P(ways, link_concurrency, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "lane" : "middleman";
+                         });

@@ -143,6 +143,31 @@ TEST(lane_ring, WriterWaitingForRoomWakesWhenTheReaderCloses) {
   EXPECT_TRUE(writer.closed());
 }
 
+TEST(lane_ring, TryWriteReportsFullInsteadOfWaiting) {
+  // Arrange: 4 records of 1,008 bytes fill 4,032 of 4,096.
+  auto [reader, writer] = make_pair();
+  for (int i = 0; i < 4; ++i)
+    ASSERT_EQ(put(writer, record_of(1000, i)), ring::status::done);
+  auto fifth = record_of(1000, 4);
+  std::span<const std::byte> piece{fifth};
+  auto longer = record_of(3000, 5);
+  std::span<const std::byte> long_piece{longer};
+  std::vector<std::byte> out;
+  // Act
+  auto when_full = writer.try_write({&piece, 1});
+  auto over_half = writer.try_write({&long_piece, 1});
+  ASSERT_EQ(reader.read(out, 1 << 20, 0ms), ring::status::done);
+  auto with_room = writer.try_write({&piece, 1});
+  // Assert
+  EXPECT_EQ(when_full, ring::status::full);
+  EXPECT_EQ(over_half, ring::status::full);
+  EXPECT_EQ(with_room, ring::status::done);
+  for (int i = 1; i < 5; ++i) {
+    ASSERT_EQ(reader.read(out, 1 << 20, 0ms), ring::status::done);
+    EXPECT_EQ(out, record_of(1000, i));
+  }
+}
+
 TEST(lane_ring, ReaderWaitingForDataWakesWhenTheWriterCloses) {
   // Arrange
   auto [reader, writer] = make_pair();

@@ -1,9 +1,13 @@
 // Two ferry nodes in one process, connected over loopback through CAF's
-// middleman like any two nodes (no store: large frames travel inline).
+// middleman like any two nodes (no store: large frames travel inline), or
+// sharing a store of the test's own, which links them through a same-host
+// lane.
 #pragma once
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
+
+#include "ferry/store/object_store.hpp"
 
 #include <caf/all.hpp>
 
@@ -14,15 +18,23 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 namespace ferry::test {
 
-/// Starts a node without a store; a small window (32 messages by default)
-/// makes senders contend for credit.
+/// Starts a node without a store (with the store `store` when not empty);
+/// a small window (32 messages by default) makes senders contend for
+/// credit.
 inline std::unique_ptr<ferry::node> make_node(const char* name,
                                               ferry::node_config& cfg,
-                                              uint64_t window_messages = 32) {
+                                              uint64_t window_messages = 32,
+                                              const std::string& store = {}) {
   cfg.node_name = name;
-  cfg.store_enabled = false;
+  cfg.store_enabled = !store.empty();
+  if (!store.empty()) {
+    cfg.store_name = store;
+    cfg.store_capacity = uint64_t{64} << 20;
+  }
   cfg.default_link.window_messages = window_messages;
   auto result = ferry::node::start(cfg);
   EXPECT_TRUE(result) << ferry::render(result.error());
@@ -53,12 +65,29 @@ inline bool link_gone(const ferry::node& sut, const std::string& peer) {
 /// then start both.
 class two_nodes : public testing::Test {
 protected:
+  ~two_nodes() override {
+    server.reset();
+    client.reset();
+    if (!shared_store.empty())
+      static_cast<void>(ferry::store::object_store::remove(shared_store));
+  }
+
   /// Starts both nodes with `window_messages`; false on failure.
   bool start(uint64_t window_messages = 32) {
-    server = make_node("server", server_cfg, window_messages);
-    client = make_node("client", client_cfg, window_messages);
+    server = make_node("server", server_cfg, window_messages, shared_store);
+    client = make_node("client", client_cfg, window_messages, shared_store);
     return server && client;
   }
+
+  /// Makes `start` give both nodes one store of this test's own (so their
+  /// link is a same-host lane).
+  void share_store() {
+    shared_store = "ferry-test-" + std::to_string(::getpid()) + "-"
+                   + std::to_string(++stores_made);
+  }
+
+  inline static int stores_made = 0;
+  std::string shared_store;
 
   ferry::node_config server_cfg;
   ferry::node_config client_cfg;

@@ -9,16 +9,26 @@ namespace ferry::detail::lane {
 
 namespace {
 
-/// How long a read waits before it looks at the ring's state again.
+/// How long a read waits before it looks at the ring's state again, and
+/// while a backlog waits for room in the peer's ring.
 constexpr std::chrono::milliseconds read_wait{200};
+constexpr std::chrono::milliseconds backlog_wait{1};
+
+thread_local bool reader_thread = false;
 
 void run(const std::shared_ptr<ring>& in, caf::actor_system& sys,
          uint64_t max_record, const readers::deliver_fn& deliver,
-         const readers::refused_fn& refused, const readers::ended_fn& ended) {
+         const readers::refused_fn& refused, const readers::ended_fn& ended,
+         const readers::backlog& out) {
+  reader_thread = true;
   std::vector<std::byte> record;
   for (;;) {
-    switch (in->read(record, max_record, read_wait)) {
+    auto pending = out.pending->load(std::memory_order_relaxed);
+    if (pending)
+      out.drain();
+    switch (in->read(record, max_record, pending ? backlog_wait : read_wait)) {
     case ring::status::empty:
+    case ring::status::full: // (writes only)
       continue;
     case ring::status::closed:
       ended(caf::none);
@@ -56,27 +66,33 @@ void run(const std::shared_ptr<ring>& in, caf::actor_system& sys,
 
 } // namespace
 
+bool on_reader_thread() noexcept {
+  return reader_thread;
+}
+
 readers::~readers() {
   stop_all();
 }
 
 void readers::start(std::shared_ptr<ring> in, caf::actor_system& sys,
                     uint64_t max_record, deliver_fn deliver, refused_fn refused,
-                    ended_fn ended) {
+                    ended_fn ended, backlog out) {
   auto shared = std::move(in);
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::lock_guard<std::mutex> guard{mtx_};
   reap_locked();
-  std::thread thread{
-    [shared, done, &sys, max_record, deliver = std::move(deliver),
-     refused = std::move(refused), ended = std::move(ended)]() mutable {
-      run(shared, sys, max_record, deliver, refused, ended);
-      // The actors these hold are let go on this thread, before it is joined.
-      deliver = nullptr;
-      refused = nullptr;
-      ended = nullptr;
-      done->store(true);
-    }};
+  std::thread thread{[shared, done, &sys, max_record,
+                      deliver = std::move(deliver),
+                      refused = std::move(refused), ended = std::move(ended),
+                      out = std::move(out)]() mutable {
+    run(shared, sys, max_record, deliver, refused, ended, out);
+    out.drain = nullptr;
+    // The actors these hold are let go on this thread, before it is joined.
+    deliver = nullptr;
+    refused = nullptr;
+    ended = nullptr;
+    done->store(true);
+  }};
   entries_.push_back(entry{shared, std::move(done), std::move(thread)});
 }
 

@@ -9,7 +9,8 @@
 // that does not read as a message is reported to `refused` and dropped,
 // as CAF drops a message it cannot deserialize; when the ring closes
 // (either side) or the peer breaks it, `ended` hears why once and the
-// thread ends.
+// thread ends. The thread also drains its link's lane backlog
+// (link/outbox.hpp): what it sent while the peer's ring was full.
 //
 // Ownership: the node owns its `readers`; a link keeps the ring it reads
 // to close it when it goes down. `stop_all` (and the destructor) closes
@@ -34,6 +35,9 @@
 
 namespace ferry::detail::lane {
 
+/// Returns whether the calling thread is a lane reader.
+bool on_reader_thread() noexcept;
+
 class readers {
 public:
   using deliver_fn = std::function<void(caf::message)>;
@@ -47,11 +51,18 @@ public:
   readers& operator=(const readers&) = delete;
   ~readers();
 
+  /// What the thread calls between records while `pending` is set: the
+  /// link's outbox writes what it could not write from this thread.
+  struct backlog {
+    std::shared_ptr<std::atomic<bool>> pending;
+    std::function<void()> drain;
+  };
+
   /// Starts a thread reading `in` (records up to `max_record` bytes) with
   /// `sys`'s types.
   void start(std::shared_ptr<ring> in, caf::actor_system& sys,
              uint64_t max_record, deliver_fn deliver, refused_fn refused,
-             ended_fn ended);
+             ended_fn ended, backlog out);
 
   /// Closes every ring and joins every thread.
   void stop_all();

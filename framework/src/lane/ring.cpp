@@ -318,30 +318,66 @@ ring::status ring::await_space(uint64_t n) {
   }
 }
 
-ring::status ring::write(std::span<const std::span<const std::byte>> pieces) {
+namespace {
+
+uint64_t total_of(std::span<const std::span<const std::byte>> pieces) {
   uint64_t total = 0;
   for (auto& piece : pieces)
     total += piece.size();
+  return total;
+}
+
+} // namespace
+
+void ring::put_whole(std::span<const std::span<const std::byte>> pieces,
+                     uint64_t total) noexcept {
   std::byte length[8];
   for (int i = 0; i < 8; ++i)
     length[i] = static_cast<std::byte>(total >> (8 * i));
+  auto pos = head_->written.load(std::memory_order_relaxed);
+  copy_in(pos, length, sizeof(length));
+  pos += sizeof(length);
+  for (auto& piece : pieces) {
+    copy_in(pos, piece.data(), piece.size());
+    pos += piece.size();
+  }
+  head_->written.store(pos, std::memory_order_seq_cst);
+  wake_reader();
+}
+
+ring::status
+ring::try_write(std::span<const std::span<const std::byte>> pieces) {
+  auto total = total_of(pieces);
+  if (closed())
+    return status::closed;
+  if (8 + total > capacity_ / 2)
+    return status::full;
+  auto written = head_->written.load(std::memory_order_relaxed);
+  auto read = head_->read.load(std::memory_order_acquire);
+  if (written - read > capacity_) {
+    close();
+    return status::corrupt;
+  }
+  if (capacity_ - (written - read) < 8 + total)
+    return status::full;
+  put_whole(pieces, total);
+  return status::done;
+}
+
+ring::status ring::write(std::span<const std::span<const std::byte>> pieces) {
+  auto total = total_of(pieces);
   // A record up to half the ring goes in whole, published once.
-  if (sizeof(length) + total <= capacity_ / 2) {
-    if (auto st = await_space(sizeof(length) + total); st != status::done)
+  if (8 + total <= capacity_ / 2) {
+    if (auto st = await_space(8 + total); st != status::done)
       return st;
-    auto pos = head_->written.load(std::memory_order_relaxed);
-    copy_in(pos, length, sizeof(length));
-    pos += sizeof(length);
-    for (auto& piece : pieces) {
-      copy_in(pos, piece.data(), piece.size());
-      pos += piece.size();
-    }
-    head_->written.store(pos, std::memory_order_seq_cst);
-    wake_reader();
+    put_whole(pieces, total);
     return status::done;
   }
   // A longer one streams: the length, then each piece, in parts of at most
   // half the ring.
+  std::byte length[8];
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<std::byte>(total >> (8 * i));
   auto put = [this](const std::byte* src, uint64_t n) {
     while (n > 0) {
       auto chunk = std::min<uint64_t>(n, capacity_ / 2);

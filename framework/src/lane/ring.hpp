@@ -53,6 +53,8 @@ public:
     corrupt,
     /// A read found no record within its wait.
     empty,
+    /// A write that may not wait found too little room.
+    full,
   };
 
   /// Bytes before the data: the header (its layout is this file's and
@@ -88,6 +90,11 @@ public:
   /// is full. Returns `done`, `closed` or `corrupt`.
   status write(std::span<const std::span<const std::byte>> pieces);
 
+  /// Appends one record of `pieces` when there is room for all of it now;
+  /// returns `full` instead of waiting (always for a record over half the
+  /// ring).
+  status try_write(std::span<const std::span<const std::byte>> pieces);
+
   /// Takes the next record into `out` (resized to it), waiting at most
   /// `wait` for it to begin; a record that began is read to its end.
   /// Refuses (corrupt) a record longer than `max_record`.
@@ -113,6 +120,11 @@ private:
   /// `closed`, `corrupt` or, after `wait` (reads only), `empty`.
   status await_data(uint64_t n, std::chrono::milliseconds wait);
   status await_space(uint64_t n);
+
+  /// Copies a record that fits in half the ring and publishes it
+  /// (requires room for `total` + 8 bytes).
+  void put_whole(std::span<const std::span<const std::byte>> pieces,
+                 uint64_t total) noexcept;
 
   /// Wakes the reader (writer) if it sleeps.
   void wake_reader() noexcept;

@@ -148,6 +148,14 @@ public:
   /// Sends the batch of small messages the link holds (its flusher).
   void flush() { outbox_.flush(); }
 
+  /// Returns the flag that says the outbox keeps a lane backlog.
+  const std::shared_ptr<std::atomic<bool>>& lane_backlog_flag() const {
+    return outbox_.lane_backlog_flag();
+  }
+
+  /// Writes what the outbox's lane backlog holds, without waiting.
+  void drain_lane_backlog() { outbox_.drain_lane_backlog(); }
+
   /// Takes credit returned by the peer: wakes waiting senders and forgets
   /// the store tickets and transfers of messages the peer has taken.
   void on_credit(const credit& x);

@@ -1,6 +1,7 @@
 // outbox: ordered sending and batching (see link/outbox.hpp).
 #include "link/outbox.hpp"
 
+#include "lane/readers.hpp"
 #include "link/atoms.hpp"
 
 #include "ferry/serializers/detail/pooled_message.hpp"
@@ -172,11 +173,49 @@ void outbox::write_lane_locked(const caf::message& msg) {
   }
   std::span<const std::byte> piece{
     reinterpret_cast<const std::byte*>(lane_buf_.data()), lane_buf_.size()};
-  // Closed or broken: the link is going down (the peer closed its side, or
-  // the reader thread reports the break), and what is unsent is dropped as
-  // a lost connection drops it.
-  if (lane_->write({&piece, 1}) != lane::ring::status::done)
+  auto reader = lane::on_reader_thread();
+  if (!lane_backlog_.empty())
+    drain_backlog_locked(!reader);
+  lane::ring::status st;
+  if (!lane_backlog_.empty())
+    st = lane::ring::status::full;
+  else if (reader)
+    st = lane_->try_write({&piece, 1});
+  else
+    st = lane_->write({&piece, 1});
+  if (st == lane::ring::status::full) {
+    lane_backlog_.push_back(lane_buf_);
+    backlog_pending_->store(true);
+  } else if (st != lane::ring::status::done) {
+    // Closed or broken: the link is going down (the peer closed its side,
+    // or the reader thread reports the break), and what is unsent is
+    // dropped as a lost connection drops it.
     ++counters_.send_errors;
+  }
+}
+
+void outbox::drain_backlog_locked(bool wait) {
+  while (!lane_backlog_.empty()) {
+    auto& front = lane_backlog_.front();
+    std::span<const std::byte> piece{
+      reinterpret_cast<const std::byte*>(front.data()), front.size()};
+    auto st = wait ? lane_->write({&piece, 1}) : lane_->try_write({&piece, 1});
+    if (st == lane::ring::status::full)
+      break;
+    if (st != lane::ring::status::done)
+      counters_.send_errors += lane_backlog_.size();
+    if (st != lane::ring::status::done)
+      lane_backlog_.clear();
+    else
+      lane_backlog_.pop_front();
+  }
+  backlog_pending_->store(!lane_backlog_.empty());
+}
+
+void outbox::drain_lane_backlog() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (lane_ && !closed_)
+    drain_backlog_locked(false);
 }
 
 caf::actor outbox::close() {

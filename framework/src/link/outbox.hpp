@@ -27,7 +27,11 @@
 // messages alike, so their order holds. A full ring makes the sender wait
 // (under the lock, like any send) until the peer's reader makes room or
 // either side closes the lane; a closed ring drops what comes after, as a
-// closed connection does (the link is going down).
+// closed connection does (the link is going down). A lane reader thread
+// never waits for room (two readers each waiting on the other's ring would
+// wait for good): what it sends finding the ring full is kept, in order, in
+// a backlog that the next sender writes first and that the reader drains
+// between the records it reads (`drain_lane_backlog`).
 //
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the sequence, the batch and the enqueueing.
@@ -43,7 +47,10 @@
 #include <caf/execution_unit.hpp>
 #include <caf/message.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <deque>
+#include <memory>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -64,6 +71,16 @@ public:
 
   /// Returns whether messages go through a same-host lane.
   bool on_lane() const noexcept { return lane_ != nullptr; }
+
+  /// Returns the flag that says a lane backlog waits (set and cleared under
+  /// the lock; read by the lane reader without it).
+  const std::shared_ptr<std::atomic<bool>>& lane_backlog_flag() const {
+    return backlog_pending_;
+  }
+
+  /// Writes what the lane backlog holds as far as the ring has room,
+  /// without waiting.
+  void drain_lane_backlog();
 
   /// Sends `msg` (`size`: its wire_size) in link order, recording `tickets`
   /// and the transfers `transfer_ids` with its sequence number. Returns
@@ -94,6 +111,10 @@ private:
   /// Writes `msg` into the lane (requires `mtx_`).
   void write_lane_locked(const caf::message& msg);
 
+  /// Writes the lane backlog, waiting for room when `wait` (requires
+  /// `mtx_`).
+  void drain_backlog_locked(bool wait);
+
   const caf::actor peer_gateway_;
   const caf::strong_actor_ptr peer_ctrl_;
   /// The BASP broker sending for `peer_gateway_` (null when that is not a
@@ -120,6 +141,10 @@ private:
   caf::actor flusher_;
   /// A message's bytes on their way into the lane.
   std::vector<char> lane_buf_;
+  /// Messages a lane reader thread found no room for, oldest first.
+  std::deque<std::vector<char>> lane_backlog_;
+  const std::shared_ptr<std::atomic<bool>> backlog_pending_
+    = std::make_shared<std::atomic<bool>>(false);
 };
 
 } // namespace ferry::detail

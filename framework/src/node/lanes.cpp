@@ -107,8 +107,14 @@ void node_impl::read_lane(const std::shared_ptr<link_state>& link,
       links_.drop(peer_node);
     watch_.down(peer_name, why);
   };
+  lane::readers::backlog out;
+  out.pending = link->lane_backlog_flag();
+  out.drain = [weak] {
+    if (auto l = weak.lock())
+      l->drain_lane_backlog();
+  };
   lanes_.start(std::move(in), sys_, max_record, std::move(deliver),
-               std::move(refused), std::move(ended));
+               std::move(refused), std::move(ended), std::move(out));
 }
 
 } // namespace ferry::detail
