@@ -3,15 +3,14 @@
 // over loopback through CAF's middleman like any two nodes, and each test
 // runs again with the two sharing a store, linked through a same-host lane
 // (the lane's reader thread in place of CAF's middleman).
-#include "two_nodes.hpp"
-
-#include "link/relay_sources.hpp"
-
 #include "ferry/test/credit_waits.hpp"
 
 #include <atomic>
 #include <thread>
 #include <vector>
+
+#include "link/relay_sources.hpp"
+#include "two_nodes.hpp"
 
 using namespace std::chrono_literals;
 

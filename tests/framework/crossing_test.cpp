@@ -2,7 +2,10 @@
 // TSan in CI): every pair ends with a link both ways, a one-way message sent
 // right after `remote_actor` returns arrives, and the handshakes' shared
 // state (early arrivals held and handed on, connects woken by a link the
-// peer's hello made) is raced by as many threads as there are pairs.
+// peer's hello made) is raced by as many threads as there are pairs. The
+// nodes link through CAF's middleman, and again sharing a store, through
+// same-host lanes (crossing hellos leave each node writing into the ring the
+// other offered in its own hello).
 #include "two_nodes.hpp"
 
 #include <array>
@@ -38,8 +41,16 @@ caf::behavior meeting_point() {
   };
 }
 
-TEST(crossing, NodesConnectingAllToAllAtOnceAllMeet) {
+/// Nodes that link through CAF's middleman (param false) or through
+/// same-host lanes (true).
+class crossing : public testing::TestWithParam<bool> {};
+
+TEST_P(crossing, NodesConnectingAllToAllAtOnceAllMeet) {
   for (int round = 0; round < 5; ++round) {
+    std::string store;
+    if (GetParam())
+      store = "ferry-test-crossing-" + std::to_string(::getpid()) + "-"
+              + std::to_string(round);
     // Arrange: three nodes, each serving a meeting point.
     std::array<ferry::node_config, n> cfgs;
     std::array<std::unique_ptr<ferry::node>, n> nodes;
@@ -47,7 +58,7 @@ TEST(crossing, NodesConnectingAllToAllAtOnceAllMeet) {
     std::array<uint16_t, n> ports{};
     const std::array<const char*, n> names{"a", "b", "c"};
     for (size_t i = 0; i < n; ++i) {
-      nodes[i] = make_node(names[i], cfgs[i]);
+      nodes[i] = make_node(names[i], cfgs[i], 32, store);
       ASSERT_TRUE(nodes[i]);
       heard[i] = 0;
     }
@@ -95,10 +106,26 @@ TEST(crossing, NodesConnectingAllToAllAtOnceAllMeet) {
     for (size_t j = 0; j < n; ++j)
       EXPECT_EQ(heard[j].load(), ((1u << n) - 1) & ~(1u << j))
         << "round " << round << ": what " << names[j] << " heard";
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j)
+        if (i != j) {
+          auto stats = nodes[i]->stats(names[j]);
+          ASSERT_TRUE(stats);
+          EXPECT_EQ(stats->lane, GetParam());
+        }
     for (auto& point : points)
       caf::anon_send_exit(point, caf::exit_reason::user_shutdown);
+    for (auto& node : nodes)
+      node.reset();
+    if (!store.empty())
+      static_cast<void>(ferry::store::object_store::remove(store));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(ways, crossing, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "lane" : "middleman";
+                         });
 
 } // namespace
 } // namespace ferry::test

@@ -6,19 +6,17 @@
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
-
 #include "ferry/store/object_store.hpp"
 
 #include <caf/all.hpp>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <unistd.h>
 
 namespace ferry::test {
 
@@ -82,8 +80,8 @@ protected:
   /// Makes `start` give both nodes one store of this test's own (so their
   /// link is a same-host lane).
   void share_store() {
-    shared_store = "ferry-test-" + std::to_string(::getpid()) + "-"
-                   + std::to_string(++stores_made);
+    shared_store = "ferry-test-" + std::to_string(::getpid()) + "-" +
+                   std::to_string(++stores_made);
   }
 
   inline static int stores_made = 0;

@@ -97,6 +97,12 @@ namespace {
 constexpr uint64_t header_bytes = ring::header_size;
 static_assert(sizeof(ring_header) <= header_bytes);
 static_assert(offsetof(ring_header, written) == ring::written_offset);
+// The layout docs/wire-format.md gives ("Same-host lanes").
+static_assert(offsetof(ring_header, capacity) == 16);
+static_assert(offsetof(ring_header, space_word) == 76);
+static_assert(offsetof(ring_header, read) == 128);
+static_assert(offsetof(ring_header, data_word) == 140);
+static_assert(offsetof(ring_header, closed) == 192);
 
 } // namespace
 

@@ -491,6 +491,8 @@ void link_state::shut_down(const caf::error& reason,
   // The peer's side of the lane sees it closed and goes down too.
   if (lane_in_)
     lane_in_->close();
+  if (auto crossed = crossed_lane_in_.load())
+    crossed->close();
   // Released at the end of this function: dropping the last reference to an
   // actor runs its cleanup on this thread.
   auto actors = actors_.close();
@@ -519,6 +521,13 @@ void link_state::shut_down(const caf::error& reason,
                             + " went down before the response arrived: "
                             + render(reason))),
         host);
+}
+
+void link_state::adopt_crossed_lane(std::shared_ptr<lane::ring> in) {
+  crossed_lane_in_.store(in);
+  // Either this sees the link down or shut_down sees the ring.
+  if (down_.load())
+    in->close();
 }
 
 // -- stats --------------------------------------------------------------------

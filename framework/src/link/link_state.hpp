@@ -156,6 +156,11 @@ public:
   /// Writes what the outbox's lane backlog holds, without waiting.
   void drain_lane_backlog() { outbox_.drain_lane_backlog(); }
 
+  /// Keeps `in`, a second ring the peer writes this link's messages into
+  /// (handshakes that crossed), to close it with the link; closes it at
+  /// once when the link is down already.
+  void adopt_crossed_lane(std::shared_ptr<lane::ring> in);
+
   /// Takes credit returned by the peer: wakes waiting senders and forgets
   /// the store tickets and transfers of messages the peer has taken.
   void on_credit(const credit& x);
@@ -336,6 +341,8 @@ private:
   /// The ring the node's lane reader takes this link's messages from (null:
   /// none); closed when the link goes down.
   const std::shared_ptr<lane::ring> lane_in_;
+  /// The ring of crossed handshakes (`adopt_crossed_lane`), or null.
+  std::atomic<std::shared_ptr<lane::ring>> crossed_lane_in_;
   credit_window window_;
   credit_return returns_;
   held_limits held_;

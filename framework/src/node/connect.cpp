@@ -269,6 +269,9 @@ node_impl::handshake(const std::string& address, const caf::actor& gateway,
   failure = ask(offer, [&](hello& x) { reply = std::move(x); });
   if (failure || alarm->rang()) {
     auto outcome = settle(std::move(failure));
+    // The peer's hello made the link: the peer may write into the ring
+    // offered here (node/lanes.cpp).
+    keep_offered_lane(outcome.link, lane, gateway, peer_name, cfg);
     if (outcome.error && outcome.error.category() != caf::atom("ferry_fw"))
       outcome.error = caf::make_error(errc::handshake_failed,
                                       "handshake with node " + peer_name

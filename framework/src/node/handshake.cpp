@@ -153,10 +153,19 @@ caf::expected<hello> node_impl::accept(const hello& peer,
           "name); retry once that link is down");
   // The answer names the link's token whatever happened meanwhile.
   mine.link_token = admitted.link->inbound_token();
-  if (!admitted.made)
+  if (!admitted.made) {
+    // Handshakes that crossed: the link this node made answering the peer's
+    // hello writes into the ring the peer offered, and the peer's link,
+    // made answering this node's hello, writes into the ring offered here
+    // (the answer names a lane only then). Read it for the link there is.
+    if (offered != nullptr && lane.in) {
+      admitted.link->adopt_crossed_lane(lane.in);
+      read_lane(admitted.link, peer.gateway, peer.node_name, lane.in, cfg);
+    }
     return mine;
+  }
   if (lane.in) {
-    read_lane(admitted.link, peer, lane.in, cfg);
+    read_lane(admitted.link, peer.gateway, peer.node_name, lane.in, cfg);
     // Answering, this node names its ring; the asker writes into it.
     if (offered == nullptr)
       mine.lane = lane.in->name();

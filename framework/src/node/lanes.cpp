@@ -11,6 +11,13 @@
 // make or open a ring logs why, and that direction (or the whole link, when
 // the answering node has no lane) uses CAF's middleman; the messages of a
 // direction always take one way, so their order holds.
+//
+// Handshakes that cross (both nodes connect at once) make each node's link
+// while it answers the other's hello: each then writes into the ring the
+// other offered, so a node keeps reading the ring it offered for whichever
+// link it ends with, also when its own handshake ends early because the
+// peer's hello made the link (node/connect.cpp). A ring the peer never
+// opened is read in vain until the link goes down.
 #include "ferry/errc.hpp"
 
 #include <caf/actor_cast.hpp>
@@ -50,6 +57,7 @@ lane_pair node_impl::join_lane(const hello& peer, const link_config& cfg,
       cannot_open(out.error());
       return {};
     }
+    out->unlink();
     auto in = offer_lane(cfg);
     if (!in)
       return {};
@@ -74,25 +82,26 @@ lane_pair node_impl::join_lane(const hello& peer, const link_config& cfg,
 }
 
 void node_impl::read_lane(const std::shared_ptr<link_state>& link,
-                          const hello& peer, std::shared_ptr<lane::ring> in,
+                          const caf::actor& peer_gateway,
+                          const std::string& peer_name,
+                          std::shared_ptr<lane::ring> in,
                           const link_config& cfg) {
   // A record holds one CAF message: a wire message (at most
   // max_message_size of frames), a batch of small ones, or a control
   // message; the slack covers their headers.
   auto max_record =
     std::max(cfg.max_message_size, uint64_t{1} << 20) + (uint64_t{1} << 20);
-  auto sender = caf::actor_cast<caf::strong_actor_ptr>(peer.gateway);
+  auto sender = caf::actor_cast<caf::strong_actor_ptr>(peer_gateway);
   auto deliver = [gateway = gateway_, sender](caf::message msg) {
     gateway->enqueue(caf::make_mailbox_element(sender, caf::make_message_id(),
                                                {}, std::move(msg)),
                      nullptr);
   };
-  auto peer_name = peer.node_name;
   auto refused = [this, peer_name](const caf::error& err) {
     log("dropped what node " + peer_name + " sent: " + render(err));
   };
   std::weak_ptr<link_state> weak = link;
-  auto peer_node = peer.gateway.node();
+  auto peer_node = peer_gateway.node();
   auto ended = [this, weak, peer_node, peer_name](const caf::error& err) {
     auto l = weak.lock();
     if (!l || l->is_down())
@@ -115,6 +124,21 @@ void node_impl::read_lane(const std::shared_ptr<link_state>& link,
   };
   lanes_.start(std::move(in), sys_, max_record, std::move(deliver),
                std::move(refused), std::move(ended), std::move(out));
+}
+
+void node_impl::keep_offered_lane(const std::shared_ptr<link_state>& link,
+                                  std::optional<lane::ring>& offered,
+                                  const caf::actor& peer_gateway,
+                                  const std::string& peer_name,
+                                  const link_config& cfg) {
+  if (!offered || !link || link->is_down())
+    return;
+  auto in = std::make_shared<lane::ring>(std::move(*offered));
+  offered.reset();
+  // The name stays until the peer opens the ring (it removes it then) or
+  // the ring goes with the link: the peer may not have read the hello yet.
+  link->adopt_crossed_lane(in);
+  read_lane(link, peer_gateway, peer_name, std::move(in), cfg);
 }
 
 } // namespace ferry::detail

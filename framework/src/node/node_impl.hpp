@@ -273,9 +273,18 @@ private:
   lane_pair join_lane(const hello& peer, const link_config& cfg,
                       std::optional<lane::ring>* offered);
 
-  /// Starts reading `link`'s incoming lane `in`.
-  void read_lane(const std::shared_ptr<link_state>& link, const hello& peer,
+  /// Starts reading `link`'s incoming lane `in`, which the node
+  /// `peer_name` (its gateway `peer_gateway`) writes into.
+  void read_lane(const std::shared_ptr<link_state>& link,
+                 const caf::actor& peer_gateway, const std::string& peer_name,
                  std::shared_ptr<lane::ring> in, const link_config& cfg);
+
+  /// Reads the ring this node offered in a hello for `link`, which a link
+  /// the peer made answering that hello writes into (crossed handshakes).
+  void keep_offered_lane(const std::shared_ptr<link_state>& link,
+                         std::optional<lane::ring>& offered,
+                         const caf::actor& peer_gateway,
+                         const std::string& peer_name, const link_config& cfg);
 
   /// Stops logging refused TLS peers (first thing at shutdown).
   void stop_tls_listeners();
