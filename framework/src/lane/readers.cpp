@@ -5,6 +5,9 @@
 
 #include <caf/binary_deserializer.hpp>
 
+#include <string>
+#include <system_error>
+
 namespace ferry::detail::lane {
 
 namespace {
@@ -79,21 +82,39 @@ void readers::start(std::shared_ptr<ring> in, caf::actor_system& sys,
                     ended_fn ended, backlog out) {
   auto shared = std::move(in);
   auto done = std::make_shared<std::atomic<bool>>(false);
-  std::lock_guard<std::mutex> guard{mtx_};
-  reap_locked();
-  std::thread thread{[shared, done, &sys, max_record,
-                      deliver = std::move(deliver),
-                      refused = std::move(refused), ended = std::move(ended),
-                      out = std::move(out)]() mutable {
-    run(shared, sys, max_record, deliver, refused, ended, out);
-    out.drain = nullptr;
-    // The actors these hold are let go on this thread, before it is joined.
-    deliver = nullptr;
-    refused = nullptr;
-    ended = nullptr;
-    done->store(true);
-  }};
-  entries_.push_back(entry{shared, std::move(done), std::move(thread)});
+  auto on_failure = ended;
+  std::string failure;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    reap_locked();
+    try {
+      std::thread thread{
+        [shared, done, &sys, max_record, deliver = std::move(deliver),
+         refused = std::move(refused), ended = std::move(ended),
+         out = std::move(out)]() mutable {
+          run(shared, sys, max_record, deliver, refused, ended, out);
+          out.drain = nullptr;
+          // The actors these hold are let go on this thread, before it is
+          // joined.
+          deliver = nullptr;
+          refused = nullptr;
+          ended = nullptr;
+          done->store(true);
+        }};
+      entries_.push_back(entry{shared, std::move(done), std::move(thread)});
+      return;
+    } catch (const std::system_error& e) {
+      failure = e.what();
+    }
+  }
+  // Without a reader nothing would take the peer's messages: close the
+  // ring, so that the peer's side goes down too, and take this side down.
+  shared->close();
+  on_failure(caf::make_error(errc::lane_failed,
+                             "cannot start the thread that reads same-host "
+                             "lane " +
+                               shared->name() + ": " + failure +
+                               " (too many threads for this process?)"));
 }
 
 void readers::stop_all() {
