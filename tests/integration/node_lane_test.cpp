@@ -47,19 +47,33 @@ bool link_gone(const ferry::node& sut, const std::string& peer) {
   return false;
 }
 
+/// node_fixture, and a link to a peer's echo checked with one message.
+class lane_fixture : public node_fixture {
+protected:
+  /// Links to `b`'s echo, sends it `n` bytes and checks the hash it
+  /// answers; returns the echo's proxy.
+  caf::expected<caf::actor> echo_through(peer& b, size_t n) {
+    auto sut = local().remote_actor("127.0.0.1", b.port);
+    if (!sut)
+      return sut;
+    auto payload = make_bytes(n);
+    auto hash = ask<uint64_t>(*sut, payload);
+    if (!hash)
+      return std::move(hash.error());
+    EXPECT_EQ(*hash, fnv1a(payload));
+    return sut;
+  }
+};
+
 } // namespace
 
-TEST_F(node_fixture, LinkOnOneHostSendsThroughALaneBothWays) {
+TEST_F(lane_fixture, LinkOnOneHostSendsThroughALaneBothWays) {
   // Arrange
   auto& b = start_peer("B");
-  auto sut = local().remote_actor("127.0.0.1", b.port);
-  ASSERT_TRUE(sut) << ferry::render(sut.error());
-  auto payload = make_bytes(1000);
   // Act
-  auto hash = ask<uint64_t>(*sut, payload);
+  auto sut = echo_through(b, 1000);
   // Assert
-  ASSERT_TRUE(hash) << ferry::render(hash.error());
-  EXPECT_EQ(*hash, fnv1a(payload));
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
   auto stats = local().stats("B");
   ASSERT_TRUE(stats);
   EXPECT_TRUE(stats->same_host);
@@ -72,7 +86,7 @@ TEST_F(node_fixture, LinkOnOneHostSendsThroughALaneBothWays) {
   EXPECT_TRUE(lane_rings_of(b.process->pid()).empty());
 }
 
-TEST_F(node_fixture, TwentyThousandMessagesKeepTheirOrderThroughSmallRings) {
+TEST_F(lane_fixture, TwentyThousandMessagesKeepTheirOrderThroughSmallRings) {
   // Arrange: 64 KiB rings both ways; 20,000 messages in a burst are many
   // times what a ring holds, so senders wait for room again and again.
   auto& b = start_peer("B", {"--ferry.link.lane-bytes=64KiB"});
@@ -93,7 +107,7 @@ TEST_F(node_fixture, TwentyThousandMessagesKeepTheirOrderThroughSmallRings) {
   EXPECT_EQ(stats->send_errors, 0u);
 }
 
-TEST_F(node_fixture, MessagesLargerThanTheRingStreamThroughItBothWays) {
+TEST_F(lane_fixture, MessagesLargerThanTheRingStreamThroughItBothWays) {
   // Arrange: frames stay inline (spill threshold above them) and both
   // rings are 64 KiB; 4 MiB go each way.
   auto& b = start_peer("B", {"--ferry.link.lane-bytes=64KiB",
@@ -118,17 +132,13 @@ TEST_F(node_fixture, MessagesLargerThanTheRingStreamThroughItBothWays) {
   EXPECT_GE(stats->bytes_inline_received, uint64_t{4} << 20);
 }
 
-TEST_F(node_fixture, LaneOffOnThePeerLinksThroughTheMiddleman) {
+TEST_F(lane_fixture, LaneOffOnThePeerLinksThroughTheMiddleman) {
   // Arrange
   auto& b = start_peer("B", {"--ferry.link.no-lane"});
-  auto sut = local().remote_actor("127.0.0.1", b.port);
-  ASSERT_TRUE(sut) << ferry::render(sut.error());
-  auto payload = make_bytes(100);
   // Act
-  auto hash = ask<uint64_t>(*sut, payload);
+  auto sut = echo_through(b, 100);
   // Assert
-  ASSERT_TRUE(hash) << ferry::render(hash.error());
-  EXPECT_EQ(*hash, fnv1a(payload));
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
   auto stats = local().stats("B");
   ASSERT_TRUE(stats);
   EXPECT_TRUE(stats->same_host);
@@ -138,30 +148,25 @@ TEST_F(node_fixture, LaneOffOnThePeerLinksThroughTheMiddleman) {
   EXPECT_TRUE(lane_rings_of(::getpid()).empty());
 }
 
-TEST_F(node_fixture, LaneOffHereLinksThroughTheMiddleman) {
+TEST_F(lane_fixture, LaneOffHereLinksThroughTheMiddleman) {
   // Arrange
   auto& b = start_peer("B");
   cfg.default_link.lane = false;
-  auto sut = local().remote_actor("127.0.0.1", b.port);
-  ASSERT_TRUE(sut) << ferry::render(sut.error());
-  auto payload = make_bytes(100);
   // Act
-  auto hash = ask<uint64_t>(*sut, payload);
+  auto sut = echo_through(b, 100);
   // Assert
-  ASSERT_TRUE(hash) << ferry::render(hash.error());
-  EXPECT_EQ(*hash, fnv1a(payload));
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
   auto stats = local().stats("B");
   ASSERT_TRUE(stats);
   EXPECT_FALSE(stats->lane);
   EXPECT_NE(b.stats()[cfg.node_name].find(" lane=0"), std::string::npos);
 }
 
-TEST_F(node_fixture, PeerKilledTakesTheLaneLinkDownAndRequestsFail) {
+TEST_F(lane_fixture, PeerKilledTakesTheLaneLinkDownAndRequestsFail) {
   // Arrange
   auto& b = start_peer("B");
-  auto sut = local().remote_actor("127.0.0.1", b.port);
+  auto sut = echo_through(b, 10);
   ASSERT_TRUE(sut) << ferry::render(sut.error());
-  ASSERT_TRUE(ask<uint64_t>(*sut, make_bytes(10)));
   ASSERT_TRUE(local().stats("B")->lane);
   // Act
   b.process->kill(SIGKILL);
@@ -173,12 +178,11 @@ TEST_F(node_fixture, PeerKilledTakesTheLaneLinkDownAndRequestsFail) {
   EXPECT_TRUE(lane_rings_of(::getpid()).empty());
 }
 
-TEST_F(node_fixture, PeerShuttingDownClosesTheLaneAndTheLinkGoesDown) {
+TEST_F(lane_fixture, PeerShuttingDownClosesTheLaneAndTheLinkGoesDown) {
   // Arrange
   auto& b = start_peer("B");
-  auto sut = local().remote_actor("127.0.0.1", b.port);
+  auto sut = echo_through(b, 10);
   ASSERT_TRUE(sut) << ferry::render(sut.error());
-  ASSERT_TRUE(ask<uint64_t>(*sut, make_bytes(10)));
   // Act: closing its input shuts the peer's node down.
   b.process->close_stdin();
   auto status = b.process->wait(20s);

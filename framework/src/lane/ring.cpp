@@ -245,6 +245,8 @@ bool ring::closed() const noexcept {
 }
 
 void ring::copy_out(uint64_t pos, std::byte* dst, uint64_t n) const noexcept {
+  if (n == 0) // an empty record's buffer may be null
+    return;
   auto at = pos & (capacity_ - 1);
   auto first = std::min(n, capacity_ - at);
   std::memcpy(dst, data_ + at, first);
@@ -253,6 +255,8 @@ void ring::copy_out(uint64_t pos, std::byte* dst, uint64_t n) const noexcept {
 }
 
 void ring::copy_in(uint64_t pos, const std::byte* src, uint64_t n) noexcept {
+  if (n == 0) // an empty piece's data may be null
+    return;
   auto at = pos & (capacity_ - 1);
   auto first = std::min(n, capacity_ - at);
   std::memcpy(data_ + at, src, first);
