@@ -330,6 +330,12 @@ ring::status ring::await_space(uint64_t n) {
 
 namespace {
 
+/// Writes a record's length as its 8 little-endian bytes.
+void encode_length(uint64_t total, std::byte (&out)[8]) noexcept {
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<std::byte>(total >> (8 * i));
+}
+
 uint64_t total_of(std::span<const std::span<const std::byte>> pieces) {
   uint64_t total = 0;
   for (auto& piece : pieces)
@@ -342,8 +348,7 @@ uint64_t total_of(std::span<const std::span<const std::byte>> pieces) {
 void ring::put_whole(std::span<const std::span<const std::byte>> pieces,
                      uint64_t total) noexcept {
   std::byte length[8];
-  for (int i = 0; i < 8; ++i)
-    length[i] = static_cast<std::byte>(total >> (8 * i));
+  encode_length(total, length);
   auto pos = head_->written.load(std::memory_order_relaxed);
   copy_in(pos, length, sizeof(length));
   pos += sizeof(length);
@@ -386,8 +391,7 @@ ring::status ring::write(std::span<const std::span<const std::byte>> pieces) {
   // A longer one streams: the length, then each piece, in parts of at most
   // half the ring.
   std::byte length[8];
-  for (int i = 0; i < 8; ++i)
-    length[i] = static_cast<std::byte>(total >> (8 * i));
+  encode_length(total, length);
   auto put = [this](const std::byte* src, uint64_t n) {
     while (n > 0) {
       auto chunk = std::min<uint64_t>(n, capacity_ / 2);

@@ -1,9 +1,6 @@
 // outbox: ordered sending and batching (see link/outbox.hpp).
 #include "link/outbox.hpp"
 
-#include "lane/readers.hpp"
-#include "link/atoms.hpp"
-
 #include "ferry/serializers/detail/pooled_message.hpp"
 
 #include <caf/actor_cast.hpp>
@@ -16,6 +13,9 @@
 #include <caf/mailbox_element.hpp>
 #include <caf/make_message.hpp>
 #include <caf/send.hpp>
+
+#include "lane/readers.hpp"
+#include "link/atoms.hpp"
 
 namespace ferry::detail {
 
@@ -47,24 +47,19 @@ caf::actor basp_broker_of(const caf::actor& peer) {
 
 } // namespace
 
-outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway,
-               uint64_t token, uint32_t batch_messages,
-               std::chrono::microseconds batch_gap, ticket_ledger& tickets,
-               transfer_table& transfers, link_counters& counters,
+outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway, uint64_t token,
+               uint32_t batch_messages, std::chrono::microseconds batch_gap,
+               ticket_ledger& tickets, transfer_table& transfers,
+               link_counters& counters,
                std::function<caf::actor()> spawn_flusher,
                std::shared_ptr<lane::ring> lane)
-  : peer_gateway_(std::move(peer_gateway)),
-    peer_ctrl_(caf::actor_cast<caf::strong_actor_ptr>(peer_gateway_)),
-    basp_(basp_broker_of(peer_gateway_)),
-    own_gateway_(caf::actor_cast<caf::strong_actor_ptr>(own_gateway)),
-    token_(token),
-    batch_messages_(batch_messages),
-    batch_gap_(batch_gap),
-    tickets_(tickets),
-    transfers_(transfers),
-    counters_(counters),
-    spawn_flusher_(std::move(spawn_flusher)),
-    lane_(std::move(lane)) {
+    : peer_gateway_(std::move(peer_gateway)),
+      peer_ctrl_(caf::actor_cast<caf::strong_actor_ptr>(peer_gateway_)),
+      basp_(basp_broker_of(peer_gateway_)),
+      own_gateway_(caf::actor_cast<caf::strong_actor_ptr>(own_gateway)),
+      token_(token), batch_messages_(batch_messages), batch_gap_(batch_gap),
+      tickets_(tickets), transfers_(transfers), counters_(counters),
+      spawn_flusher_(std::move(spawn_flusher)), lane_(std::move(lane)) {
   // nop
 }
 
@@ -146,8 +141,8 @@ void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
   // connection closed) drops what it takes instead: a message for it goes
   // to the proxy, so it is not routed to the peer node over another
   // connection (connects that cross close one of two).
-  if (basp_
-      && !peer_ctrl_->get()->getf(caf::abstract_actor::is_terminated_flag)) {
+  if (basp_ &&
+      !peer_ctrl_->get()->getf(caf::abstract_actor::is_terminated_flag)) {
     basp_->enqueue(nullptr, caf::make_message_id(),
                    make_pooled_message(
                      static_cast<caf::atom_value>(caf::forward_atom::value),
@@ -162,6 +157,18 @@ void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
                          host);
 }
 
+namespace {
+
+/// Writes `bytes` as one record into `lane`, waiting for room when `wait`.
+lane::ring::status put_record(lane::ring& lane, const std::vector<char>& bytes,
+                              bool wait) {
+  std::span<const std::byte> piece{
+    reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()};
+  return wait ? lane.write({&piece, 1}) : lane.try_write({&piece, 1});
+}
+
+} // namespace
+
 void outbox::write_lane_locked(const caf::message& msg) {
   lane_buf_.clear();
   caf::binary_serializer sink{own_gateway_->get()->home_system(), lane_buf_};
@@ -171,18 +178,12 @@ void outbox::write_lane_locked(const caf::message& msg) {
     ++counters_.send_errors;
     return;
   }
-  std::span<const std::byte> piece{
-    reinterpret_cast<const std::byte*>(lane_buf_.data()), lane_buf_.size()};
-  auto reader = lane::on_reader_thread();
+  // A lane reader thread never waits for room (see outbox.hpp).
+  auto wait = !lane::on_reader_thread();
   if (!lane_backlog_.empty())
-    drain_backlog_locked(!reader);
-  lane::ring::status st;
-  if (!lane_backlog_.empty())
-    st = lane::ring::status::full;
-  else if (reader)
-    st = lane_->try_write({&piece, 1});
-  else
-    st = lane_->write({&piece, 1});
+    drain_backlog_locked(wait);
+  auto st = lane_backlog_.empty() ? put_record(*lane_, lane_buf_, wait)
+                                  : lane::ring::status::full;
   if (st == lane::ring::status::full) {
     lane_backlog_.push_back(lane_buf_);
     backlog_pending_->store(true);
@@ -196,18 +197,15 @@ void outbox::write_lane_locked(const caf::message& msg) {
 
 void outbox::drain_backlog_locked(bool wait) {
   while (!lane_backlog_.empty()) {
-    auto& front = lane_backlog_.front();
-    std::span<const std::byte> piece{
-      reinterpret_cast<const std::byte*>(front.data()), front.size()};
-    auto st = wait ? lane_->write({&piece, 1}) : lane_->try_write({&piece, 1});
+    auto st = put_record(*lane_, lane_backlog_.front(), wait);
     if (st == lane::ring::status::full)
       break;
-    if (st != lane::ring::status::done)
-      counters_.send_errors += lane_backlog_.size();
-    if (st != lane::ring::status::done)
-      lane_backlog_.clear();
-    else
+    if (st == lane::ring::status::done) {
       lane_backlog_.pop_front();
+    } else {
+      counters_.send_errors += lane_backlog_.size();
+      lane_backlog_.clear();
+    }
   }
   backlog_pending_->store(!lane_backlog_.empty());
 }
