@@ -8,6 +8,7 @@
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 #include "ferry/test/child_process.hpp"
+#include "ferry/test/test_bytes.hpp"
 
 #include "ferry/store/object_store.hpp"
 
@@ -30,22 +31,6 @@ namespace ferry::test {
 using namespace std::chrono_literals;
 
 inline std::atomic<int> store_counter{0};
-
-inline uint64_t fnv1a(const std::vector<std::byte>& bytes) {
-  uint64_t hash = 1469598103934665603ull;
-  for (auto b : bytes) {
-    hash ^= static_cast<uint64_t>(b);
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
-inline std::vector<std::byte> make_bytes(size_t n) {
-  std::vector<std::byte> result(n);
-  for (size_t i = 0; i < n; ++i)
-    result[i] = static_cast<std::byte>((i * 131u) >> 3);
-  return result;
-}
 
 /// Names a test instance after its family ("cereal.json" → "cereal_json").
 inline std::string

@@ -11,6 +11,7 @@
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
+#include "ferry/test/test_bytes.hpp"
 
 #include <caf/all.hpp>
 
@@ -27,21 +28,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-uint64_t fnv1a(const std::vector<std::byte>& bytes) {
-  uint64_t hash = 1469598103934665603ull;
-  for (auto b : bytes) {
-    hash ^= static_cast<uint64_t>(b);
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
 caf::behavior echo() {
   return {
     [](const std::string& text) {
       return std::string{text.rbegin(), text.rend()};
     },
-    [](const std::vector<std::byte>& bytes) { return fnv1a(bytes); },
+    [](const std::vector<std::byte>& bytes) {
+      return ferry::test::fnv1a(bytes);
+    },
     [](const ferry::test::record& x) {
       auto result = x;
       result.id += 1;
