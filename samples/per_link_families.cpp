@@ -70,9 +70,9 @@ void register_types(ferry::node_config& cfg) {
   cfg.add_message_type<legacy_blob>("sample.legacy_blob");
 }
 
-caf::behavior kitchen(caf::event_based_actor* self, std::string name) {
+caf::behavior kitchen(std::string name) {
   return {
-    [self, name](const order& x) {
+    [name](const order& x) {
       return name + " accepted order " + std::to_string(x.id) + " (" + x.item
              + ")";
     },

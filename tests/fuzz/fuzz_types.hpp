@@ -84,22 +84,9 @@ struct sample {
   std::array<float, 4> extra{};
 };
 
-inline registry& fuzz_registry() {
-  static registry* reg = [] {
-    auto r = new registry;
-    r->add_type<common>("common");
-    r->add_type<cereal_value>("cereal_value");
-    r->add_type<msgpack_value>("msgpack_value");
-    r->add_type<tree>("tree");
-    r->add_type<sample>("sample");
-    r->add_type<std::vector<sample>>("samples");
-    r->add_type<std::vector<double>>("doubles");
-    r->add_type<std::vector<std::byte>>("bytes");
-    r->add_type<std::string>("string");
-    return r;
-  }();
-  return *reg;
-}
+/// The registry of the types above, every built-in family (built once, in
+/// fuzz_registry.cpp: each target then compiles only its own calls).
+registry& fuzz_registry();
 
 /// Stops the fuzzer: `x`, decoded from its input in `family`, did not come
 /// back exactly.

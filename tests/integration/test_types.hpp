@@ -151,18 +151,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::test::cereal_only)
 namespace ferry::test {
 
 /// Registers the test types on `cfg` (call in every test process).
-inline void register_test_types(node_config& cfg) {
-  cfg.add_message_type<record>("test.record");
-  cfg.add_message_type<cereal_only>("test.cereal_only");
-  cfg.add_message_type<store::shared_array<double>>("test.f64_array");
-  cfg.add_message_type<array_pair>("test.array_pair");
-  cfg.add_message_type<crew>("test.crew");
-  cfg.add_message_type<badge>("test.badge");
-  cfg.add_message_type<labelled_array>("test.labelled_array");
-  cfg.add_message_type<store::parked_ref>("test.parked_ref");
-  cfg.add_message_type<plain_point>("test.plain_point");
-  cfg.add_message_type<inspected_only>("test.inspected_only");
-}
+/// Registering a type instantiates every built-in family for it: this is
+/// compiled once, in test_types.cpp (library ferry_integration_types).
+void register_test_types(node_config& cfg);
 
 /// Returns a record with `n` values, deterministic in `id`.
 inline record make_record(int64_t id, size_t n) {

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdlib>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -30,12 +31,18 @@ namespace ferry::serializers {
 
 namespace detail {
 
-/// Converts to any type; used only in unevaluated brace-initialisation probes.
+/// Converts to any type; used only in brace-initialisation probes, which are
+/// unevaluated. Defined all the same: Clang instantiates the constexpr
+/// constructors a probe names (std::optional's, ...) and requires a
+/// definition of what they use when the aggregate has no linkage (a type
+/// in an unnamed namespace). Never called.
 template <class Aggregate>
 struct any_field {
   template <class U>
     requires(!std::is_same_v<std::remove_cvref_t<U>, Aggregate>)
-  operator U() const noexcept; // declared only: never called
+  operator U() const noexcept {
+    std::abort();
+  }
 };
 
 template <class T, std::size_t... Is>
