@@ -5,6 +5,7 @@
 
 #include "ferry/store/errc.hpp"
 #include "ferry/store/object_store.hpp"
+#include "ferry/test/test_bytes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -67,12 +68,7 @@ inline std::vector<std::byte> pattern(size_t n, uint32_t seed) {
 
 /// Returns an FNV-1a checksum of `bytes`.
 inline uint64_t checksum(std::span<const std::byte> bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (auto b : bytes) {
-    h ^= static_cast<uint64_t>(b);
-    h *= 1099511628211ull;
-  }
-  return h;
+  return ferry::test::fnv1a(bytes);
 }
 
 /// Returns the error code of `err` as a store errc.
