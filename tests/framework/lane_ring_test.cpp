@@ -121,6 +121,57 @@ TEST(lane_ring, ReadOfAnEmptyRingReportsEmptyAfterItsWait) {
   EXPECT_EQ(st, ring::status::empty);
 }
 
+TEST(lane_ring, SpinningReaderTakesARecordWrittenWhileItPolls) {
+  // Arrange: a reader that polls for up to 5 s, and a writer that writes
+  // once the reader began to poll.
+  auto [reader, writer] = make_pair();
+  reader.set_spin(5s);
+  auto bytes = record_of(100, 7);
+  std::thread writing{[&, w = &writer] {
+    while (reader.spins().polls == 0)
+      std::this_thread::yield();
+    EXPECT_EQ(put(*w, bytes), ring::status::done);
+  }};
+  std::vector<std::byte> out;
+  // Act
+  auto st = reader.read(out, 1 << 20, 10s);
+  writing.join();
+  // Assert
+  ASSERT_EQ(st, ring::status::done);
+  EXPECT_EQ(out, bytes);
+  EXPECT_EQ(reader.spins().polls, 1u);
+  EXPECT_EQ(reader.spins().hits, 1u);
+}
+
+TEST(lane_ring, ReaderWhosePollsFindNothingPollsOnceEverySixteenWaits) {
+  // Arrange
+  auto [reader, writer] = make_pair();
+  reader.set_spin(100us);
+  std::vector<std::byte> out;
+  // Act: 2 misses stop the polling; then 32 more empty waits.
+  for (int i = 0; i < 34; ++i)
+    ASSERT_EQ(reader.read(out, 1 << 20, 0ms), ring::status::empty);
+  auto after_misses = reader.spins();
+  // A record present before the read needs no poll.
+  ASSERT_EQ(put(writer, record_of(10, 1)), ring::status::done);
+  ASSERT_EQ(reader.read(out, 1 << 20, 0ms), ring::status::done);
+  // Assert: polls at waits 1 and 2, then at the 16th and 32nd after them.
+  EXPECT_EQ(after_misses.polls, 4u);
+  EXPECT_EQ(after_misses.hits, 0u);
+  EXPECT_EQ(reader.spins().polls, 4u);
+}
+
+TEST(lane_ring, ReaderWithoutSpinNeverPolls) {
+  // Arrange
+  auto [reader, writer] = make_pair();
+  std::vector<std::byte> out;
+  // Act
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(reader.read(out, 1 << 20, 0ms), ring::status::empty);
+  // Assert
+  EXPECT_EQ(reader.spins().polls, 0u);
+}
+
 TEST(lane_ring, WriterWaitingForRoomWakesWhenTheReaderCloses) {
   // Arrange: a full ring and a writer waiting for room.
   auto [reader, writer] = make_pair();

@@ -162,14 +162,36 @@ TEST(link_config, LaneIsOnByDefaultAndItsSettingsAreRead) {
   caf::settings off;
   off["lane"] = caf::config_value{false};
   off["lane-bytes"] = caf::config_value{std::string{"1MiB"}};
+  off["lane-spin"] = caf::config_value{caf::timespan{std::chrono::microseconds{50}}};
+  caf::settings plain;
+  plain["lane-spin"] = caf::config_value{int64_t{0}};
   // Act
   auto read = ferry::link_config::from_settings(off, {});
+  auto read_plain = ferry::link_config::from_settings(plain, {});
   // Assert
   EXPECT_TRUE(ferry::link_config{}.lane);
   EXPECT_EQ(ferry::link_config{}.lane_bytes, uint64_t{8} << 20);
+  EXPECT_EQ(ferry::link_config{}.lane_spin, std::chrono::microseconds{200});
   ASSERT_TRUE(read) << ferry::render(read.error());
   EXPECT_FALSE(read->lane);
   EXPECT_EQ(read->lane_bytes, uint64_t{1} << 20);
+  EXPECT_EQ(read->lane_spin, std::chrono::microseconds{50});
+  ASSERT_TRUE(read_plain) << ferry::render(read_plain.error());
+  EXPECT_EQ(read_plain->lane_spin, std::chrono::microseconds{0});
+}
+
+TEST(link_config, LaneSpinAboveTenMillisecondsIsRejected) {
+  // Arrange
+  caf::settings longer;
+  longer["lane-spin"] = caf::config_value{caf::timespan{std::chrono::milliseconds{11}}};
+  // Act
+  auto read = ferry::link_config::from_settings(longer, {});
+  // Assert
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error(), ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(read.error()).find("lane-spin is 11000us"),
+            std::string::npos)
+    << ferry::render(read.error());
 }
 
 TEST(link_config, LaneBytesOutsideItsRangeOrNoPowerOfTwoAreRejected) {

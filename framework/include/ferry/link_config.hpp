@@ -121,6 +121,16 @@ struct link_config {
   /// shared by the two processes. Default 8 MiB.
   uint64_t lane_bytes = uint64_t{8} << 20;
 
+  /// How long this node's reader of a same-host lane polls its empty ring
+  /// (yielding its core between looks) before it sleeps on it: a message
+  /// that follows within this time costs neither process a wake-up, which
+  /// is most of a same-host round trip. The reader stops polling while
+  /// polls keep finding nothing (it tries again every 16th wait), so a
+  /// quiet link costs no CPU; a link that receives a message at least
+  /// every `lane_spin` keeps its reader busy. 0: sleep at once. At most
+  /// 10 ms.
+  std::chrono::microseconds lane_spin{200};
+
   /// Most proxies the link keeps of the peer's actors that sent to this
   /// node. A proxy goes when the peer reports its actor's end, so this
   /// bounds the peer's live actors talking to this node; a message from one

@@ -20,6 +20,7 @@
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -123,7 +124,10 @@ ring::ring(ring&& other) noexcept
       head_(std::exchange(other.head_, nullptr)),
       data_(std::exchange(other.data_, nullptr)),
       capacity_(std::exchange(other.capacity_, 0)),
-      unlinked_(std::exchange(other.unlinked_, true)) {
+      unlinked_(std::exchange(other.unlinked_, true)), spin_(other.spin_),
+      spin_misses_(other.spin_misses_),
+      waits_since_poll_(other.waits_since_poll_),
+      polls_(other.polls_.load()), hits_(other.hits_.load()) {
   // nop
 }
 
@@ -136,6 +140,11 @@ ring& ring::operator=(ring&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     capacity_ = std::exchange(other.capacity_, 0);
     unlinked_ = std::exchange(other.unlinked_, true);
+    spin_ = other.spin_;
+    spin_misses_ = other.spin_misses_;
+    waits_since_poll_ = other.waits_since_poll_;
+    polls_ = other.polls_.load();
+    hits_ = other.hits_.load();
   }
   return *this;
 }
@@ -278,9 +287,40 @@ void ring::wake_writer() noexcept {
   }
 }
 
+void ring::poll_for_data(uint64_t read, uint64_t n) noexcept {
+  // Two misses in a row: probe once every 16 waits until a poll hits.
+  constexpr uint32_t max_misses = 2;
+  constexpr uint32_t probe_every = 16;
+  if (spin_.count() <= 0)
+    return;
+  if (spin_misses_ >= max_misses && ++waits_since_poll_ < probe_every)
+    return;
+  waits_since_poll_ = 0;
+  polls_.fetch_add(1, std::memory_order_relaxed);
+  auto until = std::chrono::steady_clock::now() + spin_;
+  for (uint32_t i = 1;; ++i) {
+    if (head_->written.load(std::memory_order_acquire) - read >= n) {
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      spin_misses_ = 0;
+      return;
+    }
+    if (closed())
+      return;
+    // Yield, not pause: on a machine with few cores the thread that will
+    // write (or the actor that will answer) may need this one.
+    sched_yield();
+    if (i % 16 == 0 && std::chrono::steady_clock::now() >= until)
+      break;
+  }
+  if (spin_misses_ < max_misses)
+    ++spin_misses_;
+}
+
 ring::status ring::await_data(uint64_t n, std::chrono::milliseconds wait) {
   auto deadline = std::chrono::steady_clock::now() + wait;
   auto read = head_->read.load(std::memory_order_relaxed);
+  if (head_->written.load(std::memory_order_acquire) - read < n)
+    poll_for_data(read, n);
   for (;;) {
     if (closed())
       return status::closed;

@@ -210,6 +210,9 @@ node_config::node_config()
     .add<std::string>("lane-bytes",
                       "size of the ring a same-host lane is received through "
                       "(default 8MiB)")
+    .add<caf::timespan>("lane-spin",
+                        "how long a same-host lane's reader polls before it "
+                        "sleeps (default 200us; 0s: at once)")
     .add(default_link.max_proxies, "max-proxies",
          "most proxies of a peer's actors that sent to this node")
     .add(default_link.max_spawned_actors, "max-spawned-actors",

@@ -38,6 +38,7 @@ std::optional<lane::ring> node_impl::offer_lane(const link_config& cfg) {
         render(made.error()));
     return std::nullopt;
   }
+  made->set_spin(cfg.lane_spin);
   return std::move(*made);
 }
 

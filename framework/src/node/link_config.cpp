@@ -115,6 +115,13 @@ link_config::from_settings(const caf::settings& section, link_config base) {
         return bad_value(key, "true or false");
     } else if (key == "lane-bytes") {
       err = read_size(value, key, base.lane_bytes);
+    } else if (key == "lane-spin") {
+      if (auto ts = caf::get_if<caf::timespan>(&value)) {
+        base.lane_spin
+          = std::chrono::duration_cast<std::chrono::microseconds>(*ts);
+      } else if (!(err = read_uint(value, key, tmp))) {
+        base.lane_spin = std::chrono::microseconds{tmp};
+      }
     } else if (key == "max-proxies") {
       err = read_uint(value, key, base.max_proxies);
     } else if (key == "max-spawned-actors") {
@@ -131,7 +138,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
             "compression, compression-threshold, max-message-size, "
             "window-bytes, window-messages, send-timeout, pull-threshold, "
             "chunk-size, chunks-in-flight, batch-messages, batch-gap, lane, "
-            "no-lane, lane-bytes, max-proxies, max-spawned-actors, "
+            "no-lane, lane-bytes, lane-spin, max-proxies, max-spawned-actors, "
             "max-held-bytes, max-held-messages");
     }
     if (err)
@@ -152,6 +159,10 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     return caf::make_error(errc::invalid_config,
                            "lane-bytes is " + std::to_string(base.lane_bytes)
                              + ": use a power of two from 64KiB to 1GiB");
+  if (base.lane_spin.count() < 0 || base.lane_spin > std::chrono::milliseconds{10})
+    return caf::make_error(errc::invalid_config,
+                           "lane-spin is " + std::to_string(base.lane_spin.count())
+                             + "us: use 0 (no polling) to 10ms");
   if (base.max_proxies == 0)
     return caf::make_error(errc::invalid_config,
                            "max-proxies must be positive (it bounds the peer's "
