@@ -26,6 +26,7 @@
 
 namespace ferry {
 
+using detail::read_duration;
 using detail::read_size;
 using detail::read_uint;
 
@@ -38,17 +39,12 @@ caf::error read_vector_pool(const caf::settings& section,
                             serializers::vector_pool_limits& out) {
   for (auto& [key, value] : section) {
     caf::error err;
-    uint64_t tmp = 0;
     if (key == "min-bytes") {
       err = read_size(value, "ferry.vector-pool.min-bytes", out.min_bytes);
     } else if (key == "max-bytes") {
       err = read_size(value, "ferry.vector-pool.max-bytes", out.max_bytes);
     } else if (key == "max-idle") {
-      if (auto ts = caf::get_if<caf::timespan>(&value))
-        out.max_idle
-          = std::chrono::duration_cast<std::chrono::milliseconds>(*ts);
-      else if (!(err = read_uint(value, "ferry.vector-pool.max-idle", tmp)))
-        out.max_idle = std::chrono::milliseconds{tmp};
+      err = read_duration(value, "ferry.vector-pool.max-idle", out.max_idle);
     } else {
       return caf::make_error(errc::invalid_config,
                              "unknown setting \"ferry.vector-pool." + key

@@ -15,6 +15,7 @@
 namespace ferry {
 
 using detail::bad_value;
+using detail::read_duration;
 using detail::read_size;
 using detail::read_strings;
 using detail::read_uint;
@@ -78,12 +79,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     } else if (key == "window-messages") {
       err = read_uint(value, key, base.window_messages);
     } else if (key == "send-timeout") {
-      if (auto ts = caf::get_if<caf::timespan>(&value)) {
-        base.send_timeout
-          = std::chrono::duration_cast<std::chrono::milliseconds>(*ts);
-      } else if (!(err = read_uint(value, key, tmp))) {
-        base.send_timeout = std::chrono::milliseconds{tmp};
-      }
+      err = read_duration(value, key, base.send_timeout);
     } else if (key == "pull-threshold") {
       err = read_size(value, key, base.pull_threshold);
     } else if (key == "chunk-size") {
@@ -96,12 +92,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       base.batch_messages
         = static_cast<uint32_t>(std::min<uint64_t>(tmp, 1u << 20));
     } else if (key == "batch-gap") {
-      if (auto ts = caf::get_if<caf::timespan>(&value)) {
-        base.batch_gap
-          = std::chrono::duration_cast<std::chrono::microseconds>(*ts);
-      } else if (!(err = read_uint(value, key, tmp))) {
-        base.batch_gap = std::chrono::microseconds{tmp};
-      }
+      err = read_duration(value, key, base.batch_gap);
     } else if (key == "lane") {
       if (auto flag = caf::get_if<bool>(&value))
         base.lane = *flag;
@@ -116,12 +107,7 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     } else if (key == "lane-bytes") {
       err = read_size(value, key, base.lane_bytes);
     } else if (key == "lane-spin") {
-      if (auto ts = caf::get_if<caf::timespan>(&value)) {
-        base.lane_spin
-          = std::chrono::duration_cast<std::chrono::microseconds>(*ts);
-      } else if (!(err = read_uint(value, key, tmp))) {
-        base.lane_spin = std::chrono::microseconds{tmp};
-      }
+      err = read_duration(value, key, base.lane_spin);
     } else if (key == "max-proxies") {
       err = read_uint(value, key, base.max_proxies);
     } else if (key == "max-spawned-actors") {

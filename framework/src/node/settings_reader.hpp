@@ -5,13 +5,15 @@
 // setting and what it must be when it is not. Sizes are declared to CAF as
 // text, so a flag such as `--ferry.store.capacity=256MiB` reaches ferry
 // unparsed; a config file gives an integer or a quoted string. `read_size`
-// takes both, and `parse_size` is the one reader of units.
+// takes both, and `parse_size` is the one reader of units. Durations come
+// as CAF timespans (`20us`, `30s`) or as integers in the setting's unit.
 #pragma once
 
 #include <caf/config_value.hpp>
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +42,22 @@ caf::expected<uint64_t> parse_size(std::string_view text,
 /// Reads a size: a non-negative integer or a string `parse_size` accepts.
 caf::error read_size(const caf::config_value& value, const std::string& key,
                      uint64_t& out);
+
+/// Reads a duration: a timespan (`20us`, `30s`), or a non-negative integer
+/// counting `Duration`'s unit.
+template <class Duration>
+caf::error read_duration(const caf::config_value& value,
+                         const std::string& key, Duration& out) {
+  if (auto ts = caf::get_if<caf::timespan>(&value)) {
+    out = std::chrono::duration_cast<Duration>(*ts);
+    return caf::none;
+  }
+  uint64_t count = 0;
+  if (auto err = read_uint(value, key, count))
+    return err;
+  out = Duration{static_cast<typename Duration::rep>(count)};
+  return caf::none;
+}
 
 /// Reads a list of strings (family names).
 caf::error read_strings(const caf::config_value& value, const std::string& key,
