@@ -162,7 +162,8 @@ TEST(link_config, LaneIsOnByDefaultAndItsSettingsAreRead) {
   caf::settings off;
   off["lane"] = caf::config_value{false};
   off["lane-bytes"] = caf::config_value{std::string{"1MiB"}};
-  off["lane-spin"] = caf::config_value{caf::timespan{std::chrono::microseconds{50}}};
+  off["lane-spin"]
+    = caf::config_value{caf::timespan{std::chrono::microseconds{50}}};
   caf::settings plain;
   plain["lane-spin"] = caf::config_value{int64_t{0}};
   // Act
@@ -183,7 +184,8 @@ TEST(link_config, LaneIsOnByDefaultAndItsSettingsAreRead) {
 TEST(link_config, LaneSpinAboveTenMillisecondsIsRejected) {
   // Arrange
   caf::settings longer;
-  longer["lane-spin"] = caf::config_value{caf::timespan{std::chrono::milliseconds{11}}};
+  longer["lane-spin"]
+    = caf::config_value{caf::timespan{std::chrono::milliseconds{11}}};
   // Act
   auto read = ferry::link_config::from_settings(longer, {});
   // Assert

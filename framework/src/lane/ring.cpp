@@ -18,9 +18,9 @@
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>

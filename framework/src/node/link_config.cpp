@@ -145,9 +145,11 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     return caf::make_error(errc::invalid_config,
                            "lane-bytes is " + std::to_string(base.lane_bytes)
                              + ": use a power of two from 64KiB to 1GiB");
-  if (base.lane_spin.count() < 0 || base.lane_spin > std::chrono::milliseconds{10})
+  if (base.lane_spin.count() < 0
+      || base.lane_spin > std::chrono::milliseconds{10})
     return caf::make_error(errc::invalid_config,
-                           "lane-spin is " + std::to_string(base.lane_spin.count())
+                           "lane-spin is "
+                             + std::to_string(base.lane_spin.count())
                              + "us: use 0 (no polling) to 10ms");
   if (base.max_proxies == 0)
     return caf::make_error(errc::invalid_config,
