@@ -330,6 +330,30 @@ TEST_F(link_handshakes, LinkThatDroppedIsMadeAgainByTheNextConnect) {
   EXPECT_EQ(client_stats->messages_received, 1u);
 }
 
+TEST_F(link_handshakes, ConnectOutlastsAHeartbeatThatFallsBeforeThePeerAnswers) {
+  // Arrange: the client's heartbeat ticks every 100 ms, and the relay holds
+  // the server's answer on the first connection for 500 ms, so ticks fall
+  // between the connect and the server's part of CAF's handshake. CAF
+  // closes that connection at the first of them (it has no time of last
+  // contact for it yet); the client must connect again.
+  for (auto* cfg : {&server_cfg, &client_cfg}) {
+    cfg->set("middleman.heartbeat-interval", caf::timespan{100ms});
+    cfg->set("middleman.connection-timeout", caf::timespan{10s});
+  }
+  ASSERT_TRUE(start());
+  on_server_ = server->system().spawn(reflector);
+  auto port = server->publish(on_server_);
+  ASSERT_TRUE(port) << ferry::render(port.error());
+  relay_ = std::make_unique<tcp_relay>(*port);
+  relay_->hold_next_answer(500ms);
+  // Act
+  auto proxy = client->remote_actor("127.0.0.1", relay_->port());
+  // Assert: connected on a later connection, and the link carries requests.
+  ASSERT_TRUE(proxy) << ferry::render(proxy.error());
+  EXPECT_GE(relay_->connections(), 2);
+  EXPECT_EQ(ask(*client, *proxy, 7), 7);
+}
+
 TEST_F(link_handshakes, HeartbeatsTakeDownALinkWhoseConnectionWentSilent) {
   // Arrange: both nodes send CAF's heartbeats and give up on a connection
   // silent for longer than the timeout (CAF's options; ferry's defaults of

@@ -3,8 +3,9 @@
 // connection to the target port, and bytes go both ways unchanged until
 // `cut` closes every pair (both peers then see their connection end, as
 // when a network drops it) or `freeze` stops passing them (the peers see
-// silence on a connection still open, as when packets are dropped). Not a
-// transport: nodes speak CAF's BASP through it exactly as they would
+// silence on a connection still open, as when packets are dropped), and
+// `hold_next_answer` delays what the target first says on the next
+// connection (a peer slow to answer the handshake). Not a transport: nodes speak CAF's BASP through it exactly as they would
 // directly.
 #pragma once
 
@@ -16,7 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -80,6 +83,13 @@ public:
       std::this_thread::sleep_for(std::chrono::milliseconds{1});
   }
 
+  /// Holds the target's bytes on the next connection relayed for `delay`
+  /// from its accept, passing the connecting peer's bytes meanwhile: the
+  /// target seems slow to answer. Later connections are relayed as before.
+  void hold_next_answer(std::chrono::milliseconds delay) {
+    hold_next_ = delay.count();
+  }
+
   /// Number of connections relayed so far.
   int connections() const { return connections_; }
 
@@ -97,14 +107,24 @@ private:
     static_cast<void>(::write(wake_[1], &x, 1));
   }
 
+  using clock = std::chrono::steady_clock;
+
+  /// One relayed connection: `in` accepted, `out` to the target; the
+  /// target's bytes pass from `answers_from` on.
+  struct pair {
+    int in;
+    int out;
+    clock::time_point answers_from;
+  };
+
   void close_pairs() {
     pairs_.insert(pairs_.end(), frozen_.begin(), frozen_.end());
     frozen_.clear();
-    for (auto [a, b] : pairs_) {
-      ::shutdown(a, SHUT_RDWR);
-      ::shutdown(b, SHUT_RDWR);
-      ::close(a);
-      ::close(b);
+    for (auto& x : pairs_) {
+      ::shutdown(x.in, SHUT_RDWR);
+      ::shutdown(x.out, SHUT_RDWR);
+      ::close(x.in);
+      ::close(x.out);
     }
     pairs_.clear();
   }
@@ -125,7 +145,8 @@ private:
         ::close(out);
       return;
     }
-    pairs_.emplace_back(in, out);
+    auto hold = std::chrono::milliseconds{hold_next_.exchange(0)};
+    pairs_.push_back({in, out, clock::now() + hold});
     ++connections_;
   }
 
@@ -157,12 +178,23 @@ private:
         pairs_.clear();
         freeze_requested_ = false;
       }
+      // A held answer is not polled for until its time; the poll wakes
+      // then.
       std::vector<pollfd> fds{{wake_[0], POLLIN, 0}, {listener_, POLLIN, 0}};
-      for (auto [a, b] : pairs_) {
-        fds.push_back({a, POLLIN, 0});
-        fds.push_back({b, POLLIN, 0});
+      auto now = clock::now();
+      int timeout = -1;
+      for (auto& x : pairs_) {
+        auto held = x.answers_from > now;
+        fds.push_back({x.in, POLLIN, 0});
+        fds.push_back({x.out, static_cast<short>(held ? 0 : POLLIN), 0});
+        if (held) {
+          auto left = std::chrono::ceil<std::chrono::milliseconds>(
+            x.answers_from - now);
+          auto ms = static_cast<int>(left.count());
+          timeout = timeout < 0 ? ms : std::min(timeout, ms);
+        }
       }
-      if (::poll(fds.data(), fds.size(), -1) < 0)
+      if (::poll(fds.data(), fds.size(), timeout) < 0)
         continue;
       if (fds[0].revents != 0) {
         char x[16];
@@ -172,16 +204,17 @@ private:
         accept_one();
       // A pair one of whose ends is gone is closed at both: the other peer
       // sees its connection end as well.
-      std::vector<std::pair<int, int>> kept;
+      std::vector<pair> kept;
       for (size_t i = 0; i < fds.size() - 2; i += 2) {
-        auto [a, b] = pairs_[i / 2];
+        int a = pairs_[i / 2].in;
+        int b = pairs_[i / 2].out;
         bool ok = true;
         if (fds[i + 2].revents != 0)
           ok = pass(a, b);
         if (ok && fds[i + 3].revents != 0)
           ok = pass(b, a);
         if (ok) {
-          kept.emplace_back(a, b);
+          kept.push_back(pairs_[i / 2]);
         } else {
           ::close(a);
           ::close(b);
@@ -202,11 +235,13 @@ private:
   std::atomic<bool> cut_requested_{false};
   std::atomic<bool> freeze_requested_{false};
   std::atomic<int> connections_{0};
-  /// Relayed connections (accepted, to the target); the relay's thread
-  /// alone touches them while it runs.
-  std::vector<std::pair<int, int>> pairs_;
+  /// Milliseconds to hold the next connection's answer for.
+  std::atomic<int64_t> hold_next_{0};
+  /// Relayed connections; the relay's thread alone touches them while it
+  /// runs.
+  std::vector<pair> pairs_;
   /// Frozen pairs: open, never read or written.
-  std::vector<std::pair<int, int>> frozen_;
+  std::vector<pair> frozen_;
   std::thread thread_;
 };
 

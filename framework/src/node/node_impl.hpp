@@ -165,8 +165,14 @@ public:
                                     const std::string& address);
 
   /// Returns CAF's proxy of the actor published at `host`:`port` (TLS or
-  /// plain, as the node is); says why a TLS handshake failed.
+  /// plain, as the node is); says why a TLS handshake failed. Connects
+  /// again while CAF closes the new connection at a heartbeat tick before
+  /// the peer's handshake (node/transport.cpp), within the handshake
+  /// timeout.
   caf::expected<caf::actor> dial(const std::string& host, uint16_t port);
+
+  /// One connection attempt of `dial`.
+  caf::expected<caf::actor> dial_once(const std::string& host, uint16_t port);
 
   /// On a TLS node, refuses a peer calling itself `claimed` unless the
   /// verified certificate of its connection at `addr`:`port` names it (and

@@ -14,6 +14,17 @@
 // (unknown CA, expired, not yet valid, not TLS at all, the alert the peer
 // sent); a refused peer is logged in one line on the node that refused it.
 //
+// A connection CAF closes at a heartbeat before the peer's handshake. CAF
+// 0.17 leaves the time it last heard from a connection it opened unset
+// until the peer's first bytes arrive, so a heartbeat tick that falls
+// between the connect and the peer's handshake takes the connection for
+// silent past `middleman.connection-timeout` and closes it:
+// `remote_actor` fails with `connection_timeout` although the peer was
+// about to answer. ferry's heartbeats are on by default, so a busy peer
+// meets this now and then. `dial` connects again then, until the
+// handshake timeout; a peer that never answers CAF's handshake fails with
+// an error that says so.
+//
 // Thread-safety: every function may be called from any thread; the
 // listener keys are guarded by `tls_mtx_`.
 #include "node/node_impl.hpp"
@@ -32,6 +43,7 @@
 #include <caf/sec.hpp>
 
 #include <algorithm>
+#include <chrono>
 
 namespace ferry::detail {
 
@@ -66,6 +78,26 @@ caf::expected<uint16_t> node_impl::open_port(const caf::actor& whom,
 
 caf::expected<caf::actor> node_impl::dial(const std::string& host,
                                           uint16_t port) {
+  auto deadline = std::chrono::steady_clock::now() + handshake_timeout;
+  for (int attempt = 1;; ++attempt) {
+    auto result = dial_once(host, port);
+    if (result || result.error() != caf::sec::connection_timeout)
+      return result;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return caf::make_error(
+        errc::connect_failed,
+        "the node at " + host + ":" + std::to_string(port)
+          + " accepted " + std::to_string(attempt)
+          + " connections but answered CAF's handshake on none before "
+            "this node's next heartbeat tick, for "
+          + std::to_string(handshake_timeout.count())
+          + " s; is a CAF node listening there, and is it alive? ("
+          + render(result.error()) + ")");
+  }
+}
+
+caf::expected<caf::actor> node_impl::dial_once(const std::string& host,
+                                               uint16_t port) {
   auto address = host + ":" + std::to_string(port);
   if (!tls_) {
     auto result = sys_.middleman().remote_actor(host, port);
