@@ -5,8 +5,9 @@
 // than the link keeps plans for. A node going down while its actors send;
 // handshakes crossing each other; a link made again after its connection
 // dropped.
-#include "tcp_relay.hpp"
 #include "two_nodes.hpp"
+
+#include "ferry/test/tcp_relay.hpp"
 
 #include <atomic>
 #include <memory>
