@@ -13,6 +13,7 @@
 #include "driver.hpp"
 #include "machine.hpp"
 
+#include "support/caf_connect.hpp"
 #include "support/ferry_caf_settings.hpp"
 
 #include <caf/all.hpp>
@@ -50,8 +51,8 @@ public:
     auto port = peer_->wait_for("port ", std::chrono::seconds{30});
     if (!port)
       throw std::runtime_error("the raw-caf peer did not start");
-    auto remote = sys_->middleman().remote_actor(
-      env.peer_address, static_cast<uint16_t>(std::stoi(*port)));
+    auto remote = connect_caf(*sys_, env.peer_address,
+                              static_cast<uint16_t>(std::stoi(*port)));
     if (!remote)
       throw std::runtime_error("cannot connect to the raw-caf peer: "
                                + sys_->render(remote.error()));

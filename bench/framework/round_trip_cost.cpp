@@ -27,6 +27,7 @@
 // (alloc_counter.hpp). Single-threaded driver; the echo actor runs on
 // CAF's scheduler.
 #include "alloc_counter.hpp"
+#include "support/caf_connect.hpp"
 #include "support/ferry_caf_settings.hpp"
 
 #include "ferry/errc.hpp"
@@ -170,7 +171,7 @@ public:
                                  + ferry::render(peer.error()));
       return *peer;
     }
-    auto peer = sys_->middleman().remote_actor("127.0.0.1", port);
+    auto peer = connect_caf(*sys_, "127.0.0.1", port);
     if (!peer)
       throw std::runtime_error("remote_actor: " + sys_->render(peer.error()));
     return *peer;
