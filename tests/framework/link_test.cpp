@@ -331,7 +331,8 @@ TEST_F(link_handshakes, LinkThatDroppedIsMadeAgainByTheNextConnect) {
   EXPECT_EQ(client_stats->messages_received, 1u);
 }
 
-TEST_F(link_handshakes, ConnectOutlastsAHeartbeatThatFallsBeforeThePeerAnswers) {
+TEST_F(link_handshakes,
+       ConnectOutlastsAHeartbeatThatFallsBeforeThePeerAnswers) {
   // Arrange: the client's heartbeat ticks every 100 ms, and the relay holds
   // the server's answer on the first connection for 500 ms, so ticks fall
   // between the connect and the server's part of CAF's handshake. CAF

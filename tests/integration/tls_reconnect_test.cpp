@@ -16,7 +16,8 @@
 namespace {
 
 using namespace std::chrono_literals;
-using namespace ferry::test;
+using namespace ferry::test::tls;
+using ferry::test::tcp_relay;
 
 TEST(tls_reconnect, ConnectOutlastsAHeartbeatThatFallsBeforeThePeerAnswers) {
   // Arrange: heartbeats every 100 ms; the relay holds the server's answer
@@ -39,6 +40,9 @@ TEST(tls_reconnect, ConnectOutlastsAHeartbeatThatFallsBeforeThePeerAnswers) {
   ASSERT_TRUE(proxy) << text_of(proxy.error());
   EXPECT_GE(relay.connections(), 2);
   EXPECT_EQ(ask_text(*client.node, *proxy, "hello"), std::string{"olleh"});
+  // The connection closed at the tick is no refusal on either side.
+  EXPECT_EQ(client.refusals(), 0u);
+  EXPECT_EQ(server.refusals(), 0u);
 }
 
 } // namespace

@@ -28,7 +28,7 @@
 namespace {
 
 using namespace std::chrono_literals;
-using namespace ferry::test;
+using namespace ferry::test::tls;
 
 // -- configuration ------------------------------------------------------------
 

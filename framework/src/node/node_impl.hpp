@@ -171,8 +171,6 @@ public:
   /// timeout.
   caf::expected<caf::actor> dial(const std::string& host, uint16_t port);
 
-  /// One connection attempt of `dial`.
-  caf::expected<caf::actor> dial_once(const std::string& host, uint16_t port);
 
   /// On a TLS node, refuses a peer calling itself `claimed` unless the
   /// verified certificate of its connection at `addr`:`port` names it (and
@@ -247,6 +245,9 @@ public:
   void log_unlinked(const std::string& line);
 
 private:
+  /// One connection attempt of `dial`.
+  caf::expected<caf::actor> dial_once(const std::string& host, uint16_t port);
+
   /// How a handshake ended: with a link, an error, or the advice to
   /// connect again (CAF lost the connection; this node is the one that
   /// connects again).

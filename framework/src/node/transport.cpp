@@ -22,8 +22,9 @@
 // `remote_actor` fails with `connection_timeout` although the peer was
 // about to answer. ferry's heartbeats are on by default, so a busy peer
 // meets this now and then. `dial` connects again then, until the
-// handshake timeout; a peer that never answers CAF's handshake fails with
-// an error that says so.
+// handshake timeout, 10 ms after each such close (a node with a very short
+// heartbeat interval would otherwise open a connection per tick); a peer
+// that never answers CAF's handshake fails with an error that says so.
 //
 // Thread-safety: every function may be called from any thread; the
 // listener keys are guarded by `tls_mtx_`.
@@ -44,6 +45,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 namespace ferry::detail {
 
@@ -93,6 +95,7 @@ caf::expected<caf::actor> node_impl::dial(const std::string& host,
           + std::to_string(handshake_timeout.count())
           + " s; is a CAF node listening there, and is it alive? ("
           + render(result.error()) + ")");
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
   }
 }
 
