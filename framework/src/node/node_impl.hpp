@@ -171,7 +171,6 @@ public:
   /// timeout.
   caf::expected<caf::actor> dial(const std::string& host, uint16_t port);
 
-
   /// On a TLS node, refuses a peer calling itself `claimed` unless the
   /// verified certificate of its connection at `addr`:`port` names it (and
   /// logs the refusal); on a plain node, accepts.
