@@ -29,7 +29,7 @@ inline std::string exchange(uint16_t port, const std::string& request) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string answer;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0
-      && write(fd, request.data(), request.size())
+      && send(fd, request.data(), request.size(), MSG_NOSIGNAL)
            == static_cast<ssize_t>(request.size())) {
     char buf[4096];
     for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;)

@@ -244,8 +244,10 @@ public:
   void log_unlinked(const std::string& line);
 
 private:
-  /// One connection attempt of `dial`.
-  caf::expected<caf::actor> dial_once(const std::string& host, uint16_t port);
+  /// One connection attempt of `dial`, which ends by `deadline`.
+  caf::expected<caf::actor>
+  dial_once(const std::string& host, uint16_t port,
+            std::chrono::steady_clock::time_point deadline);
 
   /// How a handshake ended: with a link, an error, or the advice to
   /// connect again (CAF lost the connection; this node is the one that

@@ -8,6 +8,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -16,9 +17,11 @@ namespace ferry::detail::tls_identity {
 
 namespace {
 
-/// The records and the SSL objects they belong to.
+/// The records and the SSL objects they belong to; `settled` is notified
+/// when a handshake finishes or an SSL is freed.
 struct record_table {
   std::mutex mtx;
+  std::condition_variable settled;
   std::deque<record> records;
   std::map<const SSL*, uint64_t> live;
   uint64_t next_seq = 1;
@@ -117,6 +120,7 @@ void on_info(const SSL* ssl, int where, int ret) {
       x.names = std::move(names);
       x.verify_result = cert != nullptr ? verified : -1;
     });
+    table().settled.notify_all();
   } else if ((where & (SSL_CB_HANDSHAKE_START | SSL_CB_LOOP)) != 0) {
     update(ssl, [](record&) {});
   }
@@ -157,10 +161,14 @@ void on_free_ssl(void* parent, void*, CRYPTO_EX_DATA*, int, long, void*) {
   {
     auto& t = table();
     std::lock_guard<std::mutex> guard{t.mtx};
-    if (auto* x = t.find(ssl); x != nullptr && !x->done && x->server)
-      failed = *x;
+    if (auto* x = t.find(ssl); x != nullptr) {
+      x->freed = true;
+      if (!x->done && x->server)
+        failed = *x;
+    }
     t.live.erase(ssl);
   }
+  table().settled.notify_all();
   if (!failed || failed->local_port == 0)
     return;
   auto& l = listeners();
@@ -224,6 +232,48 @@ std::optional<record> find_failed_client(uint16_t port, uint64_t since) {
     if (i->seq > since && !i->server && i->remote_port == port)
       return *i;
   return std::nullopt;
+}
+
+std::vector<uint64_t> unsettled_clients(uint16_t port, uint64_t since) {
+  auto& t = table();
+  std::lock_guard<std::mutex> guard{t.mtx};
+  std::vector<uint64_t> result;
+  for (auto& x : t.records)
+    if (x.seq > since && !x.server && x.remote_port == port && !x.done
+        && !x.freed)
+      result.push_back(x.seq);
+  return result;
+}
+
+namespace {
+
+/// Blocks until `pred` holds for each record in `seqs` (or it was dropped)
+/// or until `deadline`.
+template <class Pred>
+bool await_all(const std::vector<uint64_t>& seqs,
+               std::chrono::steady_clock::time_point deadline, Pred pred) {
+  auto& t = table();
+  std::unique_lock<std::mutex> guard{t.mtx};
+  return t.settled.wait_until(guard, deadline, [&] {
+    return std::all_of(seqs.begin(), seqs.end(), [&](uint64_t seq) {
+      auto i = std::find_if(t.records.begin(), t.records.end(),
+                            [seq](const record& x) { return x.seq == seq; });
+      return i == t.records.end() || pred(*i);
+    });
+  });
+}
+
+} // namespace
+
+bool await_settled(const std::vector<uint64_t>& seqs,
+                   std::chrono::steady_clock::time_point deadline) {
+  return await_all(seqs, deadline,
+                   [](const record& x) { return x.done || x.freed; });
+}
+
+bool await_freed(const std::vector<uint64_t>& seqs,
+                 std::chrono::steady_clock::time_point deadline) {
+  return await_all(seqs, deadline, [](const record& x) { return x.freed; });
 }
 
 uint64_t listen(uint16_t port, std::function<void(const record&)> fn) {

@@ -18,7 +18,10 @@
 // Records are kept in order of creation, the newest `max_records` only
 // (older ones are dropped, live or not). When an SSL whose handshake never
 // finished is freed, the listeners registered for its local port hear of it
-// (the accepting side's one log line per refused peer).
+// (the accepting side's one log line per refused peer). A connect can also
+// wait for the handshakes it began to end (`await_settled`): a connection
+// CAF gave up on at a heartbeat tick lives on until its handshake ends
+// (node/transport.cpp).
 //
 // Thread-safety: OpenSSL's callbacks run on CAF's multiplexer threads,
 // queries and listener changes on any thread; one mutex guards the records,
@@ -27,6 +30,7 @@
 
 #include <openssl/ossl_typ.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -51,6 +55,8 @@ struct record {
   bool peer_spoke_tls = false;
   /// Whether the handshake finished.
   bool done = false;
+  /// Whether OpenSSL freed the SSL (the connection is closed).
+  bool freed = false;
   /// `SSL_get_verify_result` at the end of the handshake.
   long verify_result = -1;
   /// The first error this side found in the peer's certificate chain (0:
@@ -75,6 +81,22 @@ std::optional<record> find_done(const std::string& addr, uint16_t port);
 /// Returns the newest record of a connection this process opened to `port`
 /// after record `since` (the one a failed connect made).
 std::optional<record> find_failed_client(uint16_t port, uint64_t since);
+
+/// Returns the records of the connections this process opened to `port`
+/// after record `since` whose handshake has neither finished nor ended with
+/// the connection.
+std::vector<uint64_t> unsettled_clients(uint16_t port, uint64_t since);
+
+/// Blocks until each record in `seqs` has finished its handshake or its
+/// SSL is freed (a dropped record counts as settled), or until `deadline`;
+/// returns whether they all settled.
+bool await_settled(const std::vector<uint64_t>& seqs,
+                   std::chrono::steady_clock::time_point deadline);
+
+/// Blocks until the SSL of each record in `seqs` is freed (a dropped record
+/// counts as freed), or until `deadline`; returns whether they all were.
+bool await_freed(const std::vector<uint64_t>& seqs,
+                 std::chrono::steady_clock::time_point deadline);
 
 /// Calls `fn` (on a multiplexer thread) for each accepted connection on
 /// local port `port` whose handshake failed, once it is closed; returns a

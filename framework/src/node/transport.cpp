@@ -26,6 +26,15 @@
 // heartbeat interval would otherwise open a connection per tick); a peer
 // that never answers CAF's handshake fails with an error that says so.
 //
+// On a TLS node the connection CAF gave up on is not closed at once: CAF's
+// OpenSSL module shuts it down gracefully, which first finishes the TLS
+// handshake and sends the BASP handshake it holds, so it closes only once
+// the peer answers. Meanwhile the peer may take it for a second connection
+// from this node and, for a moment, route to it instead of to the new one;
+// what it sends there is lost. So a TLS `dial` connects again only once
+// the TLS handshakes it began have ended (tls_identity.hpp) and their
+// connections have closed, within the handshake timeout.
+//
 // Thread-safety: every function may be called from any thread; the
 // listener keys are guarded by `tls_mtx_`.
 #include "node/node_impl.hpp"
@@ -48,6 +57,14 @@
 #include <thread>
 
 namespace ferry::detail {
+
+namespace {
+
+/// How long a TLS connection CAF gave up on may take to close once its
+/// handshake has ended (it sends what it holds, then closes).
+constexpr auto settle_time = std::chrono::milliseconds{500};
+
+} // namespace
 
 void node_impl::set_tls(std::shared_ptr<const tls_settings> x) {
   tls_ = std::move(x);
@@ -82,7 +99,7 @@ caf::expected<caf::actor> node_impl::dial(const std::string& host,
                                           uint16_t port) {
   auto deadline = std::chrono::steady_clock::now() + handshake_timeout;
   for (int attempt = 1;; ++attempt) {
-    auto result = dial_once(host, port);
+    auto result = dial_once(host, port, deadline);
     if (result || result.error() != caf::sec::connection_timeout)
       return result;
     if (std::chrono::steady_clock::now() >= deadline)
@@ -99,8 +116,9 @@ caf::expected<caf::actor> node_impl::dial(const std::string& host,
   }
 }
 
-caf::expected<caf::actor> node_impl::dial_once(const std::string& host,
-                                               uint16_t port) {
+caf::expected<caf::actor>
+node_impl::dial_once(const std::string& host, uint16_t port,
+                     std::chrono::steady_clock::time_point deadline) {
   auto address = host + ":" + std::to_string(port);
   if (!tls_) {
     auto result = sys_.middleman().remote_actor(host, port);
@@ -116,9 +134,17 @@ caf::expected<caf::actor> node_impl::dial_once(const std::string& host,
   }
   auto since = tls_identity::last_seq();
   auto result = caf::openssl::remote_actor(sys_, host, port);
-  // Closed at a heartbeat tick (above): `dial` connects again.
-  if (result || result.error() == caf::sec::connection_timeout)
+  if (result)
     return result;
+  // Given up at a heartbeat tick (above): `dial` connects again once the
+  // connection is gone. Its handshake ends first, then CAF closes it.
+  if (result.error() == caf::sec::connection_timeout) {
+    auto abandoned = tls_identity::unsettled_clients(port, since);
+    if (tls_identity::await_settled(abandoned, deadline))
+      tls_identity::await_freed(abandoned, std::min(
+        deadline, std::chrono::steady_clock::now() + settle_time));
+    return result;
+  }
   if (auto failed = tls_identity::find_failed_client(port, since)) {
     auto why = tls_identity::explain(*failed, tls_->own_problem());
     log("TLS: connecting to " + address + ": " + why);

@@ -26,14 +26,16 @@ sockaddr_in loopback(uint16_t port) {
   return addr;
 }
 
-/// Moves what `from` has to `to`; false when either end is gone.
+/// Moves what `from` has to `to`; false when either end is gone (a peer
+/// that closed first is no signal: MSG_NOSIGNAL, not SIGPIPE).
 bool pass(int from, int to) {
   std::array<char, 64 * 1024> buf;
   auto n = ::read(from, buf.data(), buf.size());
   if (n <= 0)
     return n < 0 && errno == EINTR;
   for (ssize_t done = 0; done < n;) {
-    auto m = ::write(to, buf.data() + done, static_cast<size_t>(n - done));
+    auto m = ::send(to, buf.data() + done, static_cast<size_t>(n - done),
+                    MSG_NOSIGNAL);
     if (m < 0 && errno == EINTR)
       continue;
     if (m <= 0)
