@@ -26,16 +26,19 @@ struct record_table {
   std::map<const SSL*, uint64_t> live;
   uint64_t next_seq = 1;
 
+  /// Returns the record `seq`, or null (dropped). Requires `mtx`.
+  record* find(uint64_t seq) {
+    for (auto& x : records)
+      if (x.seq == seq)
+        return &x;
+    return nullptr;
+  }
+
   /// Returns the record of `ssl`, or null (dropped or not seen). Requires
   /// `mtx`.
   record* find(const SSL* ssl) {
     auto i = live.find(ssl);
-    if (i == live.end())
-      return nullptr;
-    for (auto& x : records)
-      if (x.seq == i->second)
-        return &x;
-    return nullptr;
+    return i != live.end() ? find(i->second) : nullptr;
   }
 };
 
@@ -256,9 +259,8 @@ bool await_all(const std::vector<uint64_t>& seqs,
   std::unique_lock<std::mutex> guard{t.mtx};
   return t.settled.wait_until(guard, deadline, [&] {
     return std::all_of(seqs.begin(), seqs.end(), [&](uint64_t seq) {
-      auto i = std::find_if(t.records.begin(), t.records.end(),
-                            [seq](const record& x) { return x.seq == seq; });
-      return i == t.records.end() || pred(*i);
+      auto* x = t.find(seq);
+      return x == nullptr || pred(*x);
     });
   });
 }
