@@ -3,6 +3,7 @@
 #include "link/link_state.hpp"
 
 #include "link/atoms.hpp"
+#include "link/delivery_batch.hpp"
 #include "link/puller.hpp"
 #include "link/remote_proxy.hpp"
 #include "node/node_impl.hpp"
@@ -27,12 +28,14 @@ namespace {
 /// Whether this thread is inside link_state::deliver (see send).
 thread_local bool delivering = false;
 
-/// Sends a link's batch when its outbox asks (see link/outbox.hpp).
-caf::behavior flusher(caf::event_based_actor*, std::weak_ptr<link_state> link) {
+/// Sends a link's batch when its outbox asks and the batch is ready (see
+/// link/outbox.hpp).
+caf::behavior flusher(caf::event_based_actor* self,
+                      std::weak_ptr<link_state> link) {
   return {
-    [link](flush_atom) {
-      if (auto l = link.lock())
-        l->flush();
+    [self, link](flush_atom) {
+      if (auto l = link.lock(); l && !l->flush())
+        self->send(self, flush_atom::value); // the burst goes on: ask again
     },
   };
 }
@@ -260,6 +263,8 @@ void link_state::receive(wire_message& msg, uint64_t wire_size,
     case pull_queue::outcome::queued:
       break;
     case pull_queue::outcome::queued_wake:
+      // The puller delivers on its own thread: what came before goes first.
+      delivery_batch::flush();
       caf::anon_send(wake, pull_atom::value);
       break;
   }
@@ -340,8 +345,9 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
     if (mid.is_response()) {
       // The requester gets the reason now instead of waiting out its
       // timeout; the peer hears of it too (refuse).
-      target->enqueue(caf::make_mailbox_element(nullptr, mid, {}, reason),
-                      host);
+      delivery_batch::post(target,
+                           caf::make_mailbox_element(nullptr, mid, {}, reason),
+                           host);
     }
     refuse(msg, std::move(reason), token, host);
   };
@@ -373,10 +379,11 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
     fail(std::move(content.error()));
     return;
   }
-  target->enqueue(caf::mailbox_element_ptr{new credited_element(
-                    std::move(sender), mid, std::move(*content),
-                    std::move(token))},
-                  host);
+  delivery_batch::post(target,
+                       caf::mailbox_element_ptr{new credited_element(
+                         std::move(sender), mid, std::move(*content),
+                         std::move(token))},
+                       host);
 }
 
 caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {

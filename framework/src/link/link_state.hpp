@@ -145,8 +145,9 @@ public:
     outbox_.send_control(caf::make_message(std::move(x)), host);
   }
 
-  /// Sends the batch of small messages the link holds (its flusher).
-  void flush() { outbox_.flush(); }
+  /// Sends the batch of small messages the link holds (its flusher);
+  /// returns false while a burst still fills it (see outbox::flush).
+  [[nodiscard]] bool flush() { return outbox_.flush(); }
 
   /// Returns the flag that says the outbox keeps a lane backlog.
   const std::shared_ptr<std::atomic<bool>>& lane_backlog_flag() const {

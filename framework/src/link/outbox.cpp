@@ -14,6 +14,8 @@
 #include <caf/make_message.hpp>
 #include <caf/send.hpp>
 
+#include <algorithm>
+
 #include "lane/readers.hpp"
 #include "link/atoms.hpp"
 
@@ -58,6 +60,7 @@ outbox::outbox(caf::actor peer_gateway, caf::actor own_gateway, uint64_t token,
       basp_(basp_broker_of(peer_gateway_)),
       own_gateway_(caf::actor_cast<caf::strong_actor_ptr>(own_gateway)),
       token_(token), batch_messages_(batch_messages), batch_gap_(batch_gap),
+      max_batch_wait_(std::min(batch_gap * max_batch_gaps, max_batch_wait)),
       tickets_(tickets), transfers_(transfers), counters_(counters),
       spawn_flusher_(std::move(spawn_flusher)), lane_(std::move(lane)) {
   // nop
@@ -83,6 +86,8 @@ bool outbox::post(wire_message&& msg, uint64_t size,
   last_post_ = now;
   if (burst && batch_messages_ > 1 && size <= batch_item_bytes) {
     batch_bytes_ += size;
+    if (batch_.empty())
+      batch_started_ = now;
     batch_.emplace_back(std::move(msg));
     if (batch_.size() >= batch_messages_ || batch_bytes_ >= batch_bytes_limit) {
       flush_locked(host);
@@ -106,10 +111,18 @@ void outbox::send_control(caf::message msg, caf::execution_unit* host) {
   enqueue_locked(std::move(msg), host);
 }
 
-void outbox::flush() {
+bool outbox::flush() {
   std::lock_guard<std::mutex> guard{mtx_};
+  // While the burst goes on, the batch waits for more (up to its size
+  // limit, or `max_batch_wait` since its first message): the flusher asks
+  // again.
+  auto now = std::chrono::steady_clock::now();
+  if (!batch_.empty() && !closed_ && now - last_post_ < batch_gap_
+      && now - batch_started_ < max_batch_wait_)
+    return false;
   flush_scheduled_ = false;
   flush_locked(nullptr);
+  return true;
 }
 
 void outbox::flush_locked(caf::execution_unit* host) {

@@ -2,6 +2,7 @@
 #include "node/gateway.hpp"
 
 #include "link/actor_links.hpp"
+#include "link/delivery_batch.hpp"
 #include "link/link_state.hpp"
 #include "link/remote_proxy.hpp"
 #include "node/node_impl.hpp"
@@ -82,6 +83,7 @@ void on_batch(wire_batch& batch, call& c) {
     c.unlinked("messages");
     return;
   }
+  delivery_batch scope;
   for (auto& msg : batch.messages)
     if (l->admits(msg.token, "a message"))
       l->receive(msg, wire_size(msg), c.host);
