@@ -25,6 +25,9 @@ using serializers::detail::make_pooled_message;
 
 namespace {
 
+// Room reserved for a batch's messages when it starts (more grow it).
+constexpr size_t batch_reserve_limit = 256;
+
 // Messages up to this size may join a batch; a batch holds at most this many
 // bytes.
 constexpr uint64_t batch_item_bytes = 16 * 1024;
@@ -86,8 +89,11 @@ bool outbox::post(wire_message&& msg, uint64_t size,
   last_post_ = now;
   if (burst && batch_messages_ > 1 && size <= batch_item_bytes) {
     batch_bytes_ += size;
-    if (batch_.empty())
+    if (batch_.empty()) {
       batch_started_ = now;
+      // The last batch took the vector's memory along.
+      batch_.reserve(std::min<size_t>(batch_messages_, batch_reserve_limit));
+    }
     batch_.emplace_back(std::move(msg));
     if (batch_.size() >= batch_messages_ || batch_bytes_ >= batch_bytes_limit) {
       flush_locked(host);
