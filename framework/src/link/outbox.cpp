@@ -84,13 +84,15 @@ bool outbox::post(wire_message&& msg, uint64_t size,
   // A small message close behind the previous one joins the batch; the
   // flusher (or a full batch) sends it. Anything else goes out at once,
   // after the batch.
-  auto now = std::chrono::steady_clock::now();
-  auto burst = now - last_post_ < batch_gap_;
-  last_post_ = now;
+  auto now = clock::now();
+  auto burst = now - clock::time_point{clock::duration{last_post_}}
+               < batch_gap_;
+  last_post_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
   if (burst && batch_messages_ > 1 && size <= batch_item_bytes) {
     batch_bytes_ += size;
     if (batch_.empty()) {
-      batch_started_ = now;
+      batch_started_.store(now.time_since_epoch().count(),
+                           std::memory_order_relaxed);
       // The last batch took the vector's memory along.
       batch_.reserve(std::min<size_t>(batch_messages_, batch_reserve_limit));
     }
@@ -118,14 +120,17 @@ void outbox::send_control(caf::message msg, caf::execution_unit* host) {
 }
 
 bool outbox::flush() {
-  std::lock_guard<std::mutex> guard{mtx_};
   // While the burst goes on, the batch waits for more (up to its size
   // limit, or `max_batch_wait` since its first message): the flusher asks
-  // again.
-  auto now = std::chrono::steady_clock::now();
-  if (!batch_.empty() && !closed_ && now - last_post_ < batch_gap_
-      && now - batch_started_ < max_batch_wait_)
+  // again. Read without the lock, which the sender takes for every message.
+  auto now = clock::now();
+  auto started = batch_started_.load(std::memory_order_relaxed);
+  auto last = last_post_.load(std::memory_order_relaxed);
+  if (started != no_batch
+      && now - clock::time_point{clock::duration{last}} < batch_gap_
+      && now - clock::time_point{clock::duration{started}} < max_batch_wait_)
     return false;
+  std::lock_guard<std::mutex> guard{mtx_};
   flush_scheduled_ = false;
   flush_locked(nullptr);
   return true;
@@ -146,6 +151,7 @@ void outbox::flush_locked(caf::execution_unit* host) {
   }
   batch_.clear();
   batch_bytes_ = 0;
+  batch_started_.store(no_batch, std::memory_order_relaxed);
 }
 
 void outbox::enqueue_locked(caf::message msg, caf::execution_unit* host) {
@@ -247,6 +253,7 @@ caf::actor outbox::close() {
   closed_ = true;
   dropped.swap(batch_);
   batch_bytes_ = 0;
+  batch_started_.store(no_batch, std::memory_order_relaxed);
   flusher.swap(flusher_);
   basp.swap(basp_);
   return flusher;

@@ -114,6 +114,11 @@ public:
   caf::actor close();
 
 private:
+  using clock = std::chrono::steady_clock;
+
+  /// `batch_started_` while no batch is held.
+  static constexpr clock::rep no_batch = 0;
+
   /// Sends the held batch, if any (requires `mtx_`).
   void flush_locked(caf::execution_unit* host);
 
@@ -150,9 +155,12 @@ private:
   std::vector<wire_message> batch_;
   uint64_t batch_bytes_ = 0;
   bool flush_scheduled_ = false;
-  std::chrono::steady_clock::time_point last_post_;
-  /// When the held batch's first message was posted.
-  std::chrono::steady_clock::time_point batch_started_;
+  /// When the last message was posted (steady_clock ticks; written under
+  /// the lock, read by `flush` without it).
+  std::atomic<clock::rep> last_post_{0};
+  /// When the held batch's first message was posted (steady_clock ticks),
+  /// or `no_batch`; written under the lock, read by `flush` without it.
+  std::atomic<clock::rep> batch_started_{no_batch};
   caf::actor flusher_;
   /// A message's bytes on their way into the lane.
   std::vector<char> lane_buf_;
