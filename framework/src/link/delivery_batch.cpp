@@ -46,15 +46,17 @@ void delivery_batch::post(const caf::strong_actor_ptr& target,
 }
 
 void delivery_batch::flush() {
-  // Taken out first: an enqueue that ends up decoding (it cannot today)
-  // would post to an empty list, not into the loop's.
-  auto held = std::move(batch.held);
-  batch.held.clear();
-  for (auto& x : held)
-    x.target->enqueue(std::move(x.element), x.host);
-  held.clear();
-  if (batch.held.empty())
-    batch.held = std::move(held); // keeps the capacity
+  // Taken out first: a post made while enqueueing goes to the thread's list
+  // and is enqueued by the next round, not into the list this loop walks.
+  while (!batch.held.empty()) {
+    auto held = std::move(batch.held);
+    batch.held.clear();
+    for (auto& x : held)
+      x.target->enqueue(std::move(x.element), x.host);
+    held.clear();
+    if (batch.held.empty())
+      batch.held = std::move(held); // keeps the capacity
+  }
 }
 
 } // namespace ferry::detail

@@ -85,8 +85,8 @@ bool outbox::post(wire_message&& msg, uint64_t size,
   // flusher (or a full batch) sends it. Anything else goes out at once,
   // after the batch.
   auto now = clock::now();
-  auto burst = now - clock::time_point{clock::duration{last_post_}}
-               < batch_gap_;
+  auto last = last_post_.load(std::memory_order_relaxed);
+  auto burst = now - clock::time_point{clock::duration{last}} < batch_gap_;
   last_post_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
   if (burst && batch_messages_ > 1 && size <= batch_item_bytes) {
     batch_bytes_ += size;
