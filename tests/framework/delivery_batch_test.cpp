@@ -119,3 +119,19 @@ TEST_F(delivery_batch_test, EmptyScopeDeliversNothing) {
   }
   EXPECT_TRUE(take_all().empty());
 }
+
+TEST_F(delivery_batch_test, OpenSaysWhetherTheThreadIsInsideAScope) {
+  // Arrange
+  EXPECT_FALSE(delivery_batch::open());
+  {
+    delivery_batch outer;
+    // Assert: sends from here on must not wait for credit.
+    EXPECT_TRUE(delivery_batch::open());
+    {
+      delivery_batch inner;
+      EXPECT_TRUE(delivery_batch::open());
+    }
+    EXPECT_TRUE(delivery_batch::open());
+  }
+  EXPECT_FALSE(delivery_batch::open());
+}

@@ -35,6 +35,10 @@ delivery_batch::~delivery_batch() {
   batch.open = false;
 }
 
+bool delivery_batch::open() noexcept {
+  return batch.open;
+}
+
 void delivery_batch::post(const caf::strong_actor_ptr& target,
                           caf::mailbox_element_ptr element,
                           caf::execution_unit* host) {

@@ -44,6 +44,11 @@ public:
   /// Enqueues what the thread's scope holds so far.
   static void flush();
 
+  /// Returns whether this thread is inside a scope, its final flush
+  /// included: an enqueue there may reach a proxy that sends on another
+  /// link, which must not wait for credit (see link_state::send).
+  static bool open() noexcept;
+
 private:
   bool outer_;
 };

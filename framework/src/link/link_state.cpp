@@ -180,8 +180,10 @@ caf::error link_state::send(uint64_t target,
   // Responses never wait, and neither does a delivery: a message delivered
   // to a proxy of another link (an actor forwarded from a third node) is
   // sent on the thread reading CAF's messages, which must not stop reading
-  // for credit that it would itself have to read.
-  if (auto err = window_.acquire(size, !mid.is_response() && !delivering))
+  // for credit that it would itself have to read. A batch's messages reach
+  // their actors after `deliver`, at the end of the batch's scope.
+  auto delivery = delivering || delivery_batch::open();
+  if (auto err = window_.acquire(size, !mid.is_response() && !delivery))
     return fail(std::move(err));
   ++counters_.messages_sent;
   for (auto& family : families)
