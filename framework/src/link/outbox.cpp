@@ -25,6 +25,13 @@ using serializers::detail::make_pooled_message;
 
 namespace {
 
+// Returns the time from `ticks` (a steady_clock reading) to `now`.
+std::chrono::steady_clock::duration
+since(std::chrono::steady_clock::rep ticks,
+      std::chrono::steady_clock::time_point now) {
+  return now.time_since_epoch() - std::chrono::steady_clock::duration{ticks};
+}
+
 // Room reserved for a batch's messages when it starts (more grow it).
 constexpr size_t batch_reserve_limit = 256;
 
@@ -86,7 +93,7 @@ bool outbox::post(wire_message&& msg, uint64_t size,
   // after the batch.
   auto now = clock::now();
   auto last = last_post_.load(std::memory_order_relaxed);
-  auto burst = now - clock::time_point{clock::duration{last}} < batch_gap_;
+  auto burst = since(last, now) < batch_gap_;
   last_post_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
   if (burst && batch_messages_ > 1 && size <= batch_item_bytes) {
     batch_bytes_ += size;
@@ -126,9 +133,8 @@ bool outbox::flush() {
   auto now = clock::now();
   auto started = batch_started_.load(std::memory_order_relaxed);
   auto last = last_post_.load(std::memory_order_relaxed);
-  if (started != no_batch
-      && now - clock::time_point{clock::duration{last}} < batch_gap_
-      && now - clock::time_point{clock::duration{started}} < max_batch_wait_)
+  if (started != no_batch && since(last, now) < batch_gap_
+      && since(started, now) < max_batch_wait_)
     return false;
   std::lock_guard<std::mutex> guard{mtx_};
   flush_scheduled_ = false;

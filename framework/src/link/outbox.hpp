@@ -12,11 +12,11 @@
 // as one `wire_batch` when it holds `batch_messages` messages or 256 KiB,
 // or by the flusher actor (scheduled when the first message joined) once
 // the burst pauses for `batch_gap` or the batch's first message has waited
-// `max_batch_gaps` gaps (200 µs at most). Until then the flusher sends itself another turn:
-// flushing at its first turn, which on a machine with a core to spare comes
-// a few microseconds after the first message, sent batches of a third of
-// the size and paid the wake-ups of each (the BASP broker's, the peer's
-// actor's) three times as often. A message after a pause goes out at once,
+// `max_batch_gaps` gaps (200 µs at most). Until then the flusher sends
+// itself another turn: flushing at its first turn, which on a machine with
+// a core to spare comes a few microseconds after the first message, sent
+// batches of a third of the size and paid the wake-ups of each (the BASP
+// broker's, the peer's actor's) three times as often. A message after a pause goes out at once,
 // so request/response latency is unchanged.
 //
 // Sending: when the peer's gateway is CAF's proxy of a remote actor (always,
