@@ -1,4 +1,4 @@
-// The flat path of the binary cereal families (families/cereal.hpp,
+// The flat path of the binary cereal families (detail/cereal_flat.hpp,
 // `cereal_flat`): numbers and arrays of numbers are written and read without
 // a cereal archive. These tests hold it to the archive's behaviour: the same
 // bytes as plain cereal on the way out, and on the way in the same value or

@@ -35,12 +35,6 @@ struct widths {
   double d = 0;
 };
 
-template <class T>
-std::string name_in(const registry& sut) {
-  auto p = sut.encode(T{}, encode_with("cereal.binary"));
-  return p ? p->header.type_name : std::string{};
-}
-
 std::vector<std::byte> text_bytes(std::string_view text) {
   std::vector<std::byte> result(text.size());
   std::memcpy(result.data(), text.data(), text.size());

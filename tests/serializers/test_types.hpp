@@ -243,6 +243,13 @@ inline decode_options decode_with(std::string family) {
   return result;
 }
 
+/// Returns the registered name ferry uses for `T` in `sut`.
+template <class T>
+std::string name_in(const registry& sut) {
+  auto p = sut.encode(T{}, encode_with("cereal.binary"));
+  return p ? p->header.type_name : std::string{};
+}
+
 /// Returns `n` bytes that are not all alike.
 inline std::vector<std::byte> byte_ramp(size_t n) {
   std::vector<std::byte> result(n);

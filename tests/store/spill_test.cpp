@@ -1,24 +1,16 @@
 // Unit tests of capacity and spilling: objects referenced only by parked
 // references, tickets or pins go to disk when memory runs out and come back
-// on get/redeem. Crashes inside the store lock are simulated by a forked
-// child that edits the segment as a dying process would and exits holding
-// the lock.
+// on get/redeem; the spill directory's bound, permissions and sharing with
+// another store (whose files a recovery keeps). A spill or restore cut short
+// by a crash: spill_recovery_test.cpp.
 #include "ferry/store/log.hpp"
 #include "ferry/store/object_store.hpp"
 #include "ferry/store/parked_ref.hpp"
 
-#include "allocator.hpp"
-#include "layout.hpp"
-#include "store_test_support.hpp"
+#include "spill_crash.hpp"
+#include "spill_fixture.hpp"
 
 #include <gtest/gtest.h>
-
-#include <fcntl.h>
-#include <pthread.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -27,134 +19,6 @@ using namespace ferry::store;
 using namespace ferry::store::test;
 
 namespace {
-
-constexpr size_t big = 600 * 1024;
-
-/// The tables of a store segment as a process mapping it sees them.
-struct segment_tables {
-  ferry::store::detail::segment_header& hdr;
-  ferry::store::detail::process_entry* procs;
-  ferry::store::detail::slot_entry* slots;
-  ferry::store::detail::holder_entry* holders;
-
-  /// Returns the slot of object `id`.
-  ferry::store::detail::slot_entry& slot_of(object_id id) {
-    auto mask = (uint64_t{1} << hdr.slot_bits) - 1;
-    return slots[static_cast<uint64_t>(id) & mask];
-  }
-};
-
-/// Forks a child that maps store `name`, takes its lock, lets `edit` leave
-/// the tables as a process crashing at that point would, and exits holding
-/// the lock: the next process to lock the store gets EOWNERDEAD from the
-/// robust mutex and recovers the segment.
-template <class Edit>
-void die_holding_the_lock(const std::string& name, Edit edit) {
-  auto child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto fd = ::shm_open(("/" + name).c_str(), O_RDWR, 0);
-    struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0)
-      ::_exit(1);
-    auto size = static_cast<size_t>(st.st_size);
-    auto* mem = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                       0);
-    if (mem == MAP_FAILED)
-      ::_exit(2);
-    auto* base = static_cast<std::byte*>(mem);
-    auto& hdr = *static_cast<ferry::store::detail::segment_header*>(mem);
-    if (::pthread_mutex_lock(&hdr.mutex) != 0)
-      ::_exit(3);
-    segment_tables tables{
-      hdr,
-      reinterpret_cast<ferry::store::detail::process_entry*>(
-        base + hdr.process_offset),
-      reinterpret_cast<ferry::store::detail::slot_entry*>(base
-                                                          + hdr.slot_offset),
-      reinterpret_cast<ferry::store::detail::holder_entry*>(
-        base + hdr.holder_offset)};
-    edit(tables);
-    ::_exit(0); // with the lock held
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-}
-
-/// Leaves the spilled object `id` as a process that was restoring it would,
-/// had it died after clearing `io_process` but before the state change: it
-/// is registered, holds the handle it took for the I/O, and the slot is
-/// `restoring` into a block at offset 0 with no `io_process`.
-void leave_restore_without_io_process(segment_tables& t, object_id id) {
-  using namespace ferry::store::detail;
-  uint32_t process = 0;
-  while (t.procs[process].pid != 0)
-    ++process;
-  t.procs[process].start_time = 1;
-  t.procs[process].pid = static_cast<int32_t>(::getpid());
-  auto& s = t.slot_of(id);
-  uint32_t holder = 0;
-  while (t.holders[holder].slot != npos32)
-    ++holder;
-  auto& h = t.holders[holder];
-  h.process = process;
-  h.handles = 1;
-  h.tickets = 0;
-  h.pins = 0;
-  h.parked = 0;
-  h.slot = static_cast<uint32_t>(&s - t.slots);
-  s.block = 0;
-  s.block_size = allocator::block_size_for(s.size);
-  s.state = slot_state::restoring;
-  s.io_process = npos32;
-}
-
-class spill_test : public ::testing::Test {
-protected:
-  void SetUp() override {
-    cleanup.cfg = small_config("spill");
-    configure(cleanup.cfg);
-    auto attached = object_store::attach(cleanup.cfg);
-    ASSERT_TRUE(attached) << render(attached.error());
-    sut = std::move(*attached);
-  }
-
-  virtual void configure(store_config&) {
-    // defaults
-  }
-
-  /// Puts an object and returns a ticket as its only reference.
-  transfer_ticket put_in_transit(uint32_t seed) {
-    auto ref = sut.put(pattern(big, seed));
-    EXPECT_TRUE(ref) << render(ref.error());
-    if (!ref)
-      return {};
-    auto ticket = ref->export_in_band();
-    EXPECT_TRUE(ticket);
-    return ticket ? *ticket : transfer_ticket{};
-  }
-
-  size_t spill_files() {
-    size_t n = 0;
-    std::error_code ec;
-    for (auto it = std::filesystem::directory_iterator{
-           cleanup.cfg.spill_directory, ec};
-         !ec && it != std::filesystem::directory_iterator{};
-         it.increment(ec))
-      ++n;
-    return n;
-  }
-
-  ferry::store::memory_summary summary() {
-    auto result = sut.memory_summary();
-    EXPECT_TRUE(result);
-    return result ? *result : ferry::store::memory_summary{};
-  }
-
-  store_cleanup cleanup;
-  object_store sut;
-};
 
 TEST_F(spill_test, InTransitObjectIsSpilledWhenMemoryRunsOut) {
   auto a = put_in_transit(1);
@@ -340,98 +204,6 @@ TEST_F(spill_test, ObjectNearTwoToThe64FailsWithStoreFullAndSpillsNothing) {
   EXPECT_FALSE(s.objects[0].spilled);
   EXPECT_EQ(spill_files(), 0u);
   EXPECT_FALSE(sut.cancel(a));
-}
-
-TEST_F(spill_test, RestoreCutShortBeforeItsStateChangeIsRolledBackOnRecovery) {
-  // Arrange: a is spilled and referenced by a ticket only; a process
-  // restoring it dies holding the lock with the slot `restoring` and no
-  // `io_process` (what clearing it before the state change could leave).
-  auto a = put_in_transit(1);
-  {
-    auto b = sut.put(pattern(big, 2)); // spills a
-    ASSERT_TRUE(b) << render(b.error());
-  }
-  ASSERT_TRUE(summary().objects[0].spilled);
-  ASSERT_NO_FATAL_FAILURE(
-    die_holding_the_lock(cleanup.cfg.name, [&](segment_tables& t) {
-      leave_restore_without_io_process(t, a.object);
-    }));
-  // Act: the next call finds the lock abandoned and recovers.
-  auto previous = set_log_hook([](std::string_view) {});
-  auto s = summary();
-  set_log_hook(std::move(previous));
-  // Assert: a is back in its file, the half-restored block is free.
-  EXPECT_EQ(s.recoveries, 1u);
-  ASSERT_EQ(s.objects.size(), 1u);
-  EXPECT_TRUE(s.objects[0].spilled);
-  EXPECT_EQ(s.objects[0].ref_count, 1u); // the ticket
-  EXPECT_EQ(s.bytes_spilled, big);
-  // (Otherwise the object stays `restoring` and redeem waits forever.)
-  ASSERT_EQ(s.bytes_used, 0u);
-  auto ra = sut.redeem(a);
-  ASSERT_TRUE(ra) << render(ra.error());
-  EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(big, 1)));
-  EXPECT_EQ(summary().bytes_spilled, 0u);
-  EXPECT_EQ(spill_files(), 0u);
-}
-
-TEST_F(spill_test, ObjectFreedAfterACutShortRestoreLeavesNoSpillFileBehind) {
-  // Arrange: as above, a restore of a cut short with no `io_process`.
-  auto a = put_in_transit(1);
-  {
-    auto b = sut.put(pattern(big, 2)); // spills a
-    ASSERT_TRUE(b) << render(b.error());
-  }
-  ASSERT_NO_FATAL_FAILURE(
-    die_holding_the_lock(cleanup.cfg.name, [&](segment_tables& t) {
-      leave_restore_without_io_process(t, a.object);
-    }));
-  // Act: cancelling the ticket recovers the segment and frees a.
-  auto previous = set_log_hook([](std::string_view) {});
-  auto cancelled = sut.cancel(a);
-  set_log_hook(std::move(previous));
-  // Assert
-  EXPECT_FALSE(cancelled) << render(cancelled);
-  auto s = summary();
-  EXPECT_EQ(s.recoveries, 1u);
-  EXPECT_TRUE(s.objects.empty());
-  EXPECT_EQ(s.bytes_used, 0u);
-  EXPECT_EQ(s.bytes_spilled, 0u);
-  EXPECT_EQ(spill_files(), 0u);
-}
-
-TEST_F(spill_test, SpillCutShortWithoutItsProcessIsRolledBackOnRecovery) {
-  // Arrange: a is resident and referenced by a ticket only; a process
-  // spilling it died holding the lock with the slot `spilling`, no
-  // `io_process`, and a partial temporary file.
-  auto a = put_in_transit(1);
-  std::filesystem::create_directories(cleanup.cfg.spill_directory);
-  std::filesystem::permissions(cleanup.cfg.spill_directory,
-                               std::filesystem::perms::owner_all);
-  std::ofstream{cleanup.cfg.spill_directory + "/" + cleanup.cfg.name + "."
-                + to_string(a.object) + ".spill.tmp"}
-    << "partial";
-  ASSERT_NO_FATAL_FAILURE(
-    die_holding_the_lock(cleanup.cfg.name, [&](segment_tables& t) {
-      auto& s = t.slot_of(a.object);
-      s.state = ferry::store::detail::slot_state::spilling;
-      s.io_process = ferry::store::detail::npos32;
-    }));
-  // Act: recovery, then an object that needs a's memory.
-  auto previous = set_log_hook([](std::string_view) {});
-  auto b = sut.put(pattern(big, 2));
-  set_log_hook(std::move(previous));
-  // Assert: a was sealed again, so it could be spilled for b.
-  ASSERT_TRUE(b) << render(b.error());
-  auto s = summary();
-  EXPECT_EQ(s.recoveries, 1u);
-  ASSERT_EQ(s.objects.size(), 2u);
-  EXPECT_TRUE(s.objects[0].spilled);
-  EXPECT_EQ(spill_files(), 1u); // a's spill file; the partial one is gone
-  b->reset();
-  auto ra = sut.redeem(a);
-  ASSERT_TRUE(ra) << render(ra.error());
-  EXPECT_EQ(checksum(ra->bytes()), checksum(pattern(big, 1)));
 }
 
 /// A second store named after the first (`<name>.b`), spilling into the

@@ -1,6 +1,7 @@
 // Non-template parts of the msgpack family (families/msgpack.hpp): unpacking
 // a frame with msgpack-cxx's object builder under depth and budget checks,
-// the exact conversions into float, double and std::string, and the reading
+// the exact conversions into float, double and std::string (declared in
+// detail/msgpack_checked_convert.hpp), and the reading
 // of an actor handle's token (`msgpack_token`).
 //
 // Contract: `msgpack_unpack_checked` charges every array and map (one

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,43 @@ extern char** environ;
 namespace ferry::test {
 
 namespace {
+
+/// Holds SIGPIPE on the calling thread while it writes to a child's stdin:
+/// a write to a child that already exited then fails with EPIPE instead of
+/// killing the test binary. After such a write, the SIGPIPE it raised is
+/// taken before the thread's mask is restored (unless one was pending
+/// already: that one is the caller's).
+struct sigpipe_held {
+  sigpipe_held() {
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  }
+
+  ~sigpipe_held() {
+    if (wrote_to_closed_pipe && !was_pending) {
+      sigset_t pipe_only;
+      sigemptyset(&pipe_only);
+      sigaddset(&pipe_only, SIGPIPE);
+      timespec now{0, 0};
+      while (sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
+        // retry
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  }
+
+  sigpipe_held(const sigpipe_held&) = delete;
+  sigpipe_held& operator=(const sigpipe_held&) = delete;
+
+  sigset_t previous;
+  bool was_pending = false;
+  bool wrote_to_closed_pipe = false;
+};
 
 exit_status decode_status(int status) {
   if (WIFEXITED(status))
@@ -125,6 +163,7 @@ child_process::wait_for(const std::string& prefix,
 void child_process::write_line(const std::string& line) {
   if (stdin_fd_ < 0)
     return;
+  sigpipe_held held;
   auto text = line + '\n';
   const char* pos = text.data();
   auto left = text.size();
@@ -132,8 +171,11 @@ void child_process::write_line(const std::string& line) {
     auto n = ::write(stdin_fd_, pos, left);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n <= 0)
+    if (n <= 0) {
+      // EPIPE: the child is gone (its exit status says why).
+      held.wrote_to_closed_pipe = n < 0 && errno == EPIPE;
       return;
+    }
     pos += n;
     left -= static_cast<size_t>(n);
   }

@@ -54,7 +54,9 @@ public:
   wait_for(const std::string& prefix,
            std::chrono::milliseconds timeout = std::chrono::seconds{30});
 
-  /// Writes `line` and a newline to the child's stdin.
+  /// Writes `line` and a newline to the child's stdin. Writing to a child
+  /// that has exited does nothing (SIGPIPE is held meanwhile: it would end
+  /// the test binary); its exit status says what happened.
   void write_line(const std::string& line);
 
   /// Closes the child's stdin (peers take this as "shut down").
