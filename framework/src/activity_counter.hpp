@@ -30,6 +30,9 @@ public:
       count_.notify_all();
   }
 
+  /// Returns the calls in progress now.
+  uint32_t count() const { return count_.load(); }
+
   /// Blocks until no call is in progress.
   void wait_idle() {
     waiting_.store(true);

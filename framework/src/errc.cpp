@@ -27,6 +27,7 @@ std::string to_string(errc x) {
     case errc::receiver_full: return "receiver_full";
     case errc::type_mismatch: return "type_mismatch";
     case errc::lane_failed: return "lane_failed";
+    case errc::already_linked: return "already_linked";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -19,7 +19,8 @@ namespace ferry {
 enum class errc : uint8_t {
   /// Not an error.
   none = 0,
-  /// Connecting to a remote node failed (address, port, or middleman error).
+  /// Connecting to a remote node failed (no node at the address, or the
+  /// socket's error).
   connect_failed,
   /// The handshake with a remote node failed or timed out.
   handshake_failed,
@@ -63,8 +64,12 @@ enum class errc : uint8_t {
   type_mismatch,
   /// A same-host lane (the shared-memory rings two nodes of one host send
   /// through) could not be made, or the peer broke its ring; the link then
-  /// uses CAF's middleman, or goes down when the lane broke.
+  /// uses its TCP connection, or goes down when the lane broke.
   lane_failed,
+  /// The peer has a link with this node already (a second connection, or
+  /// the two nodes connected to each other at once): this connection
+  /// closes and the existing link serves.
+  already_linked,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

@@ -1,6 +1,7 @@
 // Per-link settings of a ferry node.
 //
-// A link is the connection between two nodes (CAF's BASP over TCP). Each link
+// A link is the connection between two nodes (a TCP connection of ferry's
+// own, plain or TLS, and between nodes of one host a same-host lane). Each link
 // has a `link_config`: which families the node sends with (`serializers`, a
 // preference list), which it accepts (`deserializers`, an allowlist), when
 // frames leave the message for the store (`spill_threshold`), compression,
@@ -96,8 +97,8 @@ struct link_config {
   uint32_t chunks_in_flight = 4;
 
   /// Small messages sent in a burst travel together, up to this many in one
-  /// CAF message (CAF's per-message cost is paid once per batch); 1 sends
-  /// every message on its own. Order is kept either way.
+  /// frame (the cost of a write and a wake-up is paid once per batch); 1
+  /// sends every message on its own. Order is kept either way.
   uint32_t batch_messages = 64;
 
   /// A message sent within this time of the previous one on the link counts
@@ -108,10 +109,11 @@ struct link_config {
 
   /// Between nodes that share the host store, messages travel through a
   /// *same-host lane* (two shared-memory rings, one per direction) instead
-  /// of CAF's middleman: the same order, credit, limits and refusals, a
-  /// fraction of the CPU and latency. Used in a direction when both nodes
-  /// have it on; without a store, across hosts, or when a ring cannot be
-  /// made, the link uses CAF's middleman (docs/architecture.md).
+  /// of the TCP connection: the same frames, order, credit, limits and
+  /// refusals, a fraction of the CPU and latency. Used in a direction when
+  /// both nodes have it on; without a store, across hosts, or when a ring
+  /// cannot be made, the link uses its TCP connection
+  /// (docs/architecture.md).
   bool lane = true;
 
   /// Size of the ring this node receives a same-host lane's messages
@@ -161,6 +163,22 @@ struct link_config {
   /// processed them (see `max_held_bytes`). Default: 4 × the default
   /// `window_messages`.
   uint64_t max_held_messages = 16384;
+
+  /// The link sends a heartbeat on its connection when it sent nothing for
+  /// this long (also beside a same-host lane, whose peer it watches).
+  std::chrono::milliseconds heartbeat_interval{5000};
+
+  /// The link goes down when nothing arrived on its connection for this
+  /// long: the peer's host or process stopped answering. Large frames
+  /// travel in chunks, so a slow but live transfer keeps its link.
+  std::chrono::milliseconds connection_timeout{30000};
+
+  /// On a TLS node: this link may be plain (TCP without TLS). The node
+  /// connects to the peer's address without TLS and accepts a plain
+  /// connection from a peer of this name; every other link of a TLS node
+  /// is TLS, and a plain peer is refused, never silently taken. No effect
+  /// on a plain node (its links are all plain).
+  bool plain = false;
 
   /// Returns the built-in families in ferry's default order.
   static std::vector<std::string> default_families();

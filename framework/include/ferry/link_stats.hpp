@@ -28,7 +28,7 @@ struct link_stats {
   uint64_t messages_sent = 0;
   /// Messages this node received and delivered.
   uint64_t messages_received = 0;
-  /// Frame bytes sent inline (inside CAF messages).
+  /// Frame bytes sent inline (inside message frames).
   uint64_t bytes_inline_sent = 0;
   /// Frame bytes received inline.
   uint64_t bytes_inline_received = 0;
@@ -56,11 +56,9 @@ struct link_stats {
   std::map<std::string, uint64_t> refusals_by_reason;
   /// Outgoing messages the peer refused (reported back by the peer).
   uint64_t refused_by_peer = 0;
-  /// Messages and control messages said to come from the peer that did not
-  /// carry this link's token, dropped unread: forged by a third node (CAF
-  /// believes the source node a peer writes into a routed message), or left
-  /// over from an earlier link to the same node.
-  uint64_t dropped_wrong_token = 0;
+  /// Answers from the peer to requests this node is not waiting for
+  /// (answered after their timeout, or never asked), dropped.
+  uint64_t unasked_answers = 0;
   /// Outgoing messages that failed before sending (no family, too large,
   /// no credit in time, a lane closed while the link went down).
   uint64_t send_errors = 0;
@@ -77,11 +75,11 @@ struct link_stats {
   /// Credit messages received from the peer: about one per quarter window
   /// of traffic, plus one per probe this node sent while its window was full.
   uint64_t credits_received = 0;
-  /// CAF messages that carried a burst of several small messages (see
+  /// Frames that carried a burst of several small messages (see
   /// `link_config::batch_messages`), and the messages they carried.
   uint64_t batches_sent = 0;
   uint64_t messages_batched = 0;
-  /// Messages per CAF message this node sent on the link (1 for a message
+  /// Messages per frame this node sent on the link (1 for a message
   /// sent alone, the batch's size for a batch).
   histogram_stats batch_messages;
   /// Store tickets of sent messages the peer has not yet reported taken

@@ -19,17 +19,12 @@
 // 0.17's INI reader keeps only the last of several [ferry.links.<peer>]
 // sections.)
 //
-// CAF's own options keep their meaning, with three defaults changed: CAF's
-// heartbeats are on (`middleman.heartbeat-interval` 5s,
-// `middleman.connection-timeout` 30s), so a link whose connection went
-// silent goes down; set `middleman.heartbeat-interval = 0s` for CAF's.
-// `middleman.workers` is 0: the middleman's thread reads incoming messages
-// itself instead of handing each to a job on the scheduler, so credit
-// reaches actors blocked in send() even when they hold every scheduler
-// thread (with BASP workers it waited for one of those threads). And
+// CAF's own options keep their meaning, with one default changed:
 // `work-stealing.moderate-sleep-duration` is 0: an idle scheduler worker
 // polls briefly and then waits to be woken, instead of waking every 50 us
-// for its next 500 polls (set `50us` for CAF's).
+// for its next 500 polls (set `50us` for CAF's). Links between nodes are
+// ferry's own (TCP connections on Boost.Asio, TLS on OpenSSL, same-host
+// lanes); CAF's middleman is not loaded.
 //
 // Usage:
 //
@@ -44,7 +39,6 @@
 // starts, and it serves one running node at a time (it must outlive it).
 #pragma once
 
-#include "ferry/detail/read_context_slot.hpp"
 #include "ferry/detail/store_msgpack.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_config.hpp"
@@ -54,6 +48,8 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -62,8 +58,7 @@
 
 namespace ferry {
 
-class node_config : public caf::actor_system_config,
-                    public detail::read_context_slot {
+class node_config : public caf::actor_system_config {
 public:
   node_config();
 
@@ -151,6 +146,17 @@ public:
   /// Address the Prometheus endpoint listens on (`ferry.metrics.address`).
   std::string metrics_address = "127.0.0.1";
 
+  /// Threads that run the node's connections (`ferry.transport.io-threads`,
+  /// default 1): each connection reads, writes and keeps time on one of
+  /// them, and a received message goes from there into its actor's
+  /// mailbox.
+  size_t io_threads = 1;
+
+  /// How long a new connection may take to finish ferry's handshake, TLS
+  /// included (`ferry.transport.handshake-timeout`, default 10 s); a peer
+  /// that connects and says nothing is dropped after it.
+  std::chrono::milliseconds handshake_timeout{10000};
+
   /// Link settings for peers not named in `links` (section `ferry.link`).
   link_config default_link;
 
@@ -162,8 +168,9 @@ public:
   /// PEM file with this node's certificate (and its chain); its subject CN
   /// or a DNS name of its subjectAltName must be the node's name
   /// (`ferry.tls.certificate`). Setting any `tls_*` option makes every link
-  /// of the node a TLS link with mutual authentication; then certificate,
-  /// key and CA file are all required.
+  /// of the node a TLS link with mutual authentication, except the links
+  /// whose config says `plain`; then certificate, key and CA file are all
+  /// required.
   std::string tls_certificate;
 
   /// PEM file with the private key of `tls_certificate` (`ferry.tls.key`).
@@ -206,11 +213,12 @@ public:
   /// Returns the config for the link to `peer` (named config or default).
   const link_config& link_for(const std::string& peer) const;
 
-  /// @private Whether CAF's OpenSSL module is loaded into this config.
-  bool tls_module_loaded = false;
-
 private:
+  friend class node;
+
   std::shared_ptr<serializers::registry> registry_;
+  /// Whether a running node uses this config.
+  std::atomic<bool> in_use_{false};
 };
 
 } // namespace ferry

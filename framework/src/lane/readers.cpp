@@ -1,9 +1,9 @@
 // readers: threads reading same-host lanes (see lane/readers.hpp).
 #include "lane/readers.hpp"
 
-#include "ferry/errc.hpp"
+#include "transport/transport.hpp"
 
-#include <caf/binary_deserializer.hpp>
+#include "ferry/errc.hpp"
 
 #include <string>
 #include <system_error>
@@ -17,13 +17,10 @@ namespace {
 constexpr std::chrono::milliseconds read_wait{200};
 constexpr std::chrono::milliseconds backlog_wait{1};
 
-thread_local bool reader_thread = false;
-
-void run(const std::shared_ptr<ring>& in, caf::actor_system& sys,
-         uint64_t max_record, const readers::deliver_fn& deliver,
-         const readers::refused_fn& refused, const readers::ended_fn& ended,
+void run(const std::shared_ptr<ring>& in, uint64_t max_record,
+         const readers::deliver_fn& deliver, const readers::ended_fn& ended,
          const readers::backlog& out) {
-  reader_thread = true;
+  forbid_waiting();
   std::vector<std::byte> record;
   for (;;) {
     auto pending = out.pending->load(std::memory_order_relaxed);
@@ -46,40 +43,22 @@ void run(const std::shared_ptr<ring>& in, caf::actor_system& sys,
     case ring::status::done:
       break;
     }
-    caf::binary_deserializer source{
-      sys, reinterpret_cast<const char*>(record.data()), record.size()};
-    caf::message msg;
-    if (auto err = source(msg)) {
-      refused(caf::make_error(errc::decode_failed,
-                              "a record of " + std::to_string(record.size()) +
-                                " bytes on same-host lane " + in->name() +
-                                " is not a message: " + caf::to_string(err)));
-      continue;
+    if (auto err = deliver(record)) {
+      in->close();
+      ended(err);
+      return;
     }
-    if (source.remaining() != 0) {
-      refused(caf::make_error(errc::decode_failed,
-                              "a record on same-host lane " + in->name() +
-                                " has " + std::to_string(source.remaining()) +
-                                " bytes after its message"));
-      continue;
-    }
-    deliver(std::move(msg));
   }
 }
 
 } // namespace
 
-bool on_reader_thread() noexcept {
-  return reader_thread;
-}
-
 readers::~readers() {
   stop_all();
 }
 
-void readers::start(std::shared_ptr<ring> in, caf::actor_system& sys,
-                    uint64_t max_record, deliver_fn deliver, refused_fn refused,
-                    ended_fn ended, backlog out) {
+void readers::start(std::shared_ptr<ring> in, uint64_t max_record,
+                    deliver_fn deliver, ended_fn ended, backlog out) {
   auto shared = std::move(in);
   auto done = std::make_shared<std::atomic<bool>>(false);
   auto on_failure = ended;
@@ -89,15 +68,12 @@ void readers::start(std::shared_ptr<ring> in, caf::actor_system& sys,
     reap_locked();
     try {
       std::thread thread{
-        [shared, done, &sys, max_record, deliver = std::move(deliver),
-         refused = std::move(refused), ended = std::move(ended),
-         out = std::move(out)]() mutable {
-          run(shared, sys, max_record, deliver, refused, ended, out);
+        [shared, done, max_record, deliver = std::move(deliver),
+         ended = std::move(ended), out = std::move(out)]() mutable {
+          run(shared, max_record, deliver, ended, out);
           out.drain = nullptr;
-          // The actors these hold are let go on this thread, before it is
-          // joined.
+          // What these hold is let go on this thread, before it is joined.
           deliver = nullptr;
-          refused = nullptr;
           ended = nullptr;
           done->store(true);
         }};

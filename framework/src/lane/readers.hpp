@@ -1,16 +1,16 @@
 // readers: the threads that read a node's incoming same-host lanes.
 //
 // Each link that receives through a lane (lane/ring.hpp) has one thread
-// here. It takes the ring's records in order, reads each as the CAF
-// message the peer's outbox wrote (ferry's wire types, with CAF's binary
-// format, as BASP would carry them) and hands it to `deliver`, which
-// enqueues it to the node's gateway in the peer gateway's name: from there
-// on a message takes the same way as one CAF's middleman read. A record
-// that does not read as a message is reported to `refused` and dropped,
-// as CAF drops a message it cannot deserialize; when the ring closes
-// (either side) or the peer breaks it, `ended` hears why once and the
-// thread ends. The thread also drains its link's lane backlog
-// (link/outbox.hpp): what it sent while the peer's ring was full.
+// here. It takes the ring's records in order, each one frame the peer's
+// link wrote (wire/frame.hpp), and hands it to `deliver`, which reads it
+// with the same parser and dispatcher as a frame from the link's
+// connection: from there on a message takes the same way. When `deliver`
+// refuses a record (not a frame, or one the link does not take), when the
+// ring closes (either side) and is empty, or when the peer breaks it,
+// `ended` hears why once and the thread ends. The thread also drains its
+// link's lane backlog (lane/lane_transport.hpp): what it sent while the
+// peer's ring was full. A reader thread never waits for a peer
+// (transport.hpp, `may_wait`).
 //
 // Ownership: the node owns its `readers`; a link keeps the ring it reads
 // to close it when it goes down. `stop_all` (and the destructor) closes
@@ -20,14 +20,13 @@
 // Thread-safety: `start` and `stop_all` may be called from any thread.
 #pragma once
 
-#include <caf/actor_system.hpp>
 #include <caf/error.hpp>
-#include <caf/message.hpp>
 
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -35,15 +34,12 @@
 
 namespace ferry::detail::lane {
 
-/// Returns whether the calling thread is a lane reader.
-bool on_reader_thread() noexcept;
-
 class readers {
 public:
-  using deliver_fn = std::function<void(caf::message)>;
-  using refused_fn = std::function<void(const caf::error&)>;
+  /// Takes one record; an error ends the thread (and the link).
+  using deliver_fn = std::function<caf::error(std::span<const std::byte>)>;
   /// Called once when the thread ends: with `none` when the ring was closed,
-  /// with the error when the peer broke it.
+  /// with the error when the peer broke it or sent what is not a frame.
   using ended_fn = std::function<void(const caf::error&)>;
 
   readers() = default;
@@ -58,10 +54,8 @@ public:
     std::function<void()> drain;
   };
 
-  /// Starts a thread reading `in` (records up to `max_record` bytes) with
-  /// `sys`'s types.
-  void start(std::shared_ptr<ring> in, caf::actor_system& sys,
-             uint64_t max_record, deliver_fn deliver, refused_fn refused,
+  /// Starts a thread reading `in` (records up to `max_record` bytes).
+  void start(std::shared_ptr<ring> in, uint64_t max_record, deliver_fn deliver,
              ended_fn ended, backlog out);
 
   /// Closes every ring and joins every thread.

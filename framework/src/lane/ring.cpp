@@ -322,8 +322,7 @@ ring::status ring::await_data(uint64_t n, std::chrono::milliseconds wait) {
   if (head_->written.load(std::memory_order_acquire) - read < n)
     poll_for_data(read, n);
   for (;;) {
-    if (closed())
-      return status::closed;
+    // What was written before the ring closed is still read.
     auto written = head_->written.load(std::memory_order_acquire);
     if (written - read > capacity_) {
       close();
@@ -331,6 +330,8 @@ ring::status ring::await_data(uint64_t n, std::chrono::milliseconds wait) {
     }
     if (written - read >= n)
       return status::done;
+    if (closed())
+      return status::closed;
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline)
       return status::empty;

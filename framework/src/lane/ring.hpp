@@ -2,7 +2,7 @@
 // single-consumer byte ring in a named shared-memory object.
 //
 // Two nodes of one host send each other their link's messages through a
-// pair of rings instead of CAF's middleman (link/lane.hpp says when). A
+// pair of rings instead of a TCP connection (lane/lane_transport.hpp). A
 // ring carries records: an 8-byte little-endian length, then that many
 // bytes. The writer appends records, waiting while the ring is full; the
 // reader takes them in order, waiting while it is empty. A record longer
@@ -12,7 +12,7 @@
 // two wake-up words, a closed flag) and the data. There is no lock in it:
 // each counter has one writer, and a side that sleeps does so on a futex
 // word of its own with a timeout, so a process that dies anywhere leaves
-// nothing held; the other side sees the link go down (CAF's connection)
+// nothing held; the other side sees the link go down (its TCP connection)
 // and closes its ring. The reader creates the object (mode 0600) and hands
 // its name to the writer, which opens it; either unlinks the name (the
 // mappings stay), and a node removes at start the rings that dead
@@ -56,7 +56,8 @@ public:
   enum class status {
     /// The record was written or read.
     done,
-    /// The ring is closed (by either side); nothing more moves.
+    /// The ring is closed (by either side) and holds nothing more to read;
+    /// writes stop at once, reads take what was written before.
     closed,
     /// The other side broke the ring's invariants; it is now closed.
     corrupt,

@@ -36,17 +36,16 @@ void post_link_change(link_state& link, uint64_t target,
                              establish});
 }
 
-caf::behavior linker(caf::event_based_actor* self) {
+caf::behavior linker(caf::event_based_actor*) {
   return {
-    [self](link_change& x) {
+    [](link_change& x) {
       auto link = x.link.lock();
       if (!link || !x.partner)
         return;
       if (x.establish)
         link->export_actor(x.partner);
       link->send_control(link_request{x.target, x.partner->id(),
-                                      x.establish},
-                         self->context());
+                                      x.establish});
     },
   };
 }

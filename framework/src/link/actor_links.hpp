@@ -27,7 +27,7 @@
 // already terminated proxy, which CAF answers with an exit message at once.
 //
 // Thread-safety: `post_link_change` may be called under actor locks from any
-// thread; the linker runs `send_link_change`, the gateway
+// thread; the linker runs `send_link_change`, the dispatcher
 // `apply_link_request`.
 #pragma once
 

@@ -11,4 +11,10 @@ using flush_atom = caf::atom_constant<caf::atom("ferry_fls")>;
 /// Tells a puller that messages are queued.
 using pull_atom = caf::atom_constant<caf::atom("ferry_pull")>;
 
+/// Brings a puller the answer to one of its chunk requests.
+using chunk_atom = caf::atom_constant<caf::atom("ferry_chnk")>;
+
+/// Tells a puller that one of its chunk requests timed out.
+using chunk_timeout_atom = caf::atom_constant<caf::atom("ferry_cexp")>;
+
 } // namespace ferry::detail

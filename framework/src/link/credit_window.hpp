@@ -1,8 +1,8 @@
 // credit_window: how much a node may send a peer before the peer's actors
 // have processed it (the sender's side of ferry's flow control).
 //
-// CAF's BASP has no backpressure: a fast sender would queue unbounded bytes.
-// Every wire message a node sends takes credit for its `wire_size` bytes and
+// Without backpressure a fast sender would queue unbounded bytes. Every
+// wire message a node sends takes credit for its `wire_size` bytes and
 // one message; the peer returns exactly that credit once its target actor
 // has processed (or the peer refused) the message. A sender whose message
 // does not fit waits, first come first served, until credit returns or

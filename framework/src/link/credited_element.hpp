@@ -68,7 +68,7 @@ public:
   caf::message copy_content_to_message() const override;
 
   /// Elements come from a bounded free list shared by all threads (one per
-  /// message taken off a link; made on the middleman's thread, destroyed on
+  /// message taken off a link; made on the thread reading the link, destroyed on
   /// the receiving actor's): a message costs no allocation for its element
   /// while the list has one.
   static void* operator new(std::size_t size);

@@ -1,7 +1,7 @@
 // delivery_batch: the messages of one wire batch enter their mailboxes
 // together, after all of them are decoded.
 //
-// A receiving thread (CAF's multiplexer, a BASP worker, a lane reader) that
+// A receiving thread (a connection's I/O thread, a lane reader) that
 // decodes a batch and hands each message to its actor at once wakes the
 // actor for nearly every message: decoding is slower than a small message's
 // handler, so the actor drains its mailbox, blocks, and the next message

@@ -147,18 +147,12 @@ encoder::encode_message(uint64_t target, uint64_t sender, caf::message_id mid,
 }
 
 caf::error encoder::check_sizes(const wire_message& out) const {
-  // One pass: payload bytes against max-message-size (what the encoder and
-  // the puller check, not the wire's own headers), inline bytes against
-  // CAF's BASP limit.
+  // Payload bytes against max-message-size (what the encoder and the
+  // puller check, not the wire's own headers).
   uint64_t size = 0;
-  uint64_t inline_bytes = wire_overhead;
-  for (auto& element : out.elements) {
-    inline_bytes += element.header.size();
-    for (auto& frame : element.frames) {
+  for (auto& element : out.elements)
+    for (auto& frame : element.frames)
       size += frame.size;
-      inline_bytes += frame.data.size() + wire_frame_overhead;
-    }
-  }
   if (size > ctx_.cfg.max_message_size)
     return caf::make_error(
       errc::message_too_large,
@@ -166,14 +160,6 @@ caf::error encoder::check_sizes(const wire_message& out) const {
         + " bytes in all frames, above the link's max-message-size of "
         + std::to_string(ctx_.cfg.max_message_size)
         + "; raise max-message-size on both nodes or send less");
-  if (inline_bytes > basp_payload_limit)
-    return caf::make_error(
-      errc::message_too_large,
-      "message to node " + ctx_.peer_name + " needs "
-        + std::to_string(inline_bytes)
-        + " bytes inline, above CAF's 32-bit BASP limit; lower "
-          "pull-threshold (or spill-threshold on one host) so large frames "
-          "leave the message");
   return caf::none;
 }
 

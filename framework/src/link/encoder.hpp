@@ -13,15 +13,15 @@
 // - else inline: up to `small_frame_bytes`, copied with the payload header
 //   into one block (one allocation for the element; the encode buffer goes
 //   back to the thread for the next message), above as a view of the
-//   encoded frame (no copy before CAF's serializer).
+//   encoded frame (no copy before the socket or the ring).
 // Store handles inside a value travel as their tickets on one host; to
 // another host their objects go along (`inline_handle`) or are pulled
 // (`remote_handle`).
 //
 // Invariants: a ticket or transfer the encoder made is reported to the
 // caller (`tickets`, `transfers`) even when encoding then fails, so the
-// caller can cancel it; a message above max-message-size or CAF's 32-bit
-// BASP limit is refused before anything is sent.
+// caller can cancel it; a message above max-message-size is refused before
+// anything is sent.
 //
 // Thread-safety: every member function may be called from any thread at
 // once; the plan cache is lock-free.

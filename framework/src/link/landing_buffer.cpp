@@ -49,6 +49,15 @@ bool landing_buffer::land(uint64_t offset, std::span<const std::byte> bytes) {
   return true;
 }
 
+std::span<std::byte> landing_buffer::place(uint64_t offset, uint64_t length) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto frame = target();
+  if (offset > frame.size() || length > frame.size() - offset)
+    return {};
+  return frame.subspan(static_cast<size_t>(offset),
+                       static_cast<size_t>(length));
+}
+
 std::vector<std::byte> landing_buffer::take() {
   std::lock_guard<std::mutex> guard{mtx_};
   auto out = std::move(buf_);

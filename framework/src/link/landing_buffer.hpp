@@ -2,9 +2,9 @@
 //
 // Where a pulled frame lands: an owned buffer of the frame's size, or a new
 // object of this host's store (a store handle pulled from another host).
-// Its chunks are copied in as they arrive, by the puller or, straight from
-// CAF's receive buffer, by the thread reading a `chunk_reply`
-// (node/landings.hpp), so every call locks. An owned frame ends as a
+// Its chunks are copied in as they arrive, by the puller, or read straight
+// from the socket into their `place` by the connection's reader
+// (link/pending_asks.hpp), so every call locks. An owned frame ends as a
 // `std::vector`, which a `raw` decoder adopts without a copy; a store object
 // ends sealed.
 //
@@ -45,6 +45,12 @@ public:
   /// Writes `bytes` at `offset`. Returns false, writing nothing, when they
   /// reach beyond the prepared part of the frame.
   bool land(uint64_t offset, std::span<const std::byte> bytes);
+
+  /// Returns the prepared part [`offset`, `offset` + `length`) to be
+  /// written by one writer (a chunk's reader), or an empty span when it
+  /// reaches beyond the prepared part. The bytes never move while this
+  /// buffer lives (the owned frame's capacity is reserved up front).
+  std::span<std::byte> place(uint64_t offset, uint64_t length);
 
   /// Returns the owned frame's bytes and leaves this empty. REQUIRES: every
   /// byte has landed (the puller takes a frame only then; before, a reused

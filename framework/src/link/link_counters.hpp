@@ -44,10 +44,10 @@ struct link_counters {
   std::atomic<uint64_t> credits_received{0};
   std::atomic<uint64_t> batches_sent{0};
   std::atomic<uint64_t> messages_batched{0};
-  std::atomic<uint64_t> dropped_wrong_token{0};
+  std::atomic<uint64_t> unasked_answers{0};
   /// Nanoseconds senders waited for credit.
   std::atomic<uint64_t> credit_wait_nanos{0};
-  /// Messages per CAF message sent.
+  /// Messages per frame sent.
   histogram batch_messages{histogram::layout::count};
 
   /// Counts a refused incoming message by the error its sender hears

@@ -56,52 +56,46 @@ uint64_t quarter(uint64_t mine, uint64_t theirs) {
 
 // -- construction -------------------------------------------------------------
 
-link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
-                       std::vector<std::string> send_families, bool same_host,
-                       uint64_t inbound_token, lane_pair lane)
+link_state::link_state(node_impl& node, const peer_info& peer,
+                       link_config cfg, std::vector<std::string> send_families,
+                       bool same_host, std::shared_ptr<transport> out)
   : alive_(node.live_links()),
     node_(node),
-    peer_name_(peer.node_name),
-    peer_gateway_(peer.gateway),
+    peer_name_(peer.who.node_name),
+    peer_id_(peer.who.node_id),
     cfg_(std::move(cfg)),
-    inbound_token_(inbound_token),
-    outbound_token_(peer.link_token),
-    default_actor_(peer.default_actor),
+    default_actor_(peer.offer.default_actor),
     sent_by_family_(send_families),
     received_by_family_(cfg_.deserializers),
-    types_(node.registry(), peer, node.config().node_name),
-    ctx_{node.registry(), node.store(),      cfg_,
-         node.config().node_name, peer.node_name, same_host,
-         peer.store_token,        counters_, types_,
+    types_(node.registry(), peer.offer, peer_name_, node.config().node_name),
+    ctx_{node.registry(),        node.store(),        cfg_,
+         node.config().node_name, peer_name_,          same_host,
+         peer.who.store_token,    counters_,           types_,
          node.relay_offers()},
     transfers_(cfg_.chunk_size, ctx_.node_name, peer_name_),
     encoder_(ctx_, std::move(send_families), transfers_, sent_by_family_),
     decoder_(ctx_, received_by_family_),
-    outbox_(peer_gateway_, node.gateway_handle(), outbound_token_,
-            cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
+    out_(std::move(out)),
+    outbox_(out_, cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
             counters_,
-            [this] { return node_.system().spawn(flusher, weak_from_this()); },
-            std::move(lane.out)),
-    lane_in_(std::move(lane.in)),
+            [this] { return node_.system().spawn(flusher, weak_from_this()); }),
     window_(cfg_.window_bytes, cfg_.window_messages, cfg_.send_timeout,
-            [this] { send_control(credit_probe{}, nullptr); }, counters_,
-            peer_name_),
-    returns_(quarter(cfg_.window_bytes, peer.window_bytes),
-             quarter(cfg_.window_messages, peer.window_messages)),
+            [this] { send_control(credit_probe{}); }, counters_, peer_name_),
+    returns_(quarter(cfg_.window_bytes, peer.offer.window_bytes),
+             quarter(cfg_.window_messages, peer.offer.window_messages)),
     held_(cfg_.max_held_bytes, cfg_.max_held_messages),
     actors_(cfg_.max_proxies, cfg_.max_spawned_actors,
             [this](uint64_t id) { return make_proxy(id); }),
     inbox_([this] {
-      return spawn_puller(node_.system(), weak_from_this(), node_.places(),
-                          node_.relays());
+      return spawn_puller(node_.system(), weak_from_this(), node_.relays());
     }) {
   for (auto& line : types_.report(encoder_.send_families()))
     node_.log(line);
-  if (peer.window_bytes > cfg_.max_held_bytes
-      || peer.window_messages > cfg_.max_held_messages)
+  if (peer.offer.window_bytes > cfg_.max_held_bytes
+      || peer.offer.window_messages > cfg_.max_held_messages)
     node_.log("node " + peer_name_ + " sends with a credit window of "
-              + std::to_string(peer.window_messages) + " messages and "
-              + std::to_string(peer.window_bytes)
+              + std::to_string(peer.offer.window_messages) + " messages and "
+              + std::to_string(peer.offer.window_bytes)
               + " bytes, above what this node holds of a peer's ("
               + std::to_string(cfg_.max_held_messages) + " messages, "
               + std::to_string(cfg_.max_held_bytes)
@@ -112,20 +106,6 @@ link_state::link_state(node_impl& node, const hello& peer, link_config cfg,
 }
 
 link_state::~link_state() = default;
-
-bool link_state::admits(uint64_t token, const char* what) {
-  if (token == inbound_token_)
-    return true;
-  ++counters_.dropped_wrong_token;
-  log_limited(log_topic::wrong_token,
-              std::string{"dropped "} + what + " said to come from node "
-                + peer_name_
-                + " without this link's token: a third node forged it "
-                  "(CAF believes the source node a peer writes into a "
-                  "routed message), or it is left over from an earlier "
-                  "link to node " + peer_name_);
-  return false;
-}
 
 void link_state::log_limited(log_topic topic, const std::string& line) {
   if (auto out = logged_[static_cast<size_t>(topic)].pass(line))
@@ -160,7 +140,7 @@ void link_state::release_unsent(
 caf::error link_state::send(uint64_t target,
                             const caf::strong_actor_ptr& sender,
                             caf::message_id mid, caf::message msg,
-                            caf::execution_unit* host) {
+                            caf::execution_unit*) {
   if (down_)
     return caf::make_error(errc::link_down,
                            "the link to node " + peer_name_ + " is down");
@@ -194,7 +174,7 @@ caf::error link_state::send(uint64_t target,
     return fail(caf::make_error(errc::link_down, "the link to node "
                                                    + peer_name_
                                                    + " went down"));
-  if (!outbox_.post(std::move(out), size, tickets, transfers, host)) {
+  if (!outbox_.post(std::move(out), size, tickets, transfers)) {
     // The link went down meanwhile: nobody would cancel these, and the
     // message goes nowhere (a request hears of it from shut_down).
     release_unsent(tickets, {});
@@ -214,14 +194,14 @@ void link_state::on_credit(const credit& x) {
 
 void link_state::on_probe() {
   if (auto batch = returns_.probed())
-    send_control(*batch, nullptr);
+    send_control(*batch);
 }
 
 void link_state::return_credit(uint64_t bytes, bool held) {
   if (held)
     held_.release(bytes);
   if (auto batch = returns_.processed(bytes))
-    send_control(*batch, nullptr);
+    send_control(*batch);
 }
 
 // -- receiving ----------------------------------------------------------------
@@ -273,7 +253,7 @@ void link_state::receive(wire_message& msg, uint64_t wire_size,
 }
 
 void link_state::refuse(wire_message& msg, caf::error reason,
-                        credit_token& token, caf::execution_unit* host) {
+                        credit_token& token, caf::execution_unit*) {
   counters_.count_refusal(reason);
   caf::message_id mid{msg.mid};
   // Cancel tickets of store frames not redeemed yet (a peer sharing the
@@ -290,7 +270,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
         ticket.id = frame.ticket;
         static_cast<void>(store->cancel(ticket));
       } else if (is_pulled(kind)) {
-        send_control(transfer_done{frame.ticket}, host);
+        send_control(transfer_done{frame.ticket});
       }
     }
   token.release();
@@ -303,11 +283,11 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     auto size = wire_size(answer);
     // An answer holds no tickets: a closed ledger leaves nothing to cancel.
     if (window_.acquire(size, false) == caf::none)
-      static_cast<void>(outbox_.post(std::move(answer), size, {}, {}, host));
+      static_cast<void>(outbox_.post(std::move(answer), size, {}, {}));
   } else {
     log_limited(log_topic::refused, "refused a message from node "
                                       + peer_name_ + ": " + render(reason));
-    send_control(refusal{msg.target, reason}, host);
+    send_control(refusal{msg.target, reason});
   }
 }
 
@@ -395,6 +375,14 @@ caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
   return reply;
 }
 
+void link_state::count_unasked() {
+  log_limited(log_topic::unasked,
+              "dropped an answer from node " + peer_name_
+                + " to a request this node is not waiting for (answered "
+                  "after its timeout, or never asked)");
+  ++counters_.unasked_answers;
+}
+
 void link_state::on_refusal(const refusal& x) {
   // Counted after the log line, so whoever sees the count sees the line.
   log_limited(log_topic::refused_by_peer,
@@ -442,7 +430,7 @@ uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {
       // response promise dropped there, which CAF 0.17 does not report)
       // would otherwise stay until the link goes down.
       link->requests_.forget(id);
-      link->send_control(down_notice{id, reason}, nullptr);
+      link->send_control(down_notice{id, reason});
     }
   });
   return id;
@@ -491,17 +479,30 @@ void link_state::on_down(uint64_t id, const caf::error& reason,
     kill_proxy(victim, reason, host);
 }
 
-void link_state::shut_down(const caf::error& reason,
-                           caf::execution_unit* host) {
+bool link_state::shut_down(const caf::error& reason, caf::execution_unit* host,
+                           bool orderly) {
   if (down_.exchange(true))
-    return;
+    return false;
   window_.close();
-  auto flusher = outbox_.close();
+  caf::actor flusher;
+  if (orderly) {
+    // What was sent goes out, then the goodbye; the transport then ends in
+    // order.
+    wire::out_frame bye{wire::frame_type::goodbye};
+    bye.finish();
+    flusher = outbox_.close(std::move(bye));
+    out_->close(true);
+  } else {
+    // The transport first: a sender waiting for room in a lane's ring
+    // (holding the outbox's lock) wakes.
+    out_->close(false);
+    flusher = outbox_.close();
+  }
   // The peer's side of the lane sees it closed and goes down too.
-  if (lane_in_)
-    lane_in_->close();
-  if (auto crossed = crossed_lane_in_.load())
-    crossed->close();
+  if (auto in = lane_in_.load()) {
+    in->close();
+    in->unlink();
+  }
   // Released at the end of this function: dropping the last reference to an
   // actor runs its cleanup on this thread.
   auto actors = actors_.close();
@@ -518,6 +519,11 @@ void link_state::shut_down(const caf::error& reason,
     caf::anon_send_exit(flusher, caf::exit_reason::remote_link_unreachable);
   for (auto& victim : actors.proxies)
     kill_proxy(victim, reason, host);
+  auto down = caf::make_error(errc::link_down,
+                              "the link to node " + peer_name_
+                                + " went down before the answer arrived: "
+                                + render(reason));
+  asks_.fail_all(down);
   // Fail every request still waiting for an answer from the peer.
   for (auto& entry : requests_.close())
     if (auto requester
@@ -530,13 +536,45 @@ void link_state::shut_down(const caf::error& reason,
                             + " went down before the response arrived: "
                             + render(reason))),
         host);
+  return true;
 }
 
-void link_state::adopt_crossed_lane(std::shared_ptr<lane::ring> in) {
-  crossed_lane_in_.store(in);
+void link_state::adopt_lane_in(std::shared_ptr<lane::ring> in) {
+  lane_in_.store(in);
   // Either this sees the link down or shut_down sees the ring.
-  if (down_.load())
+  if (down_.load()) {
     in->close();
+    in->unlink();
+  }
+}
+
+// -- this node's requests -------------------------------------------------------
+
+void link_state::ask_lookup(const std::string& name,
+                            pending_asks::callback done) {
+  auto id = asks_.add(std::move(done));
+  if (id != 0)
+    send_control(lookup{id, name});
+}
+
+void link_state::ask_spawn(spawn_request req, pending_asks::callback done) {
+  req.request = asks_.add(std::move(done));
+  if (req.request != 0)
+    send_frame(spawn_frame(req));
+}
+
+uint64_t link_state::ask_chunk(uint64_t transfer, uint64_t relay_key,
+                               uint64_t offset, uint64_t length,
+                               std::shared_ptr<landing_buffer> target,
+                               pending_asks::callback done) {
+  auto id = asks_.add(std::move(done), std::move(target), offset, length);
+  if (id == 0)
+    return 0;
+  if (relay_key != 0)
+    send_control(relay_request{id, relay_key, offset, length});
+  else
+    send_control(chunk_request{id, transfer, offset, length});
+  return id;
 }
 
 // -- stats --------------------------------------------------------------------
@@ -572,7 +610,7 @@ link_stats link_state::snapshot() const {
   result.credits_received = counters_.credits_received;
   result.batches_sent = counters_.batches_sent;
   result.messages_batched = counters_.messages_batched;
-  result.dropped_wrong_token = counters_.dropped_wrong_token;
+  result.unasked_answers = counters_.unasked_answers;
   result.tickets_in_transit = tickets_.size();
   result.transfers_held = transfers_.size();
   result.proxies = actors_.proxies();

@@ -5,16 +5,20 @@
 //   sender actor --enqueue--> remote_proxy (this node, sender's thread)
 //     encoder: encode with the link's family, spill or hold large frames
 //     credit_window: take credit;  outbox: number, batch, send
-//   --wire_message--> peer's gateway proxy (CAF) --BASP--> peer's gateway
-//     (peer node, the thread reading CAF's messages): token check,
-//     held_limits, pull_queue (behind pulled frames), decoder, deliver
+//   --message frame--> transport (a connection of ferry's own, or a
+//     same-host lane) --> peer's dispatcher (peer node, the thread reading
+//     the connection or lane): held_limits, pull_queue (behind pulled
+//     frames), decoder, deliver
 //   --credited_element--> target actor; when the target has processed the
 //     message, credit_return sends the credit back.
 //
 // The link composes parts with one job each, each guarding its own state:
 // encoder, decoder, outbox (with ticket_ledger and transfer_table),
 // credit_window (sender), credit_return and held_limits (receiver),
-// pending_requests, actor_table, pull_queue, and counters. link_state holds
+// pending_requests (actors' requests), pending_asks (this node's own
+// requests: lookups, spawns, chunks), actor_table, pull_queue, and
+// counters. Everything the link sends leaves through its transport
+// (transport/transport.hpp); everything that arrives on it belongs to it. link_state holds
 // no lock of its own; what spans parts lives here: sending (encode, credit,
 // post), receiving (hold, deliver or refuse), and going down.
 //
@@ -41,15 +45,18 @@
 #include "link/decoder.hpp"
 #include "link/encoder.hpp"
 #include "link/handle_translation.hpp"
+#include "lane/ring.hpp"
 #include "link/held_limits.hpp"
 #include "link/link_context.hpp"
 #include "link/link_counters.hpp"
 #include "link/outbox.hpp"
+#include "link/pending_asks.hpp"
 #include "link/pending_requests.hpp"
 #include "link/pull_queue.hpp"
 #include "link/ticket_ledger.hpp"
 #include "link/transfer_table.hpp"
 #include "log_limiter.hpp"
+#include "transport/transport.hpp"
 #include "wire/control.hpp"
 #include "wire/message.hpp"
 
@@ -72,39 +79,29 @@ namespace ferry::detail {
 
 class node_impl;
 
-/// The rings of a same-host lane: the one this node writes (null: send
-/// through CAF's middleman) and the one it reads (null: none).
-struct lane_pair {
-  std::shared_ptr<lane::ring> out;
-  std::shared_ptr<lane::ring> in;
+/// Who the peer of a link is: its intro and the hello it sent.
+struct peer_info {
+  intro who;
+  hello offer;
 };
 
 class link_state : public std::enable_shared_from_this<link_state> {
 public:
-  /// `inbound_token` is the token this node named in its hello to the peer
-  /// (the peer's own is in `peer`); `lane` the rings of a same-host lane.
-  link_state(node_impl& node, const hello& peer, link_config cfg,
+  /// A link to the peer `peer`, sending with `send_families` through `out`.
+  link_state(node_impl& node, const peer_info& peer, link_config cfg,
              std::vector<std::string> send_families, bool same_host,
-             uint64_t inbound_token, lane_pair lane = {});
+             std::shared_ptr<transport> out);
 
   ~link_state();
 
   // -- identity ---------------------------------------------------------------
 
   const std::string& peer_name() const { return peer_name_; }
-  const caf::actor& peer_gateway() const { return peer_gateway_; }
+  /// The peer's node id (wire/control.hpp, `intro`).
+  uint64_t peer_id() const { return peer_id_; }
   const link_config& config() const { return cfg_; }
   bool is_down() const { return down_.load(); }
   node_impl& node() { return node_; }
-
-  /// The token this node expects on what the peer sends over this link.
-  uint64_t inbound_token() const { return inbound_token_; }
-  /// The token the peer expects on what this node sends it.
-  uint64_t outbound_token() const { return outbound_token_; }
-
-  /// Whether `token` is this link's; if not, counts and logs the drop of
-  /// `what` (a forgery by a third node, or left over from an earlier link).
-  bool admits(uint64_t token, const char* what);
 
   /// Returns the id of the peer's published default actor (0: none).
   uint64_t default_actor() const { return default_actor_.load(); }
@@ -135,32 +132,53 @@ public:
   void release_unsent(const std::vector<store::transfer_ticket>& tickets,
                       const std::vector<uint64_t>& transfers);
 
-  /// Sends a control message (a wire type with a `token`) to the peer's
-  /// gateway, with the link's token, after the messages posted before it.
+  /// Sends a control frame (a type of wire/control.hpp) to the peer after
+  /// the messages posted before it.
   template <class T>
-  void send_control(T x, caf::execution_unit* host) {
-    if (down_)
-      return;
-    x.token = outbound_token_;
-    outbox_.send_control(caf::make_message(std::move(x)), host);
+  void send_control(const T& x) {
+    if (!down_)
+      outbox_.send_frame(wire::make_frame(x));
+  }
+
+  /// Sends a finished frame (an answer) after the messages posted before
+  /// it.
+  void send_frame(wire::out_frame&& frame) {
+    if (!down_)
+      outbox_.send_frame(std::move(frame));
   }
 
   /// Sends the batch of small messages the link holds (its flusher);
   /// returns false while a burst still fills it (see outbox::flush).
   [[nodiscard]] bool flush() { return outbox_.flush(); }
 
-  /// Returns the flag that says the outbox keeps a lane backlog.
-  const std::shared_ptr<std::atomic<bool>>& lane_backlog_flag() const {
-    return outbox_.lane_backlog_flag();
-  }
+  /// Keeps `in`, the ring the peer writes this link's frames into, to
+  /// close it (and remove its name) with the link; closes it at once when
+  /// the link is down already.
+  void adopt_lane_in(std::shared_ptr<lane::ring> in);
 
-  /// Writes what the outbox's lane backlog holds, without waiting.
-  void drain_lane_backlog() { outbox_.drain_lane_backlog(); }
+  // -- this node's requests ---------------------------------------------------
 
-  /// Keeps `in`, a second ring the peer writes this link's messages into
-  /// (handshakes that crossed), to close it with the link; closes it at
-  /// once when the link is down already.
-  void adopt_crossed_lane(std::shared_ptr<lane::ring> in);
+  /// Asks the peer for the id of the actor it exposes as `name` (empty: its
+  /// default actor); `done` gets the answer on the thread that reads it.
+  void ask_lookup(const std::string& name, pending_asks::callback done);
+
+  /// Asks the peer to spawn `req.type_name` with `req.args`; `done` gets
+  /// the new actor's id or the error.
+  void ask_spawn(spawn_request req, pending_asks::callback done);
+
+  /// Asks the peer for `length` bytes at `offset` of transfer `transfer`
+  /// (or, with `relay_key`, of the object it relays under that key),
+  /// landing at `offset` of `target`; returns the request id (0: the link
+  /// is down, and `done` heard of it).
+  uint64_t ask_chunk(uint64_t transfer, uint64_t relay_key, uint64_t offset,
+                     uint64_t length, std::shared_ptr<landing_buffer> target,
+                     pending_asks::callback done);
+
+  /// Forgets request `id` (its asker gave up waiting).
+  void forget_ask(uint64_t id) { asks_.forget(id); }
+
+  /// Returns this node's requests to the peer that wait for an answer.
+  pending_asks& asks() { return asks_; }
 
   /// Takes credit returned by the peer: wakes waiting senders and forgets
   /// the store tickets and transfers of messages the peer has taken.
@@ -228,6 +246,10 @@ public:
     counters_.bytes_relayed_by_peer += n;
   }
 
+  /// Counts (and logs) an answer from the peer to a request this node is
+  /// not waiting for.
+  void count_unasked();
+
   /// The peer refused a one-way message of this node's: logs and counts.
   void on_refusal(const refusal& x);
 
@@ -239,8 +261,9 @@ public:
     refused_by_peer,
     /// A one-way message of this node's could not be sent.
     send_failed,
-    /// A message said to come from the peer lacked the link's token.
-    wrong_token,
+    /// The peer answered a request this node does not wait for (late, or
+    /// invented).
+    unasked,
   };
 
   /// Logs `line` on `topic`: at most one line a second for each topic, the
@@ -286,8 +309,12 @@ public:
                caf::execution_unit* host);
 
   /// Marks the link down: proxies terminate with `reason`, waiting senders
-  /// fail, tickets in transit are cancelled, pending requests fail.
-  void shut_down(const caf::error& reason, caf::execution_unit* host);
+  /// fail, tickets in transit are cancelled, pending requests fail. With
+  /// `orderly` (this node stops), what was sent goes out first, then a
+  /// `goodbye`, and the transport ends in order. Returns whether this call
+  /// took the link down (false when it was down already).
+  bool shut_down(const caf::error& reason, caf::execution_unit* host,
+                 bool orderly = false);
 
   // -- stats ------------------------------------------------------------------
 
@@ -321,10 +348,8 @@ private:
   activity_counter::scope alive_;
   node_impl& node_;
   const std::string peer_name_;
-  const caf::actor peer_gateway_;
+  const uint64_t peer_id_;
   const link_config cfg_;
-  const uint64_t inbound_token_;
-  const uint64_t outbound_token_;
   std::atomic<bool> down_{false};
   std::atomic<uint64_t> default_actor_;
 
@@ -338,12 +363,12 @@ private:
   ticket_ledger tickets_;
   encoder encoder_;
   decoder decoder_;
+  const std::shared_ptr<transport> out_;
   outbox outbox_;
-  /// The ring the node's lane reader takes this link's messages from (null:
+  /// The ring the node's lane reader takes this link's frames from (null:
   /// none); closed when the link goes down.
-  const std::shared_ptr<lane::ring> lane_in_;
-  /// The ring of crossed handshakes (`adopt_crossed_lane`), or null.
-  std::atomic<std::shared_ptr<lane::ring>> crossed_lane_in_;
+  std::atomic<std::shared_ptr<lane::ring>> lane_in_;
+  pending_asks asks_;
   credit_window window_;
   credit_return returns_;
   held_limits held_;

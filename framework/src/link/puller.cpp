@@ -14,8 +14,9 @@
 // docs/architecture.md. Store handles inside the message (`remote_handle`
 // frames) are pulled the same way into new objects of this host's store:
 // the payload's handles then resolve to those copies (store::import_scope).
-// Either way each chunk names a landing (node/landings.hpp), so the thread
-// reading the reply copies it from CAF's buffer into its place.
+// Either way each chunk request names where its bytes land (the link's
+// pending asks, link/pending_asks.hpp), so the connection's reader takes
+// them from the socket straight into their place.
 //
 // A store object that another node was sent before this one (the frame's
 // relay hint, wire/relay_hint.hpp) is pulled from that node first: it
@@ -34,7 +35,6 @@
 #include "link/landing_buffer.hpp"
 #include "link/link_state.hpp"
 #include "link/relay_sources.hpp"
-#include "node/landings.hpp"
 #include "node/node_impl.hpp"
 #include "wire/relay_hint.hpp"
 
@@ -42,12 +42,14 @@
 #include "ferry/store/object_builder.hpp"
 
 #include <caf/event_based_actor.hpp>
+#include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include <cstdint>
 #include <exception>
 #include <new>
 #include <deque>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,20 @@ struct frame_job {
 /// Chunks a relaying node may fail to give before the owner gives the rest.
 constexpr size_t max_relay_misses = 8;
 
+/// A chunk request waiting for its answer.
+struct asked_chunk {
+  size_t index = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t generation = 0;
+  /// The link asked (the owner's, or a relaying node's) and the request's
+  /// id there.
+  std::weak_ptr<link_state> asked;
+  uint64_t request = 0;
+  /// Whether a relaying node was asked (not the owner).
+  bool relayed = false;
+};
+
 struct puller_state {
   // Not an aggregate: CAF probes actor states for `inspect`, and ferry's
   // aggregate reflection must not try to take this one apart.
@@ -89,9 +105,7 @@ struct puller_state {
   puller_state& operator=(const puller_state&) = delete;
 
   ~puller_state() {
-    if (places)
-      for (auto key : keys)
-        places->remove(key);
+    forget_all();
     close_sources(caf::make_error(errc::link_down,
                                   "the link to the owner went down"));
   }
@@ -106,22 +120,23 @@ struct puller_state {
         relays->close(job.relay_key, job.source, why);
   }
 
-  /// Takes `key` off the outstanding landings and out of the table.
-  void forget_landing(uint64_t key) {
-    places->remove(key);
-    std::erase(keys, key);
+  /// Forgets every request waiting for an answer.
+  void forget_all() {
+    for (auto& [key, x] : asked)
+      if (auto l = x.asked.lock())
+        l->forget_ask(x.request);
+    asked.clear();
   }
 
   std::weak_ptr<link_state> link;
-  /// Where chunk replies land.
-  std::shared_ptr<landings> places;
   /// The objects this node relays.
   std::shared_ptr<relay_sources> relays;
   std::optional<std::pair<wire_message, uint64_t>> current;
   std::vector<frame_job> jobs;
   size_t outstanding = 0;
-  /// Landings of the chunks requested and not yet answered.
-  std::vector<uint64_t> keys;
+  /// Requests waiting for their answer, by the puller's own key.
+  std::unordered_map<uint64_t, asked_chunk> asked;
+  uint64_t next_key = 1;
   size_t done = 0;
   /// Bumped per message so late replies to an abandoned one are ignored.
   uint64_t generation = 0;
@@ -163,6 +178,7 @@ void abandon(puller_actor* self, const std::shared_ptr<link_state>& link,
              caf::error reason) {
   auto& st = self->state;
   ++st.generation;
+  st.forget_all();
   st.close_sources(reason);
   // refuse() releases every remote frame of the message at the sender.
   link->refuse_taken(st.current->first, st.current->second, std::move(reason),
@@ -184,89 +200,59 @@ void ask_owner_instead(puller_actor* self,
   request_more(self, link);
 }
 
-/// Takes the reply to the chunk request of `length` bytes at `offset` of
-/// job `index`, from the owner (`via` empty) or from the relaying node of
-/// link `via`; may finish or abandon the current message.
-void on_chunk(puller_actor* self, size_t index, uint64_t offset,
-              uint64_t length, uint64_t generation, uint64_t key,
-              const std::shared_ptr<link_state>& via, chunk_reply& reply) {
+/// Takes the answer to the chunk request `x`, from the owner or from a
+/// relaying node; may finish or abandon the current message.
+void on_chunk(puller_actor* self, const asked_chunk& x,
+              pending_asks::answer& reply) {
   auto& st = self->state;
-  st.forget_landing(key);
   auto link = st.link.lock();
-  if (!link || generation != st.generation || !st.current)
+  if (!link || x.generation != st.generation || !st.current)
     return;
   --st.outstanding;
-  auto& job = st.jobs[index];
+  auto& job = st.jobs[x.index];
+  auto via = x.relayed ? x.asked.lock() : nullptr;
   auto from = via ? via->peer_name() : link->peer_name();
-  // Every reply names the landing of its request, landed or not: CAF matches
-  // a response by its message id alone, which a peer can guess, but not 64
-  // random bits sent only to the node asked.
   std::string wrong;
-  if (reply.landing != key)
-    wrong = "node " + from
-            + " answered a chunk request with the chunk of another request";
-  else if (!reply.landed && reply.data.size() != length)
+  if (reply.error)
+    wrong = "node " + from + " answered a chunk request with an error: "
+            + render(reply.error);
+  else if (!reply.landed && reply.data.size() != x.length)
     wrong = "node " + from + " sent a chunk of "
             + std::to_string(reply.data.size()) + " bytes for a request of "
-            + std::to_string(length);
-  else if (!reply.landed && !job.buffer->land(offset, reply.data.bytes()))
-    wrong = "a chunk at offset " + std::to_string(offset) + " from node "
+            + std::to_string(x.length);
+  else if (!reply.landed && !job.buffer->land(x.offset, reply.data.bytes()))
+    wrong = "a chunk at offset " + std::to_string(x.offset) + " from node "
             + from + " does not fit its frame of " + std::to_string(job.size)
             + " bytes";
   if (!wrong.empty()) {
-    if (!via) {
-      abandon(self, link, caf::make_error(errc::transfer_failed, wrong));
+    if (!x.relayed) {
+      abandon(self, link,
+              caf::make_error(errc::transfer_failed,
+                              "pulling a large frame from node "
+                                + link->peer_name() + " failed: " + wrong));
       return;
     }
-    // A relaying node's bad reply costs that chunk a request to the owner.
-    link->node().log("relayed chunk refused: " + wrong);
-    ask_owner_instead(self, link, job, offset, length);
+    // A relaying node's bad answer costs that chunk a request to the owner.
+    if (!reply.error)
+      link->node().log("relayed chunk refused: " + wrong);
+    ask_owner_instead(self, link, job, x.offset, x.length);
     return;
   }
-  job.received += length;
+  job.received += x.length;
   if (via)
-    via->count_pulled_relayed(length);
+    via->count_pulled_relayed(x.length);
   else
-    link->count_pulled(length);
+    link->count_pulled(x.length);
   if (job.source)
-    job.source->landed(offset, length);
+    job.source->landed(x.offset, x.length);
   if (job.received == job.size) {
-    link->send_control(transfer_done{job.transfer},
-                       self->context());
+    link->send_control(transfer_done{job.transfer});
     if (++st.done == st.jobs.size()) {
       finish(self, link);
       return;
     }
   }
   request_more(self, link);
-}
-
-/// Takes the failure of a chunk request to the owner: abandons the current
-/// message.
-void on_chunk_failed(puller_actor* self, uint64_t generation, uint64_t key,
-                     caf::error& err) {
-  auto& st = self->state;
-  st.forget_landing(key);
-  auto link = st.link.lock();
-  if (!link || generation != st.generation || !st.current)
-    return;
-  abandon(self, link,
-          caf::make_error(errc::transfer_failed,
-                          "pulling a large frame from node "
-                            + link->peer_name() + " failed: " + render(err)));
-}
-
-/// Takes the failure of a chunk request to a relaying node: asks the owner
-/// for that chunk instead.
-void on_relay_failed(puller_actor* self, size_t index, uint64_t offset,
-                     uint64_t length, uint64_t generation, uint64_t key) {
-  auto& st = self->state;
-  st.forget_landing(key);
-  auto link = st.link.lock();
-  if (!link || generation != st.generation || !st.current)
-    return;
-  --st.outstanding;
-  ask_owner_instead(self, link, st.jobs[index], offset, length);
 }
 
 /// Returns the next range of job `job` to ask for, and whether it may come
@@ -299,58 +285,60 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       auto range = next_range(job, cfg.chunk_size, may_relay);
       if (!range)
         break;
-      // Named copies, not a structured binding: lambdas capture them.
-      uint64_t offset = range->first;
-      uint64_t length = range->second;
-      ++st.outstanding;
-      auto generation = st.generation;
-      auto key = st.places->add(job.buffer, offset, length);
-      st.keys.push_back(key);
+      asked_chunk x;
+      x.index = index;
+      x.offset = range->first;
+      x.length = range->second;
+      x.generation = st.generation;
       auto via = may_relay ? job.relay_link.lock() : nullptr;
-      if (via && !via->is_down()) {
-        self
-          ->request(via->peer_gateway(), chunk_timeout,
-                    relay_request{job.relay_key, offset, length, key,
-                                  via->outbound_token()})
-          .then(
-            // The relaying node's link is held weakly, as the puller holds
-            // its own: a node shutting down waits for no reply.
-            [self, index, offset, length, generation, key,
-             weak = std::weak_ptr<link_state>{via}](chunk_reply& reply) {
-              auto via = weak.lock();
-              if (!via) {
-                on_relay_failed(self, index, offset, length, generation, key);
-                advance(self);
-                return;
-              }
-              on_chunk(self, index, offset, length, generation, key, via,
-                       reply);
-              advance(self);
-            },
-            [self, index, offset, length, generation, key](caf::error&) {
-              on_relay_failed(self, index, offset, length, generation, key);
-              advance(self);
-            });
-        continue;
-      }
-      // A reply that ends the message (finished or abandoned) moves on to
-      // the next queued one.
-      self
-        ->request(link->peer_gateway(), chunk_timeout,
-                  chunk_request{job.transfer, offset, length, key,
-                                link->outbound_token()})
-        .then(
-          [self, index, offset, length, generation, key](chunk_reply& reply) {
-            on_chunk(self, index, offset, length, generation, key, nullptr,
-                     reply);
-            advance(self);
-          },
-          [self, generation, key](caf::error& err) {
-            on_chunk_failed(self, generation, key, err);
-            advance(self);
-          });
+      x.relayed = via && !via->is_down();
+      auto& asked = x.relayed ? via : link;
+      auto key = st.next_key++;
+      ++st.outstanding;
+      // The answer comes on the thread that reads it; the puller takes it
+      // as a message. The puller is held weakly: a node shutting down waits
+      // for no answer.
+      auto me = caf::actor_cast<caf::weak_actor_ptr>(self->ctrl());
+      auto id = asked->ask_chunk(
+        job.transfer, x.relayed ? job.relay_key : 0, x.offset, x.length,
+        job.buffer, [me, key](pending_asks::answer a) {
+          if (auto p = caf::actor_cast<caf::actor>(me))
+            caf::anon_send(p, chunk_atom::value, key, std::move(a));
+        });
+      x.asked = asked;
+      x.request = id;
+      if (id == 0)
+        continue; // the link is down: the callback told the puller already
+      st.asked.emplace(key, std::move(x));
+      self->delayed_send(self, chunk_timeout, chunk_timeout_atom::value, key);
     }
   }
+}
+
+/// Takes the answer (or failure) of the request `key`.
+void answered(puller_actor* self, uint64_t key, pending_asks::answer& a) {
+  auto& st = self->state;
+  auto i = st.asked.find(key);
+  if (i == st.asked.end())
+    return; // timed out before
+  auto x = std::move(i->second);
+  st.asked.erase(i);
+  on_chunk(self, x, a);
+}
+
+/// The request `key` got no answer in time: it fails.
+void expired(puller_actor* self, uint64_t key) {
+  auto& st = self->state;
+  auto i = st.asked.find(key);
+  if (i == st.asked.end())
+    return;
+  if (auto l = i->second.asked.lock())
+    l->forget_ask(i->second.request);
+  pending_asks::answer a;
+  a.error = caf::make_error(errc::transfer_failed,
+                            "no answer to a chunk request within "
+                              + std::to_string(chunk_timeout.count()) + " s");
+  answered(self, key, a);
 }
 
 /// Makes the store object of `job` this node's to relay under the key of
@@ -479,23 +467,27 @@ void advance(puller_actor* self) {
 }
 
 caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link,
-                     std::shared_ptr<landings> places,
                      std::shared_ptr<relay_sources> relays) {
   self->state.link = std::move(link);
-  self->state.places = std::move(places);
   self->state.relays = std::move(relays);
   return {
     [self](pull_atom) { advance(self); },
+    [self](chunk_atom, uint64_t key, pending_asks::answer& a) {
+      answered(self, key, a);
+      advance(self);
+    },
+    [self](chunk_timeout_atom, uint64_t key) {
+      expired(self, key);
+      advance(self);
+    },
   };
 }
 
 } // namespace
 
 caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link,
-                        std::shared_ptr<landings> places,
                         std::shared_ptr<relay_sources> relays) {
-  return sys.spawn(puller, std::move(link), std::move(places),
-                   std::move(relays));
+  return sys.spawn(puller, std::move(link), std::move(relays));
 }
 
 } // namespace ferry::detail

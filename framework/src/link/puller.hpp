@@ -4,22 +4,26 @@
 // arrives (link/pull_queue.hpp). See link/puller.cpp.
 #pragma once
 
+#include "link/pending_asks.hpp"
+
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
 
 #include <memory>
 
 namespace ferry::detail {
 
-class landings;
 class link_state;
 class relay_sources;
 
 /// Starts the actor that pulls large frames of queued messages of `link` in
-/// chunks, in order, and delivers the messages; chunk replies land through
-/// `places`, and the store objects it pulls are relayed through `relays`.
+/// chunks, in order, and delivers the messages; the store objects it pulls
+/// are relayed through `relays`.
 caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link,
-                        std::shared_ptr<landings> places,
                         std::shared_ptr<relay_sources> relays);
 
 } // namespace ferry::detail
+
+// An answer reaches the puller as a message of its own process.
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::detail::pending_asks::answer)

@@ -49,7 +49,7 @@ void relay_source::landed(uint64_t offset, uint64_t length) {
     from = origin_locked();
   }
   for (auto& x : ready)
-    x.reply(reply_for(from, x.offset, x.length, x.landing));
+    x.reply(reply_for(from, x.offset, x.length, x.request));
 }
 
 void relay_source::sealed(const store::object_ref& ref,
@@ -74,7 +74,7 @@ void relay_source::sealed(const store::object_ref& ref,
     from = origin_locked();
   }
   for (auto& x : ready)
-    x.reply(reply_for(from, x.offset, x.length, x.landing));
+    x.reply(reply_for(from, x.offset, x.length, x.request));
 }
 
 bool relay_source::failed(const caf::error& why) {
@@ -95,7 +95,7 @@ bool relay_source::failed(const caf::error& why) {
 }
 
 void relay_source::serve(const std::string& requester, uint64_t offset,
-                         uint64_t length, uint64_t landing, reply_fn reply) {
+                         uint64_t length, uint64_t request, reply_fn reply) {
   auto refuse = [&](const std::string& why) {
     reply(caf::make_error(errc::transfer_failed,
                           "node " + node_name_ + " does not relay bytes "
@@ -141,7 +141,7 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
     if (held_ && !pulled_from_locked())
       done.swap(held_);
     guard.unlock();
-    reply(reply_for(from, offset, length, landing));
+    reply(reply_for(from, offset, length, request));
     return;
   }
   if (parked_.size() >= max_parked) {
@@ -151,7 +151,7 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
            + " requests wait for bytes not yet landed");
     return;
   }
-  parked_.push_back(parked{offset, length, landing, std::move(reply)});
+  parked_.push_back(parked{offset, length, request, std::move(reply)});
 }
 
 bool relay_source::idle_since(clock::time_point cutoff) const {
@@ -179,9 +179,9 @@ relay_source::origin relay_source::origin_locked() const {
 
 caf::expected<chunk_reply>
 relay_source::reply_for(const origin& from, uint64_t offset, uint64_t length,
-                        uint64_t landing) const {
+                        uint64_t request) const {
   if (from.landing)
-    return chunk_reply{landing, wire_bytes{bytes_.subspan(offset, length),
+    return chunk_reply{request, wire_bytes{bytes_.subspan(offset, length),
                                            from.landing}};
   // Sealed: served while anyone on this host holds the object.
   auto store = from.store;
@@ -194,7 +194,7 @@ relay_source::reply_for(const origin& from, uint64_t offset, uint64_t length,
                                "its owner");
   auto held = std::make_shared<store::object_ref>(std::move(*ref));
   auto bytes = held->bytes().subspan(offset, length);
-  return chunk_reply{landing, wire_bytes{bytes, std::move(held)}};
+  return chunk_reply{request, wire_bytes{bytes, std::move(held)}};
 }
 
 } // namespace ferry::detail

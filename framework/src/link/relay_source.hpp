@@ -81,9 +81,9 @@ public:
   bool failed(const caf::error& why);
 
   /// Answers node `requester`'s request for `length` bytes at `offset`,
-  /// naming `landing` in the reply, now or once the bytes are in.
+  /// naming `request` in the reply, now or once the bytes are in.
   void serve(const std::string& requester, uint64_t offset, uint64_t length,
-             uint64_t landing, reply_fn reply);
+             uint64_t request, reply_fn reply);
 
   /// Returns whether the object is sealed and was last asked for before
   /// `cutoff`.
@@ -108,7 +108,7 @@ private:
   struct parked {
     uint64_t offset;
     uint64_t length;
-    uint64_t landing;
+    uint64_t request;
     reply_fn reply;
   };
 
@@ -124,7 +124,7 @@ private:
 
   /// The reply for a range that has landed.
   caf::expected<chunk_reply> reply_for(const origin& from, uint64_t offset,
-                                       uint64_t length, uint64_t landing) const;
+                                       uint64_t length, uint64_t request) const;
 
   const std::span<const std::byte> bytes_;
   const std::string owner_;

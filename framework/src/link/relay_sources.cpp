@@ -43,7 +43,7 @@ relay_sources::open(uint64_t key, std::span<const std::byte> bytes,
     });
   }
   for (auto& x : ready)
-    result->serve(x.requester, x.req.offset, x.req.length, x.req.landing,
+    result->serve(x.requester, x.req.offset, x.req.length, x.req.request,
                   std::move(x.reply));
   return result;
 }
@@ -91,7 +91,7 @@ void relay_sources::serve(const relay_request& req,
     not_here(refused);
     return;
   }
-  source->serve(requester, req.offset, req.length, req.landing,
+  source->serve(requester, req.offset, req.length, req.request,
                 std::move(refused.reply));
 }
 

@@ -4,7 +4,7 @@
 // the link to the owner, the requests for its chunks on links to other
 // receivers. Each puller opens a source for every store object it pulls
 // with a relay key, reports its chunks and its end to it
-// (link/relay_source.hpp), and closes it when the pull fails. The gateway
+// (link/relay_source.hpp), and closes it when the pull fails. The dispatcher
 // hands each `relay_request` to `serve`.
 //
 // A request may come before this node opened the key: the owner sent the

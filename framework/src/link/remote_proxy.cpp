@@ -58,8 +58,13 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
   if (what->content().match_elements<caf::exit_msg>()) {
     // send_exit to a proxy terminates the remote actor.
     auto& msg = what->content().get_as<caf::exit_msg>(0);
-    if (!ends_link(msg))
-      link->send_control(exit_request{remote_id_, msg.reason}, host);
+    if (!ends_link(msg)) {
+      // The peer's actor sees the exit come from a proxy of its source.
+      uint64_t source = 0;
+      if (auto src = caf::actor_cast<caf::strong_actor_ptr>(msg.source))
+        source = link->export_actor(src);
+      link->send_control(exit_request{remote_id_, source, msg.reason});
+    }
     return;
   }
   auto sender = what->sender;

@@ -67,7 +67,7 @@ caf::expected<chunk_reply> transfer_table::serve(const chunk_request& req) {
                                "each chunk once");
   i->second.served += req.length;
   guard.unlock();
-  return chunk_reply{req.landing,
+  return chunk_reply{req.request,
                      wire_bytes{bytes.subspan(req.offset, req.length), frame}};
 }
 

@@ -20,9 +20,10 @@ constexpr const char* unbridged
 } // namespace
 
 type_check::type_check(const serializers::registry& reg, const hello& peer,
+                       const std::string& peer_name,
                        const std::string& node_name) {
   auto here = "node " + node_name;
-  auto there = "node " + peer.node_name;
+  auto there = "node " + peer_name;
   auto count = std::min(peer.type_names.size(), peer.type_shapes.size());
   auto shapes = std::make_shared<serializers::writer_shapes>();
   std::map<std::string_view, std::string_view> theirs;

@@ -40,9 +40,10 @@ namespace ferry::detail {
 
 class type_check {
 public:
-  /// Compares this node's types (`reg`) with those of `peer`'s hello.
+  /// Compares this node's types (`reg`) with those of `peer`'s hello (the
+  /// node `peer_name`).
   type_check(const serializers::registry& reg, const hello& peer,
-             const std::string& node_name);
+             const std::string& peer_name, const std::string& node_name);
 
   /// Whether every type both nodes registered has one shape.
   bool empty() const noexcept {

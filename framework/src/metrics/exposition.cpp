@@ -174,7 +174,7 @@ void write_links(writer& w, const node_figures& x) {
              "family.",
              &link_stats::received_by_family);
   per_link(w, x, "ferry_link_bytes_sent_total", "counter",
-           "Frame bytes this node sent inline (inside CAF messages) on a link.",
+           "Frame bytes this node sent inline (inside message frames) on a link.",
            [](auto& l) { return l.bytes_inline_sent; });
   per_link(w, x, "ferry_link_bytes_received_total", "counter",
            "Frame bytes this node received inline on a link.",
@@ -200,7 +200,7 @@ void write_links(writer& w, const node_figures& x) {
              "Time to decode one element of a received message, by family.",
              &link_stats::decode_seconds);
   w.family("ferry_link_batch_messages", "histogram",
-           "Messages per CAF message sent on a link (1: sent alone).");
+           "Messages per frame sent on a link (1: sent alone).");
   for (auto& link : x.links)
     w.histogram("ferry_link_batch_messages", {{"peer", link.peer}},
                 link.batch_messages);

@@ -3,7 +3,6 @@
 #include "ferry/node_config.hpp"
 
 #include "node/settings_reader.hpp"
-#include "wire/registration.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -14,7 +13,6 @@
 #include <caf/atom.hpp>
 #include <caf/config_option_adder.hpp>
 #include <caf/config_value.hpp>
-#include <caf/io/middleman.hpp>
 #include <caf/settings.hpp>
 
 #include <chrono>
@@ -97,23 +95,6 @@ void add_category(caf::actor_system_config& cfg, caf::atom_value category) {
 
 node_config::node_config()
   : registry_(std::make_shared<serializers::registry>()) {
-  load<caf::io::middleman>();
-  // CAF leaves heartbeats off, so a link whose connection went silent (host
-  // gone, packets dropped) stays up for good and this node refuses a new
-  // link to that peer. Every message received counts as a sign of life, and
-  // ferry pulls large frames in chunks across hosts, so a slow but live link
-  // is not taken down. The config file, flags and set() replace these.
-  set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds{5}});
-  set("middleman.connection-timeout", caf::timespan{std::chrono::seconds{30}});
-  // CAF hands each incoming message to a BASP worker, which runs on the
-  // scheduler; the gateway's work (credit included) would then wait for a
-  // scheduler thread. Actors blocked in send() while the window is full can
-  // hold every one of those threads, and the credit that would wake them
-  // could not be read until send-timeout refused their messages. With no
-  // BASP workers the middleman's thread reads every message itself, and the
-  // gateway never waits for the scheduler (docs/architecture.md; node_impl
-  // warns when a user sets them again).
-  set("middleman.workers", 0);
   // CAF's idle scheduler workers poll 500 times with 50 us sleeps before
   // they wait on a condition variable, so a trickle of messages keeps every
   // worker waking 20,000 times a second: a third of a core at 100 round
@@ -121,7 +102,6 @@ node_config::node_config()
   // threads doing the work. Without the sleeps, idle workers poll briefly
   // and then wait to be notified (docs/architecture.md).
   set("work-stealing.moderate-sleep-duration", caf::timespan{0});
-  detail::register_wire_types(*this);
   add_category(*this, caf::atom("ferry_fw"));
   add_category(*this, caf::atom("ferry_ser"));
   add_category(*this, caf::atom("ferry_sto"));
@@ -164,9 +144,16 @@ node_config::node_config()
                          "port; unset: no endpoint)")
     .add(metrics_address, "address",
          "address the Prometheus endpoint listens on (default 127.0.0.1)");
+  opt_group{custom_options_, "ferry.transport"}
+    .add<size_t>("io-threads", "threads that run the node's connections "
+                               "(default 1)")
+    .add<caf::timespan>("handshake-timeout",
+                        "a new connection's handshake must end within this "
+                        "(default 10s)");
   opt_group{custom_options_, "ferry.tls"}
     .add(tls_certificate, "certificate",
-         "PEM certificate (chain) of this node; turns TLS on for every link")
+         "PEM certificate (chain) of this node; turns TLS on for every link "
+         "not configured plain")
     .add(tls_key, "key", "PEM private key of ferry.tls.certificate")
     .add(tls_ca_file, "ca-file", "PEM file of the CAs that sign peers' "
                                  "certificates")
@@ -201,7 +188,7 @@ node_config::node_config()
                         "a message this close behind the previous one joins "
                         "a batch (e.g. 20us)")
     .add_neg(default_link.lane, "no-lane",
-             "send through CAF's middleman between nodes of one host too "
+             "send through the TCP connection between nodes of one host too "
              "(default: through a same-host lane; file key: lane = false)")
     .add<std::string>("lane-bytes",
                       "size of the ring a same-host lane is received through "
@@ -217,7 +204,15 @@ node_config::node_config()
                       "most bytes of a peer's messages held here before "
                       "actors process them")
     .add(default_link.max_held_messages, "max-held-messages",
-         "most messages of a peer held here before actors process them");
+         "most messages of a peer held here before actors process them")
+    .add<caf::timespan>("heartbeat-interval",
+                        "a link sends a heartbeat when it sent nothing for "
+                        "this long (default 5s)")
+    .add<caf::timespan>("connection-timeout",
+                        "a link goes down when nothing arrived for this long "
+                        "(default 30s)")
+    .add(default_link.plain, "plain",
+         "on a TLS node: links may be plain (TCP without TLS)");
   add_message_type<std::string>("string")
     .add_message_type<bool>("bool")
     .add_message_type<int32_t>("i32")
@@ -285,6 +280,22 @@ caf::error node_config::finalize() {
   }
   if (auto x = caf::get_if<std::string>(&content, "ferry.metrics.address"))
     metrics_address = *x;
+  if (auto x = caf::get_if(&content, "ferry.transport.io-threads")) {
+    uint64_t n = 0;
+    if (auto err = read_uint(*x, "ferry.transport.io-threads", n))
+      return err;
+    if (n < 1 || n > 64)
+      return detail::bad_value("ferry.transport.io-threads",
+                               "a count of threads from 1 to 64");
+    io_threads = static_cast<size_t>(n);
+  }
+  if (auto x = caf::get_if(&content, "ferry.transport.handshake-timeout"))
+    if (auto err = read_duration(*x, "ferry.transport.handshake-timeout",
+                                 handshake_timeout))
+      return err;
+  if (handshake_timeout.count() <= 0)
+    return detail::bad_value("ferry.transport.handshake-timeout",
+                             "a positive duration");
   for (auto [key, out] : {std::pair{"ferry.tls.certificate", &tls_certificate},
                           {"ferry.tls.key", &tls_key},
                           {"ferry.tls.ca-file", &tls_ca_file},

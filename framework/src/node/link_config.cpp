@@ -116,6 +116,15 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       err = read_size(value, key, base.max_held_bytes);
     } else if (key == "max-held-messages") {
       err = read_uint(value, key, base.max_held_messages);
+    } else if (key == "heartbeat-interval") {
+      err = read_duration(value, key, base.heartbeat_interval);
+    } else if (key == "connection-timeout") {
+      err = read_duration(value, key, base.connection_timeout);
+    } else if (key == "plain") {
+      if (auto flag = caf::get_if<bool>(&value))
+        base.plain = *flag;
+      else
+        return bad_value(key, "true or false");
     } else {
       return caf::make_error(
         errc::invalid_config,
@@ -125,7 +134,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
             "window-bytes, window-messages, send-timeout, pull-threshold, "
             "chunk-size, chunks-in-flight, batch-messages, batch-gap, lane, "
             "no-lane, lane-bytes, lane-spin, max-proxies, max-spawned-actors, "
-            "max-held-bytes, max-held-messages");
+            "max-held-bytes, max-held-messages, heartbeat-interval, "
+            "connection-timeout, plain");
     }
     if (err)
       return err;
@@ -151,6 +161,16 @@ link_config::from_settings(const caf::settings& section, link_config base) {
                            "lane-spin is "
                              + std::to_string(base.lane_spin.count())
                              + "us: use 0 (no polling) to 10ms");
+  if (base.heartbeat_interval.count() <= 0
+      || base.connection_timeout <= base.heartbeat_interval)
+    return caf::make_error(errc::invalid_config,
+                           "heartbeat-interval is "
+                             + std::to_string(base.heartbeat_interval.count())
+                             + "ms and connection-timeout "
+                             + std::to_string(base.connection_timeout.count())
+                             + "ms: use a positive heartbeat-interval and a "
+                               "connection-timeout above it (a link sends a "
+                               "heartbeat each interval it is quiet)");
   if (base.max_proxies == 0)
     return caf::make_error(errc::invalid_config,
                            "max-proxies must be positive (it bounds the peer's "

@@ -3,28 +3,70 @@
 #include "ferry/node.hpp"
 
 #include "node/node_impl.hpp"
-#include "node/tls_settings.hpp"
-#include "wire/read_context.hpp"
+#include "transport/tls_context.hpp"
 
 #include "ferry/errc.hpp"
 
 #include <caf/actor_cast.hpp>
-#include <caf/io/middleman.hpp>
-#include <caf/scoped_actor.hpp>
+
+#include <future>
 
 namespace ferry {
 
 // -- node ---------------------------------------------------------------------
 
+namespace {
+
+/// Releases a config's claim when a start fails or its node ends.
+struct config_claim {
+  std::atomic<bool>* flag;
+  ~config_claim() {
+    if (flag != nullptr)
+      flag->store(false);
+  }
+};
+
+/// Waits for the answer of an ask (lookup, spawn) for at most `timeout`;
+/// forgets the ask when none came.
+caf::expected<uint64_t>
+await_answer(const std::shared_ptr<detail::link_state>& link,
+             std::chrono::milliseconds timeout,
+             const std::function<void(detail::pending_asks::callback)>& ask,
+             const std::string& what) {
+  auto answer = std::make_shared<std::promise<detail::pending_asks::answer>>();
+  auto result = answer->get_future();
+  ask([answer](detail::pending_asks::answer a) {
+    answer->set_value(std::move(a));
+  });
+  if (result.wait_for(timeout) != std::future_status::ready)
+    return caf::make_error(errc::handshake_failed,
+                           "node " + link->peer_name() + " did not answer "
+                             + what + " within "
+                             + std::to_string(timeout.count()) + " ms");
+  auto a = result.get();
+  if (a.error)
+    return std::move(a.error);
+  return a.actor;
+}
+
+} // namespace
+
 caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
-  if (detail::read_context_binding::bound(cfg) != nullptr)
+  if (cfg.in_use_.exchange(true))
     return caf::make_error(errc::invalid_config,
                            "this node_config runs node " + cfg.node_name
                              + " already; give each node a node_config of "
                                "its own");
+  config_claim claim{&cfg.in_use_};
   if (auto err = cfg.finalize())
     return err;
-  auto tls = detail::tls_settings::prepare(cfg);
+  detail::net::tls_options opts;
+  opts.certificate = cfg.tls_certificate;
+  opts.key = cfg.tls_key;
+  opts.ca_file = cfg.tls_ca_file;
+  opts.passphrase = cfg.tls_passphrase;
+  opts.node_name = cfg.node_name;
+  auto tls = detail::net::tls_context::make(opts);
   if (!tls)
     return std::move(tls.error());
   auto impl = std::make_unique<detail::node_impl>(cfg);
@@ -34,6 +76,7 @@ caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
   if (*tls)
     for (auto& line : (*tls)->warnings())
       impl->log("warning: " + line);
+  claim.flag = nullptr; // released by the node
   return std::unique_ptr<node>{new node(std::move(impl))};
 }
 
@@ -41,7 +84,11 @@ node::node(std::unique_ptr<detail::node_impl> impl) : impl_(std::move(impl)) {
   // nop
 }
 
-node::~node() = default;
+node::~node() {
+  auto& flag = impl_->config().in_use_;
+  impl_.reset();
+  flag.store(false);
+}
 
 caf::actor_system& node::system() {
   return impl_->system();
@@ -62,7 +109,7 @@ serializers::registry& node::registry() {
 caf::expected<uint16_t> node::publish(const caf::actor& whom, uint16_t port,
                                       const std::string& address) {
   impl_->publish_default(whom);
-  auto result = impl_->open_port(impl_->gateway_handle(), port, address);
+  auto result = impl_->open_port(port, address);
   if (!result)
     return caf::make_error(errc::connect_failed,
                            "cannot listen on " + address + ":"
@@ -90,14 +137,15 @@ caf::expected<caf::actor> node::remote_actor(const std::string& host,
                                + " has no published default actor; pass "
                                  "the name of an exposed actor");
   } else {
-    caf::scoped_actor self{impl_->system()};
-    caf::error failure;
-    self->request((*link)->peer_gateway(), detail::handshake_timeout,
-                  detail::lookup{name})
-      .receive([&](uint64_t x) { id = x; },
-               [&](caf::error& err) { failure = std::move(err); });
-    if (failure)
-      return failure;
+    auto found = await_answer(
+      *link, impl_->config().handshake_timeout,
+      [&](detail::pending_asks::callback cb) {
+        (*link)->ask_lookup(name, std::move(cb));
+      },
+      "a lookup of \"" + name + "\"");
+    if (!found)
+      return std::move(found.error());
+    id = *found;
   }
   return caf::actor_cast<caf::actor>((*link)->proxy(id));
 }
@@ -110,14 +158,13 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
   auto link = impl_->connect(host, port);
   if (!link)
     return std::move(link.error());
-  caf::scoped_actor self{impl_->system()};
   std::vector<store::transfer_ticket> tickets;
   std::vector<uint64_t> transfers;
   detail::inline_one<std::string> families;
-  detail::spawn_request req{type_name, {}};
+  detail::spawn_request req;
+  req.type_name = type_name;
   auto err = (*link)->encode_message(0, nullptr, caf::make_message_id(), args,
                                      tickets, transfers, families, req.args);
-  req.args.token = (*link)->outbound_token();
   // Store tickets and held frames of the arguments go back if the peer never
   // takes them.
   auto release = [&] { (*link)->release_unsent(tickets, transfers); };
@@ -125,17 +172,17 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
     release();
     return err;
   }
-  uint64_t id = 0;
-  caf::error failure;
-  self->request((*link)->peer_gateway(), timeout,
-                std::move(req))
-    .receive([&](uint64_t x) { id = x; },
-             [&](caf::error& err) { failure = std::move(err); });
-  if (failure) {
+  auto id = await_answer(
+    *link, timeout,
+    [&](detail::pending_asks::callback cb) {
+      (*link)->ask_spawn(std::move(req), std::move(cb));
+    },
+    "a spawn of \"" + type_name + "\"");
+  if (!id) {
     release();
-    return failure;
+    return std::move(id.error());
   }
-  return caf::actor_cast<caf::actor>((*link)->proxy(id));
+  return caf::actor_cast<caf::actor>((*link)->proxy(*id));
 }
 
 std::vector<link_stats> node::stats() const {

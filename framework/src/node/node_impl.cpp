@@ -4,7 +4,6 @@
 
 #include "link/actor_links.hpp"
 
-#include "node/gateway.hpp"
 #include "node/malloc_tuning.hpp"
 
 #include "metrics/exposition.hpp"
@@ -16,14 +15,14 @@
 #include "ferry/store/store_config.hpp"
 
 #include <caf/actor_cast.hpp>
-#include <caf/actor_config.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
-#include <caf/make_actor.hpp>
 #include <caf/send.hpp>
 
 #include <algorithm>
 #include <iostream>
+#include <random>
+#include <thread>
 
 namespace ferry::detail {
 
@@ -65,12 +64,24 @@ caf::behavior relay_sweeper(caf::event_based_actor* self,
   };
 }
 
+/// Returns 64 random bits, never 0.
+uint64_t draw_node_id() {
+  std::random_device random;
+  uint64_t result = 0;
+  while (result == 0)
+    result = (uint64_t{random()} << 32) | random();
+  return result;
+}
+
+/// How long a stopping node waits for its connections to send what they
+/// queued and close.
+constexpr auto close_wait = std::chrono::seconds{2};
+
 } // namespace
 
 node_impl::node_impl(node_config& cfg)
   : cfg_(cfg),
-    places_(std::make_shared<detail::landings>()),
-    binding_(cfg, places_.get()),
+    id_(draw_node_id()),
     relays_(std::make_shared<relay_sources>(cfg.node_name)),
     sys_(cfg),
     registry_(cfg.shared_registry()),
@@ -78,34 +89,43 @@ node_impl::node_impl(node_config& cfg)
   // nop
 }
 
+void node_impl::close_links() {
+  {
+    std::lock_guard<std::mutex> guard{listen_mtx_};
+    for (auto& x : listeners_)
+      x->close();
+    listeners_.clear();
+  }
+  // In order: what each link queued goes out, then a goodbye; senders
+  // waiting for credit wake. The table makes no link after this.
+  for (auto& link : links_.close())
+    link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr, true);
+  auto deadline = std::chrono::steady_clock::now() + close_wait;
+  while (open_connections_->count() > 0
+         && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds{2});
+}
+
 node_impl::~node_impl() {
   metrics_.reset();
-  stop_tls_listeners();
   if (janitor_)
     caf::anon_send_exit(janitor_, caf::exit_reason::user_shutdown);
   if (relay_sweeper_)
     caf::anon_send_exit(relay_sweeper_, caf::exit_reason::user_shutdown);
   if (linker_)
     caf::anon_send_exit(linker_, caf::exit_reason::user_shutdown);
-  // Links first: shutting them down wakes every sender waiting for credit,
-  // then the gateway lets go of this node once its running calls are done.
-  for (auto& link : links())
-    link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
-  if (gateway_) {
-    static_cast<gateway*>(caf::actor_cast<caf::abstract_actor*>(gateway_))
-      ->detach_node();
-    // A handshake may have made a link in between.
-    for (auto& link : links())
-      link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr);
+  if (io_) {
+    close_links();
+    // No frame arrives after this; what the contexts still hold goes.
+    io_->stop();
   }
-  // Their links are down, so their rings are closed: the readers end once
-  // the message each may be delivering is in.
+  // The links are down, so their rings are closed: the readers end once
+  // what their rings hold is read.
   lanes_.stop_all();
   // A thread that took a link before this (a sender encoding, the puller
   // in a handler, a credit coming back) uses this node's members through it
-  // until it lets the link go: wait for that, as detach_node waits for the
-  // gateway's calls. Nothing else keeps a link: proxies, the puller and
-  // credit tokens hold them weakly.
+  // until it lets the link go: wait for that. Nothing else keeps a link:
+  // proxies, the puller and credit tokens hold them weakly.
   links_.clear();
   live_links_.wait_idle();
   relays_->clear();
@@ -115,13 +135,7 @@ node_impl::~node_impl() {
 caf::error node_impl::init() {
   if (cfg_.tune_malloc)
     tune_malloc();
-  if (auto workers = caf::get_or(cfg_, "middleman.workers", size_t{0});
-      workers > 0)
-    log("warning: middleman.workers is " + std::to_string(workers)
-        + ": CAF reads incoming messages on scheduler jobs, so actors "
-          "blocked in send() on every scheduler thread get no credit until "
-          "send-timeout refuses their messages (set middleman.workers to 0, "
-          "ferry's default)");
+  io_ = std::make_unique<net::io_threads>(cfg_.io_threads);
   pool_.emplace(cfg_.vector_pool, cfg_.node_name,
                 [this](const std::string& line) { log(line); });
   if (cfg_.vector_pool.max_bytes > 0)
@@ -146,10 +160,6 @@ caf::error node_impl::init() {
   relays_->set_timer([sweeper = relay_sweeper_](auto delay) {
     caf::delayed_anon_send(sweeper, delay, expire_atom::value);
   });
-  caf::actor_config acfg;
-  gateway_ = caf::make_actor<gateway, caf::actor>(sys_.next_actor_id(),
-                                                  sys_.node(), &sys_, acfg,
-                                                  this);
   return caf::none;
 }
 
@@ -190,7 +200,7 @@ void node_impl::attach_store() {
     return;
   }
   store_.emplace(std::move(*attached));
-  places_->import_into(*store_);
+  imports_.import_into(*store_);
   // Rings of same-host lanes that crashed processes of this host left.
   if (auto removed = lane::ring::remove_orphans(); removed > 0)
     log("removed " + std::to_string(removed)
@@ -223,23 +233,16 @@ void node_impl::log_unlinked(const std::string& line) {
     log(*out);
 }
 
-caf::expected<uint64_t> node_impl::spawn(spawn_request& req,
-                                         const caf::strong_actor_ptr& requester) {
-  if (!requester)
-    return caf::make_error(errc::no_such_actor, "anonymous spawn request");
-  auto link = find_link(requester->node());
-  if (!link || !link->admits(req.args.token, "a spawn request"))
-    return caf::make_error(errc::link_down,
-                           "spawn request without a link (or without its "
-                           "token)");
+caf::expected<uint64_t>
+node_impl::spawn(spawn_request& req, const std::shared_ptr<link_state>& link) {
   // The slot first: a peer above its bound gets no decode and no actor. It
   // goes back on every way out but adopt_spawned.
   auto slot = link->reserve_spawn(req.type_name);
   if (!slot)
     return std::move(slot.error());
   // As in deliver: what escapes a decoder (an allocation failing) or the
-  // actor's constructor becomes the answer; the thread reading CAF's
-  // messages, which runs this, must not see it.
+  // actor's constructor becomes the answer; the thread reading the link,
+  // which runs this, must not see it.
   caf::expected<caf::actor> spawned{caf::actor{}};
   try {
     auto args = link->decode_message(req.args);

@@ -1,16 +1,17 @@
 // node_impl: everything a ferry node owns.
 //
-// A node is one actor system with the middleman, a registry, an optional
-// client of the host store, a gateway (the actor peers send to), and its
-// links. node_impl composes them:
-// - `landings` (node/landings.hpp): where the reading of CAF's messages
-//   puts bytes directly, bound to the node's config for as long as the
-//   actor system lives;
-// - `link_table` (node/link_table.hpp): links by peer and the tokens of
-//   handshakes under way; handshakes themselves are in node/handshake.cpp
-//   (answering) and node/connect.cpp (connecting);
-// - `early_arrivals` (node/early_arrivals.hpp): what a peer sends before
-//   this node's side of their link exists;
+// A node is one actor system, a registry, an optional client of the host
+// store, its transport (I/O threads, listeners, connections) and its links.
+// node_impl composes them:
+// - `net::io_threads` (transport/io_threads.hpp): the threads every
+//   connection of the node reads, writes and keeps time on;
+// - listeners (transport/listener.hpp) for `publish`, and dials for
+//   `connect` (node/transport.cpp), each connection going through the
+//   handshake (node/handshake.hpp) and then to its link's dispatcher
+//   (node/dispatch.hpp);
+// - `link_table` (node/link_table.hpp): links by peer node id;
+// - `landings` (node/landings.hpp): where inline store handles land while
+//   a frame is read;
 // - `exposed_actors` (node/exposed_actors.hpp): the actors peers find by
 //   name;
 // - `node_watch` (node/node_watch.hpp): the peers this node has had links
@@ -27,12 +28,13 @@
 //   links local actors make with their actors.
 //
 // Shutdown order (the destructor): the metrics endpoint stops first (it
-// reads the node), links go down next (waking senders that
-// wait for credit), then the gateway lets go of the node once its running
-// calls are done, then the lane readers end (lane/readers.hpp), then the node waits until no thread uses a link any more
-// (proxies, the puller and credit tokens hold links weakly; a thread that
-// took a link uses the node through it), and the actor system stops last,
-// before the read context it reads through is unbound.
+// reads the node), then the listeners; the links end in order (what they
+// queued goes out, then a goodbye), which wakes senders waiting for credit;
+// the node waits a moment for their connections to finish; the I/O threads
+// and the lane readers stop (no frame arrives after); the node waits until
+// no thread uses a link any more (proxies, the puller and credit tokens
+// hold links weakly; a thread that took a link uses the node through it);
+// and the actor system stops last.
 //
 // Thread-safety: every member function may be called from any thread.
 #pragma once
@@ -41,18 +43,19 @@
 #include "lane/readers.hpp"
 #include "lane/ring.hpp"
 #include "link/link_state.hpp"
+#include "link/relay_directory.hpp"
+#include "link/relay_sources.hpp"
 #include "log_limiter.hpp"
 #include "metrics/metrics_server.hpp"
-#include "node/early_arrivals.hpp"
 #include "node/exposed_actors.hpp"
 #include "node/landings.hpp"
 #include "node/link_table.hpp"
 #include "node/node_watch.hpp"
 #include "node/pool_settings.hpp"
-#include "link/relay_directory.hpp"
-#include "link/relay_sources.hpp"
+#include "transport/connection.hpp"
+#include "transport/io_threads.hpp"
+#include "transport/listener.hpp"
 #include "wire/control.hpp"
-#include "wire/read_context.hpp"
 
 #include "ferry/link_config.hpp"
 #include "ferry/node_config.hpp"
@@ -62,7 +65,6 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/node_id.hpp>
 
 #include <chrono>
 #include <functional>
@@ -74,15 +76,11 @@
 
 namespace ferry::detail {
 
-class tls_settings;
+namespace net {
+class tls_context;
+} // namespace net
 
-/// How long a handshake step (identify, hello, lookup) may take.
-inline constexpr auto handshake_timeout = std::chrono::seconds{30};
-
-/// Connections `connect` makes to one address at most before it gives up:
-/// one, once more after a connection lost during the handshake, and again
-/// when CAF handed out a connection it had closed.
-inline constexpr int max_connect_attempts = 3;
+class link_dispatch;
 
 class node_impl {
 public:
@@ -94,7 +92,7 @@ public:
   node_impl& operator=(const node_impl&) = delete;
 
   /// Starts what the node needs besides its actor system: malloc tuning,
-  /// the vector pool's limits, the store, the gateway. Fails with
+  /// the vector pool's limits, the store, the I/O threads. Fails with
   /// `invalid_config` on an unknown family.
   [[nodiscard]] caf::error init();
 
@@ -102,14 +100,16 @@ public:
   node_config& config() { return cfg_; }
   serializers::registry& registry() { return *registry_; }
   store::object_store* store() { return store_ ? &*store_ : nullptr; }
-  const caf::actor& gateway_handle() const { return gateway_; }
+
+  /// Returns this node's id: 64 random bits drawn at start (never 0).
+  uint64_t id() const { return id_; }
 
   /// Returns the actor that sends peers the links local actors make with
   /// their actors (link/actor_links.hpp).
   const caf::actor& linker_handle() const { return linker_; }
 
-  /// Returns the node's chunk and import landings.
-  const std::shared_ptr<detail::landings>& places() const { return places_; }
+  /// Returns where inline store handles land.
+  landings& imports() { return imports_; }
 
   /// Returns which peers this node gave each of its store objects to (the
   /// owner's side of relaying, link/relay_directory.hpp).
@@ -122,29 +122,40 @@ public:
   /// Returns the count of this node's live link objects.
   activity_counter& live_links() { return live_links_; }
 
-  /// Returns what peers sent before this node's side of their link existed.
-  early_arrivals& early() { return early_; }
-
   /// Returns the view of peers and the actors that watch it.
   node_watch& watch() { return watch_; }
 
   // -- handshakes (node/handshake.cpp) ---------------------------------------
 
-  /// Returns this node's handshake for a link with the config `cfg`, without
-  /// its `link_token` (which depends on the peer and its link).
+  /// Returns this node's intro.
+  intro make_intro() const;
+
+  /// Returns this node's hello for a link with the config `cfg`.
   hello make_hello(const link_config& cfg) const;
 
-  /// Answers a peer's handshake: creates the link (or fails naming both
-  /// family lists) with `cfg`, or with the config for the peer's name when
-  /// null. The connecting side passes the ring it offered for a same-host
-  /// lane in `offered` (see node/handshake.cpp).
-  caf::expected<hello> accept(const hello& peer,
-                              const link_config* cfg = nullptr,
-                              std::optional<lane::ring>* offered = nullptr);
+  /// Returns true if the host store is shared with the node of `peer`.
+  bool shares_store_with(const intro& peer) const;
+
+  /// Returns the link config for the peer named `name` reached at
+  /// `address` (empty for a peer that connected to this node).
+  const link_config& config_for(const std::string& name,
+                                const std::string& address) const;
+
+  /// Makes the link to `peer` over `conn` with the config `cfg` (the
+  /// handshake agreed on it), unless a live link to that node exists:
+  /// then returns it with `made` false. `first` runs before anything can
+  /// send on a new link (the welcome). `offered` is the ring this node
+  /// offered for a same-host lane (consumed). The link's dispatcher, which
+  /// the connection now reports to, goes to `dispatch`.
+  link_table::admission
+  make_link(const std::shared_ptr<net::connection>& conn, const peer_info& peer,
+            const link_config& cfg, std::vector<std::string> send_families,
+            std::optional<lane::ring>& offered,
+            std::shared_ptr<net::connection::handler>& dispatch,
+            const std::function<void()>& first);
 
   /// Makes the ring this node offers a peer to receive a same-host lane
-  /// through, when `cfg` and the store allow one (logs why not otherwise);
-  /// see node/lanes.cpp.
+  /// through (logs why not otherwise); see node/lanes.cpp.
   std::optional<lane::ring> offer_lane(const link_config& cfg);
 
   /// Connects to `host`:`port` (or returns the existing link); see
@@ -152,45 +163,38 @@ public:
   caf::expected<std::shared_ptr<link_state>>
   connect(const std::string& host, uint16_t port);
 
+  /// The link `link` lost its way to the peer (`why`): takes it down and
+  /// tells the node's watchers.
+  void link_lost(const std::shared_ptr<link_state>& link,
+                 const caf::error& why);
+
   // -- transport (node/transport.cpp) ----------------------------------------
 
   /// Makes this a TLS node (before `init`); null: a plain node.
-  void set_tls(std::shared_ptr<const tls_settings> x);
+  void set_tls(std::shared_ptr<const net::tls_context> x);
 
-  /// Returns whether this node links over TLS only.
-  bool tls() const { return tls_ != nullptr; }
+  /// Returns the node's TLS context (null: a plain node).
+  const net::tls_context* tls() const { return tls_.get(); }
 
-  /// Publishes `whom` on `port` (TLS or plain, as the node is).
-  caf::expected<uint16_t> open_port(const caf::actor& whom, uint16_t port,
-                                    const std::string& address);
+  /// Listens on `address`:`port` (0: any free port); returns the port.
+  caf::expected<uint16_t> open_port(uint16_t port, const std::string& address);
 
-  /// Returns CAF's proxy of the actor published at `host`:`port` (TLS or
-  /// plain, as the node is); says why a TLS handshake failed. Connects
-  /// again while CAF closes the new connection at a heartbeat tick before
-  /// the peer's handshake (node/transport.cpp), within the handshake
-  /// timeout.
-  caf::expected<caf::actor> dial(const std::string& host, uint16_t port);
+  /// Opens a TCP connection to `host`:`port` and starts ferry's handshake
+  /// on it, reporting to `waiter`.
+  void dial(const std::string& host, uint16_t port,
+            std::shared_ptr<struct connect_wait> waiter);
 
-  /// On a TLS node, refuses a peer calling itself `claimed` unless the
-  /// verified certificate of its connection at `addr`:`port` names it (and
-  /// logs the refusal); on a plain node, accepts.
-  caf::error verify_peer(const std::string& addr, uint16_t port,
-                         const std::string& claimed) const;
+  /// Returns the stream maker of a connection this node accepts (`server`)
+  /// or opens to `address`.
+  net::stream_maker streams(bool server, const std::string& address) const;
 
-  /// `verify_peer` for the connection CAF holds to `peer`, blocking.
-  caf::error check_identity(const caf::node_id& peer,
-                            const std::string& claimed);
-
-  /// Asks CAF for the address and port of its connection to `peer` and
-  /// calls `then` with them (on a helper actor; never blocks).
-  void find_connection(
-    const caf::node_id& peer,
-    std::function<void(caf::expected<std::pair<std::string, uint16_t>>)> then);
+  /// Returns the times a new connection keeps.
+  net::connection_timing timing() const;
 
   // -- links ------------------------------------------------------------------
 
-  /// Returns the link to the CAF node `id`, or null.
-  std::shared_ptr<link_state> find_link(const caf::node_id& id) const {
+  /// Returns the link to node `id`, or null.
+  std::shared_ptr<link_state> find_link(uint64_t id) const {
     return links_.find(id);
   }
 
@@ -202,6 +206,9 @@ public:
   std::vector<std::shared_ptr<link_state>> links() const {
     return links_.all();
   }
+
+  /// Returns the link table (handshakes and connects use it).
+  link_table& table() { return links_; }
 
   // -- exposed actors ---------------------------------------------------------
 
@@ -218,10 +225,10 @@ public:
     return exposed_.find(id);
   }
 
-  /// Spawns the actor type a peer asked for and exports it on the peer's
-  /// link; returns its id.
+  /// Spawns the actor type the peer of `link` asked for and exports it on
+  /// the link; returns its id.
   caf::expected<uint64_t> spawn(spawn_request& req,
-                                const caf::strong_actor_ptr& requester);
+                                const std::shared_ptr<link_state>& link);
 
   // -- metrics ----------------------------------------------------------------
 
@@ -239,73 +246,37 @@ public:
   /// the node name.
   void log(const std::string& line) const;
 
-  /// Logs that a message came from a node without a link (a CAF peer that
-  /// skipped ferry's handshake): at most one line a second.
+  /// Logs a line about a connection that never became a link (refused or
+  /// failed handshakes): at most one line a second.
   void log_unlinked(const std::string& line);
 
 private:
-  /// One connection attempt of `dial`, which ends by `deadline`.
-  caf::expected<caf::actor>
-  dial_once(const std::string& host, uint16_t port,
-            std::chrono::steady_clock::time_point deadline);
-
-  /// How a handshake ended: with a link, an error, or the advice to
-  /// connect again (CAF lost the connection; this node is the one that
-  /// connects again).
-  struct handshake_outcome {
-    std::shared_ptr<link_state> link;
-    caf::error error;
-    bool retry = false;
-  };
-
-  /// Runs ferry's handshake with the peer whose gateway CAF just gave us
-  /// (node/connect.cpp).
-  handshake_outcome handshake(const std::string& address,
-                              const caf::actor& gateway, bool may_retry);
-
-  /// Hands on (or, without a link, drops) what `peer` sent while this
-  /// node's handshake with it was under way.
-  void release_early(const caf::node_id& peer);
-
-  /// Returns true if the host store is shared with the peer of `peer`.
-  bool shares_store_with(const hello& peer) const;
-
   /// Checks the families named in the config's link settings.
   caf::error check_families() const;
 
   /// Attaches to the host store (or logs why the node runs without one).
   void attach_store();
 
-  /// The rings of a new link's same-host lane with `peer`, of a peer that
-  /// shares the store (node/lanes.cpp).
-  lane_pair join_lane(const hello& peer, const link_config& cfg,
-                      std::optional<lane::ring>* offered);
-
-  /// Starts reading `link`'s incoming lane `in`, which the node
-  /// `peer_name` (its gateway `peer_gateway`) writes into.
+  /// Starts reading `link`'s incoming lane `in`.
   void read_lane(const std::shared_ptr<link_state>& link,
-                 const caf::actor& peer_gateway, const std::string& peer_name,
-                 std::shared_ptr<lane::ring> in, const link_config& cfg);
+                 std::shared_ptr<lane::ring> in, const link_config& cfg,
+                 std::shared_ptr<link_dispatch> dispatch,
+                 std::shared_ptr<transport> out);
 
-  /// Reads the ring this node offered in a hello for `link`, which a link
-  /// the peer made answering that hello writes into (crossed handshakes).
-  void keep_offered_lane(const std::shared_ptr<link_state>& link,
-                         std::optional<lane::ring>& offered,
-                         const caf::actor& peer_gateway,
-                         const std::string& peer_name, const link_config& cfg);
-
-  /// Stops logging refused TLS peers (first thing at shutdown).
-  void stop_tls_listeners();
+  /// Takes every link down in order and waits (bounded) for their
+  /// connections to end.
+  void close_links();
 
   node_config& cfg_;
-  // Declared before the actor system: the system reads through them until
-  // it has stopped.
-  std::shared_ptr<detail::landings> places_;
-  read_context_binding binding_;
+  const uint64_t id_;
+  landings imports_;
   activity_counter live_links_;
+  /// Counts connections not yet ended (the shutdown waits for them).
+  std::shared_ptr<activity_counter> open_connections_
+    = std::make_shared<activity_counter>();
   /// Made before the actor system starts its threads, which use it (the
-  /// relay sweeper, the gateway, the pullers): a thread's start orders what
-  /// was made before it, where CAF's own hand-offs between threads are
+  /// relay sweeper, the dispatchers, the pullers): a thread's start orders
+  /// what was made before it, where CAF's own hand-offs between threads are
   /// invisible to a race detector. Shared with the pullers, which may end
   /// after the node; the destructor lets go of it before the store, whose
   /// sealed objects its sources hold.
@@ -319,20 +290,19 @@ private:
   detail::relay_directory relay_offers_;
   /// Lets relayed objects go after their linger.
   caf::actor relay_sweeper_;
-  caf::actor gateway_;
   /// Trims the vector pool while the node runs (null when the pool is off).
   caf::actor janitor_;
   caf::actor linker_;
   std::optional<pool_settings> pool_;
   link_table links_;
-  early_arrivals early_;
   node_watch watch_;
   exposed_actors exposed_;
   log_limiter unlinked_logged_{std::chrono::seconds{1}};
-  std::shared_ptr<const tls_settings> tls_;
-  /// Guards `tls_listeners_`, the keys of this node's TLS refusal loggers.
-  std::mutex tls_mtx_;
-  std::vector<uint64_t> tls_listeners_;
+  std::shared_ptr<const net::tls_context> tls_;
+  std::unique_ptr<net::io_threads> io_;
+  /// Guards `listeners_`.
+  std::mutex listen_mtx_;
+  std::vector<std::shared_ptr<net::listener>> listeners_;
   /// Last: it reads every member above from its own thread.
   std::unique_ptr<metrics_server> metrics_;
 };

@@ -1,226 +1,161 @@
-// Transport: the one switch between plain and TLS links, and the check of
-// a TLS peer's identity (node_impl's part; see node/node_impl.hpp).
+// The node's transport: listening, dialing, and the streams and times of
+// its connections (node_impl's part; see node/node_impl.hpp).
 //
-// A plain node publishes and connects through CAF's middleman. A TLS node
-// (node/tls_settings.hpp) does both only through CAF's OpenSSL module, so it
-// has no plain port and never connects plain: a plain peer fails CAF's TLS
-// handshake on either side. Its links are authenticated both ways by CAF
-// (each side presents a certificate chaining to the other's CA file); ferry
-// then binds the name a peer gives in its handshake to that certificate:
-// the node name must be the certificate's subject CN or one of its
-// subjectAltName DNS names (node/tls_identity.hpp finds the certificate of
-// the BASP connection that CAF's middleman reports for the peer's node).
-// Where CAF only reports a lost connection, the TLS records say why
-// (unknown CA, expired, not yet valid, not TLS at all, the alert the peer
-// sent); a refused peer is logged in one line on the node that refused it.
-//
-// A connection CAF closes at a heartbeat before the peer's handshake. CAF
-// 0.17 leaves the time it last heard from a connection it opened unset
-// until the peer's first bytes arrive, so a heartbeat tick that falls
-// between the connect and the peer's handshake takes the connection for
-// silent past `middleman.connection-timeout` and closes it:
-// `remote_actor` fails with `connection_timeout` although the peer was
-// about to answer. ferry's heartbeats are on by default, so a busy peer
-// meets this now and then. `dial` connects again then, until the
-// handshake timeout, 10 ms after each such close (a node with a very short
-// heartbeat interval would otherwise open a connection per tick); a peer
-// that never answers CAF's handshake fails with an error that says so.
-//
-// On a TLS node the connection CAF gave up on is not closed at once: CAF's
-// OpenSSL module shuts it down gracefully, which first finishes the TLS
-// handshake and sends the BASP handshake it holds, so it closes only once
-// the peer answers. Meanwhile the peer may take it for a second connection
-// from this node and, for a moment, route to it instead of to the new one;
-// what it sends there is lost. So a TLS `dial` connects again only once
-// the TLS handshakes it began have ended (tls_identity.hpp) and their
-// connections have closed, within the handshake timeout.
+// Every connection runs on one of the node's I/O threads and starts with
+// ferry's handshake (node/handshake.hpp). A plain node's connections are
+// plain; it tells a TLS client by its first bytes (the reader expects
+// ferry's preface) and closes. A TLS node connects with TLS, except to an
+// address whose link config says `plain`, and tells a TLS peer from a
+// plain one by the first byte it sends; whether a plain peer may link is
+// the handshake's to decide, by the peer's name (`link_config::plain`).
 //
 // Thread-safety: every function may be called from any thread; the
-// listener keys are guarded by `tls_mtx_`.
+// listeners are guarded by `listen_mtx_`.
+#include "node/handshake.hpp"
 #include "node/node_impl.hpp"
-
-#include "node/tls_identity.hpp"
-#include "node/tls_settings.hpp"
+#include "transport/plain_stream.hpp"
+#include "transport/tls_context.hpp"
+#include "transport/tls_stream.hpp"
 
 #include "ferry/errc.hpp"
 
-#include <caf/actor_cast.hpp>
-#include <caf/event_based_actor.hpp>
-#include <caf/io/middleman.hpp>
-#include <caf/openssl/publish.hpp>
-#include <caf/openssl/remote_actor.hpp>
-#include <caf/scoped_actor.hpp>
-#include <caf/sec.hpp>
-
-#include <algorithm>
-#include <chrono>
-#include <thread>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 namespace ferry::detail {
 
+namespace asio = boost::asio;
+
 namespace {
 
-/// How long a TLS connection CAF gave up on may take to close once its
-/// handshake has ended (it sends what it holds, then closes).
-constexpr auto settle_time = std::chrono::milliseconds{500};
+/// Counts one connection object of a node while it lives.
+struct connection_token {
+  std::shared_ptr<activity_counter> counter;
+  explicit connection_token(std::shared_ptr<activity_counter> c)
+    : counter(std::move(c)) {
+    counter->enter();
+  }
+  ~connection_token() { counter->leave(); }
+};
 
 } // namespace
 
-void node_impl::set_tls(std::shared_ptr<const tls_settings> x) {
+void node_impl::set_tls(std::shared_ptr<const net::tls_context> x) {
   tls_ = std::move(x);
 }
 
-void node_impl::stop_tls_listeners() {
-  std::lock_guard<std::mutex> guard{tls_mtx_};
-  for (auto key : tls_listeners_)
-    tls_identity::unlisten(key);
-  tls_listeners_.clear();
-}
-
-caf::expected<uint16_t> node_impl::open_port(const caf::actor& whom,
-                                             uint16_t port,
-                                             const std::string& address) {
-  if (!tls_)
-    return sys_.middleman().publish(whom, port, address.c_str(), true);
-  auto result = caf::openssl::publish(whom, port, address.c_str(), true);
-  if (result) {
-    auto settings = tls_;
-    auto key = tls_identity::listen(
-      *result, [this, settings](const tls_identity::record& x) {
-        log("TLS: " + tls_identity::explain(x, settings->own_problem()));
-      });
-    std::lock_guard<std::mutex> guard{tls_mtx_};
-    tls_listeners_.push_back(key);
-  }
+net::connection_timing node_impl::timing() const {
+  net::connection_timing result;
+  result.handshake_timeout = cfg_.handshake_timeout;
+  result.heartbeat_interval = cfg_.default_link.heartbeat_interval;
+  result.connection_timeout = cfg_.default_link.connection_timeout;
   return result;
 }
 
-caf::expected<caf::actor> node_impl::dial(const std::string& host,
-                                          uint16_t port) {
-  auto deadline = std::chrono::steady_clock::now() + handshake_timeout;
-  for (int attempt = 1;; ++attempt) {
-    auto result = dial_once(host, port, deadline);
-    if (result || result.error() != caf::sec::connection_timeout)
-      return result;
-    if (std::chrono::steady_clock::now() >= deadline)
-      return caf::make_error(
-        errc::connect_failed,
-        "the node at " + host + ":" + std::to_string(port)
-          + " accepted " + std::to_string(attempt)
-          + " connections but answered CAF's handshake on none before "
-            "this node's next heartbeat tick, for "
-          + std::to_string(handshake_timeout.count())
-          + " s; is a CAF node listening there, and is it alive? ("
-          + render(result.error()) + ")");
-    std::this_thread::sleep_for(std::chrono::milliseconds{10});
-  }
-}
-
-caf::expected<caf::actor>
-node_impl::dial_once(const std::string& host, uint16_t port,
-                     std::chrono::steady_clock::time_point deadline) {
-  auto address = host + ":" + std::to_string(port);
-  if (!tls_) {
-    auto result = sys_.middleman().remote_actor(host, port);
-    if (!result && result.error() == caf::sec::disconnect_during_handshake)
-      return caf::make_error(
-        errc::handshake_failed,
-        "the node at " + address
-          + " closed the connection during CAF's handshake; a TLS node "
-            "(ferry.tls options set there) does so: it refuses plain peers "
-            "such as this node ("
-          + render(result.error()) + ")");
-    return result;
-  }
-  auto since = tls_identity::last_seq();
-  auto result = caf::openssl::remote_actor(sys_, host, port);
-  if (result)
-    return result;
-  // Given up at a heartbeat tick (above): `dial` connects again once the
-  // connection is gone. Its handshake ends first, then CAF closes it.
-  if (result.error() == caf::sec::connection_timeout) {
-    auto abandoned = tls_identity::unsettled_clients(port, since);
-    if (tls_identity::await_settled(abandoned, deadline))
-      tls_identity::await_freed(abandoned, std::min(
-        deadline, std::chrono::steady_clock::now() + settle_time));
-    return result;
-  }
-  if (auto failed = tls_identity::find_failed_client(port, since)) {
-    auto why = tls_identity::explain(*failed, tls_->own_problem());
-    log("TLS: connecting to " + address + ": " + why);
-    return caf::make_error(errc::handshake_failed,
-                           "TLS link to " + address + " refused: " + why);
-  }
-  return result;
-}
-
-caf::error node_impl::verify_peer(const std::string& addr, uint16_t port,
-                                  const std::string& claimed) const {
-  if (!tls_)
-    return caf::none;
-  auto who = "node '" + claimed + "' at " + addr + ":" + std::to_string(port);
-  auto refuse = [&](const std::string& why) {
-    auto line = "refused " + who + ": " + why;
-    log("TLS: " + line);
-    return caf::make_error(errc::handshake_failed, line);
+net::stream_maker node_impl::streams(bool server,
+                                     const std::string& address) const {
+  net::stream_maker result;
+  auto tls = tls_;
+  auto& me = cfg_.node_name;
+  result.make = [tls, me](int fd, bool use_tls, bool is_server)
+    -> caf::expected<std::unique_ptr<net::stream>> {
+    if (!use_tls)
+      return std::unique_ptr<net::stream>{new net::plain_stream(fd)};
+    if (!tls)
+      return caf::make_error(errc::handshake_failed,
+                             "a TLS peer connected to node " + me
+                               + ", which has no TLS credentials (its "
+                                 "ferry.tls options are not set)");
+    auto made = tls->make_stream(fd, is_server);
+    if (!made)
+      return std::move(made.error());
+    return std::unique_ptr<net::stream>{std::move(*made)};
   };
-  auto found = tls_identity::find_done(addr, port);
-  if (!found)
-    return refuse("its connection is not a TLS connection this node "
-                  "verified");
-  if (found->verify_result != 0)
-    return refuse("its certificate did not verify: "
-                  + tls_identity::describe_x509_error(
-                    static_cast<int>(found->verify_result)));
-  auto& names = found->names;
-  if (std::find(names.begin(), names.end(), claimed) != names.end())
-    return caf::none;
-  std::string listed;
-  for (auto& x : names)
-    listed += (listed.empty() ? "'" : " or '") + x + "'";
-  return refuse("name mismatch: the peer presents a certificate for "
-                + (listed.empty() ? std::string{"no name"} : listed)
-                + " but calls itself '" + claimed + "'");
+  result.explain = [](net::stream& s, const std::string&) {
+    auto* t = dynamic_cast<net::tls_stream*>(&s);
+    return t != nullptr ? t->explain() : std::string{};
+  };
+  if (server)
+    result.detect = tls != nullptr;
+  else
+    result.tls = tls != nullptr && !config_for("", address).plain;
+  return result;
 }
 
-void node_impl::find_connection(
-  const caf::node_id& peer,
-  std::function<void(caf::expected<std::pair<std::string, uint16_t>>)> then) {
-  auto middleman = sys_.middleman().actor_handle();
-  sys_.spawn<caf::hidden>([middleman, peer,
-                           then = std::move(then)](caf::event_based_actor* self) {
-    self
-      ->request(middleman, handshake_timeout, caf::get_atom::value, peer)
-      .then(
-        [then](const caf::node_id&, std::string& addr, uint16_t port) {
-          then(std::pair{std::move(addr), port});
-        },
-        [then](caf::error& err) { then(std::move(err)); });
+caf::expected<uint16_t> node_impl::open_port(uint16_t port,
+                                             const std::string& address) {
+  auto& io = *io_;
+  auto accept = [this](asio::ip::tcp::socket sock) {
+    auto h = std::make_shared<handshake>(*this, std::string{}, nullptr);
+    auto conn = net::connection::make(
+      std::move(sock), true, streams(true, {}), timing(), h,
+      std::make_shared<connection_token>(open_connections_));
+    conn->start();
+  };
+  auto made = net::listener::open(
+    io.next(), address, port,
+    [&io]() -> asio::io_context& { return io.next(); }, std::move(accept),
+    [this](const std::string& line) { log(line); });
+  if (!made)
+    return std::move(made.error());
+  std::lock_guard<std::mutex> guard{listen_mtx_};
+  listeners_.push_back(*made);
+  return (*made)->port();
+}
+
+void node_impl::dial(const std::string& host, uint16_t port,
+                     std::shared_ptr<connect_wait> waiter) {
+  auto& ioc = io_->next();
+  auto address = host + ":" + std::to_string(port);
+  auto resolver = std::make_shared<asio::ip::tcp::resolver>(ioc);
+  auto sock = std::make_shared<asio::ip::tcp::socket>(ioc);
+  auto timer = std::make_shared<asio::steady_timer>(ioc);
+  timer->expires_after(cfg_.handshake_timeout);
+  timer->async_wait([resolver, sock](boost::system::error_code ec) {
+    if (ec)
+      return;
+    resolver->cancel();
+    boost::system::error_code ignored;
+    sock->close(ignored);
   });
-}
-
-caf::error node_impl::check_identity(const caf::node_id& peer,
-                                     const std::string& claimed) {
-  if (!tls_)
-    return caf::none;
-  caf::scoped_actor self{sys_};
-  std::string addr;
-  uint16_t port = 0;
-  caf::error failure;
-  self
-    ->request(sys_.middleman().actor_handle(), handshake_timeout,
-              caf::get_atom::value, peer)
-    .receive(
-      [&](const caf::node_id&, std::string& a, uint16_t p) {
-        addr = std::move(a);
-        port = p;
-      },
-      [&](caf::error& err) { failure = std::move(err); });
-  if (failure)
-    return caf::make_error(errc::handshake_failed,
-                           "cannot find the connection to node '" + claimed
-                             + "': " + render(failure));
-  return verify_peer(addr, port, claimed);
+  auto failed = [waiter, address](const std::string& what) {
+    waiter->finish({nullptr,
+                    caf::make_error(errc::connect_failed,
+                                    "cannot connect to " + address + ": "
+                                      + what),
+                    0});
+  };
+  resolver->async_resolve(
+    host, std::to_string(port),
+    [this, resolver, sock, timer, waiter, address,
+     failed](boost::system::error_code ec,
+             asio::ip::tcp::resolver::results_type found) {
+      if (ec) {
+        timer->cancel();
+        failed(ec == asio::error::operation_aborted
+                 ? std::string{"resolving the host took too long"}
+                 : "cannot resolve the host (" + ec.message() + ")");
+        return;
+      }
+      asio::async_connect(
+        *sock, found,
+        [this, sock, timer, waiter, address,
+         failed](boost::system::error_code ec, const asio::ip::tcp::endpoint&) {
+          timer->cancel();
+          if (ec) {
+            failed(ec == asio::error::operation_aborted
+                     ? std::string{"no answer within the handshake timeout"}
+                     : ec.message());
+            return;
+          }
+          auto h = std::make_shared<handshake>(*this, address, waiter);
+          auto conn = net::connection::make(
+            std::move(*sock), false, streams(false, address), timing(), h,
+            std::make_shared<connection_token>(open_connections_));
+          conn->start();
+        });
+    });
 }
 
 } // namespace ferry::detail

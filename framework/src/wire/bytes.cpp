@@ -1,10 +1,8 @@
-// wire_bytes: reading and writing a run of bytes (see wire/bytes.hpp).
+// wire_bytes: owned and viewed runs of bytes (see wire/bytes.hpp).
 #include "wire/bytes.hpp"
 
 #include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/vector_pool.hpp"
-
-#include <string>
 
 namespace ferry::detail {
 
@@ -14,52 +12,29 @@ wire_bytes::wire_bytes(std::vector<std::byte> bytes)
   keep_alive_ = owned_;
 }
 
-wire_bytes wire_bytes::take_from(caf::binary_deserializer& source, size_t n) {
+wire_bytes wire_bytes::copy_of(std::span<const std::byte> bytes) {
   std::vector<std::byte> buf;
-  serializers::detail::assign_fresh(buf, next_bytes(source, n).data(), n);
-  source.skip(n);
+  serializers::detail::assign_fresh(buf, bytes.data(), bytes.size());
   return wire_bytes{std::move(buf)};
+}
+
+std::vector<std::byte> wire_bytes::unfilled(size_t n) {
+  namespace sd = serializers::detail;
+  auto result = sd::take_vector_unwritten<std::byte>(n);
+  if (result.capacity() < n) {
+    result.reserve(n);
+    if (n >= sd::huge_page_advice_threshold)
+      sd::advise_huge_pages(result.data(), n);
+  }
+  // A reused vector that held n bytes or more resizes without writing.
+  result.resize(n);
+  return result;
 }
 
 std::vector<std::byte> wire_bytes::take() {
   auto result = std::move(*owned_);
   *this = wire_bytes{};
   return result;
-}
-
-caf::error wire_bytes::save(caf::serializer& sink) const {
-  uint64_t n = view_.size();
-  if (auto err = sink(n))
-    return err;
-  if (n == 0)
-    return caf::none;
-  return sink.apply_raw(n, const_cast<std::byte*>(view_.data()));
-}
-
-caf::error wire_bytes::load(caf::deserializer& source) {
-  uint64_t n = 0;
-  if (auto err = source(n))
-    return err;
-  return load_body(source, n);
-}
-
-caf::error wire_bytes::load_body(caf::deserializer& source, uint64_t n) {
-  auto bin = dynamic_cast<caf::binary_deserializer*>(&source);
-  if (bin != nullptr && n > bin->remaining())
-    return caf::make_error(caf::sec::end_of_stream,
-                           "ferry wire_bytes claims " + std::to_string(n)
-                             + " bytes but the message holds only "
-                             + std::to_string(bin->remaining()));
-  if (bin != nullptr) {
-    *this = take_from(*bin, n);
-    return caf::none;
-  }
-  std::vector<std::byte> buf(n);
-  if (n > 0)
-    if (auto err = source.apply_raw(n, buf.data()))
-      return err;
-  *this = wire_bytes{std::move(buf)};
-  return caf::none;
 }
 
 } // namespace ferry::detail

@@ -1,11 +1,12 @@
-// ferry's wire protocol: its version, how frames travel, and its size rules.
+// ferry's wire protocol: its version, how payload frames travel, and its
+// size rules.
 //
-// Everything one node sends another goes through CAF's middleman (BASP over
-// TCP) as one of ferry's wire types (wire/message.hpp, wire/control.hpp),
-// registered with CAF under "ferry.*" names (wire/registration.hpp). User
-// values never reach CAF's serializer: a family encodes them into payload
-// frames, which travel as `wire_bytes`. docs/wire-format.md describes every
-// wire type byte by byte.
+// Everything one node sends another travels in ferry's own frames
+// (wire/frame.hpp) on a TCP connection of ferry's own or a same-host lane:
+// user messages (wire/message.hpp) and control frames (wire/control.hpp).
+// User values never reach CAF's serializer outside the `caf` family: a
+// family encodes them into payload frames, which travel as `wire_bytes`.
+// docs/wire-format.md describes every frame byte by byte.
 //
 // This header holds the constants both ends must agree on. It has no state.
 #pragma once
@@ -16,18 +17,10 @@ namespace ferry::detail {
 
 /// Protocol version of ferry's wire types and of the payload forms the
 /// built-in families put in them. A peer with another version is refused at
-/// the handshake, naming both versions (a `hello` is read only as far as its
-/// version). Raise it with every change of a wire type's layout or of a
-/// family's payload form.
-inline constexpr uint32_t wire_protocol_version = 13;
-
-/// Link tokens. CAF's BASP believes the source node a peer writes into a
-/// routed message, so a node connected to two others could otherwise send
-/// messages on their link as either. In its hello each node names the token
-/// it expects on what the peer sends it over that link: 64 random bits,
-/// fresh for each link, sent only to that peer. Every link-scoped wire type
-/// carries it (`token`); the gateway drops what lacks it
-/// (`link_stats::dropped_wrong_token`).
+/// the handshake, naming both versions (an `intro` is read only as far as
+/// its version, node id and name). Raise it with every change of a frame's
+/// layout or of a family's payload form.
+inline constexpr uint32_t wire_protocol_version = 14;
 
 /// How a frame travels.
 enum class frame_kind : uint8_t {
@@ -65,11 +58,6 @@ inline constexpr uint64_t wire_overhead = 64;
 
 /// Per-frame overhead counted against the credit window.
 inline constexpr uint64_t wire_frame_overhead = 32;
-
-/// CAF's BASP keeps payload lengths in 32 bits without a check; a message's
-/// inline bytes stay well below that, so the header and framing always fit.
-inline constexpr uint64_t basp_payload_limit
-  = (uint64_t{1} << 32) - (uint64_t{1} << 20);
 
 /// A batch holds at most this many messages. A sender flushes its batch at
 /// 256 KiB and counts every message as at least `wire_overhead` bytes, so

@@ -1,0 +1,87 @@
+// pending_asks: matching answers to requests (see link/pending_asks.hpp).
+#include "link/pending_asks.hpp"
+
+#include <atomic>
+#include <utility>
+#include <vector>
+
+namespace ferry::detail {
+
+namespace {
+
+std::atomic<uint64_t> next_request{1};
+
+} // namespace
+
+uint64_t pending_asks::add(callback cb) {
+  return add(std::move(cb), nullptr, 0, 0);
+}
+
+uint64_t pending_asks::add(callback cb, std::shared_ptr<landing_buffer> target,
+                           uint64_t offset, uint64_t length) {
+  auto id = next_request.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (closed_)
+    return 0;
+  asks_.emplace(id, entry{std::move(cb), std::move(target), offset, length});
+  return id;
+}
+
+net::chunk_place pending_asks::place(uint64_t id, uint64_t length) {
+  std::shared_ptr<landing_buffer> target;
+  uint64_t offset = 0;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = asks_.find(id);
+    if (i == asks_.end() || !i->second.target || i->second.length != length)
+      return {};
+    target = i->second.target;
+    offset = i->second.offset;
+  }
+  auto bytes = target->place(offset, length);
+  if (bytes.size() != length)
+    return {};
+  return {bytes, std::move(target)};
+}
+
+bool pending_asks::complete(uint64_t id, answer x) {
+  callback cb;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = asks_.find(id);
+    if (i == asks_.end())
+      return false;
+    cb = std::move(i->second.cb);
+    asks_.erase(i);
+  }
+  if (cb)
+    cb(std::move(x));
+  return true;
+}
+
+void pending_asks::forget(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  asks_.erase(id);
+}
+
+void pending_asks::fail_all(const caf::error& why) {
+  std::unordered_map<uint64_t, entry> failed;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    closed_ = true;
+    failed.swap(asks_);
+  }
+  for (auto& [id, x] : failed)
+    if (x.cb) {
+      answer a;
+      a.error = why;
+      x.cb(std::move(a));
+    }
+}
+
+size_t pending_asks::size() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return asks_.size();
+}
+
+} // namespace ferry::detail

@@ -1,0 +1,91 @@
+// pending_asks: this node's requests to the peer that wait for an answer.
+//
+// A link's requests (a lookup, a spawn, a chunk or relay request) go to the
+// peer on the link's own way, each with a request id, and the answer comes
+// back on the same link naming it (docs/wire-format.md, "Requests"). An
+// answer is matched here and nowhere else: no other link, and no other
+// connection of the peer, can answer this link's requests. Ids come from
+// one counter for the process, so an id names one request of one link.
+//
+// A chunk request names where its bytes land (a part of the frame being
+// pulled, link/landing_buffer.hpp): the reader of the answer copies them
+// there straight from the socket (`place`), when the answer holds exactly
+// the bytes asked for.
+//
+// Every ask ends once: answered, failed (`fail_all` when the link goes
+// down), or forgotten by its asker (`forget`, after its timeout). Callbacks
+// run on the thread that ends the ask, without the lock.
+//
+// Thread-safety: every member function may be called from any thread; one
+// mutex guards the table.
+#pragma once
+
+#include "link/landing_buffer.hpp"
+#include "transport/frame_reader.hpp"
+#include "wire/bytes.hpp"
+
+#include <caf/error.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace ferry::detail {
+
+class pending_asks {
+public:
+  /// What came back.
+  struct answer {
+    /// Set when the peer answered with an error, or the ask failed.
+    caf::error error;
+    /// The actor id of a lookup or spawn answer.
+    uint64_t actor = 0;
+    /// A chunk's bytes when they did not land in place.
+    wire_bytes data;
+    /// Whether a chunk's bytes landed in place.
+    bool landed = false;
+  };
+
+  using callback = std::function<void(answer)>;
+
+  /// Records an ask; returns its request id (never 0), or 0 when the link
+  /// is down (`fail_all` ran): the caller sends nothing then.
+  uint64_t add(callback cb);
+
+  /// Records a chunk ask whose `length` bytes land at `offset` of `target`.
+  uint64_t add(callback cb, std::shared_ptr<landing_buffer> target,
+               uint64_t offset, uint64_t length);
+
+  /// Returns where the `length` bytes answering `id` land (empty when `id`
+  /// is not a chunk ask of that length).
+  net::chunk_place place(uint64_t id, uint64_t length);
+
+  /// Ends ask `id` with `x`; returns false when no ask has that id (an
+  /// answer to nothing: late, or invented).
+  bool complete(uint64_t id, answer x);
+
+  /// Forgets ask `id` without calling its callback.
+  void forget(uint64_t id);
+
+  /// Fails every ask with `why` and takes no more.
+  void fail_all(const caf::error& why);
+
+  /// Returns the asks waiting.
+  size_t size() const;
+
+private:
+  struct entry {
+    callback cb;
+    std::shared_ptr<landing_buffer> target;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+
+  mutable std::mutex mtx_;
+  std::unordered_map<uint64_t, entry> asks_;
+  bool closed_ = false;
+};
+
+} // namespace ferry::detail

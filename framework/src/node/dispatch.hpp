@@ -1,0 +1,66 @@
+// link_dispatch: what a link's peer sends, handed to the link and the node.
+//
+// Once a connection's handshake made a link, every frame that arrives on it
+// comes here, on the connection's I/O thread, and so does every record of
+// the link's incoming same-host lane, on the lane's reader thread
+// (frame_reader::read_record). A frame belongs to the link of the way it
+// came on, so nothing a peer sends can speak for another node (or another
+// link of this one): user messages and batches go to the link to be
+// delivered, control frames to the part they concern, requests to the node
+// (lookups, spawns) or the link (chunks, relays) and are answered on the
+// same link, and answers to this node's requests to the link's pending
+// asks. A peer's bytes reach CAF's deserializer only inside a `caf`-family
+// payload, through ferry's checked reader.
+//
+// What the peer may send is bounded per frame type (`max_body`, from the
+// link's config): larger frames, handshake frames and malformed ones end
+// the connection (the error names what was wrong), as does a goodbye (the
+// peer stops). When the connection ends, the node takes the link down.
+//
+// Thread-safety: called by one reading thread at a time per way (the
+// connection's I/O thread, the lane's reader); the two ways of one link may
+// call at once, as the link's parts allow.
+#pragma once
+
+#include "link/link_state.hpp"
+#include "transport/connection.hpp"
+
+#include <memory>
+
+namespace ferry::detail {
+
+class node_impl;
+
+class link_dispatch final : public net::connection::handler {
+public:
+  link_dispatch(node_impl& node, std::weak_ptr<link_state> link,
+                link_config cfg);
+
+  uint64_t max_body(wire::frame_type type) const override;
+
+  caf::error on_frame(wire::frame_type type,
+                      std::span<const std::byte> body) override;
+
+  caf::error on_message(wire_message&& msg) override;
+
+  net::chunk_place chunk_landing(uint64_t request, uint64_t length) override;
+
+  caf::error on_chunk(uint64_t request, wire_bytes data, bool landed) override;
+
+  import_landing* imports() override;
+
+  void on_open(net::connection&) override;
+
+  void on_closed(net::connection& conn, const caf::error& why) override;
+
+private:
+  /// Completes ask `request` with `x`, counting an answer to nothing.
+  void answered(link_state& link, uint64_t request, pending_asks::answer x);
+
+  node_impl& node_;
+  std::weak_ptr<link_state> link_;
+  const uint64_t max_message_;
+  const uint64_t max_chunk_;
+};
+
+} // namespace ferry::detail

@@ -1,0 +1,79 @@
+// Making and losing links: node_impl's part (see node/node_impl.hpp).
+//
+// A handshake that ends well makes its link here (node/handshake.hpp): the
+// link's way out (its connection, or a same-host lane beside it), the link
+// in the node's table, the dispatcher the connection reports to from then
+// on, the reader of the link's incoming lane, and the node's watchers
+// hearing `node_up`. A link whose connection or lane ends goes down here:
+// its proxies end with `remote_link_unreachable`, and the watchers hear
+// `node_down` with the reason.
+#include "lane/lane_transport.hpp"
+#include "node/dispatch.hpp"
+#include "node/node_impl.hpp"
+
+#include "ferry/errc.hpp"
+
+#include <caf/exit_reason.hpp>
+
+namespace ferry::detail {
+
+link_table::admission
+node_impl::make_link(const std::shared_ptr<net::connection>& conn,
+                     const peer_info& peer, const link_config& cfg,
+                     std::vector<std::string> send_families,
+                     std::optional<lane::ring>& offered,
+                     std::shared_ptr<net::connection::handler>& dispatch,
+                     const std::function<void()>& first) {
+  auto same_host = shares_store_with(peer.who);
+  // The link's way out: the peer's ring when it offered one, else the
+  // connection.
+  std::shared_ptr<transport> out = conn;
+  if (same_host && cfg.lane && !peer.offer.lane.empty()) {
+    if (auto ring = lane::ring::open(peer.offer.lane)) {
+      ring->unlink();
+      out = std::make_shared<lane_transport>(
+        std::make_shared<lane::ring>(std::move(*ring)), conn);
+    } else {
+      log("cannot write into the same-host lane node " + peer.who.node_name
+          + " offered (this node sends it through the TCP connection): "
+          + render(ring.error()));
+    }
+  }
+  auto admitted = links_.admit(peer.who.node_id, [&] {
+    auto link = std::make_shared<link_state>(*this, peer, cfg,
+                                             std::move(send_families),
+                                             same_host, out);
+    // Before anything else can send on the link (it is in the table once
+    // this returns).
+    first();
+    return link;
+  });
+  if (!admitted.made)
+    return admitted;
+  auto& link = admitted.link;
+  auto d = std::make_shared<link_dispatch>(*this, link, cfg);
+  conn->set_handler(d);
+  conn->linked(cfg.heartbeat_interval, cfg.connection_timeout);
+  dispatch = d;
+  if (offered) {
+    auto in = std::make_shared<lane::ring>(std::move(*offered));
+    offered.reset();
+    link->adopt_lane_in(in);
+    read_lane(link, std::move(in), cfg, d, out);
+  }
+  // The peer hears when this node's default actor ends.
+  if (auto whom = exposed_.find(exposed_.default_id()))
+    link->export_actor(whom);
+  watch_.up(peer.who.node_name);
+  return admitted;
+}
+
+void node_impl::link_lost(const std::shared_ptr<link_state>& link,
+                          const caf::error& why) {
+  if (!link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr))
+    return;
+  links_.drop(link);
+  watch_.down(link->peer_name(), why);
+}
+
+} // namespace ferry::detail

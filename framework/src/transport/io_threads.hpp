@@ -1,0 +1,60 @@
+// io_threads: the threads a node's connections run on.
+//
+// A node has `count` I/O threads (`ferry.transport.io-threads`, one by
+// default), each running one Asio `io_context`. A connection, a listener
+// or a dial is given one of them (`next`, in turn) and everything Asio
+// calls for it runs there: the context's handlers of one connection never
+// run at once, without a strand. An I/O thread may never wait for a peer
+// (transport.hpp, `may_wait`).
+//
+// Ownership: the node owns its `io_threads`; `stop` ends the contexts and
+// joins the threads (what the handlers still hold is released there).
+//
+// Thread-safety: `next` may be called from any thread; `stop` once.
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace ferry::detail::net {
+
+class io_threads {
+public:
+  /// Starts `count` threads (at least one).
+  explicit io_threads(size_t count);
+
+  io_threads(const io_threads&) = delete;
+  io_threads& operator=(const io_threads&) = delete;
+
+  ~io_threads();
+
+  /// Returns the context to run the next connection on.
+  boost::asio::io_context& next();
+
+  /// Returns whether the calling thread is one of these.
+  bool on_io_thread() const;
+
+  /// Stops the contexts (their pending handlers are dropped) and joins the
+  /// threads. Idempotent.
+  void stop();
+
+private:
+  struct context {
+    boost::asio::io_context ioc{1};
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type>
+      work{ioc.get_executor()};
+    std::thread thread;
+  };
+
+  std::vector<std::unique_ptr<context>> contexts_;
+  std::atomic<size_t> turn_{0};
+  bool stopped_ = false;
+};
+
+} // namespace ferry::detail::net

@@ -1,0 +1,22 @@
+// transport: the interface's out-of-line parts (see transport/transport.hpp).
+#include "transport/transport.hpp"
+
+namespace ferry::detail {
+
+namespace {
+
+thread_local bool reads_frames = false;
+
+} // namespace
+
+transport::~transport() = default;
+
+bool may_wait() noexcept {
+  return !reads_frames;
+}
+
+void forbid_waiting() noexcept {
+  reads_frames = true;
+}
+
+} // namespace ferry::detail

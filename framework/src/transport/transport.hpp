@@ -1,0 +1,53 @@
+// transport: the way a link's frames leave this node.
+//
+// A link sends every frame it has for its peer (user messages, batches,
+// control frames, requests and answers) through one transport, in order
+// (link/outbox.hpp numbers and orders them; the transport keeps that
+// order). Two implementations: a TCP connection of ferry's own
+// (transport/connection.hpp), plain or TLS, between hosts and wherever no
+// lane can be had; and a same-host lane (lane/lane_transport.hpp), a ring
+// in shared memory the peer reads. Above this interface a message's way is
+// the same for both.
+//
+// What comes in takes the way back: the connection's reader, or the lane's
+// reader thread, hands each frame to the node's dispatcher for the link
+// (node/dispatch.hpp).
+//
+// Thread-safety: `send` may be called from any thread; calls are ordered by
+// the caller (the link's outbox holds its lock around them). `close` may be
+// called from any thread, also while a `send` runs.
+#pragma once
+
+#include "wire/out_frame.hpp"
+
+namespace ferry::detail {
+
+class transport {
+public:
+  virtual ~transport();
+
+  /// Sends `frame` after every frame sent before it. A connection never
+  /// waits (what the socket does not take now is queued and written by its
+  /// I/O thread); a lane waits for room in its ring, except on a thread
+  /// that may never wait (`may_wait`), where the frame is kept and written
+  /// later. After `close`, frames are dropped.
+  virtual void send(wire::out_frame&& frame) = 0;
+
+  /// Stops sending. With `drain`, what was sent before goes out first
+  /// (bounded by the transport's linger) and the peer sees an orderly end;
+  /// without, the way closes at once.
+  virtual void close(bool drain) = 0;
+
+  /// Returns whether this transport is a same-host lane.
+  virtual bool is_lane() const noexcept = 0;
+};
+
+/// Returns whether the calling thread may wait for a transport (false on
+/// the threads that read frames: a connection's I/O thread and a lane's
+/// reader, which must keep reading while their peer waits for them).
+bool may_wait() noexcept;
+
+/// Marks the calling thread as one that reads frames (see `may_wait`).
+void forbid_waiting() noexcept;
+
+} // namespace ferry::detail
