@@ -48,9 +48,9 @@ std::string to_string(payload_type x);
 /// The baseline family: plain CAF, no ferry at all, on CAF's defaults.
 inline const std::string raw_caf = "raw-caf";
 
-/// The second baseline: plain CAF given the scheduler and middleman
-/// settings a ferry node sets (caf_runs.cpp copies them from a default
-/// `ferry::node_config`).
+/// The second baseline: plain CAF given the scheduler settings a ferry node
+/// sets (copied from a default `ferry::node_config`) and fixed middleman
+/// settings (support/ferry_caf_settings.hpp).
 inline const std::string raw_caf_tuned = "raw-caf-tuned";
 
 /// The physical limit of tcp sets: a blocking TCP socket pair on loopback

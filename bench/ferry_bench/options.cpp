@@ -47,11 +47,11 @@ Message throughput and latency between two actors, ferry against plain CAF
 
 The reference rows of every selected cell's transport, size and pattern
 always run: raw-caf (CAF as shipped) and raw-caf-tuned (CAF given ferry's
-scheduler and middleman settings), each sending the cell's payload type
-(bytes for a shared_array), and the physical limit (tcp: a plain socket,
-ipc: one memcpy). So every row has its ratio, ratio_tuned and, over ipc and
-tcp, ratio_to_limit; a tls row's ratio is over the plain ferry tcp row of
-the same family, type, size and pattern.
+scheduler settings, no BASP workers and heartbeats), each sending the cell's
+payload type (bytes for a shared_array), and the physical limit (tcp: a
+plain socket, ipc: one memcpy). So every row has its ratio, ratio_tuned
+and, over ipc and tcp, ratio_to_limit; a tls row's ratio is over the plain
+ferry tcp row of the same family, type, size and pattern.
 
 )";
 

@@ -116,7 +116,8 @@ public:
 void clear_payload_cache();
 
 /// Plain CAF (actor_system + middleman publish/remote_actor); no ferry.
-/// `tuned`: with the scheduler and middleman settings of a ferry node.
+/// `tuned`: with a ferry node's scheduler settings and fixed middleman
+/// settings (support/ferry_caf_settings.hpp).
 std::unique_ptr<group> make_caf_group(transport tr, bool tuned,
                                       const bench_env& env);
 
