@@ -1,8 +1,10 @@
 // The raw-caf baselines: plain CAF, no ferry at all. `raw-caf` runs on
-// CAF's defaults; `raw-caf-tuned` gets every scheduler, work-stealing and
-// middleman setting a default `ferry::node_config` holds (copied from one,
-// so the baseline follows ferry's settings as they are), on both sides.
-// `caf-application.ini` comes after them in either case, as for ferry.
+// CAF's defaults; `raw-caf-tuned` gets every scheduler and work-stealing
+// setting a default `ferry::node_config` holds (copied from one, so the
+// baseline follows ferry's settings as they are) and the middleman settings
+// of support/ferry_caf_settings.hpp (no BASP workers, heartbeats every 5 s,
+// a 30 s connection timeout), on both sides. `caf-application.ini` comes
+// after them in either case, as for ferry.
 //
 // inproc: one actor system, the sink and the driver in it. ipc and tcp (the
 // same path for plain CAF: CAF's middleman over loopback): the sink lives in

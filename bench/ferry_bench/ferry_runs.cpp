@@ -8,13 +8,14 @@
 // ferry sees two hosts and takes the cross-host path over loopback. inproc
 // groups keep sender and receiver in one node: plain CAF, no encoding. tls
 // groups are tcp groups whose nodes both set ferry.tls, with certificates
-// for their names made by make_test_pki.sh (the `openssl` command).
+// for their names made by make_test_pki.sh (test_pki.hpp).
 // `<family>+metrics` rows (--metrics) run with the Prometheus endpoint on in
 // both nodes, and a thread here renders the metrics ten times a second.
 #include "child.hpp"
 #include "driver.hpp"
 #include "ferry_parts.hpp"
 #include "machine.hpp"
+#include "test_pki.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -82,23 +83,13 @@ std::string list_arg(const std::string& family) {
   return "[\"" + family + "\"]";
 }
 
-/// Makes certificates for `names` in `dir` (one CA for all).
-void make_certificates(const std::string& dir,
-                       const std::vector<std::string>& names) {
-  auto command = std::string{FERRY_PKI_SCRIPT} + " " + dir;
-  for (auto& x : names)
-    command += " " + x;
-  if (std::system(command.c_str()) != 0)
-    throw std::runtime_error("make_test_pki.sh failed (is openssl "
-                             "installed?)");
-}
-
 /// The ferry.tls flags of the node named `name`.
 std::vector<std::string> tls_flags(const std::string& dir,
                                    const std::string& name) {
-  return {"--ferry.tls.certificate=" + dir + "/" + name + ".pem",
-          "--ferry.tls.key=" + dir + "/" + name + ".key",
-          "--ferry.tls.ca-file=" + dir + "/ca.pem"};
+  auto files = credentials_of(dir, name);
+  return {"--ferry.tls.certificate=" + files.certificate,
+          "--ferry.tls.key=" + files.key,
+          "--ferry.tls.ca-file=" + files.ca_file};
 }
 
 class ferry_group final : public group {
@@ -127,10 +118,10 @@ public:
     bool tls = tr == transport::tls;
     if (tls) {
       make_certificates(env.pki_dir, {cfg_.node_name, peer_name});
-      auto& dir = env.pki_dir;
-      cfg_.tls_certificate = dir + "/" + cfg_.node_name + ".pem";
-      cfg_.tls_key = dir + "/" + cfg_.node_name + ".key";
-      cfg_.tls_ca_file = dir + "/ca.pem";
+      auto files = credentials_of(env.pki_dir, cfg_.node_name);
+      cfg_.tls_certificate = files.certificate;
+      cfg_.tls_key = files.key;
+      cfg_.tls_ca_file = files.ca_file;
     }
     auto n = ferry::node::start(cfg_);
     if (!n)

@@ -1,306 +1,80 @@
 // The limit rows: what the machine allows without actors, measured in the
 // same sets as the rows compared with them.
 //
-// - `socket` (tcp sets): two processes and one blocking TCP connection on
-//   loopback, TCP_NODELAY on both ends. The peer (`ferry-bench
-//   --peer=socket`) listens on a loopback port, prints "port <N>", and
-//   reads messages on one thread: a 16-byte header (payload size, kind)
-//   and the payload. It reads through a 64 KiB buffer (many small messages
-//   per read call; a larger payload goes on into one buffer kept for the
-//   connection's life), reads the first and last byte like the actors'
-//   sink, answers a request (kind 1) with its CLOCK_MONOTONIC time and
-//   acknowledges every k-th one-way message with the count (8 bytes each).
-//   Its stdin takes the peers' commands (`reset k`, `rss`); `reset` only
-//   runs between rounds, when nothing is in flight. The sender here runs
-//   the same stream trial as the actor rows (stream_trial.hpp: same window,
-//   acknowledgement batches and rounds) from the same kind of prebuilt
-//   buffer; one-way messages that fit gather in a 64 KiB buffer written
-//   when full and before waiting for an acknowledgement (as CAF's
-//   middleman writes what a turn of its loop gathered), larger ones go out
-//   with one writev of header and payload, and a request goes out at once.
+// - `socket` (tcp and netns sets): two processes and one blocking TCP
+//   connection, TCP_NODELAY on both ends (byte_stream.hpp).
+// - `tls-socket` (the tls rows, in the tcp sets): the same over TLS 1.3
+//   with OpenSSL (tls_stream.hpp), certificates of the run's test PKI for
+//   the names `tls-socket-driver` and `tls-socket-peer` (test_pki.hpp).
+//   The peer checks the driver's certificate and the driver the peer's
+//   name, as ferry's TLS links check each other.
+//
+//   Both send the messages of frame_protocol.hpp: the sender here runs the
+//   same stream trial as the actor rows (same window, acknowledgement
+//   batches and rounds) from the same kind of prebuilt buffer. The peer
+//   (`ferry-bench --peer=socket|tls-socket`) listens on its address,
+//   prints "port <N>", takes one connection and reads messages on one
+//   thread; its stdin takes the peers' commands (`reset k`, `rss`), and
+//   `reset` only runs between rounds, when nothing is in flight.
 // - `memcpy` (ipc sets): one warm memcpy of the payload size per round
 //   (`memcpy_us`, the same figure as the machine block's), reported as
 //   copies per second; p50/p99 are the per-copy times.
 //
 // Groups and trials run on the driver's main thread only.
 #include "bench_types.hpp"
+#include "byte_stream.hpp"
 #include "child.hpp"
 #include "driver.hpp"
+#include "frame_protocol.hpp"
 #include "machine.hpp"
 #include "stream_trial.hpp"
+#include "test_pki.hpp"
+#include "tls_stream.hpp"
 
+#include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <cstring>
+#include <csignal>
+#include <functional>
 #include <iostream>
 #include <stdexcept>
 #include <thread>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 namespace ferry::bench {
 
 namespace {
 
-/// The header of every message on the socket.
-struct frame_header {
-  uint64_t size = 0;
-  /// 0: one-way, 1: request.
-  uint64_t kind = 0;
-};
+/// The names in the tls-socket row's certificates.
+const std::string tls_driver_name = "tls-socket-driver";
+const std::string tls_peer_name = "tls-socket-peer";
 
-std::string errno_text(const char* what) {
-  return std::string{what} + ": " + std::strerror(errno);
-}
+/// Opens the stream to a peer listening on `port`.
+using stream_connector
+  = std::function<std::unique_ptr<byte_stream>(uint16_t port)>;
 
-/// Writes every byte of `iov` (blocking); false on failure.
-bool write_all(int fd, iovec* iov, int count) {
-  while (count > 0) {
-    auto n = ::writev(fd, iov, count);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    auto left = static_cast<size_t>(n);
-    while (count > 0 && left >= iov->iov_len) {
-      left -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
-      iov->iov_len -= left;
-    }
-  }
-  return true;
-}
-
-/// Reads exactly `size` bytes (blocking); false on failure or end of stream.
-bool read_all(int fd, void* buf, size_t size) {
-  auto* pos = static_cast<char*>(buf);
-  while (size > 0) {
-    auto n = ::read(fd, pos, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    pos += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-void set_nodelay(int fd) {
-  int on = 1;
-  static_cast<void>(::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)));
-}
-
-/// Waits up to `wait` for `fd` to be readable: 1 readable, 0 not, -1 error.
-int wait_readable(int fd, std::chrono::milliseconds wait) {
-  pollfd pfd{fd, POLLIN, 0};
-  for (;;) {
-    auto n = ::poll(&pfd, 1, static_cast<int>(wait.count()));
-    if (n < 0 && errno == EINTR)
-      continue;
-    return n < 0 ? -1 : (n > 0 ? 1 : 0);
-  }
-}
-
-/// Bytes a side of the socket row moves per system call at most when it
-/// gathers small messages.
-constexpr size_t gather_bytes = 64 * 1024;
-
-/// The sending end of the socket row.
-class socket_channel final : public channel {
+/// A socket row: the peer process and the stream to it.
+class stream_group final : public group {
 public:
-  socket_channel(int fd, std::shared_ptr<const std::vector<char>> payload)
-    : fd_(fd), payload_(std::move(payload)) {
-    out_.reserve(gather_bytes);
-  }
-
-  void load() override {
-    // The payload is prebuilt, as the actor rows' caf::message is.
-  }
-
-  void unload() override {
-    // nop
-  }
-
-  bool send() override {
-    frame_header h{payload_->size(), 0};
-    if (sizeof(h) + payload_->size() > gather_bytes)
-      return flush() && write_frame(0);
-    auto* pos = reinterpret_cast<const char*>(&h);
-    out_.insert(out_.end(), pos, pos + sizeof(h));
-    out_.insert(out_.end(), payload_->begin(), payload_->end());
-    return out_.size() + sizeof(h) + payload_->size() <= gather_bytes
-           || flush();
-  }
-
-  std::optional<uint64_t> next_ack(std::chrono::milliseconds wait) override {
-    if (!flush())
-      return std::nullopt;
-    auto ready = wait_readable(fd_, wait);
-    if (ready < 0)
-      error_ = errno_text("poll");
-    if (ready <= 0)
-      return std::nullopt;
-    uint64_t count = 0;
-    if (!read_all(fd_, &count, sizeof(count))) {
-      error_ = "the socket peer closed the connection";
-      return std::nullopt;
-    }
-    return count;
-  }
-
-  bool round_trip(double timeout_seconds) override {
-    if (!write_frame(1))
-      return false;
-    auto wait = std::chrono::milliseconds{
-      static_cast<int64_t>(timeout_seconds * 1000)};
-    if (wait_readable(fd_, wait) <= 0) {
-      error_ = "no reply from the socket peer";
-      return false;
-    }
-    uint64_t t = 0;
-    if (!read_all(fd_, &t, sizeof(t))) {
-      error_ = "the socket peer closed the connection";
-      return false;
-    }
-    return true;
-  }
-
-private:
-  /// Writes the gathered messages.
-  bool flush() {
-    if (out_.empty())
-      return true;
-    iovec iov{out_.data(), out_.size()};
-    out_.clear();
-    if (!write_all(fd_, &iov, 1)) {
-      error_ = errno_text("writev");
-      return false;
-    }
-    return true;
-  }
-
-  bool write_frame(uint64_t kind) {
-    frame_header h{payload_->size(), kind};
-    iovec iov[2] = {{&h, sizeof(h)},
-                    {const_cast<char*>(payload_->data()), payload_->size()}};
-    if (!write_all(fd_, iov, 2)) {
-      error_ = errno_text("writev");
-      return false;
-    }
-    return true;
-  }
-
-  int fd_;
-  std::shared_ptr<const std::vector<char>> payload_;
-  std::vector<char> out_;
-};
-
-/// The socket peer's reading end: many small messages per read call.
-class frame_reader {
-public:
-  explicit frame_reader(int fd) : fd_(fd), in_(gather_bytes) {
-    // nop
-  }
-
-  /// Reads the next header; false at the end of the stream.
-  bool header(frame_header& h) {
-    if (!fill(sizeof(h)))
-      return false;
-    std::memcpy(&h, in_.data() + begin_, sizeof(h));
-    begin_ += sizeof(h);
-    return true;
-  }
-
-  /// Returns the next `size` bytes, valid until the next call; nullptr at
-  /// the end of the stream.
-  const char* payload(size_t size) {
-    if (size <= in_.size()) {
-      if (!fill(size))
-        return nullptr;
-      auto* result = in_.data() + begin_;
-      begin_ += size;
-      return result;
-    }
-    // Larger than the read buffer: what it holds, then the rest directly.
-    if (big_.size() < size)
-      big_.resize(size);
-    auto held = end_ - begin_;
-    std::memcpy(big_.data(), in_.data() + begin_, held);
-    begin_ = end_ = 0;
-    if (!read_all(fd_, big_.data() + held, size - held))
-      return nullptr;
-    return big_.data();
-  }
-
-private:
-  /// Makes `n` bytes (at most the buffer's size) available from `begin_`.
-  bool fill(size_t n) {
-    if (end_ - begin_ >= n)
-      return true;
-    std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-    while (end_ < n) {
-      auto got = ::read(fd_, in_.data() + end_, in_.size() - end_);
-      if (got < 0 && errno == EINTR)
-        continue;
-      if (got <= 0)
-        return false;
-      end_ += static_cast<size_t>(got);
-    }
-    return true;
-  }
-
-  int fd_;
-  std::vector<char> in_;
-  size_t begin_ = 0;
-  size_t end_ = 0;
-  std::vector<char> big_;
-};
-
-class socket_group final : public group {
-public:
-  explicit socket_group(const bench_env& env) {
-    std::vector<std::string> args{"--peer=socket"};
-    args.insert(args.end(), env.peer_place.begin(), env.peer_place.end());
-    args.push_back("--address=" + env.peer_address);
+  /// Starts the peer with `args` and opens the stream to it with `connect`.
+  stream_group(std::string row, const std::vector<std::string>& args,
+               const stream_connector& connect)
+    : row_(std::move(row)) {
     peer_ = std::make_unique<child>(args);
     auto port = peer_->wait_for("port ", std::chrono::seconds{30});
     if (!port)
-      throw std::runtime_error("the socket peer did not start");
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0)
-      throw std::runtime_error(errno_text("socket"));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    if (::inet_pton(AF_INET, env.peer_address.c_str(), &addr.sin_addr) != 1)
-      throw std::runtime_error("not an IPv4 address: " + env.peer_address);
-    addr.sin_port = htons(static_cast<uint16_t>(std::stoi(*port)));
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
-      throw std::runtime_error(errno_text("connect to the socket peer"));
-    set_nodelay(fd_);
+      throw std::runtime_error("the " + row_ + " peer did not start");
+    stream_ = connect(static_cast<uint16_t>(std::stoi(*port)));
   }
 
-  ~socket_group() override {
-    if (fd_ >= 0)
-      ::close(fd_);
+  ~stream_group() override {
+    stream_.reset();
     peer_.reset();
   }
 
   std::unique_ptr<trial> start(const cell& c, const run_params& p) override {
     if (c.type != payload_type::bytes)
-      throw std::runtime_error("the socket row sends bytes only");
+      throw std::runtime_error("the " + row_ + " row sends bytes only");
     // The bytes raw-caf sends (one copy in the process, not one per row).
     auto held = std::make_shared<const caf::message>(bytes_message(c.size,
                                                                    true));
@@ -315,21 +89,66 @@ public:
       auto answer = peer_->ask("rss", "rss ");
       return answer ? std::stod(*answer) : -1.0;
     };
-    return make_stream_trial(
-      std::make_unique<socket_channel>(fd_, std::move(payload)), c.pat, p,
-      std::move(hooks));
+    return make_stream_trial(make_frame_channel(*stream_, std::move(payload)),
+                             c.pat, p, std::move(hooks));
   }
 
   measurement handoff(const cell&, const run_params&) override {
     measurement m;
-    m.error = "the socket row has no hand-off";
+    m.error = "the " + row_ + " row has no hand-off";
     return m;
   }
 
 private:
+  std::string row_;
   std::unique_ptr<child> peer_;
-  int fd_ = -1;
+  std::unique_ptr<byte_stream> stream_;
 };
+
+/// The peer's arguments: where it runs and listens.
+std::vector<std::string> peer_args(const std::string& mode,
+                                   const bench_env& env) {
+  std::vector<std::string> args{"--peer=" + mode};
+  args.insert(args.end(), env.peer_place.begin(), env.peer_place.end());
+  args.push_back("--address=" + env.peer_address);
+  return args;
+}
+
+std::unique_ptr<group> make_socket_group(const bench_env& env) {
+  auto address = env.peer_address;
+  return std::make_unique<stream_group>(
+    socket_limit, peer_args("socket", env), [address](uint16_t port) {
+      return make_tcp_stream(connect_tcp(address, port));
+    });
+}
+
+std::unique_ptr<group> make_tls_socket_group(const bench_env& env) {
+  if (env.pki_dir.empty())
+    throw std::runtime_error("the tls-socket row needs the run's PKI "
+                             "directory");
+  make_certificates(env.pki_dir, {tls_driver_name, tls_peer_name});
+  auto ctx = std::make_shared<tls_context>(
+    tls_context::role::client, credentials_of(env.pki_dir, tls_driver_name));
+  auto args = peer_args("tls-socket", env);
+  auto files = credentials_of(env.pki_dir, tls_peer_name);
+  args.insert(args.end(), {"--certificate=" + files.certificate,
+                           "--key=" + files.key,
+                           "--ca-file=" + files.ca_file});
+  auto address = env.peer_address;
+  return std::make_unique<stream_group>(
+    tls_socket_limit, args, [ctx, address](uint16_t port) {
+      int fd = connect_tcp(address, port);
+      try {
+        auto conn = ctx->handshake(fd, tls_peer_name);
+        // Inside the set's progress line: "warm-up (tls-socket: TLSv1.3 ...)".
+        std::cerr << " (tls-socket: " << conn.session << ")" << std::flush;
+        return std::move(conn.stream);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+    });
+}
 
 /// Rounds of one warm memcpy each (see the file comment).
 class memcpy_trial final : public trial {
@@ -383,93 +202,109 @@ public:
   }
 };
 
-/// The socket peer's receiving loop (see the file comment).
-void serve_socket(int fd, std::atomic<uint64_t>& count,
-                  std::atomic<uint64_t>& ack_every) {
-  frame_reader in{fd};
-  uint64_t checksum = 0;
-  frame_header h;
-  while (in.header(h)) {
-    auto* buf = in.payload(static_cast<size_t>(h.size));
-    if (buf == nullptr)
-      break;
-    if (h.size > 0)
-      checksum += static_cast<unsigned char>(buf[0])
-                  + static_cast<unsigned char>(buf[h.size - 1]);
-    uint64_t answer = 0;
-    if (h.kind == 1) {
-      answer = now_ns();
-    } else {
-      auto n = count.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (n % ack_every.load(std::memory_order_relaxed) != 0)
-        continue;
-      answer = n;
-    }
-    iovec iov{&answer, sizeof(answer)};
-    if (!write_all(fd, &iov, 1))
-      break;
-  }
-  // Keeps the reads of first and last bytes observable.
-  asm volatile("" : : "r"(checksum) : "memory");
-}
+/// Makes a connection's stream from its socket; on failure throws and
+/// leaves the socket to the caller.
+using stream_opener = std::function<std::unique_ptr<byte_stream>(int fd)>;
 
-} // namespace
-
-std::unique_ptr<group> make_limit_group(transport tr, const bench_env& env) {
-  if (tr == transport::tcp || tr == transport::netns)
-    return std::make_unique<socket_group>(env);
-  if (tr == transport::ipc)
-    return std::make_unique<memcpy_group>();
-  throw std::runtime_error("no limit row for " + to_string(tr));
-}
-
-int socket_peer_main(const std::string& address) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
-    std::cerr << "ferry-bench peer: not an IPv4 address: " << address << '\n';
-    return 2;
-  }
-  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listener < 0) {
-    std::cerr << "ferry-bench peer: " << errno_text("socket") << '\n';
+/// A socket row's peer: listens on `address`, prints the port, serves one
+/// connection opened with `open` on a thread of its own and the commands
+/// on stdin until stdin closes.
+int serve_stream_peer(const std::string& address, const stream_opener& open) {
+  // A write to a connection the driver closed fails instead of ending the
+  // process (OpenSSL writes with write(2)).
+  std::signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<tcp_listener> listener;
+  try {
+    listener = std::make_unique<tcp_listener>(address);
+  } catch (std::exception& e) {
+    std::cerr << "ferry-bench peer: " << e.what() << '\n';
     return 1;
   }
-  socklen_t len = sizeof(addr);
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0
-      || ::listen(listener, 1) != 0
-      || ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len)
-           != 0) {
-    std::cerr << "ferry-bench peer: " << errno_text("listen") << '\n';
-    ::close(listener);
-    return 1;
-  }
-  std::cout << "port " << ntohs(addr.sin_port) << std::endl;
+  std::cout << "port " << listener->port() << std::endl;
   std::atomic<uint64_t> count{0};
   std::atomic<uint64_t> ack_every{1};
   std::atomic<int> conn{-1};
+  // Set by the reader, read after it joined.
+  std::unique_ptr<byte_stream> stream;
   std::thread reader{[&] {
-    int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    int fd = listener->accept();
     if (fd < 0)
       return;
-    set_nodelay(fd);
     conn = fd;
-    serve_socket(fd, count, ack_every);
+    try {
+      stream = open(fd);
+    } catch (std::exception& e) {
+      std::cerr << "ferry-bench peer: " << e.what() << '\n';
+      return;
+    }
+    serve_frames(*stream, count, ack_every);
   }};
   auto rc = serve_commands([&](uint64_t k) {
     count = 0;
     ack_every = std::max<uint64_t>(1, k);
     return true;
   });
-  // stdin closed: end the reader (blocked in accept or read) and leave.
-  ::shutdown(listener, SHUT_RDWR);
+  // stdin closed: end the reader (blocked in accept, a handshake or a read)
+  // and leave.
+  listener->shutdown();
   if (auto fd = conn.load(); fd >= 0)
     ::shutdown(fd, SHUT_RDWR);
   reader.join();
-  if (auto fd = conn.load(); fd >= 0)
+  if (stream)
+    stream.reset(); // closes the socket
+  else if (auto fd = conn.load(); fd >= 0)
     ::close(fd);
-  ::close(listener);
   return rc;
+}
+
+} // namespace
+
+std::unique_ptr<group> make_limit_group(transport tr, const bench_env& env) {
+  if (tr == transport::tcp || tr == transport::netns)
+    return make_socket_group(env);
+  if (tr == transport::tls)
+    return make_tls_socket_group(env);
+  if (tr == transport::ipc)
+    return std::make_unique<memcpy_group>();
+  throw std::runtime_error("no limit row for " + to_string(tr));
+}
+
+int socket_peer_main(const std::string& address) {
+  return serve_stream_peer(address, [](int fd) { return make_tcp_stream(fd); });
+}
+
+int tls_socket_peer_main(int argc, char** argv, const std::string& address) {
+  tls_credentials files;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = arg.substr(arg.find('=') + 1);
+    if (arg.rfind("--certificate=", 0) == 0)
+      files.certificate = value;
+    else if (arg.rfind("--key=", 0) == 0)
+      files.key = value;
+    else if (arg.rfind("--ca-file=", 0) == 0)
+      files.ca_file = value;
+    else {
+      std::cerr << "ferry-bench peer: unknown tls-socket argument " << arg
+                << '\n';
+      return 2;
+    }
+  }
+  if (files.certificate.empty() || files.key.empty() || files.ca_file.empty()) {
+    std::cerr << "ferry-bench peer: the tls-socket peer needs "
+                 "--certificate=, --key= and --ca-file=\n";
+    return 2;
+  }
+  std::unique_ptr<tls_context> ctx;
+  try {
+    ctx = std::make_unique<tls_context>(tls_context::role::server, files);
+  } catch (std::exception& e) {
+    std::cerr << "ferry-bench peer: " << e.what() << '\n';
+    return 2;
+  }
+  return serve_stream_peer(address, [&ctx](int fd) {
+    return ctx->handshake(fd).stream;
+  });
 }
 
 } // namespace ferry::bench

@@ -128,7 +128,10 @@ private:
     if (is_limit_family(c.family)) {
       if (c.family != limit_family_of(c.tr))
         return "the " + c.family + " limit row belongs to "
-               + (c.family == socket_limit ? "tcp" : "ipc") + " sets";
+               + (c.family == socket_limit       ? "tcp and netns"
+                  : c.family == tls_socket_limit ? "tls"
+                                                 : "ipc")
+               + " rows";
       if (c.type != payload_type::bytes || is_one_shot(c.pat))
         return std::string{"limit rows send bytes, oneway and pingpong"};
       return std::nullopt;
@@ -260,8 +263,8 @@ matrix build_matrix(const options& opts) {
   // Every selected cell gets its reference rows, even when the filters leave
   // them out: raw-caf and raw-caf-tuned sending the cell's payload type
   // (bytes for a shared_array) and bytes (the set's opener), and the limit
-  // row of its transport. A tls row's is the plain ferry row of its cell,
-  // and that row's.
+  // row of its transport. A tls row's are the plain ferry row of its cell,
+  // that row's, and the tls-socket row of its size and pattern.
   auto add_all = [&](auto references_of) {
     std::vector<cell> added;
     for (auto& c : result.cells) {
@@ -297,6 +300,9 @@ matrix build_matrix(const options& opts) {
     }
     if (auto limit = limit_family_of(tr); !limit.empty())
       out.push_back(cell{tr, limit, payload_type::bytes, c.size, c.pat});
+    if (c.tr == transport::tls)
+      out.push_back(cell{c.tr, limit_family_of(c.tr), payload_type::bytes,
+                         c.size, c.pat});
     return out;
   });
   // Order: transport, then (size, pattern): the cells compared with one

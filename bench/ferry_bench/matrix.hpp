@@ -17,7 +17,8 @@ namespace ferry::bench {
 
 /// Where the two actors live. `tls` is `tcp` over TLS links (both nodes
 /// with ferry.tls set); its rows are compared with the plain ferry `tcp` row
-/// of the same family, type, size and pattern, and run in the same sets.
+/// of the same family, type, size and pattern and with the `tls-socket`
+/// row of their size and pattern, and run in the tcp sets.
 /// `netns` is `tcp` between hosts of their own: every node in a network
 /// namespace, its link shaped to `options::host_link_mbit` each way
 /// (emulated_hosts.hpp): broadcast rows, and byte arrays one way beside the
@@ -48,14 +49,19 @@ std::string to_string(payload_type x);
 /// The baseline family: plain CAF, no ferry at all, on CAF's defaults.
 inline const std::string raw_caf = "raw-caf";
 
-/// The second baseline: plain CAF given the scheduler and middleman
-/// settings a ferry node sets (caf_runs.cpp copies them from a default
-/// `ferry::node_config`).
+/// The second baseline: plain CAF given the scheduler settings a ferry node
+/// sets (copied from a default `ferry::node_config`) and fixed middleman
+/// settings (support/ferry_caf_settings.hpp).
 inline const std::string raw_caf_tuned = "raw-caf-tuned";
 
 /// The physical limit of tcp sets: a blocking TCP socket pair on loopback
 /// between two processes, no actors (limit_runs.cpp).
 inline const std::string socket_limit = "socket";
+
+/// The limit of the tls rows: the same socket pair with OpenSSL's TLS 1.3
+/// over it (limit_runs.cpp). Its rows are `tls` rows and run in the tcp
+/// sets.
+inline const std::string tls_socket_limit = "tls-socket";
 
 /// The physical limit of ipc sets: one warm memcpy of the payload size.
 inline const std::string memcpy_limit = "memcpy";
@@ -65,16 +71,18 @@ inline bool is_caf_family(const std::string& family) {
   return family == raw_caf || family == raw_caf_tuned;
 }
 
-/// Returns true for the limit rows (socket, memcpy).
+/// Returns true for the limit rows (socket, tls-socket, memcpy).
 inline bool is_limit_family(const std::string& family) {
-  return family == socket_limit || family == memcpy_limit;
+  return family == socket_limit || family == tls_socket_limit
+         || family == memcpy_limit;
 }
 
-/// Returns the limit family of a transport's sets ("" for none).
+/// Returns the limit family of a transport's rows ("" for none).
 inline std::string limit_family_of(transport tr) {
   return tr == transport::tcp || tr == transport::netns ? socket_limit
-         : tr == transport::ipc ? memcpy_limit
-                                : std::string{};
+         : tr == transport::tls                         ? tls_socket_limit
+         : tr == transport::ipc                         ? memcpy_limit
+                                                        : std::string{};
 }
 
 /// The family reported for ferry rows in one process (plain CAF, no encoding).
@@ -147,7 +155,7 @@ struct cell {
   }
 
   /// Returns true for the rows others are divided by: either CAF baseline
-  /// sending bytes, and the limit rows.
+  /// sending bytes, and the limit rows (the tls-socket row too).
   bool is_reference() const {
     return (is_caf_family(family) && type == payload_type::bytes)
            || is_limit_family(family);
@@ -203,9 +211,10 @@ struct result {
   /// The same against raw-caf-tuned (CAF given ferry's settings).
   double tuned_msgs_per_s = 0;
   double ratio_tuned = 0;
-  /// ipc and tcp rows: against the limit row of the set (memcpy, socket):
-  /// oneway msgs_per_s over the limit's, pingpong the limit's p50 round
-  /// trip over the row's (1.0 = at the limit); negative when none.
+  /// ipc, tcp, tls and netns rows: against the limit row of the same
+  /// transport, size and pattern (memcpy, socket, tls-socket): oneway
+  /// msgs_per_s over the limit's, pingpong the limit's p50 round trip over
+  /// the row's (1.0 = at the limit); negative when none.
   double ratio_to_limit = -1;
   /// Peak resident memory of the receiving process (MiB), without the pages
   /// of the host store it maps; negative when unknown.

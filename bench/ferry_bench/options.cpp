@@ -26,7 +26,8 @@ Message throughput and latency between two actors, ferry against plain CAF
                           between hosts of their own)
   --family F[,F]          raw, cereal.binary, cereal.portable, cereal.json,
                           msgpack, caf, raw-caf, raw-caf-tuned, ferry (inproc
-                          ferry rows), socket (tcp limit), memcpy (ipc limit)
+                          ferry rows), socket (tcp limit), tls-socket (tls
+                          limit), memcpy (ipc limit)
   --payload S[,S]         sizes: 64, 4K, 64K, 1M, 64M, 1G
   --pattern P[,P]         oneway, pingpong, handoff, broadcast
   --type T[,T]            bytes, record, shared_array
@@ -47,11 +48,12 @@ Message throughput and latency between two actors, ferry against plain CAF
 
 The reference rows of every selected cell's transport, size and pattern
 always run: raw-caf (CAF as shipped) and raw-caf-tuned (CAF given ferry's
-scheduler and middleman settings), each sending the cell's payload type
-(bytes for a shared_array), and the physical limit (tcp: a plain socket,
-ipc: one memcpy). So every row has its ratio, ratio_tuned and, over ipc and
-tcp, ratio_to_limit; a tls row's ratio is over the plain ferry tcp row of
-the same family, type, size and pattern.
+scheduler settings, no BASP workers and heartbeats), each sending the cell's
+payload type (bytes for a shared_array), and the physical limit (tcp: a
+plain socket, tls: OpenSSL over one, ipc: one memcpy). So every row has its
+ratio, ratio_tuned and, over ipc, tcp and tls, ratio_to_limit; a tls row's
+ratio is over the plain ferry tcp row of the same family, type, size and
+pattern, and it has no ratio_tuned.
 
 )";
 
@@ -208,7 +210,8 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         for (auto& x : split(*v)) {
           auto known = builtin_families();
           known.insert(known.end(), {raw_caf, raw_caf_tuned, inproc_ferry,
-                                     socket_limit, memcpy_limit});
+                                     socket_limit, tls_socket_limit,
+                                     memcpy_limit});
           if (!contains(known, x))
             return fail("unknown family " + x);
           result.families.push_back(x);

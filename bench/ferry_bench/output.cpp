@@ -112,6 +112,16 @@ void compute_ratios(std::vector<result>& results) {
     if (x.c.tr == transport::tcp)
       plain[x.c.label()] = x.msgs_per_s;
   }
+  // Throughput over the limit's; a round trip: the limit's over the row's.
+  auto against_limit = [&limit](result& x) {
+    if (auto i = limit.find(key_of(x.c)); i != limit.end()) {
+      auto [rate, p50] = i->second;
+      if (x.c.pat == pattern::oneway && rate > 0)
+        x.ratio_to_limit = x.msgs_per_s / rate;
+      else if (x.c.pat == pattern::pingpong && x.p50_us > 0)
+        x.ratio_to_limit = p50 / x.p50_us;
+    }
+  };
   for (auto& x : results) {
     x.baseline_msgs_per_s = 0;
     x.ratio = 0;
@@ -120,18 +130,20 @@ void compute_ratios(std::vector<result>& results) {
     x.ratio_to_limit = -1;
     if (!x.ok || is_one_shot(x.c.pat))
       continue;
-    // A tls row against the plain ferry row of its cell.
+    // The limit rows are no other rows' rivals: no ratio.
+    if (is_limit_family(x.c.family))
+      continue;
+    // A tls row against the plain ferry row of its cell, and against the
+    // tls-socket row of its size and pattern.
     if (x.c.tr == transport::tls) {
       if (auto i = plain.find(x.c.plain_twin().label());
           i != plain.end() && i->second > 0) {
         x.baseline_msgs_per_s = i->second;
         x.ratio = x.msgs_per_s / i->second;
       }
+      against_limit(x);
       continue;
     }
-    // The limit rows are no CAF rows' rivals: no ratio.
-    if (is_limit_family(x.c.family))
-      continue;
     caf_key k{x.c.tr, x.c.caf_type(), x.c.size, x.c.pat};
     if (auto i = caf.find(k); i != caf.end() && i->second > 0) {
       x.baseline_msgs_per_s = i->second;
@@ -142,14 +154,7 @@ void compute_ratios(std::vector<result>& results) {
       x.ratio_tuned
         = x.c.family == raw_caf_tuned ? 1.0 : x.msgs_per_s / i->second;
     }
-    // Throughput over the limit's; a round trip: the limit's over the row's.
-    if (auto i = limit.find(key_of(x.c)); i != limit.end()) {
-      auto [rate, p50] = i->second;
-      if (x.c.pat == pattern::oneway && rate > 0)
-        x.ratio_to_limit = x.msgs_per_s / rate;
-      else if (x.c.pat == pattern::pingpong && x.p50_us > 0)
-        x.ratio_to_limit = p50 / x.p50_us;
-    }
+    against_limit(x);
   }
 }
 
@@ -166,11 +171,13 @@ void print_table(const report& r) {
     << "\nratio = msgs/s over the raw-caf row (CAF as shipped) sending the "
        "same payload type (bytes for a shared_array), transport, size and "
        "pattern, measured in the same rounds; tuned = the same over "
-       "raw-caf-tuned (CAF given ferry's scheduler and middleman settings); "
-       "limit = over the limit row (tcp: a plain socket, ipc: one memcpy): "
-       "oneway msgs/s over its, pingpong its p50 over the row's (1.0 = at "
-       "the limit); tls rows: ratio over the plain ferry tcp row of the "
-       "same cell\n";
+       "raw-caf-tuned (CAF given ferry's scheduler settings, no BASP workers "
+       "and heartbeats); "
+       "limit = over the limit row (tcp: a plain socket, tls: OpenSSL over "
+       "a plain socket, ipc: one memcpy): oneway msgs/s over its, pingpong "
+       "its p50 over the row's (1.0 = at the limit); tls rows: ratio over "
+       "the plain ferry tcp row of the same cell, limit over the tls-socket "
+       "row\n";
   // The family column fits the longest family (`cereal.binary+metrics`).
   size_t family_width = 15;
   for (auto& x : r.results)
@@ -200,7 +207,9 @@ void print_table(const report& r) {
                           ? " (two processes, shared host store)"
                       : c.tr == transport::tls
                           ? " (tcp over TLS links with mutual "
-                            "authentication; ratio against plain ferry tcp)"
+                            "authentication; ratio against plain ferry tcp, "
+                            "limit against tls-socket: TLS 1.3 with OpenSSL "
+                            "over a plain socket)"
                       : c.tr == transport::netns
                           ? " (tcp between hosts of their own: a network "
                             "namespace per node, each host's link "
@@ -432,7 +441,8 @@ bool write_plot(const report& r, const std::string& path) {
     for (auto& [i, title] : lines) {
       auto style = title == raw_caf         ? "lw 3 dt 2 lc 'black' "
                    : title == raw_caf_tuned ? "lw 3 dt 4 lc 'gray40' "
-                   : title == socket_limit  ? "lw 3 dt 3 lc 'red' "
+                   : title == socket_limit || title == tls_socket_limit
+                     ? "lw 3 dt 3 lc 'red' "
                                             : "lw 1.5 ";
       gp << "'" << data << "' index " << i << " using 1:2 with linespoints "
          << style << "title '" << title << "', ";

@@ -1,10 +1,10 @@
 // The peer process: ferry-bench started again with
-// `--peer=caf|caf-tuned|ferry|socket`.
+// `--peer=caf|caf-tuned|ferry|socket|tls-socket`.
 //
-// It publishes a sink (see driver.hpp; the socket peer listens on a plain
-// socket instead, see limit_runs.cpp) on a loopback port, prints
-// "port <N>", then serves commands on stdin, one per line, until stdin
-// closes. Two options of its own come first, before CAF's and ferry's:
+// It publishes a sink (see driver.hpp; the socket and tls-socket peers
+// listen on a plain socket instead, see limit_runs.cpp) on a loopback port,
+// prints "port <N>", then serves commands on stdin, one per line, until
+// stdin closes. Two options of its own come first, before CAF's and ferry's:
 // `--netns=<path>` joins that network namespace before anything starts, and
 // `--address=<a>` listens at <a> (default 127.0.0.1); the `netns` rows use
 // both (emulated_hosts.hpp). Commands:
@@ -18,7 +18,8 @@
 //   relayed     ferry peers: answers "relayed <bytes>", the bytes of store
 //               objects this node pulled from other receivers' copies
 //               instead of their owner (summed over its links)
-// Every other argument is CAF's and ferry's (--ferry.store.name=...).
+// Every other argument is CAF's and ferry's (--ferry.store.name=...), or
+// the tls-socket peer's certificate, key and CA.
 #include "driver.hpp"
 #include "emulated_hosts.hpp"
 #include "machine.hpp"
@@ -101,6 +102,8 @@ int peer_main(int argc, char** argv) {
     return caf_peer_main(n, rest.data(), mode == "caf-tuned", address);
   if (mode == "socket")
     return socket_peer_main(address);
+  if (mode == "tls-socket")
+    return tls_socket_peer_main(n, rest.data(), address);
   if (mode == "ferry")
     return ferry_peer_main(n, rest.data(), address);
   std::cerr << "ferry-bench: unknown peer mode " << mode << '\n';

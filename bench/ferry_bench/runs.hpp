@@ -116,12 +116,13 @@ public:
 void clear_payload_cache();
 
 /// Plain CAF (actor_system + middleman publish/remote_actor); no ferry.
-/// `tuned`: with the scheduler and middleman settings of a ferry node.
+/// `tuned`: with a ferry node's scheduler settings and fixed middleman
+/// settings (support/ferry_caf_settings.hpp).
 std::unique_ptr<group> make_caf_group(transport tr, bool tuned,
                                       const bench_env& env);
 
-/// The limit row of `tr`'s sets: a plain socket pair (tcp) or one memcpy
-/// (ipc); see limit_runs.cpp.
+/// The limit row of `tr`: a plain socket pair (tcp, netns), TLS over one
+/// (tls) or one memcpy (ipc); see limit_runs.cpp.
 std::unique_ptr<group> make_limit_group(transport tr, const bench_env& env);
 
 /// ferry with `family` as the only serializer and deserializer on both
@@ -129,8 +130,8 @@ std::unique_ptr<group> make_limit_group(transport tr, const bench_env& env);
 std::unique_ptr<group> make_ferry_group(transport tr, const std::string& family,
                                         const bench_env& env);
 
-/// The peer process: `ferry-bench --peer=caf|caf-tuned|ferry|socket [CAF
-/// and ferry flags]`.
+/// The peer process: `ferry-bench --peer=caf|caf-tuned|ferry|socket|tls-socket
+/// [CAF and ferry flags]`.
 int peer_main(int argc, char** argv);
 
 /// The commands only a ferry peer serves (see peer.cpp); a peer without
@@ -151,5 +152,9 @@ int serve_commands(const std::function<bool(uint64_t)>& reset_receiver,
 
 /// The socket peer (limit_runs.cpp).
 int socket_peer_main(const std::string& address);
+
+/// The tls-socket peer (limit_runs.cpp); `argv` holds its certificate, key
+/// and CA (`--certificate=`, `--key=`, `--ca-file=`).
+int tls_socket_peer_main(int argc, char** argv, const std::string& address);
 
 } // namespace ferry::bench

@@ -10,7 +10,8 @@
 //       makes K round trips and prints one JSON object
 //
 // I is `raw-caf` (CAF's defaults), `raw-caf-tuned` (CAF given a ferry
-// node's scheduler and middleman settings) or `ferry` (two ferry nodes
+// node's scheduler settings and the middleman settings of
+// support/ferry_caf_settings.hpp) or `ferry` (two ferry nodes
 // sharing one host store, family F, cereal.binary by default). A request
 // carries B bytes (64 by default; `std::vector<char>` for plain CAF,
 // `std::vector<std::byte>` for ferry), the reply a `uint64_t`.

@@ -6,7 +6,8 @@ Usage: round_trip_cost.py FERRY_ROUND_TRIP_COST [--round-trips K]
            [--no-valgrind]
 
 For each implementation (raw-caf: CAF's defaults; raw-caf-tuned: CAF given a
-ferry node's scheduler and middleman settings; ferry: two ferry nodes of one
+ferry node's scheduler settings and the middleman settings of
+bench/support/ferry_caf_settings.hpp; ferry: two ferry nodes of one
 host, family F) and payload size, starts the server and the client of
 ferry_round_trip_cost (round_trip_cost.cpp), each under
 `valgrind --tool=callgrind`, and reads each side's counters over the K

@@ -8,8 +8,12 @@ runs it as a user does (real peer processes for ipc and tcp, a real host
 store, gnuplot) and checks the output against bench/ferry_bench/README.md:
 every selected row and its baselines (CAF as shipped and tuned) and limit
 rows (socket, memcpy) are there, the figures agree with each other (ratio,
-ratio_tuned, ratio_to_limit, MB/s, the median of the rounds), the plot is a PNG, and bad
-filters are refused with exit code 2 and a message naming the bad value.
+ratio_tuned, ratio_to_limit, MB/s, the median of the rounds), the plot is a
+PNG, and bad filters are refused with exit code 2 and a message naming the
+bad value. A quick run of the tls cells (64 B and 1 MiB) checks the
+tls-socket limit rows, the tls rows' ratio (over plain ferry tcp) and
+ratio_to_limit (over tls-socket), and that the tls and tcp targets are
+printed.
 It checks no speed: targets are read from full runs, never from tests.
 """
 import json
@@ -168,6 +172,85 @@ def check_handoff(bench, work):
           "the hand-off target is not in the table")
 
 
+def check_tls(bench, work):
+    """A quick run of the tls cells: every tls row has its tls-socket limit
+    row (transport tls, no ratios of its own) and its plain ferry tcp twin;
+    its ratio is over the twin, its ratio_to_limit over the tls-socket row,
+    and it has no ratio_tuned."""
+    js = os.path.join(work, "tls.json")
+    if os.path.exists(js):
+        os.remove(js)
+    res = run(bench, "--quick", "--transport", "tls", "--payload", "64,1M",
+              "--pattern", "oneway,pingpong", "--seconds", "0.05",
+              "--json", js)
+    if not check(res.returncode == 0,
+                 f"ferry-bench tls exited {res.returncode}:\n"
+                 f"{res.stderr[-3000:]}"):
+        return
+    with open(js) as f:
+        doc = json.load(f)
+    check(doc.get("machine", {}).get("mode") == "quick",
+          "the tls run's mode is not 'quick'")
+    check(doc.get("skipped") == [],
+          f"tls cells skipped or failed: {doc.get('skipped')}")
+    rows = {(r.get("transport"), r.get("family"), r.get("payload_bytes"),
+             r.get("pattern")): r for r in doc.get("results", [])}
+    for size in (64, 1 << 20):
+        for pat in ("oneway", "pingpong"):
+            where = f"tls {size} B {pat}"
+            limit = rows.get(("tls", "tls-socket", size, pat))
+            row = rows.get(("tls", "cereal.binary", size, pat))
+            plain = rows.get(("tcp", "cereal.binary", size, pat))
+            if not (check(limit is not None, f"{where}: no tls-socket row")
+                    and check(row is not None, f"{where}: no tls row")
+                    and check(plain is not None,
+                              f"{where}: no plain ferry tcp row")):
+                continue
+            check(rows.get(("tcp", "socket", size, pat)) is not None,
+                  f"{where}: no socket row")
+            bad = [k for k in ("msgs_per_s", "mb_per_s", "p50_us", "p99_us",
+                               "receiver_peak_rss_mb")
+                   if not (number(limit.get(k)) and limit[k] > 0)]
+            check(not bad, f"{where}: tls-socket row lacks {bad}")
+            check(limit.get("payload_type") == "bytes",
+                  f"{where}: tls-socket row sends {limit.get('payload_type')}")
+            check(all(limit.get(k) is None
+                      for k in ("baseline_msgs_per_s", "ratio",
+                                "tuned_msgs_per_s", "ratio_tuned",
+                                "ratio_to_limit")),
+                  f"{where}: the tls-socket row has ratios")
+            rounds = limit.get("round_msgs_per_s", [])
+            check(isinstance(rounds, list) and len(rounds) == 5,
+                  f"{where}: tls-socket round_msgs_per_s {rounds}")
+            if not check(number(row.get("msgs_per_s"))
+                         and row["msgs_per_s"] > 0,
+                         f"{where}: tls row rate {row.get('msgs_per_s')}"):
+                continue
+            check(number(row.get("baseline_msgs_per_s"))
+                  and close(row["baseline_msgs_per_s"], plain["msgs_per_s"]),
+                  f"{where}: baseline_msgs_per_s is not the plain tcp row's")
+            check(number(row.get("ratio"))
+                  and close(row["ratio"],
+                            row["msgs_per_s"] / plain["msgs_per_s"], 1e-3),
+                  f"{where}: ratio {row.get('ratio')} is not over plain tcp")
+            check(row.get("ratio_tuned") is None,
+                  f"{where}: a tls row has ratio_tuned {row.get('ratio_tuned')}")
+            want = (row["msgs_per_s"] / limit["msgs_per_s"] if pat == "oneway"
+                    else limit["p50_us"] / row["p50_us"])
+            check(number(row.get("ratio_to_limit"))
+                  and close(row["ratio_to_limit"], want, 1e-3),
+                  f"{where}: ratio_to_limit {row.get('ratio_to_limit')}, "
+                  f"expected {want} (over the tls-socket row)")
+    for target in ("tls >= 1 MiB oneway, against the tls-socket limit",
+                   "tls >= 1 MiB oneway, against plain ferry tcp",
+                   "tls 64 B and 4 KiB, against plain ferry tcp",
+                   "tcp >= 1 MiB oneway, against the socket limit"):
+        check(target in res.stdout, f"the tls run prints no target {target!r}")
+    check("(need >= 0.85)" in res.stdout,
+          "no target prints its threshold 0.85 with both decimals")
+    check("\n  tls-socket " in res.stdout, "the table has no tls-socket row")
+
+
 def main():
     bench, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -199,6 +282,7 @@ def main():
     with open(png, "rb") as f:
         check(f.read(8) == b"\x89PNG\r\n\x1a\n", "--plot did not write a PNG")
     check_handoff(bench, work)
+    check_tls(bench, work)
     # --list: a refusal that regressed prints cells instead of running them.
     for args, name in ((["--payload", "3K"], "3K"),
                        (["--quick", "--payload", "64K"], "64 KiB"),
