@@ -10,9 +10,9 @@
 // or
 //   result <port> fail <error>
 // and then "done". On "report" it prints "received <name>..." (the members
-// whose one-way message arrived) and "link <peer> dropped=<n>" per link
-// (messages its gateway dropped for want of the link's token). It exits
-// when stdin closes. Flags are ferry's and CAF's (--ferry.node-name=...).
+// whose one-way message arrived) and "link <peer> unasked=<n>" per link
+// (answers that came to no request of its own), then "end". It exits when
+// stdin closes. Flags are ferry's and CAF's (--ferry.node-name=...).
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
           [](caf::error& err) { std::cout << " (" << ferry::render(err) << ")"; });
       std::cout << '\n';
       for (auto& s : (*n)->stats())
-        std::cout << "link " << s.peer << " dropped=" << s.dropped_wrong_token
+        std::cout << "link " << s.peer << " unasked=" << s.unasked_answers
                   << '\n';
       std::cout << "end" << std::endl;
     }

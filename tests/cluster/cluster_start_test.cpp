@@ -140,12 +140,18 @@ std::vector<std::string> run_trial(size_t trial) {
       if (j != i && names.count(text("m", j)) == 0)
         problems.push_back(text(where(i), ": the one-way message of m", j,
                                 " did not arrive"));
+    size_t links = 0;
     while (auto line = procs[i]->read_line(10s)) {
       if (*line == "end")
         break;
-      if (line->find("dropped=0") == std::string::npos)
+      ++links;
+      if (line->find("unasked=0") == std::string::npos)
         problems.push_back(text(where(i), ": ", *line));
     }
+    // One link per pair: crossed connects keep one connection.
+    if (links != members - 1)
+      problems.push_back(text(where(i), ": ", links, " links to ", members - 1,
+                              " other members"));
   }
   for (auto& proc : procs) {
     proc->close_stdin();

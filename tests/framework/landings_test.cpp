@@ -1,30 +1,28 @@
 // Chunks of a pulled frame landing where they belong (link/landing_buffer,
-// node/landings, chunk_reply::load). A landing buffer takes chunks in any
-// order and refuses one beyond the frame, writing nothing; a chunk reply
-// lands straight in its frame only when the reading system's node has its
-// landing registered for exactly its place and length, else it is kept
-// aside (a reply naming another landing, an unknown key, or a frame given
-// up meanwhile writes nothing), also when it claims more bytes than the
-// message holds; a store handle's chunks land in the new store object.
+// link/pending_asks, the chunk frames of transport/frame_reader). A landing
+// buffer takes chunks in any order and refuses one beyond the frame,
+// writing nothing; a chunk frame lands straight in its frame only when it
+// answers an ask of this link registered for exactly that place and
+// length, else it is kept aside (another length, an unknown request, an
+// ask without a place) and writes nothing; a chunk longer than the
+// receive buffer lands from the socket's reads without passing through it;
+// a store handle's chunks land in the new store object.
 #include "link/landing_buffer.hpp"
-#include "node/landings.hpp"
+#include "link/pending_asks.hpp"
+#include "transport/frame_reader.hpp"
 #include "wire/control.hpp"
-#include "wire/read_context.hpp"
 
 #include "ferry/errc.hpp"
-#include "ferry/node_config.hpp"
 #include "ferry/test/mentions.hpp"
 
 #include "ferry/store/object_store.hpp"
 
-#include <caf/actor_system.hpp>
-#include <caf/binary_deserializer.hpp>
-#include <caf/binary_serializer.hpp>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,25 +34,65 @@ using ferry::test::mentions;
 
 namespace {
 
-
-/// A node's reading of chunk replies: an actor system whose config has the
-/// landings bound, as a running node's has.
-class chunk_reply_codec : public testing::Test {
+/// A link's reading of chunk frames: its pending asks behind a frame sink.
+class chunk_answers : public testing::Test, public net::frame_sink {
 protected:
-  chunk_reply_codec() : sys(cfg), binding(cfg, &places) {
-    // nop
+  uint64_t max_body(wire::frame_type) const override {
+    return uint64_t{64} << 20;
   }
 
-  /// Reads `buf` as the middleman of the node would.
-  caf::error decode_wire(const std::vector<char>& buf, chunk_reply& out) {
-    caf::binary_deserializer source{sys.dummy_execution_unit(), buf};
-    return source(out);
+  caf::error on_frame(wire::frame_type, std::span<const std::byte>) override {
+    return caf::make_error(ferry::errc::decode_failed, "not a chunk");
   }
 
-  ferry::node_config cfg;
-  caf::actor_system sys;
-  landings places;
-  read_context_binding binding;
+  caf::error on_message(wire_message&&) override {
+    return caf::make_error(ferry::errc::decode_failed, "not a chunk");
+  }
+
+  net::chunk_place chunk_landing(uint64_t request, uint64_t length) override {
+    return asks.place(request, length);
+  }
+
+  caf::error on_chunk(uint64_t request, wire_bytes data, bool landed) override {
+    pending_asks::answer a;
+    a.data = std::move(data);
+    a.landed = landed;
+    if (!asks.complete(request, std::move(a)))
+      ++unasked;
+    return caf::none;
+  }
+
+  import_landing* imports() override { return nullptr; }
+
+  /// Registers a chunk ask for `length` bytes at `offset` of `target`.
+  uint64_t ask(std::shared_ptr<landing_buffer> target, uint64_t offset,
+               uint64_t length) {
+    return asks.add(
+      [this](pending_asks::answer a) { answers.push_back(std::move(a)); },
+      std::move(target), offset, length);
+  }
+
+  /// Reads the chunk frame answering `request` with `bytes`, handing it to
+  /// the reader in reads of at most `step` bytes.
+  caf::error read_chunk(uint64_t request, const std::vector<std::byte>& bytes,
+                        size_t step = 1 << 20) {
+    auto frame = chunk_frame(request, bytes, nullptr).flatten();
+    net::frame_reader reader{false};
+    size_t done = 0;
+    while (done < frame.size()) {
+      auto into = reader.buffer();
+      auto n = std::min({into.size(), step, frame.size() - done});
+      std::memcpy(into.data(), frame.data() + done, n);
+      done += n;
+      if (auto err = reader.consume(n, *this))
+        return err;
+    }
+    return caf::none;
+  }
+
+  pending_asks asks;
+  std::vector<pending_asks::answer> answers;
+  size_t unasked = 0;
 };
 
 /// `n` bytes of a pattern that differs with `seed`.
@@ -71,16 +109,6 @@ std::span<const std::byte> chunk_of(const std::vector<std::byte>& frame,
   auto first = std::min(frame.size(), k * chunk);
   auto last = std::min(frame.size(), (k + 1) * chunk);
   return std::span{frame}.subspan(first, last - first);
-}
-
-/// A chunk reply for `landing` carrying `bytes`, as its owner writes it.
-std::vector<char> chunk_reply_bytes(uint64_t landing,
-                                    const std::vector<std::byte>& bytes) {
-  chunk_reply reply{landing, wire_bytes{bytes}};
-  std::vector<char> buf;
-  caf::binary_serializer sink{nullptr, buf};
-  EXPECT_FALSE(sink(reply));
-  return buf;
 }
 
 } // namespace
@@ -130,90 +158,89 @@ TEST(landing_buffer, ChunkBeyondTheFrameIsRefusedAndWritesNothing) {
   EXPECT_TRUE(std::equal(tail.begin(), tail.begin() + 40, out.begin() + 60));
 }
 
-TEST_F(chunk_reply_codec, ReplyForARegisteredLandingGoesStraightIntoTheFrame) {
-  // Arrange: a frame of two chunks; the second one's landing is registered.
+TEST_F(chunk_answers, AnswerToAChunkAskGoesStraightIntoTheFrame) {
+  // Arrange: a frame of two chunks; the second one is asked for.
   auto frame = std::make_shared<landing_buffer>(200);
   frame->prepare(200);
   auto first = pattern_bytes(100, 1);
   auto second = pattern_bytes(100, 2);
   ASSERT_TRUE(frame->land(0, first));
-  auto key = places.add(frame, 100, 100);
-  auto buf = chunk_reply_bytes(key, second);
+  auto id = ask(frame, 100, 100);
   // Act
-  chunk_reply out;
-  auto err = decode_wire(buf, out);
-  // Assert: landed, nothing kept aside, and the landing is used up.
-  ASSERT_FALSE(err) << caf::to_string(err);
-  EXPECT_TRUE(out.landed);
-  EXPECT_EQ(out.landing, key);
-  EXPECT_EQ(out.data.size(), 0u);
+  auto err = read_chunk(id, second);
+  // Assert: landed, nothing kept aside, and the ask is used up.
+  ASSERT_FALSE(err) << ferry::render(err);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].landed);
+  EXPECT_EQ(answers[0].data.size(), 0u);
   auto whole = frame->take();
   EXPECT_TRUE(std::equal(first.begin(), first.end(), whole.begin()));
   EXPECT_TRUE(std::equal(second.begin(), second.end(), whole.begin() + 100));
-  chunk_reply again;
-  ASSERT_FALSE(decode_wire(buf, again));
-  EXPECT_FALSE(again.landed);
-  EXPECT_EQ(again.data.size(), 100u);
+  ASSERT_FALSE(read_chunk(id, second));
+  EXPECT_EQ(answers.size(), 1u);
+  EXPECT_EQ(unasked, 1u) << "a second answer answers nothing";
 }
 
-TEST_F(chunk_reply_codec, ReplyThatMatchesNoLandingIsKeptAsideAndWritesNothing) {
-  // Arrange: a landing for 100 bytes; replies with another length, an
-  // unknown key, and for a frame given up meanwhile.
+TEST_F(chunk_answers, AnswerThatMatchesNoAskIsKeptAsideAndWritesNothing) {
+  // Arrange: an ask for 100 bytes; answers of another length, to an unknown
+  // request, and to an ask without a place.
   auto frame = std::make_shared<landing_buffer>(100);
   frame->prepare(100);
-  auto key = places.add(frame, 0, 100);
-  auto gone = std::make_shared<landing_buffer>(100);
-  gone->prepare(100);
-  auto gone_key = places.add(gone, 0, 100);
-  gone.reset();
+  auto longer_id = ask(frame, 0, 100);
+  auto placeless = asks.add([this](pending_asks::answer a) {
+    answers.push_back(std::move(a));
+  });
   auto bytes = pattern_bytes(100, 5);
-  auto longer = pattern_bytes(101, 6);
-  struct sample {
-    const char* what;
-    std::vector<char> buf;
-    size_t size;
-  };
-  std::vector<sample> samples{
-    {"another length", chunk_reply_bytes(key, longer), 101},
-    {"an unknown key", chunk_reply_bytes(key ^ 1, bytes), 100},
-    {"no landing", chunk_reply_bytes(0, bytes), 100},
-    {"a frame given up", chunk_reply_bytes(gone_key, bytes), 100},
-  };
-  for (auto& x : samples) {
-    // Act
-    chunk_reply out;
-    auto err = decode_wire(x.buf, out);
-    // Assert
-    ASSERT_FALSE(err) << x.what << ": " << caf::to_string(err);
-    EXPECT_FALSE(out.landed) << x.what;
-    EXPECT_EQ(out.data.size(), x.size) << x.what;
-  }
-  EXPECT_EQ(frame->take(), std::vector<std::byte>(100)) << "nothing landed";
-  places.remove(key);
-}
-
-TEST_F(chunk_reply_codec, LengthBeyondTheMessageIsRefusedEvenForALanding) {
-  // Arrange: a reply claiming 100 bytes for a registered landing of 100,
-  // cut to 60 bytes of data.
-  auto frame = std::make_shared<landing_buffer>(100);
-  frame->prepare(100);
-  auto key = places.add(frame, 0, 100);
-  auto buf = chunk_reply_bytes(key, pattern_bytes(100, 7));
-  buf.resize(buf.size() - 40);
   // Act
-  chunk_reply out;
-  auto err = decode_wire(buf, out);
+  ASSERT_FALSE(read_chunk(longer_id, pattern_bytes(101, 6)));
+  ASSERT_FALSE(read_chunk(longer_id ^ 0x5555, bytes));
+  ASSERT_FALSE(read_chunk(placeless, bytes));
   // Assert
-  EXPECT_TRUE(mentions(err, "claims 100 bytes but the message holds only 60"));
-  EXPECT_FALSE(out.landed);
-  EXPECT_EQ(frame->take(), std::vector<std::byte>(100));
-  places.remove(key);
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_FALSE(answers[0].landed);
+  EXPECT_EQ(answers[0].data.size(), 101u);
+  EXPECT_FALSE(answers[1].landed);
+  EXPECT_EQ(answers[1].data.size(), 100u);
+  EXPECT_EQ(unasked, 1u);
+  EXPECT_EQ(frame->take(), std::vector<std::byte>(100)) << "nothing landed";
 }
 
-TEST_F(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
+TEST_F(chunk_answers, ChunkLongerThanTheReceiveBufferLandsFromTheReads) {
+  // Arrange: an ask for 3 MiB, read in reads of 64 KiB.
+  const size_t size = 3 << 20;
+  auto frame = std::make_shared<landing_buffer>(size);
+  frame->prepare(size);
+  auto bytes = pattern_bytes(size, 8);
+  auto id = ask(frame, 0, size);
+  // Act
+  auto err = read_chunk(id, bytes, 64 << 10);
+  // Assert
+  ASSERT_FALSE(err) << ferry::render(err);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].landed);
+  EXPECT_EQ(frame->take(), bytes);
+}
+
+TEST_F(chunk_answers, ChunkFrameShorterThanItsRequestIdIsRefused) {
+  // Arrange: a chunk frame of 5 bytes of body.
+  std::vector<std::byte> record(wire::header_size + 5);
+  wire::frame_header header;
+  header.length = 5;
+  header.type = wire::frame_type::chunk;
+  wire::put_header(std::span<std::byte, wire::header_size>{record.data(),
+                                                           wire::header_size},
+                   header);
+  // Act
+  auto err = net::frame_reader::read_record(record, *this);
+  // Assert
+  EXPECT_TRUE(mentions(err, "shorter than its request id"))
+    << ferry::render(err);
+}
+
+TEST_F(chunk_answers, ChunksOfAStoreHandleLandInTheNewStoreObject) {
   // Arrange: a store object of three chunks (the last one short), as the
   // puller creates for a store handle pulled from another host; the middle
-  // chunk's landing is registered.
+  // chunk is asked for.
   ferry::store::store_config sc;
   sc.name = "ferry-test-" + std::to_string(::getpid()) + "-landing";
   sc.capacity = uint64_t{1} << 20;
@@ -235,19 +262,19 @@ TEST_F(chunk_reply_codec, ChunksOfAStoreHandleLandInTheNewStoreObject) {
   ASSERT_TRUE(object) << ferry::render(object.error());
   auto id = object->id();
   auto target = std::make_shared<landing_buffer>(std::move(*object));
-  auto key = places.add(target, chunk, chunk);
-  // Act: the middle chunk as the node's middleman reads its reply, the
-  // others as the puller lands replies read aside; one more beyond the
+  auto request = ask(target, chunk, chunk);
+  // Act: the middle chunk as the connection's reader reads its answer, the
+  // others as the puller lands answers read aside; one more beyond the
   // object.
-  chunk_reply reply;
-  auto err = decode_wire(chunk_reply_bytes(key, piece(1)), reply);
+  auto err = read_chunk(request, piece(1));
   auto first = target->land(0, piece(0));
   auto last = target->land(2 * chunk, piece(2));
   auto beyond = target->land(2 * chunk + 1, piece(2));
   auto ref = target->seal();
   // Assert
-  ASSERT_FALSE(err) << caf::to_string(err);
-  EXPECT_TRUE(reply.landed);
+  ASSERT_FALSE(err) << ferry::render(err);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_TRUE(answers[0].landed);
   EXPECT_TRUE(first);
   EXPECT_TRUE(last);
   EXPECT_FALSE(beyond);

@@ -44,6 +44,14 @@ void load(ferry::node_config& cfg, const std::string& ini,
   ASSERT_FALSE(cfg.finalize());
 }
 
+/// Parses `args` into `cfg` and returns what finalizing says.
+caf::error parse_and_finalize(ferry::node_config& cfg,
+                              std::vector<std::string> args) {
+  if (auto err = parse(cfg, "", std::move(args)))
+    return err;
+  return cfg.finalize();
+}
+
 /// Returns how often this process's threads went to sleep so far.
 long voluntary_switches() {
   rusage usage{};
@@ -153,34 +161,42 @@ TEST(node, StartsWithoutConfigurationAndWithoutStore) {
   EXPECT_TRUE((*sut)->stats().empty());
 }
 
-TEST(node, RunsWithoutBaspWorkersAndWarnsWhenGivenSome) {
-  // Arrange: ferry's default, and a user's setting of CAF's own default
-  // (a node keeps its config: both outlive their nodes).
-  std::vector<std::string> lines;
-  ferry::node_config by_default_cfg;
-  ferry::node_config with_one_cfg;
-  for (auto* cfg : {&by_default_cfg, &with_one_cfg}) {
-    cfg->store_enabled = false;
-    cfg->log_sink = [&lines](const std::string& line) {
-      lines.push_back(line);
-    };
-  }
-  with_one_cfg.set("middleman.workers", 1);
+TEST(node_config, TransportSettingsComeFromTheFileAndFlags) {
+  // Arrange
+  ferry::node_config by_default;
+  ferry::node_config by_flag;
+  ferry::node_config by_file;
   // Act
-  auto by_default = ferry::node::start(by_default_cfg);
-  auto logged_by_default = lines.size();
-  auto with_one = ferry::node::start(with_one_cfg);
+  load(by_default, "");
+  load(by_flag, "", {"--ferry.transport.io-threads=3",
+                     "--ferry.transport.handshake-timeout=2s"});
+  load(by_file, "[ferry.transport]\nio-threads = 2\nhandshake-timeout = "
+                "500ms\n");
   // Assert
-  ASSERT_TRUE(by_default) << ferry::render(by_default.error());
-  ASSERT_TRUE(with_one) << ferry::render(with_one.error());
-  EXPECT_EQ(caf::get_or((*by_default)->system().config(),
-                        "middleman.workers", size_t{1}),
-            0u);
-  EXPECT_EQ(logged_by_default, 0u);
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_NE(lines[0].find("middleman.workers is 1"), std::string::npos)
-    << lines[0];
-  EXPECT_NE(lines[0].find("send-timeout"), std::string::npos) << lines[0];
+  EXPECT_EQ(by_default.io_threads, 1u);
+  EXPECT_EQ(by_default.handshake_timeout, std::chrono::seconds{10});
+  EXPECT_EQ(by_flag.io_threads, 3u);
+  EXPECT_EQ(by_flag.handshake_timeout, std::chrono::seconds{2});
+  EXPECT_EQ(by_file.io_threads, 2u);
+  EXPECT_EQ(by_file.handshake_timeout, std::chrono::milliseconds{500});
+}
+
+TEST(node_config, NoIoThreadsOrAHandshakeWithoutTimeIsAConfigError) {
+  // Arrange
+  ferry::node_config no_threads;
+  ferry::node_config no_time;
+  // Act
+  auto threads_err = parse_and_finalize(no_threads,
+                                        {"--ferry.transport.io-threads=0"});
+  auto time_err = parse_and_finalize(no_time,
+                                     {"--ferry.transport.handshake-timeout=0s"});
+  // Assert
+  EXPECT_EQ(threads_err, ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(threads_err).find("ferry.transport.io-threads"),
+            std::string::npos);
+  EXPECT_EQ(time_err, ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(time_err).find("handshake-timeout"),
+            std::string::npos);
 }
 
 TEST(node, IdleSchedulerWorkersWaitInsteadOfPollingWithSleeps) {
@@ -343,25 +359,31 @@ TEST(node_config, HeartbeatsAreOnUnlessTheFileFlagsOrCodeSayOtherwise) {
   ferry::node_config by_flag;
   ferry::node_config by_file;
   ferry::node_config by_code;
-  by_code.set("middleman.heartbeat-interval", caf::timespan{0});
+  by_code.default_link.heartbeat_interval = seconds{3};
   // Act
   load(by_default, "");
-  load(by_flag, "", {"--middleman.heartbeat-interval=1s"});
-  load(by_file, "[middleman]\nconnection-timeout = 2s\n");
+  load(by_flag, "", {"--ferry.link.heartbeat-interval=1s"});
+  load(by_file, "[ferry.link]\nconnection-timeout = 60s\n");
   load(by_code, "");
   // Assert
-  auto interval = [](const ferry::node_config& cfg) {
-    return caf::get_or(cfg, "middleman.heartbeat-interval", caf::timespan{-1});
-  };
-  auto timeout = [](const ferry::node_config& cfg) {
-    return caf::get_or(cfg, "middleman.connection-timeout", caf::timespan{-1});
-  };
-  EXPECT_EQ(interval(by_default), caf::timespan{seconds{5}});
-  EXPECT_EQ(timeout(by_default), caf::timespan{seconds{30}});
-  EXPECT_EQ(interval(by_flag), caf::timespan{seconds{1}});
-  EXPECT_EQ(timeout(by_file), caf::timespan{seconds{2}});
-  EXPECT_EQ(interval(by_file), caf::timespan{seconds{5}});
-  EXPECT_EQ(interval(by_code), caf::timespan{0});
+  EXPECT_EQ(by_default.default_link.heartbeat_interval, seconds{5});
+  EXPECT_EQ(by_default.default_link.connection_timeout, seconds{30});
+  EXPECT_EQ(by_flag.default_link.heartbeat_interval, seconds{1});
+  EXPECT_EQ(by_file.default_link.connection_timeout, seconds{60});
+  EXPECT_EQ(by_file.default_link.heartbeat_interval, seconds{5});
+  EXPECT_EQ(by_code.default_link.heartbeat_interval, seconds{3});
+}
+
+TEST(node_config, AConnectionTimeoutNotAboveTheHeartbeatIsAConfigError) {
+  // Arrange
+  ferry::node_config sut;
+  // Act
+  auto err = parse_and_finalize(sut, {"--ferry.link.heartbeat-interval=5s",
+                                      "--ferry.link.connection-timeout=5s"});
+  // Assert
+  EXPECT_EQ(err, ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(err).find("connection-timeout"), std::string::npos)
+    << ferry::render(err);
 }
 
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)                      \

@@ -194,7 +194,7 @@ TEST(relay_source, RangeThatLandedIsAnsweredAtOnceWithItsBytes) {
   // Assert
   ASSERT_EQ(out.got.size(), 1u);
   ASSERT_TRUE(out.got[0]) << ferry::render(out.got[0].error());
-  EXPECT_EQ(out.got[0]->landing, 99u);
+  EXPECT_EQ(out.got[0]->request, 99u);
   auto got = out.got[0]->data.bytes();
   ASSERT_EQ(got.size(), 8u);
   EXPECT_EQ(got[0], std::byte{4});
@@ -298,7 +298,7 @@ TEST(relay_sources, RequestWaitsForAKeyOpenedAfterIt) {
   auto bytes = object_bytes();
   relay_sources sut{"relay"};
   replies out;
-  sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
+  sut.serve(relay_request{1, 42, 0, 16}, "C", out.sink());
   auto before = out.got.size();
   // Act
   auto source = sut.open(42, bytes, nullptr, "owner", 16);
@@ -307,7 +307,7 @@ TEST(relay_sources, RequestWaitsForAKeyOpenedAfterIt) {
   EXPECT_EQ(before, 0u);
   ASSERT_EQ(out.got.size(), 1u);
   ASSERT_TRUE(out.got[0]);
-  EXPECT_EQ(out.got[0]->landing, 1u);
+  EXPECT_EQ(out.got[0]->request, 1u);
 }
 
 TEST(relay_sources, RequestForAKeyNeverOpenedIsRefusedAfterItsGrace) {
@@ -317,7 +317,7 @@ TEST(relay_sources, RequestForAKeyNeverOpenedIsRefusedAfterItsGrace) {
   std::vector<std::chrono::steady_clock::duration> timers;
   sut.set_timer([&](auto delay) { timers.push_back(delay); });
   replies out;
-  sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
+  sut.serve(relay_request{1, 42, 0, 16}, "C", out.sink());
   auto before = out.got.size();
   std::this_thread::sleep_for(std::chrono::milliseconds{2});
   // Act
@@ -336,7 +336,7 @@ TEST(relay_sources, UnknownKeyIsAnsweredAtOnceWithoutGrace) {
                     std::chrono::seconds{0}};
   replies out;
   // Act
-  sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
+  sut.serve(relay_request{1, 42, 0, 16}, "C", out.sink());
   // Assert
   ASSERT_EQ(out.got.size(), 1u);
   ASSERT_FALSE(out.got[0]);
@@ -352,9 +352,9 @@ TEST(relay_sources, KeyIsServedByTheFirstPullAndForgottenWhenItFails) {
   replies out;
   first->landed(0, 16);
   // Act
-  sut.serve(relay_request{42, 0, 16, 1, 0}, "C", out.sink());
+  sut.serve(relay_request{1, 42, 0, 16}, "C", out.sink());
   sut.close(42, first, caf::make_error(ferry::errc::link_down, "gone"));
-  sut.serve(relay_request{42, 16, 16, 2, 0}, "C", out.sink());
+  sut.serve(relay_request{2, 42, 16, 16}, "C", out.sink());
   // Assert: a key let go is refused at once, without waiting.
   ASSERT_TRUE(first);
   EXPECT_FALSE(second);

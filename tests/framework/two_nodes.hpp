@@ -1,5 +1,5 @@
-// Two ferry nodes in one process, connected over loopback through CAF's
-// middleman like any two nodes (no store: large frames travel inline), or
+// Two ferry nodes in one process, connected over loopback by a TCP
+// connection like any two nodes (no store: large frames travel inline), or
 // sharing a store of the test's own, which links them through a same-host
 // lane.
 #pragma once

@@ -1,21 +1,15 @@
-// wire_message::load and the import landing (wire/message.cpp,
+// Reading a message frame and the import landing (wire/message.cpp,
 // node/landings.cpp): the bytes of an `inline_handle` frame (a store object
 // from another host, small enough to travel with the message) go straight
-// from CAF's buffer into a sealed object of the reading node's store;
-// without a read context bound to the reading system's config, or when the
-// store cannot take them, they are read into memory.
+// from the received bytes into a sealed object of the reading node's store;
+// without an import landing, or when the store cannot take them, they are
+// read into memory.
 #include "node/landings.hpp"
 #include "wire/message.hpp"
-#include "wire/read_context.hpp"
 
 #include "ferry/errc.hpp"
-#include "ferry/node_config.hpp"
 
 #include "store_test_support.hpp"
-
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/binary_serializer.hpp>
 
 #include <gtest/gtest.h>
 
@@ -32,10 +26,6 @@ using store::test::store_cleanup;
 
 class wire_import : public testing::Test {
 protected:
-  wire_import() : sys(cfg) {
-    // nop
-  }
-
   /// Attaches a store of `capacity` bytes that never spills.
   store::object_store make_store(uint64_t capacity) {
     auto sc = small_config("wire", capacity);
@@ -52,7 +42,7 @@ protected:
     auto st = make_store(capacity);
     if (st) {
       places.import_into(st);
-      binding.emplace(cfg, &places);
+      landing = &places;
     }
     return st;
   }
@@ -73,12 +63,11 @@ protected:
     EXPECT_TRUE(same(frames[1].data.bytes(), tail));
   }
 
-  /// A message of one element: an `inline_handle` frame of `object` (its
-  /// bytes, `claimed` as its size) followed by a plain frame of `tail`.
-  static std::vector<char> encode(std::span<const std::byte> object,
-                                  uint64_t claimed,
-                                  std::span<const std::byte> tail,
-                                  caf::actor_system& sys) {
+  /// A message frame of one element: an `inline_handle` frame of `object`
+  /// (its bytes, `claimed` as its size) followed by a plain frame of `tail`.
+  static std::vector<std::byte> encode(std::span<const std::byte> object,
+                                       uint64_t claimed,
+                                       std::span<const std::byte> tail) {
     wire_message msg;
     msg.target = 42;
     auto& element = msg.elements.emplace_back();
@@ -91,18 +80,17 @@ protected:
     plain.kind = static_cast<uint8_t>(frame_kind::inline_plain);
     plain.size = tail.size();
     plain.data = wire_bytes{tail, nullptr};
-    std::vector<char> buf;
-    caf::binary_serializer sink{sys, buf};
-    EXPECT_FALSE(sink(msg));
-    return buf;
+    return message_frame(msg).flatten();
   }
 
-  /// Reads `buf` as the middleman of `sys` would.
-  wire_message decode(const std::vector<char>& buf) {
+  /// Reads the frame in `buf` as a connection's reader would, landing
+  /// inline handles through `landing`.
+  wire_message decode(const std::vector<std::byte>& buf) {
     wire_message msg;
-    caf::binary_deserializer source{sys.dummy_execution_unit(), buf};
-    auto err = source(msg);
-    EXPECT_FALSE(err) << caf::to_string(err);
+    wire::reader in{std::span{buf}.subspan(wire::header_size), "message"};
+    auto err = read_message(in, msg, landing);
+    EXPECT_FALSE(err) << ferry::render(err);
+    EXPECT_FALSE(in.finish());
     return msg;
   }
 
@@ -111,11 +99,8 @@ protected:
            && (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0);
   }
 
-  // A node's config (it registers the wire types) for a plain actor system.
-  node_config cfg;
-  caf::actor_system sys;
   landings places;
-  std::optional<read_context_binding> binding;
+  import_landing* landing = nullptr;
   std::optional<store_cleanup> cleanup;
   std::vector<std::byte> object = pattern(100'000, 1);
   std::vector<std::byte> tail = pattern(300, 2);
@@ -125,7 +110,7 @@ TEST_F(wire_import, InlineHandleLandsInTheReadingSystemsStore) {
   // Arrange
   auto st = import_store();
   ASSERT_TRUE(st);
-  auto buf = encode(object, object.size(), tail, sys);
+  auto buf = encode(object, object.size(), tail);
   // Act
   auto msg = decode(buf);
   // Assert: the object is a sealed copy in the store, the frame a view of
@@ -147,11 +132,11 @@ TEST_F(wire_import, InlineHandleLandsInTheReadingSystemsStore) {
 }
 
 TEST_F(wire_import, InlineHandleIsReadIntoMemoryWithoutAnImportStore) {
-  // Arrange: a store exists but the system's config has no read context.
+  // Arrange: a store exists but the reader has no import landing.
   auto st = import_store();
   ASSERT_TRUE(st);
-  binding.reset();
-  auto buf = encode(object, object.size(), tail, sys);
+  landing = nullptr;
+  auto buf = encode(object, object.size(), tail);
   // Act
   auto msg = decode(buf);
   // Assert: decoding will copy the bytes into the store
@@ -168,7 +153,7 @@ TEST_F(wire_import, InlineHandleIsReadIntoMemoryWhenTheStoreIsFull) {
   while (auto ref = st.put(pattern(96 << 10, 3)))
     held.push_back(std::move(*ref));
   ASSERT_FALSE(held.empty());
-  auto buf = encode(object, object.size(), tail, sys);
+  auto buf = encode(object, object.size(), tail);
   // Act
   auto msg = decode(buf);
   // Assert: read as if there were no store (decoding then names the
@@ -181,7 +166,7 @@ TEST_F(wire_import, ObjectsLandedAheadOfDeliveryTakeAnEighthOfTheStore) {
   // message holds 100,000 bytes.
   auto st = import_store();
   ASSERT_TRUE(st);
-  auto buf = encode(object, object.size(), tail, sys);
+  auto buf = encode(object, object.size(), tail);
   // Act: a second message read while the first is still held.
   auto first = decode(buf);
   auto second = decode(buf);
@@ -200,7 +185,7 @@ TEST_F(wire_import, InlineHandleWhoseSizeDisagreesWithItsDataIsNotLanded) {
   // Arrange: the frame claims one byte more than it carries.
   auto st = import_store();
   ASSERT_TRUE(st);
-  auto buf = encode(object, object.size() + 1, tail, sys);
+  auto buf = encode(object, object.size() + 1, tail);
   // Act
   auto msg = decode(buf);
   // Assert: left for decoding to refuse ("handle frame size does not match
@@ -214,17 +199,14 @@ TEST_F(wire_import, ReadingAgainForgetsTheImportsOfTheLastRead) {
   // Arrange
   auto st = import_store();
   ASSERT_TRUE(st);
-  auto with_handle = encode(object, object.size(), tail, sys);
+  auto with_handle = encode(object, object.size(), tail);
   wire_message plain_only;
   plain_only.elements.emplace_back();
-  std::vector<char> without;
-  caf::binary_serializer sink{sys, without};
-  ASSERT_FALSE(sink(plain_only));
+  auto without = message_frame(plain_only).flatten();
   auto msg = decode(with_handle);
   ASSERT_EQ(msg.imports.size(), 1u);
   // Act
-  caf::binary_deserializer source{sys.dummy_execution_unit(), without};
-  ASSERT_FALSE(source(msg));
+  msg = decode(without);
   // Assert
   EXPECT_TRUE(msg.imports.empty());
   EXPECT_EQ(objects_in(st), 0);

@@ -1,20 +1,19 @@
-// Who a ferry node lets onto a link, and what it believes of the messages
-// said to come from it. A hello of another wire protocol is refused naming
-// both versions; a hello in the name of another node's gateway, or naming
-// another token while the link is up, is refused; messages and control
-// messages without the link's token (what a third node could forge) are
-// dropped unread and counted; wire messages from a process that skipped the
-// handshake are dropped and logged at most once a second. A hello whose type
-// lists do not pair up is refused; a type the hello describes with another
-// shape is refused before its bytes are decoded. The node lives on after
-// each.
+// Who a ferry node lets onto a link, and what it believes of what comes on
+// a connection. An intro of another wire protocol is refused naming both
+// versions; an intro claiming the node's own id is refused; a second
+// connection of a linked peer is refused `already_linked`, and nothing it
+// sends reaches the link (a forged answer to a request of the link
+// included); answers to requests the node never made are dropped and
+// counted; frames before the handshake close the connection, logged at most
+// once a second; a hello whose type lists do not pair up is refused; a type
+// the hello describes with another shape is refused before its bytes are
+// decoded. The node lives on after each.
 #include "hostile_peer.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 
 #include <caf/all.hpp>
-#include <caf/io/all.hpp>
 
 #include <gtest/gtest.h>
 
@@ -28,6 +27,7 @@ using namespace std::chrono_literals;
 using namespace ferry::detail;
 using ferry::test::hostile_fixture;
 using ferry::test::mentions;
+using ferry::test::rogue_connection;
 
 TEST_F(hostile_fixture, PeerSpeakingAnotherWireProtocolIsRefusedByName) {
   // Arrange: a node of the previous wire protocol.
@@ -43,101 +43,96 @@ TEST_F(hostile_fixture, PeerSpeakingAnotherWireProtocolIsRefusedByName) {
   EXPECT_NE(text.find("protocol " + std::to_string(wire_protocol_version - 1)),
             std::string::npos)
     << text;
+  EXPECT_NE(text.find("node 'rogue'"), std::string::npos) << text;
   EXPECT_NE(text.find("run the same ferry version"), std::string::npos)
     << text;
   // The node lives on: a peer with the right protocol gets in.
   EXPECT_NE(handshake(), 0u);
 }
 
-TEST_F(hostile_fixture, HelloNamingAnotherNodesGatewayIsRefused) {
-  // Arrange: "rogue" says hello in the name of the peer's own gateway: a
-  // link is keyed by the gateway's node, so accepting it would take the
-  // link of that node (here: make one to the peer itself).
-  auto gw = sys_->middleman().remote_actor("127.0.0.1", port_);
-  ASSERT_TRUE(gw);
-  hello mine;
-  mine.node_name = "rogue";
-  mine.host_id = "elsewhere";
-  mine.serializers = {"msgpack"};
-  mine.deserializers = {"msgpack"};
-  mine.decodable = {"msgpack"};
-  mine.gateway = *gw;
-  caf::error err;
+TEST_F(hostile_fixture, IntroClaimingTheNodesOwnIdIsRefused) {
+  // Arrange: "rogue" reads the node's intro first, then claims its id (a
+  // link is keyed by the peer's id: accepting would make a link to the
+  // node itself).
+  conn_ = std::make_unique<rogue_connection>(port_);
+  conn_->send_raw(wire::preface);
+  auto theirs = conn_->next_of(wire::frame_type::intro);
+  ASSERT_TRUE(theirs);
+  auto them = theirs->as<intro>();
+  ASSERT_TRUE(them);
+  conn_->send_control(rogue_intro(wire_protocol_version, them->node_id));
   // Act
-  (*self_)->request(*gw, 10s, mine)
-    .receive([&](hello&) {}, [&](caf::error& x) { err = std::move(x); });
+  auto answer = conn_->next_of(wire::frame_type::refuse);
   // Assert
-  ASSERT_TRUE(err) << "the peer accepted the hello";
-  EXPECT_EQ(err, caf::make_error(ferry::errc::handshake_failed, err.context()));
-  EXPECT_TRUE(mentions(err, "naming a gateway on another node"));
+  ASSERT_TRUE(answer) << "the peer took the intro";
+  auto why = answer->as<refuse>();
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(mentions(why->reason, "connected to itself"))
+    << ferry::render(why->reason);
+  EXPECT_TRUE(conn_->await_close());
   EXPECT_EQ(peer_link_stats(), "");
+  EXPECT_NE(handshake(), 0u) << "the node lives on";
 }
 
-TEST_F(hostile_fixture, HelloNamingAnotherTokenWhileTheLinkIsUpIsRefused) {
-  // Arrange: a link to "rogue" is up.
-  ASSERT_NE(handshake(), 0u);
-  // Act: a hello of "rogue" naming another token (a peer whose own link is
-  // gone while this one lives on, or a third node in its name), then one
-  // naming the link's token (handshakes crossing each other).
-  caf::error refusal;
-  auto other_token = handshake(wire_protocol_version, &refusal,
-                               rogue_token + 1);
-  auto same_token = handshake();
-  // Assert: the first fails loudly instead of leaving one direction
-  // dropping everything; the second is answered as the link is.
-  EXPECT_EQ(other_token, 0u);
-  ASSERT_TRUE(refusal) << "the peer took the other token";
-  EXPECT_EQ(refusal,
-            caf::make_error(ferry::errc::handshake_failed, refusal.context()));
-  EXPECT_TRUE(mentions(refusal, "still holds a link to node rogue"));
-  EXPECT_NE(same_token, 0u);
-}
-
-TEST_F(hostile_fixture, MessagesWithoutTheLinksTokenAreDroppedUnread) {
-  // Arrange: what a third node connected to the peer could send it as
-  // "rogue" (CAF believes the source node of a routed message), which does
-  // not know the token the peer named in its hello to "rogue": a request,
-  // a refusal, a transfer release and a chunk request. Each request would
-  // be answered (family_refused) if it were read.
+TEST_F(hostile_fixture, SecondConnectionOfALinkedPeerIsRefusedAndCarriesNothing) {
+  // Arrange: a link to "rogue" is up on the first connection.
   auto target = handshake();
   ASSERT_NE(target, 0u);
-  auto forged_token = token_ ^ 1;
-  auto request = [&](uint64_t token, uint64_t id) {
-    auto msg = refused_for_its_family(target);
-    msg.sender = (*self_)->id();
-    msg.mid = (uint64_t{1} << 60) | id;
-    msg.token = token;
-    return msg;
-  };
-  // Act
-  (*self_)->send(gateway_, request(forged_token, 50));
-  (*self_)->send(gateway_, refusal{target, caf::sec::runtime_error,
-                                   forged_token});
-  (*self_)->send(gateway_, transfer_done{1, forged_token});
-  caf::error chunk_err;
-  (*self_)
-    ->request(gateway_, 10s, chunk_request{1, 0, 1, 0, forged_token})
-    .receive([](chunk_reply&) {}, [&](caf::error& x) { chunk_err = x; });
-  auto answer = send_and_await_answer(request(token_, 51));
-  // Assert: the first answer is the one to the request with the token (the
-  // link keeps order), each forgery counted once, the chunk request
-  // answered with an error that says why.
-  ASSERT_TRUE(answer) << "no answer to the request with the token";
-  // (send_and_await_answer sends as request 42.)
-  EXPECT_EQ(answer->mid, caf::message_id{(uint64_t{1} << 60) | 42}
-                           .response_id()
-                           .integer_value());
-  EXPECT_EQ(answer->error, caf::make_error(ferry::errc::family_refused,
-                                           answer->error.context()));
-  EXPECT_TRUE(mentions(chunk_err, "without its token"));
+  auto first = std::move(conn_);
+  // Act: a second connection in "rogue"'s name (a peer whose old link is
+  // gone on its side only, or a third node posing as it) handshakes, then
+  // sends a message and an answer to a request of the link.
+  caf::error refusal;
+  auto again = handshake(wire_protocol_version, &refusal);
+  conn_->send_message(refused_for_its_family(target));
+  conn_->send_control(actor_id_answer{1, 2});
+  // Assert: refused, closed, and nothing it sent reached the link; the
+  // first connection's link still answers.
+  EXPECT_EQ(again, 0u);
+  EXPECT_EQ(refusal,
+            caf::make_error(ferry::errc::already_linked, refusal.context()));
+  EXPECT_TRUE(conn_->await_close());
+  conn_ = std::move(first);
+  auto answer = send_and_await_error(refused_for_its_family(target));
+  EXPECT_EQ(answer, caf::make_error(ferry::errc::family_refused,
+                                    answer.context()));
   auto stats = peer_link_stats();
-  EXPECT_NE(stats.find(" wrong_token=4"), std::string::npos) << stats;
   EXPECT_NE(stats.find(" refusals=1 "), std::string::npos) << stats;
+  EXPECT_NE(stats.find(" unasked=0"), std::string::npos) << stats;
 }
 
-TEST(unlinked_peer, MessagesWithoutAHandshakeAreDroppedAndLoggedOnceASecond) {
-  // Arrange: a ferry node in this process whose log the test reads, and a
-  // plain CAF system that reaches its gateway without ferry's handshake.
+TEST_F(hostile_fixture, AnswersToRequestsNeverMadeAreDroppedAndCounted) {
+  // Arrange: a link; answers naming request ids the node never used.
+  auto target = handshake();
+  ASSERT_NE(target, 0u);
+  // Act
+  conn_->send_control(actor_id_answer{0x1234, 5});
+  conn_->send_control(failed_answer{0x1235, caf::sec::runtime_error});
+  conn_->send(chunk_frame(0x1236, std::vector<std::byte>(100), nullptr));
+  auto answer = send_and_await_error(refused_for_its_family(target));
+  // Assert: the link goes on (the request is answered after them), each
+  // answer counted once.
+  EXPECT_EQ(answer, caf::make_error(ferry::errc::family_refused,
+                                    answer.context()));
+  auto stats = await_peer_stats(" unasked=3");
+  EXPECT_NE(stats.find(" unasked=3"), std::string::npos) << stats;
+}
+
+TEST_F(hostile_fixture, LinkFramesBeforeTheHandshakeCloseTheConnection) {
+  // Arrange: a connection that sends its preface and then a message, with
+  // no intro.
+  rogue_connection rude{port_};
+  rude.send_raw(wire::preface);
+  // Act
+  rude.send_message(refused_for_its_family(1));
+  // Assert: closed without an answer; the node lives on.
+  EXPECT_TRUE(rude.await_close());
+  EXPECT_EQ(peer_link_stats(), "");
+  EXPECT_NE(handshake(), 0u);
+}
+
+TEST(unlinked_peer, ConnectionsBreakingTheHandshakeAreLoggedOnceASecond) {
+  // Arrange: a ferry node in this process whose log the test reads.
   struct log_lines {
     std::mutex mtx;
     std::vector<std::string> lines;
@@ -157,44 +152,32 @@ TEST(unlinked_peer, MessagesWithoutAHandshakeAreDroppedAndLoggedOnceASecond) {
   });
   auto port = (*node)->publish(sink);
   ASSERT_TRUE(port) << ferry::render(port.error());
-  caf::actor_system_config rogue_cfg;
-  rogue_cfg.load<caf::io::middleman>();
-  register_wire_types(rogue_cfg);
-  caf::actor_system rogue{rogue_cfg};
-  auto gateway = rogue.middleman().remote_actor("127.0.0.1", *port);
-  ASSERT_TRUE(gateway) << rogue.render(gateway.error());
-  // Act: 50 wire messages at once, then a lookup of a name the node does
-  // not expose, which the gateway answers after all of them.
+  // Act: 50 connections that send garbage instead of the preface.
   auto started = std::chrono::steady_clock::now();
-  caf::scoped_actor self{rogue};
-  for (int i = 0; i < 50; ++i)
-    self->send(*gateway, wire_message{});
-  caf::error answer;
-  self->request(*gateway, 10s, lookup{"nobody"})
-    .receive(
-      [&](uint64_t id) {
-        ADD_FAILURE() << "the node exposes \"nobody\" as actor " << id;
-      },
-      [&](caf::error& err) { answer = std::move(err); });
+  std::vector<std::unique_ptr<rogue_connection>> rude;
+  for (int i = 0; i < 50; ++i) {
+    rude.push_back(std::make_unique<rogue_connection>(*port));
+    std::string garbage = "GET / HTTP/1.1\r\n\r\n";
+    rude.back()->send_raw(std::as_bytes(std::span{garbage}));
+  }
+  for (auto& x : rude)
+    EXPECT_TRUE(x->await_close());
   auto took = std::chrono::steady_clock::now() - started;
-  // Assert: the node lives on (its gateway answered, not the request's
-  // timeout) and logged one line per second at most, naming the sender's
-  // node and the fix.
-  EXPECT_EQ(answer,
-            caf::make_error(ferry::errc::no_such_actor, answer.context()))
-    << ferry::render(answer);
-  std::vector<std::string> dropped;
+  // Assert: the node lives on and logged one line per second at most,
+  // naming what was wrong.
+  std::vector<std::string> closed;
   {
     std::lock_guard<std::mutex> guard{log->mtx};
     for (auto& line : log->lines)
-      if (line.find("dropped a message") != std::string::npos)
-        dropped.push_back(line);
+      if (line.find("before its handshake") != std::string::npos)
+        closed.push_back(line);
   }
   auto seconds = std::chrono::duration_cast<std::chrono::seconds>(took).count();
-  ASSERT_GE(dropped.size(), 1u);
-  EXPECT_LE(dropped.size(), static_cast<size_t>(1 + seconds));
-  EXPECT_NE(dropped[0].find("skipped ferry's handshake"), std::string::npos)
-    << dropped[0];
+  ASSERT_GE(closed.size(), 1u);
+  EXPECT_LE(closed.size(), static_cast<size_t>(1 + seconds));
+  EXPECT_NE(closed[0].find("does not speak ferry's protocol"),
+            std::string::npos)
+    << closed[0];
   caf::anon_send_exit(sink, caf::exit_reason::user_shutdown);
 }
 

@@ -334,7 +334,7 @@ void print_stats(ferry::node& n) {
               << " proxies=" << s.proxies << " spawned=" << s.spawned_actors
               << " transfers=" << s.transfers_held
               << " held=" << s.held_messages
-              << " wrong_token=" << s.dropped_wrong_token
+              << " unasked=" << s.unasked_answers
               << " pulled=" << s.bytes_pulled
               << " pulled_by_peer=" << s.bytes_pulled_by_peer
               << " relayed_to_peer=" << s.bytes_relayed_to_peer

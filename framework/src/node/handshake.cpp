@@ -152,6 +152,7 @@ void handshake::on_open(net::connection& conn) {
 }
 
 void handshake::on_closed(net::connection& conn, const caf::error& why) {
+  if (getenv("FERRY_DEBUG")) node_.log("DEBUG handshake closed at step " + std::to_string(int(step_)) + ": " + render(why));
   if (offered_) {
     offered_->unlink();
     offered_.reset();
@@ -278,7 +279,10 @@ caf::error handshake::check_transport(net::connection& conn) {
 caf::error handshake::on_intro(std::span<const std::byte> body) {
   wire::reader in{body, "intro frame"};
   if (auto err = peer_intro_.read(in))
-    return err;
+    return refuse_with(caf::make_error(errc::handshake_failed,
+                                       who() + " sent an intro this node "
+                                               "cannot read: "
+                                         + render(err)));
   auto conn = conn_.lock();
   if (!conn)
     return caf::none;
@@ -316,7 +320,10 @@ caf::error handshake::on_intro(std::span<const std::byte> body) {
 caf::error handshake::on_hello(std::span<const std::byte> body) {
   wire::reader in{body, "hello frame"};
   if (auto err = peer_hello_.read(in))
-    return err;
+    return refuse_with(caf::make_error(errc::handshake_failed,
+                                       who() + " sent a hello this node "
+                                               "cannot read: "
+                                         + render(err)));
   auto& me = node_.config().node_name;
   auto& peer = peer_intro_.node_name;
   send_families_ = meet(cfg_.serializers, peer_hello_.deserializers,

@@ -135,6 +135,8 @@ void connection::handshake() {
         std::lock_guard<std::mutex> guard{send_mtx_};
         open_ = true;
       }
+      // Before anything else: the preface, then the handler's first frames.
+      send(wire::out_frame::raw(wire::preface));
       handler_->on_open(*this);
       // What on_open sent (and anything sent meanwhile) goes out now.
       write_ready();

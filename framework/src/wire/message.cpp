@@ -193,6 +193,7 @@ void message_reader::open_piece() {
     return;
   }
   where_ = {};
+  done_ = 0;
 }
 
 void message_reader::close_piece() {
@@ -230,6 +231,8 @@ void message_reader::close_piece() {
 }
 
 std::span<std::byte> message_reader::place() {
+  if (current_ >= slots_.size())
+    return {};
   return where_.subspan(static_cast<size_t>(done_));
 }
 

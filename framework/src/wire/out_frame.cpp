@@ -8,6 +8,12 @@ out_frame::out_frame(frame_type type) : type_(type) {
   owned_.resize(header_size);
 }
 
+out_frame out_frame::raw(std::span<const std::byte> bytes) {
+  out_frame result;
+  result.owned_.assign(bytes.begin(), bytes.end());
+  return result;
+}
+
 void out_frame::append(std::span<const std::byte> bytes,
                        const std::shared_ptr<const void>& keep_alive) {
   if (bytes.size() < copy_below || !keep_alive) {

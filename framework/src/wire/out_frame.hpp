@@ -52,6 +52,9 @@ public:
   /// Writes the header's length; call once, after the last field.
   void finish();
 
+  /// Returns bytes sent as they are, outside any frame (the preface).
+  static out_frame raw(std::span<const std::byte> bytes);
+
   /// Returns the frame's type.
   frame_type type() const noexcept { return type_; }
 
