@@ -1,8 +1,8 @@
 // Many threads sending through one link at once (label `concurrency`: runs
 // under ThreadSanitizer in CI). Two nodes live in this process, connected
-// over loopback through CAF's middleman like any two nodes, and each test
-// runs again with the two sharing a store, linked through a same-host lane
-// (the lane's reader thread in place of CAF's middleman).
+// over loopback by a TCP connection like any two nodes, and each test runs
+// again with the two sharing a store, linked through a same-host lane (the
+// lane's reader thread in place of the connection's I/O thread).
 #include "ferry/test/credit_waits.hpp"
 
 #include <atomic>
@@ -49,7 +49,7 @@ caf::behavior counter() {
   };
 }
 
-/// Two nodes racing through one link: through CAF's middleman (param
+/// Two nodes racing through one link: through a TCP connection (param
 /// false) or a same-host lane (true).
 class link_concurrency : public ferry::test::two_nodes,
                          public testing::WithParamInterface<bool> {
@@ -229,8 +229,8 @@ TEST_P(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
 TEST_P(link_concurrency, ActorsBlockedOnCreditInEverySchedulerThreadGetIt) {
   // Arrange: the client's two scheduler threads both run actors that send
   // into a full window (16 KiB, 8 KiB messages), and a third actor waits to
-  // run. The credit that wakes them arrives through CAF's middleman: were it
-  // read on a BASP worker (a scheduler job, CAF's default), no thread would
+  // run. The credit that wakes them is read on the connection's I/O thread
+  // (or the lane's reader): were it read on a scheduler job, no thread would
   // be left to read it, and every message would wait for send-timeout.
   client_cfg.default_link.send_timeout = 20s;
   client_cfg.set("scheduler.max-threads", 2);
@@ -281,5 +281,5 @@ TEST_P(link_concurrency, LinksWorkAfterTheNodesSweptTheirRelayTables) {
 
 INSTANTIATE_TEST_SUITE_P(ways, link_concurrency, testing::Bool(),
                          [](const testing::TestParamInfo<bool>& info) {
-                           return info.param ? "lane" : "middleman";
+                           return info.param ? "lane" : "tcp";
                          });

@@ -1,11 +1,11 @@
 // Nodes of one process that connect to each other all at once (run under
-// TSan in CI): every pair ends with a link both ways, a one-way message sent
-// right after `remote_actor` returns arrives, and the handshakes' shared
-// state (early arrivals held and handed on, connects woken by a link the
-// peer's hello made) is raced by as many threads as there are pairs. The
-// nodes link through CAF's middleman, and again sharing a store, through
-// same-host lanes (crossing hellos leave each node writing into the ring the
-// other offered in its own hello).
+// TSan in CI): every pair ends with one link both ways (the node with the
+// lower id keeps one connection and refuses the other), a one-way message
+// sent right after `remote_actor` returns arrives, and the handshakes'
+// shared state (the link table, connects woken by a link the other
+// connection made) is raced by as many threads as there are pairs. The
+// nodes link through TCP connections, and again sharing a store, through
+// same-host lanes.
 #include "two_nodes.hpp"
 
 #include <array>
@@ -41,7 +41,7 @@ caf::behavior meeting_point() {
   };
 }
 
-/// Nodes that link through CAF's middleman (param false) or through
+/// Nodes that link through TCP connections (param false) or through
 /// same-host lanes (true).
 class crossing : public testing::TestWithParam<bool> {};
 
@@ -106,13 +106,17 @@ TEST_P(crossing, NodesConnectingAllToAllAtOnceAllMeet) {
     for (size_t j = 0; j < n; ++j)
       EXPECT_EQ(heard[j].load(), ((1u << n) - 1) & ~(1u << j))
         << "round " << round << ": what " << names[j] << " heard";
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(nodes[i]->stats().size(), n - 1)
+        << "round " << round << ": one link per pair, " << names[i] << " has "
+        << nodes[i]->stats().size();
       for (size_t j = 0; j < n; ++j)
         if (i != j) {
           auto stats = nodes[i]->stats(names[j]);
           ASSERT_TRUE(stats);
           EXPECT_EQ(stats->lane, GetParam());
         }
+    }
     for (auto& point : points)
       caf::anon_send_exit(point, caf::exit_reason::user_shutdown);
     for (auto& node : nodes)
@@ -124,7 +128,7 @@ TEST_P(crossing, NodesConnectingAllToAllAtOnceAllMeet) {
 
 INSTANTIATE_TEST_SUITE_P(ways, crossing, testing::Bool(),
                          [](const testing::TestParamInfo<bool>& info) {
-                           return info.param ? "lane" : "middleman";
+                           return info.param ? "lane" : "tcp";
                          });
 
 } // namespace

@@ -1,11 +1,13 @@
 // Limits a peer cannot push a ferry node past. Proxies: a node keeps at most
 // `max-proxies` proxies of a peer's live actors, refuses a message from yet
 // another sender until one ends, and frees a slot only on a down notice that
-// carries the link's token. Held messages: a node holds at most
-// `max-held-messages` of a peer's messages unprocessed, refuses the rest with
-// a typed error (one response per request of its own passes), serves the
-// peer again once its actors catch up, and refuses a size claim that would
-// wrap the held count around.
+// comes on the link's own connection for an actor it keeps a proxy of (one
+// on a refused second connection, or for an actor without a proxy, frees
+// nothing). Held messages: a node holds at most `max-held-messages` of a
+// peer's messages unprocessed, refuses the rest with a typed error (one
+// response per request of its own passes), serves the peer again once its
+// actors catch up, and refuses a size claim that would wrap the held count
+// around.
 #include "hostile_peer.hpp"
 
 #include "ferry/errc.hpp"
@@ -15,7 +17,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,21 +49,29 @@ protected:
     EXPECT_EQ(answer->target, sender);
     return answer->error;
   }
+
+  /// Makes a link whose two proxies stand for actors 1001 and 1002 of
+  /// "rogue"; returns the echo actor's id (0: failed).
+  uint64_t fill_both_proxies() {
+    auto target = handshake();
+    EXPECT_NE(target, 0u);
+    EXPECT_FALSE(echo_from(target, 1001));
+    EXPECT_FALSE(echo_from(target, 1002));
+    return target;
+  }
 };
 
 } // namespace
 
 TEST_F(hostile_fixture_two_proxies, SendersBeyondMaxProxiesAreRefusedUntilOneEnds) {
   // Arrange
-  auto target = handshake();
+  auto target = fill_both_proxies();
   ASSERT_NE(target, 0u);
-  ASSERT_FALSE(echo_from(target, 1001));
-  ASSERT_FALSE(echo_from(target, 1002));
   // Act: a third invented sender, one known again, then one more after the
   // peer heard that actor 1001 ended.
   auto third = echo_from(target, 1003);
   auto known = echo_from(target, 1002);
-  send_to_peer(down_notice{1001, caf::exit_reason::normal});
+  conn_->send_control(down_notice{1001, caf::exit_reason::normal});
   auto after_down = echo_from(target, 1004);
   // Assert
   ASSERT_TRUE(third) << "the third sender's request was served";
@@ -77,24 +86,43 @@ TEST_F(hostile_fixture_two_proxies, SendersBeyondMaxProxiesAreRefusedUntilOneEnd
   EXPECT_NE(stats.find(" proxies=2 "), std::string::npos) << stats;
 }
 
-TEST_F(hostile_fixture_two_proxies, DownNoticeWithoutTheLinksTokenChangesNothing) {
-  // Arrange: both proxies in use.
-  auto target = handshake();
+TEST_F(hostile_fixture_two_proxies, DownNoticeOnARefusedSecondConnectionFreesNoSlot) {
+  // Arrange: both proxies in use on the link's connection.
+  auto target = fill_both_proxies();
   ASSERT_NE(target, 0u);
-  ASSERT_FALSE(echo_from(target, 1001));
-  ASSERT_FALSE(echo_from(target, 1002));
-  // Act: a down notice for actor 1001 as a third node would forge it,
-  // without the link's token; then a new sender.
-  (*self_)->send(gateway_, down_notice{1001, caf::exit_reason::normal,
-                                       token_ ^ 1});
+  auto first = std::move(conn_);
+  // Act: a second connection in "rogue"'s name (a third node posing as it)
+  // is refused, and says actor 1001 ended anyway; then a new sender on the
+  // link.
+  caf::error refused;
+  EXPECT_EQ(handshake(wire_protocol_version, &refused), 0u);
+  conn_->send_control(down_notice{1001, caf::exit_reason::normal});
+  EXPECT_TRUE(conn_->await_close());
+  conn_ = std::move(first);
   auto after_forged = echo_from(target, 1003);
   // Assert: the peer still keeps 1001's proxy, so the new sender is over
   // the limit.
+  EXPECT_EQ(refused,
+            caf::make_error(ferry::errc::already_linked, refused.context()));
   EXPECT_EQ(after_forged, caf::make_error(ferry::errc::too_many_proxies,
                                           after_forged.context()));
   auto stats = peer_link_stats();
   EXPECT_NE(stats.find(" proxies=2 "), std::string::npos) << stats;
-  EXPECT_NE(stats.find(" wrong_token=1"), std::string::npos) << stats;
+}
+
+TEST_F(hostile_fixture_two_proxies, DownNoticeForAnActorWithoutAProxyFreesNoSlot) {
+  // Arrange: both proxies in use.
+  auto target = fill_both_proxies();
+  ASSERT_NE(target, 0u);
+  // Act: the link says an actor ended that never sent the peer anything;
+  // then a new sender.
+  conn_->send_control(down_notice{5555, caf::exit_reason::normal});
+  auto after = echo_from(target, 1003);
+  // Assert: both proxies stay, so the new sender is over the limit.
+  EXPECT_EQ(after, caf::make_error(ferry::errc::too_many_proxies,
+                                   after.context()));
+  auto stats = peer_link_stats();
+  EXPECT_NE(stats.find(" proxies=2 "), std::string::npos) << stats;
 }
 
 namespace {
@@ -109,11 +137,17 @@ protected:
 
   /// Returns the id of the peer's actor exposed as `name` (0: none).
   uint64_t lookup_actor(const std::string& name) {
-    uint64_t id = 0;
-    (*self_)->request(gateway_, 10s, lookup{name})
-      .receive([&](uint64_t x) { id = x; },
-               [&](caf::error& err) { ADD_FAILURE() << caf::to_string(err); });
-    return id;
+    auto answer = ask(lookup{next_request_++, name});
+    if (!answer) {
+      ADD_FAILURE() << "no answer to the lookup of " << name;
+      return 0;
+    }
+    if (auto failed = answer->as<failed_answer>()) {
+      ADD_FAILURE() << ferry::render(failed->reason);
+      return 0;
+    }
+    auto found = answer->as<actor_id_answer>();
+    return found ? found->actor : 0;
   }
 
   /// A one-way message of byte vector `bin` (msgpack) to actor `target`,
@@ -126,6 +160,9 @@ protected:
     msg.elements.push_back(element("msgpack", "bytes", std::move(bin)));
     return msg;
   }
+
+  /// The id of "rogue"'s next request.
+  uint64_t next_request_ = 1;
 };
 
 } // namespace
@@ -141,15 +178,15 @@ TEST_F(hostile_fixture_few_held, PeerIgnoringItsCreditIsRefusedBeyondTheHeldLimi
                                     std::byte{3},    std::byte{4}};
   // Act: 40 one-way messages at once, never waiting for credit.
   for (int i = 0; i < 40; ++i)
-    send_to_peer(bytes_to(gate, four_bytes));
+    conn_->send_message(bytes_to(gate, four_bytes));
   std::vector<caf::error> refused;
-  bool done = false;
-  (*self_)->receive_while([&] { return !done; })(
-    [&](refusal& x) {
-      refused.push_back(std::move(x.reason));
-      done = refused.size() == 32;
-    },
-    [&](credit&) {}, caf::after(10s) >> [&] { done = true; });
+  while (refused.size() < 32) {
+    auto x = conn_->next_of(wire::frame_type::refusal);
+    if (!x)
+      break;
+    if (auto notice = x->as<refusal>())
+      refused.push_back(std::move(notice->reason));
+  }
   auto held = await_peer_stats(" held=8");
   // Assert: the first 8 held, the other 32 refused with a typed error that
   // names both nodes and the setting.
@@ -175,38 +212,35 @@ TEST_F(hostile_fixture_few_held, OneResponsePerRequestPassesTheHeldLimit) {
   ASSERT_NE(gate, 0u);
   wire_message go;
   go.target = asker;
-  go.sender = (*self_)->id();
+  go.sender = rogue_actor;
   go.mid = caf::make_message_id().integer_value();
   go.elements.push_back(element("msgpack", "string",
                                 {std::byte{0xa2}, std::byte{'g'},
                                  std::byte{'o'}}));
-  send_to_peer(std::move(go));
-  std::optional<wire_message> request;
-  bool done = false;
-  (*self_)->receive_while([&] { return !done && !request; })(
-    [&](wire_message& x) { request = std::move(x); }, [&](credit&) {},
-    caf::after(10s) >> [&] { done = true; });
+  conn_->send_message(go);
+  auto request = conn_->next_of(wire::frame_type::message);
   ASSERT_TRUE(request) << "asker sent no request";
-  ASSERT_TRUE(caf::message_id{request->mid}.is_request());
+  ASSERT_EQ(request->msg.target, rogue_actor);
+  ASSERT_TRUE(caf::message_id{request->msg.mid}.is_request());
   // "go" stays held until asker's handler has returned, which may be after
   // its request arrived here: with it, the seventh message would be refused.
   ASSERT_NE(await_peer_stats(" held=0 ").find(" held=0 "), std::string::npos);
-  send_to_peer(to_pull(gate, 1, 3));
+  conn_->send_message(to_pull(gate, 1, 3));
   for (int i = 0; i < 7; ++i)
-    send_to_peer(bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
+    conn_->send_message(bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
   ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
   // Act: 20 copies of the response to asker's request.
   for (int i = 0; i < 20; ++i) {
     wire_message answer;
-    answer.target = request->sender;
-    answer.sender = (*self_)->id();
+    answer.target = request->msg.sender;
+    answer.sender = rogue_actor;
     answer.mid
-      = caf::message_id{request->mid}.response_id().integer_value();
+      = caf::message_id{request->msg.mid}.response_id().integer_value();
     answer.elements.push_back(element("msgpack", "string",
                                       {std::byte{0xa4}, std::byte{'p'},
                                        std::byte{'o'}, std::byte{'n'},
                                        std::byte{'g'}}));
-    send_to_peer(std::move(answer));
+    conn_->send_message(answer);
   }
   auto stats = await_peer_stats(" refusals=19 ");
   // Assert: one copy taken beyond the limit (also while the link waits
@@ -222,7 +256,7 @@ TEST_F(hostile_fixture_few_held, LinkServesThePeerAgainOnceItsActorsCatchUp) {
   ASSERT_NE(gate, 0u);
   std::vector<std::byte> empty_bin{std::byte{0xc4}, std::byte{0}};
   for (int i = 0; i < 8; ++i)
-    send_to_peer(bytes_to(gate, empty_bin));
+    conn_->send_message(bytes_to(gate, empty_bin));
   ASSERT_NE(await_peer_stats(" held=8").find(" held=8"), std::string::npos);
   auto ninth = send_and_await_error(bytes_to(gate, empty_bin));
   ASSERT_TRUE(ninth) << "the ninth message was taken";
@@ -255,7 +289,7 @@ TEST_F(hostile_fixture_few_held, SizeClaimThatWouldWrapTheHeldCountIsRefused) {
   ASSERT_NE(handshake(), 0u);
   auto gate = lookup_actor("gate");
   ASSERT_NE(gate, 0u);
-  send_to_peer(bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
+  conn_->send_message(bytes_to(gate, {std::byte{0xc4}, std::byte{0}}));
   ASSERT_NE(await_peer_stats(" held=1").find(" held=1"), std::string::npos);
   // Act: a store frame claiming 2^64 - 1 bytes (its wire size saturates
   // there; added to what is held, it would wrap around to a small figure).

@@ -3,6 +3,7 @@
 #include "node/handshake.hpp"
 
 #include "node/node_impl.hpp"
+#include "transport/tls_context.hpp"
 #include "transport/tls_stream.hpp"
 
 #include "ferry/errc.hpp"
@@ -152,20 +153,38 @@ void handshake::on_open(net::connection& conn) {
 }
 
 void handshake::on_closed(net::connection& conn, const caf::error& why) {
-  if (getenv("FERRY_DEBUG")) node_.log("DEBUG handshake closed at step " + std::to_string(int(step_)) + ": " + render(why));
   if (offered_) {
     offered_->unlink();
     offered_.reset();
   }
   caf::error failure = why;
   // A TLS connection that failed before the intros says why from OpenSSL's
-  // side: log it where the tests and operators look.
-  if (conn.is_tls() && step_ == step::intro) {
+  // side: log it where the tests and operators look. A connection this
+  // node refused was logged when it refused.
+  if (refused_) {
+    // nop
+  } else if (conn.is_tls() && step_ == step::intro) {
     std::string sentence;
-    if (auto* s = dynamic_cast<net::tls_stream*>(conn.get_stream()))
+    auto* s = dynamic_cast<net::tls_stream*>(conn.get_stream());
+    if (s != nullptr)
       sentence = s->explain();
     if (sentence.empty() && why)
       sentence = render(why);
+    // With TLS 1.3 the connecting side finishes its handshake before the
+    // accepting side checked its certificate; a refusal then closes the
+    // connection, and the reset that makes can overtake the alert.
+    if (!conn.server() && s != nullptr && s->handshake_done()
+        && sentence.find("TLS alert") == std::string::npos) {
+      auto own = node_.tls() != nullptr ? node_.tls()->own_problem()
+                                        : std::string{};
+      sentence = "the node at " + conn.peer_address()
+                 + " closed the connection after the TLS handshake, before "
+                   "ferry's own: it refused this node's certificate or ended "
+                   "the connection, and no TLS alert saying why arrived (a "
+                   "reset can overtake it; that node's log has the reason)"
+                 + (own.empty() ? std::string{}
+                                : "; this node's certificate is " + own);
+    }
     if (!sentence.empty()) {
       node_.log(conn.server() ? "TLS: " + sentence
                               : "TLS: connecting to " + address_ + ": "
@@ -176,8 +195,14 @@ void handshake::on_closed(net::connection& conn, const caf::error& why) {
                                                   + " refused: " + sentence);
     }
   } else if (!conn.is_tls() && step_ == step::intro && why && conn.server()) {
-    node_.log_unlinked("closed a connection from " + conn.peer_address()
-                       + " before its handshake: " + render(why));
+    // A TLS node took the connection for plain: it did not begin with TLS.
+    if (node_.tls() != nullptr)
+      node_.log_unlinked("TLS: refused the peer at " + conn.peer_address()
+                         + ": it does not speak TLS, and this node links "
+                           "over TLS only (" + render(why) + ")");
+    else
+      node_.log_unlinked("closed a connection from " + conn.peer_address()
+                         + " before its handshake: " + render(why));
   }
   if (!failure)
     failure = caf::make_error(errc::handshake_failed,
@@ -270,8 +295,9 @@ caf::error handshake::check_transport(net::connection& conn) {
               + ": it does not speak TLS (a plain node: its ferry.tls "
                 "options are not set), and node "
               + node_.config().node_name
-              + " links over TLS only; set plain = true in the link config "
-                "for that node (ferry.links) to allow a plain link to it";
+              + " refuses plain peers (it links over TLS only); set plain = "
+                "true in the link config for that node (ferry.links) to "
+                "allow a plain link to it";
   node_.log("TLS: " + line);
   return caf::make_error(errc::handshake_failed, line);
 }
@@ -394,6 +420,7 @@ caf::error handshake::on_refuse(std::span<const std::byte> body) {
 }
 
 caf::error handshake::refuse_with(caf::error why) {
+  refused_ = true;
   if (auto conn = conn_.lock()) {
     conn->send(wire::make_frame(refuse{why}));
     conn->close(true);

@@ -144,6 +144,8 @@ private:
   /// made the link goes there.
   std::shared_ptr<net::connection::handler> next_;
   bool reported_ = false;
+  /// Whether this node refused the connection (and said why).
+  bool refused_ = false;
 };
 
 } // namespace ferry::detail

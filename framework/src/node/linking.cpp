@@ -73,7 +73,6 @@ void node_impl::link_lost(const std::shared_ptr<link_state>& link,
   if (!link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr))
     return;
   links_.drop(link);
-  if (getenv("FERRY_DEBUG")) log("DEBUG link lost: " + render(why));
   watch_.down(link->peer_name(), why);
 }
 

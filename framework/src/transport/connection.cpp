@@ -472,6 +472,7 @@ void connection::end(caf::error why) {
   auto h = std::move(handler_);
   if (h)
     h->on_closed(*this, why);
+  token_.reset();
 }
 
 } // namespace ferry::detail::net

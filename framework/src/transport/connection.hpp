@@ -100,8 +100,8 @@ public:
   };
 
   /// Makes a connection over the connected `sock`, on the side `server`.
-  /// `token` is kept for as long as the connection object lives (its owner
-  /// counts its connections with it).
+  /// `token` is kept until the connection ends (its owner counts open
+  /// connections with it).
   static std::shared_ptr<connection>
   make(boost::asio::ip::tcp::socket sock, bool server, stream_maker streams,
        connection_timing timing, std::shared_ptr<handler> first,
@@ -188,7 +188,8 @@ private:
     uint64_t taken = 0;
   };
 
-  const std::shared_ptr<const void> token_;
+  /// Released when the connection ends (its owner counts open ones).
+  std::shared_ptr<const void> token_;
   boost::asio::ip::tcp::socket sock_;
   const bool server_;
   const stream_maker streams_;

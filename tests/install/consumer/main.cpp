@@ -3,16 +3,19 @@
 #include <ferry/serializers/errc.hpp>
 #include <ferry/store/errc.hpp>
 
+#include <ferry/node.hpp>
+
 #include <caf/all.hpp>
-#include <caf/io/all.hpp>
 
 #include <iostream>
 #include <string>
 
 int main() {
-  caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
-  caf::actor_system sys{cfg};
+  ferry::node_config cfg;
+  cfg.store_enabled = false;
+  auto node = ferry::node::start(cfg);
+  if (!node)
+    return 1;
   auto err = caf::make_error(ferry::errc::no_common_family,
                              std::string{"consumer check"});
   auto text = ferry::render(err);
