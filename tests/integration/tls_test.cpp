@@ -262,6 +262,43 @@ TEST(tls_links, ATLSNodeRefusesAPlainNode) {
   EXPECT_EQ(client.refused("does not speak TLS").size(), 1u);
 }
 
+TEST(tls_links, APlainAndATLSPeerLinkToOneNodeThatAllowsThePlainOne) {
+  // Arrange: a TLS node whose link config for "plain" allows a plain link;
+  // a plain node of that name and a TLS node.
+  tls_node server{"alpha", "alpha"};
+  ferry::link_config open;
+  open.plain = true;
+  server.cfg.link("plain", open);
+  tls_node plain{"plain", ""};
+  tls_node secure{"beta", "beta"};
+  for (auto* x : {&server, &plain, &secure})
+    ASSERT_EQ(x->start(), caf::none);
+  auto port = server.serve();
+  // Act
+  auto by_plain = plain.node->remote_actor("127.0.0.1", port);
+  auto by_tls = secure.node->remote_actor("127.0.0.1", port);
+  // Assert: both linked and answered, no refusal anywhere.
+  ASSERT_TRUE(by_plain) << text_of(by_plain.error());
+  ASSERT_TRUE(by_tls) << text_of(by_tls.error());
+  EXPECT_EQ(ask_text(*plain.node, *by_plain, "ab"), std::string{"ba"});
+  EXPECT_EQ(ask_text(*secure.node, *by_tls, "cd"), std::string{"dc"});
+  EXPECT_EQ(server.node->stats().size(), 2u);
+  EXPECT_EQ(server.refusals(), 0u);
+}
+
+TEST(tls_links, APlainPeerUnderAnotherNameIsStillRefused) {
+  // Arrange: the server allows a plain link to "plain" only.
+  tls_node server{"alpha", "alpha"};
+  ferry::link_config open;
+  open.plain = true;
+  server.cfg.link("plain", open);
+  tls_node other{"gamma", ""};
+  ASSERT_EQ(server.start(), caf::none);
+  ASSERT_EQ(other.start(), caf::none);
+  // Act and assert: refused, naming the way to allow it.
+  expect_refused(server, other, "refuses plain peers", "does not speak TLS");
+}
+
 TEST(tls_links, ARawCAFClientIsRefusedAndTheNodeLives) {
   tls_node server{"alpha", "alpha"};
   ASSERT_EQ(server.start(), caf::none);
