@@ -3,11 +3,10 @@
 #include "transport/tls_bio.hpp"
 
 #include <openssl/bio.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <climits>
-
-#include <sys/socket.h>
 
 namespace ferry::detail::net {
 
@@ -24,8 +23,8 @@ int read_socket(BIO* bio, char* out, int size) {
   if (out == nullptr || size <= 0)
     return 0;
   for (;;) {
-    auto n = ::recv(socket_of(bio), out, static_cast<size_t>(size),
-                    MSG_DONTWAIT);
+    auto n
+      = ::recv(socket_of(bio), out, static_cast<size_t>(size), MSG_DONTWAIT);
     if (n > 0)
       return static_cast<int>(n);
     if (n == 0) {
@@ -88,8 +87,7 @@ BIO_METHOD* make_method() {
   auto type = BIO_get_new_index();
   if (type == -1)
     return nullptr;
-  auto* result = BIO_meth_new(type | BIO_TYPE_SOURCE_SINK
-                                | BIO_TYPE_DESCRIPTOR,
+  auto* result = BIO_meth_new(type | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
                               "ferry socket");
   if (result == nullptr)
     return nullptr;

@@ -132,10 +132,9 @@ caf::error complete(const tls_options& opts) {
 /// Sets up `ctx` for ferry's links (see the header); fails only when
 /// OpenSSL refuses a setting it should know.
 caf::error configure(SSL_CTX* ctx) {
-  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET
-                             | SSL_OP_NO_COMPRESSION
-                             | SSL_OP_CIPHER_SERVER_PREFERENCE
-                             | SSL_OP_ENABLE_KTLS);
+  SSL_CTX_set_options(
+    ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET | SSL_OP_NO_COMPRESSION
+           | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_ENABLE_KTLS);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
                      nullptr);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
@@ -188,8 +187,8 @@ tls_context::make(const tls_options& opts) {
       || SSL_CTX_check_private_key(ctx) != 1)
     return bad("ferry.tls.key", opts.key,
                "does not belong to the certificate in ferry.tls.certificate "
-               "\"" + cert_path
-                 + "\" (" + openssl_error() + ")");
+               "\""
+                 + cert_path + "\" (" + openssl_error() + ")");
   if (auto err = readable("ferry.tls.ca-file", opts.ca_file))
     return err;
   if (SSL_CTX_load_verify_locations(ctx, opts.ca_file.c_str(), nullptr) != 1)
@@ -200,8 +199,7 @@ tls_context::make(const tls_options& opts) {
   auto* leaf = SSL_CTX_get0_certificate(ctx);
   auto names = names_of(leaf);
   if (!opts.node_name.empty()
-      && std::find(names.begin(), names.end(), opts.node_name)
-           == names.end()) {
+      && std::find(names.begin(), names.end(), opts.node_name) == names.end()) {
     std::string listed;
     for (auto& x : names)
       listed += (listed.empty() ? "'" : ", '") + x + "'";

@@ -30,8 +30,6 @@
 // be called from any thread at once (OpenSSL locks the shared SSL_CTX).
 #pragma once
 
-#include "transport/tls_stream.hpp"
-
 #include <caf/expected.hpp>
 
 #include <openssl/ossl_typ.h>
@@ -39,6 +37,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "transport/tls_stream.hpp"
 
 namespace ferry::detail::net {
 

@@ -64,9 +64,19 @@ std::string explain(const tls_diagnosis& x, const std::string& own_problem,
                         + " does not speak TLS (a plain node: its ferry.tls "
                           "options are not set): this node links over TLS "
                           "only";
+  if (x.cut_short) {
+    if (!x.handshake_done)
+      return peer
+             + " closed the connection during the TLS handshake, "
+               "without a TLS alert saying why"
+             + own;
+    return peer
+           + " closed the TLS connection without a close_notify (it "
+             "stopped, or the connection was cut)";
+  }
   if (x.alert_sent >= 0) {
-    auto alert = "(TLS alert: " + alert_text(x.alert_sent)
-                 + append_detail(detail) + ")";
+    auto alert
+      = "(TLS alert: " + alert_text(x.alert_sent) + append_detail(detail) + ")";
     if (!x.handshake_done)
       return "refused the TLS handshake with " + peer + " " + alert + own;
     return "ended the TLS connection with " + peer + " " + alert;
@@ -82,12 +92,12 @@ std::vector<std::string> names_of(X509* cert) {
   if (cert == nullptr)
     return result;
   auto* subject = X509_get_subject_name(cert);
-  for (auto i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
-       i >= 0; i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
+  for (auto i = X509_NAME_get_index_by_NID(subject, NID_commonName, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(subject, NID_commonName, i)) {
     auto* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
-    result.emplace_back(reinterpret_cast<const char*>(
-                          ASN1_STRING_get0_data(data)),
-                        static_cast<size_t>(ASN1_STRING_length(data)));
+    result.emplace_back(
+      reinterpret_cast<const char*>(ASN1_STRING_get0_data(data)),
+      static_cast<size_t>(ASN1_STRING_length(data)));
   }
   auto* alt = static_cast<GENERAL_NAMES*>(
     X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
@@ -95,10 +105,9 @@ std::vector<std::string> names_of(X509* cert) {
     for (int i = 0; i < sk_GENERAL_NAME_num(alt); ++i) {
       auto* name = sk_GENERAL_NAME_value(alt, i);
       if (name->type == GEN_DNS)
-        result.emplace_back(reinterpret_cast<const char*>(
-                              ASN1_STRING_get0_data(name->d.dNSName)),
-                            static_cast<size_t>(
-                              ASN1_STRING_length(name->d.dNSName)));
+        result.emplace_back(
+          reinterpret_cast<const char*>(ASN1_STRING_get0_data(name->d.dNSName)),
+          static_cast<size_t>(ASN1_STRING_length(name->d.dNSName)));
     }
     GENERAL_NAMES_free(alt);
   }

@@ -40,6 +40,8 @@ struct tls_diagnosis {
   /// descriptions; -1: none).
   int alert_sent = -1;
   int alert_received = -1;
+  /// Whether the connection ended without the peer's close_notify (EOF).
+  bool cut_short = false;
 };
 
 /// Returns the peer as the sentences name it: "the peer at ADDR" when this

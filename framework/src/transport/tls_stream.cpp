@@ -7,20 +7,19 @@
 // connection this thread serves).
 #include "transport/tls_stream.hpp"
 
-#include "transport/tls_bio.hpp"
-
 #include "ferry/errc.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include "transport/tls_bio.hpp"
 
 namespace ferry::detail::net {
 
@@ -53,8 +52,8 @@ std::string remote_address(int fd) {
 /// The SSL ex_data slot that points to the stream's diagnosis (for the
 /// verify callback, which gets no argument of its own).
 int diagnosis_index() {
-  static int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr,
-                                          nullptr);
+  static int index
+    = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return index;
 }
 
@@ -66,16 +65,16 @@ int on_verify(int ok, X509_STORE_CTX* store) {
     X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
   if (ssl == nullptr)
     return ok;
-  auto* diag = static_cast<tls_diagnosis*>(
-    SSL_get_ex_data(ssl, diagnosis_index()));
+  auto* diag
+    = static_cast<tls_diagnosis*>(SSL_get_ex_data(ssl, diagnosis_index()));
   if (diag != nullptr && diag->x509_error == 0)
     diag->x509_error = X509_STORE_CTX_get_error(store);
   return ok;
 }
 
 /// Records whether the peer speaks TLS and the alerts either side sends.
-void on_message(int write_p, int, int content_type, const void* buf,
-                size_t len, SSL*, void* arg) {
+void on_message(int write_p, int, int content_type, const void* buf, size_t len,
+                SSL*, void* arg) {
   auto* diag = static_cast<tls_diagnosis*>(arg);
   if (content_type != SSL3_RT_HANDSHAKE && content_type != SSL3_RT_ALERT)
     return;
@@ -116,8 +115,7 @@ tls_stream::make(SSL_CTX* ctx, int fd, bool server) {
                            "OpenSSL cannot make a TLS session for the "
                            "connection with "
                              + result->diag_.peer_addr + ": "
-                             + take_openssl_error()
-                             + " (out of memory?)");
+                             + take_openssl_error() + " (out of memory?)");
   };
   ERR_clear_error();
   result->ssl_ = SSL_new(ctx);
@@ -155,7 +153,7 @@ io_result tls_stream::drive_handshake() {
   ERR_clear_error();
   auto ret = SSL_do_handshake(ssl_);
   if (ret != 1)
-    return outcome(errno);
+    return outcome(errno, "exchanging handshake messages");
   diag_.handshake_done = true;
   auto* cert = SSL_get0_peer_certificate(ssl_);
   peer_names_ = names_of(cert);
@@ -182,7 +180,7 @@ io_result tls_stream::read(std::span<std::byte> out) {
         result.bytes += n;
         continue;
       }
-      step = outcome(errno);
+      step = outcome(errno, "reading the socket");
       if (step.state == io_result::status::closed)
         read_closed_ = true;
     }
@@ -205,7 +203,7 @@ io_result tls_stream::write_to_ssl(const std::byte* data, size_t size) {
   size_t n = 0;
   if (SSL_write_ex(ssl_, data, size, &n) == 1)
     return {};
-  return outcome(errno);
+  return outcome(errno, "writing the socket");
 }
 
 io_result tls_stream::flush_staging() {
@@ -228,10 +226,10 @@ io_result tls_stream::write(std::span<const piece> pieces) {
   };
   auto broken_contract = [&] {
     std::lock_guard<std::mutex> guard{mtx_};
-    return stop(fail(
-      "TLS stream misused: write was not given the same bytes again after "
-      "a write OpenSSL could not finish (pass the pieces not taken, from "
-      "the same place; see transport/stream.hpp)"));
+    return stop(
+      fail("TLS stream misused: write was not given the same bytes again after "
+           "a write OpenSSL could not finish (pass the pieces not taken, from "
+           "the same place; see transport/stream.hpp)"));
   };
   if (unfinished_ == unfinished::staging) {
     if (auto step = flush_staging(); !step.ok())
@@ -300,7 +298,8 @@ void tls_stream::shutdown() noexcept {
     ::shutdown(fd_, SHUT_WR);
 }
 
-// -- what the connection showed ------------------------------------------------
+// -- what the connection showed
+// ------------------------------------------------
 
 bool tls_stream::handshake_done() const {
   std::lock_guard<std::mutex> guard{mtx_};
@@ -340,7 +339,7 @@ std::string tls_stream::cipher() const {
 
 // -- failures -----------------------------------------------------------------
 
-io_result tls_stream::outcome(int err) {
+io_result tls_stream::outcome(int err, const char* doing) {
   switch (SSL_get_error(ssl_, 0)) {
     case SSL_ERROR_WANT_READ:
       return with_state(io_result::status::want_read);
@@ -350,32 +349,28 @@ io_result tls_stream::outcome(int err) {
       ERR_clear_error();
       return with_state(io_result::status::closed);
     case SSL_ERROR_SYSCALL: {
+      // An EOF, or the socket's error (errno); OpenSSL 3 reports an EOF
+      // without close_notify as SSL_ERROR_SSL, but a BIO may still end so.
       auto detail = take_openssl_error();
-      if (detail.empty())
-        detail = err != 0 ? std::string{"the socket failed: "}
-                              + std::strerror(err)
-                          : std::string{"the connection ended without a TLS "
-                                        "close_notify"};
-      return fail(net::explain(diag_, validity_problem(SSL_get_certificate(ssl_)),
-                               detail));
+      if (err == 0 && detail.empty())
+        diag_.cut_short = true;
+      else if (detail.empty())
+        detail = std::string{doing} + ": " + std::strerror(err);
+      return fail(net::explain(
+        diag_, validity_problem(SSL_get_certificate(ssl_)), detail));
     }
     case SSL_ERROR_SSL: {
       auto code = ERR_peek_error();
-      std::string detail;
       if (ERR_GET_LIB(code) == ERR_LIB_SSL
           && ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
-        detail = "the connection ended without a TLS close_notify (the peer "
-                 "stopped, or the connection was cut)";
-      auto reported = take_openssl_error();
-      if (detail.empty())
-        detail = reported;
-      return fail(net::explain(diag_, validity_problem(SSL_get_certificate(ssl_)),
-                               detail));
+        diag_.cut_short = true;
+      auto detail = take_openssl_error();
+      return fail(net::explain(
+        diag_, validity_problem(SSL_get_certificate(ssl_)), detail));
     }
     default:
-      return fail("OpenSSL stopped the TLS connection with "
-                  + peer_of(diag_) + " in an unexpected state: "
-                  + take_openssl_error());
+      return fail("OpenSSL stopped the TLS connection with " + peer_of(diag_)
+                  + " in an unexpected state: " + take_openssl_error());
   }
 }
 

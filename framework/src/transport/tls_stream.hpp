@@ -34,9 +34,6 @@
 // getters may be called from any thread.
 #pragma once
 
-#include "transport/stream.hpp"
-#include "transport/tls_diagnosis.hpp"
-
 #include <caf/expected.hpp>
 
 #include <openssl/ossl_typ.h>
@@ -45,6 +42,9 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "transport/stream.hpp"
+#include "transport/tls_diagnosis.hpp"
 
 namespace ferry::detail::net {
 
@@ -125,8 +125,9 @@ private:
   io_result flush_staging();
 
   /// Turns an OpenSSL call's failure into a result; `err` is errno right
-  /// after the call. Requires `mtx_`.
-  io_result outcome(int err);
+  /// after the call, `doing` what it did ("reading the socket"). Requires
+  /// `mtx_`.
+  io_result outcome(int err, const char* doing);
 
   /// Makes the failure sticky and returns it. Requires `mtx_`.
   io_result fail(std::string sentence);
