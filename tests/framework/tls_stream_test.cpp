@@ -139,6 +139,23 @@ TEST(tls_stream, AWriteThatFillsTheSocketIsFinishedByPassingTheRestAgain) {
   EXPECT_TRUE(server.received == data);
 }
 
+TEST(tls_stream, ARetryWithOtherBytesIsRefusedNamingTheContract) {
+  auto sut = linked("alpha", "beta", 16 * 1024);
+  ASSERT_TRUE(sut.client);
+  auto data = pattern(4 << 20, 13);
+  net::piece whole{data};
+  auto first = sut.client->write({&whole, 1});
+  ASSERT_EQ(first.state, status::want_write) << first.error;
+  auto other = pattern(100, 14);
+  net::piece small{other};
+
+  auto retry = sut.client->write({&small, 1});
+
+  EXPECT_EQ(retry.state, status::failed);
+  EXPECT_TRUE(contains(retry.error, "TLS stream misused")) << retry.error;
+  EXPECT_EQ(sut.client->write({&whole, 1}).state, status::failed);
+}
+
 TEST(tls_stream, SmallPiecesStagedWhenTheSocketFillsAreFinishedByAnEmptyWrite) {
   auto sut = linked("alpha", "beta", 16 * 1024);
   ASSERT_TRUE(sut.client);
