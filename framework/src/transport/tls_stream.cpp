@@ -313,8 +313,7 @@ void tls_stream::shutdown() noexcept {
     ::shutdown(fd_, SHUT_WR);
 }
 
-// -- what the connection showed
-// ------------------------------------------------
+// -- what the connection showed ----------------------------------------------
 
 bool tls_stream::handshake_done() const {
   std::lock_guard<std::mutex> guard{mtx_};

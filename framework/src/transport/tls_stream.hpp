@@ -27,7 +27,10 @@
 // fails: `explain()`, one sentence from this side ("refused the certificate
 // of the peer at ...: unknown CA (...)", "the node at ... does not speak
 // TLS (...)"), built from the SSL's own verify and message callbacks; the
-// same sentence is the `error` of the failed result.
+// same sentence is the `error` of the failed result. With TLS 1.3 a
+// client's handshake ends before the server has checked the client's
+// certificate: a refusal fails the client's next `read` ("the node at ...
+// refused this node's certificate (TLS alert: unknown CA)").
 //
 // Thread-safety: one thread may read while another writes (stream.hpp);
 // `shutdown` belongs to the writing side. One mutex guards the SSL and
