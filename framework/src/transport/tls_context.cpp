@@ -132,6 +132,9 @@ caf::error complete(const tls_options& opts) {
 /// Sets up `ctx` for ferry's links (see the header); fails only when
 /// OpenSSL refuses a setting it should know.
 caf::error configure(SSL_CTX* ctx) {
+  // Reading the certificate file must never prompt on a terminal (OpenSSL's
+  // default for an encrypted PEM block); the key has its own callback.
+  SSL_CTX_set_default_passwd_cb(ctx, [](char*, int, int, void*) { return 0; });
   SSL_CTX_set_options(
     ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET | SSL_OP_NO_COMPRESSION
            | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_ENABLE_KTLS);
