@@ -17,7 +17,7 @@
 // least (1.3 preferred, AEAD ciphers with forward secrecy only), no
 // renegotiation, no session tickets or resumption (nothing is sent after
 // the handshake but application data and alerts), and large reads (read
-// ahead into a 256 KiB buffer, so one `recv` takes many records). A peer's
+// ahead into a 64 KiB buffer, so one `recv` takes several records). A peer's
 // certificate is checked against the CA file, not against a host name: the
 // connection checks the name a peer claims with `tls_stream::check_name`.
 //

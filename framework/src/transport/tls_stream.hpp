@@ -8,7 +8,7 @@
 // names. No call loops waiting, sleeps or starts a thread.
 //
 // Reading: `read` calls `SSL_read` until the caller's buffer is full or
-// OpenSSL needs the socket; OpenSSL reads ahead, so one `recv` brings many
+// OpenSSL needs the socket; OpenSSL reads ahead, so one `recv` brings several
 // records and bytes may wait in OpenSSL that the socket no longer signals:
 // read until `want_read` / `want_write` before waiting.
 //
