@@ -14,6 +14,18 @@
 //                                   does it; suite 0 is OpenSSL's default
 //                                   order (AES-256-GCM first), 1 is
 //                                   TLS_AES_128_GCM_SHA256 (ferry's choice)
+//   BM_openssl_nonblocking/<write>/<suite>
+//                                   the same on non-blocking sockets, with
+//                                   poll() on WANT_READ / WANT_WRITE (the
+//                                   pattern the stream follows, without it)
+//   BM_openssl_backlog/<read_ahead> one thread fills the socket with
+//                                   SSL_write, then drains it with
+//                                   SSL_read, so OpenSSL's read-ahead buffer
+//                                   (<read_ahead> bytes, 0: OpenSSL's
+//                                   default of one record) is always full:
+//                                   the reader's cost per byte against the
+//                                   buffer's size
+//   BM_tls_stream_backlog           the same through the TLS streams
 //   BM_plain_stream/<write>/<read>  the plain stream, for the loopback
 //                                   ceiling
 //
@@ -38,6 +50,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -270,7 +283,8 @@ void BM_plain_stream(benchmark::State& state) {
 }
 
 /// An SSL_CTX as a plain OpenSSL user makes it (ferry-bench's tls-socket).
-SSL_CTX* raw_context(const std::string& name, bool server, bool aes128) {
+SSL_CTX* raw_context(const std::string& name, bool server, bool aes128,
+                     long read_ahead = 0) {
   auto* ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
   SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
   if (SSL_CTX_use_certificate_chain_file(ctx, file(name + ".pem").c_str()) != 1
@@ -287,10 +301,27 @@ SSL_CTX* raw_context(const std::string& name, bool server, bool aes128) {
     SSL_CTX_set_num_tickets(ctx, 0);
   if (aes128)
     SSL_CTX_set_ciphersuites(ctx, "TLS_AES_128_GCM_SHA256");
+  if (read_ahead > 0)
+    SSL_CTX_set_default_read_buffer_len(ctx, static_cast<size_t>(read_ahead));
   return ctx;
 }
 
-void BM_openssl_blocking(benchmark::State& state) {
+/// Waits for what OpenSSL's last call on `ssl` (which returned `ret`)
+/// wants of the socket `fd`.
+void await_ssl(SSL* ssl, int ret, int fd, const char* what) {
+  auto err = SSL_get_error(ssl, ret);
+  if (err == SSL_ERROR_WANT_READ)
+    await(fd, status::want_read);
+  else if (err == SSL_ERROR_WANT_WRITE)
+    await(fd, status::want_write);
+  else
+    give_up(what);
+}
+
+/// SSL_write / SSL_read over loopback as a plain OpenSSL user writes them:
+/// blocking sockets, or non-blocking ones with poll() on WANT_READ /
+/// WANT_WRITE.
+void run_openssl(benchmark::State& state, bool nonblocking) {
   cpu_use cpu;
   auto write_size = static_cast<size_t>(state.range(0));
   auto aes128 = state.range(1) == 1;
@@ -309,27 +340,33 @@ void BM_openssl_blocking(benchmark::State& state) {
     if (SSL_connect(client) != 1)
       give_up("SSL_connect");
     accepting.join();
+    if (nonblocking)
+      for (auto fd : {c, s})
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     state.SetLabel(std::string{SSL_get_version(client)} + " "
                    + SSL_get_cipher_name(client));
     state.ResumeTiming();
-    std::thread writer{[&, client = client] {
+    std::thread writer{[&, client = client, c = c] {
       auto start = thread_cpu();
       auto& data = payload();
       for (size_t sent = 0; sent < total_bytes;) {
         auto n = std::min({write_size, total_bytes - sent, data.size()});
-        if (SSL_write(client, data.data(), static_cast<int>(n)) <= 0)
-          give_up("SSL_write");
-        sent += n;
+        auto ret = SSL_write(client, data.data(), static_cast<int>(n));
+        if (ret > 0)
+          sent += n;
+        else
+          await_ssl(client, ret, c, "SSL_write");
       }
       cpu.writer += thread_cpu() - start;
     }};
     auto start = thread_cpu();
     std::vector<char> buf(256 * 1024);
     for (size_t got = 0; got < total_bytes;) {
-      auto n = SSL_read(server, buf.data(), static_cast<int>(buf.size()));
-      if (n <= 0)
-        give_up("SSL_read");
-      got += static_cast<size_t>(n);
+      auto ret = SSL_read(server, buf.data(), static_cast<int>(buf.size()));
+      if (ret > 0)
+        got += static_cast<size_t>(ret);
+      else
+        await_ssl(server, ret, s, "SSL_read");
     }
     cpu.reader += thread_cpu() - start;
     writer.join();
@@ -342,6 +379,115 @@ void BM_openssl_blocking(benchmark::State& state) {
   }
   SSL_CTX_free(client_ctx);
   SSL_CTX_free(server_ctx);
+  set_rate(state, cpu);
+}
+
+void BM_openssl_blocking(benchmark::State& state) {
+  run_openssl(state, false);
+}
+
+void BM_openssl_nonblocking(benchmark::State& state) {
+  run_openssl(state, true);
+}
+
+/// One thread writes until the socket is full, then reads all of it, and
+/// again: the reader always finds OpenSSL's read-ahead buffer full.
+/// `write(data, size)` returns the bytes taken (0: the socket is full),
+/// `read(buf)` the bytes read (0: nothing left).
+template <class Write, class Read>
+void run_backlog(cpu_use& cpu, Write write, Read read) {
+  auto& data = payload();
+  std::vector<std::byte> buf(256 * 1024);
+  for (size_t sent = 0, got = 0; got < total_bytes;) {
+    auto start = thread_cpu();
+    while (sent < total_bytes) {
+      auto n = write(data.data(), std::min(data.size(), total_bytes - sent));
+      if (n == 0)
+        break;
+      sent += n;
+    }
+    auto middle = thread_cpu();
+    for (size_t n; (n = read(buf)) > 0;)
+      got += n;
+    cpu.writer += middle - start;
+    cpu.reader += thread_cpu() - middle;
+  }
+}
+
+void BM_openssl_backlog(benchmark::State& state) {
+  cpu_use cpu;
+  auto* client_ctx = raw_context("alpha", false, true, state.range(0));
+  auto* server_ctx = raw_context("beta", true, true, state.range(0));
+  for (auto _ : state) {
+    auto [c, s] = tcp_pair(false);
+    auto* client = SSL_new(client_ctx);
+    auto* server = SSL_new(server_ctx);
+    SSL_set_fd(client, c);
+    SSL_set_fd(server, s);
+    std::thread accepting{[server] {
+      SSL_accept(server);
+    }};
+    if (SSL_connect(client) != 1)
+      give_up("SSL_connect");
+    accepting.join();
+    for (auto fd : {c, s})
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    // A write OpenSSL could not finish is repeated with the same bytes.
+    run_backlog(
+      cpu,
+      [client](const std::byte* bytes, size_t size) -> size_t {
+        auto ret = SSL_write(client, bytes, static_cast<int>(size));
+        return ret > 0 ? static_cast<size_t>(ret) : 0;
+      },
+      [server](std::span<std::byte> out) -> size_t {
+        auto ret = SSL_read(server, out.data(), static_cast<int>(out.size()));
+        return ret > 0 ? static_cast<size_t>(ret) : 0;
+      });
+    SSL_free(client);
+    SSL_free(server);
+    ::close(c);
+    ::close(s);
+  }
+  SSL_CTX_free(client_ctx);
+  SSL_CTX_free(server_ctx);
+  set_rate(state, cpu);
+}
+
+void BM_tls_stream_backlog(benchmark::State& state) {
+  cpu_use cpu;
+  auto client_ctx = context_of("alpha");
+  auto server_ctx = context_of("beta");
+  for (auto _ : state) {
+    auto [c, s] = tcp_pair(true);
+    auto client = client_ctx->make_stream(c, false);
+    auto server = server_ctx->make_stream(s, true);
+    if (!client || !server)
+      give_up("make_stream");
+    handshake(**client, c, **server, s);
+    // A piece the stream could not take is passed again from where it
+    // stopped (stream.hpp); the payload's start is the same bytes.
+    size_t offset = 0;
+    run_backlog(
+      cpu,
+      [&](const std::byte* bytes, size_t size) -> size_t {
+        net::piece rest{bytes + offset, size - offset};
+        auto result = (*client)->write({&rest, 1});
+        if (result.state == status::failed)
+          give_up("write: " + result.error);
+        offset = result.ok() ? 0 : offset + result.bytes;
+        return result.ok() ? size : 0;
+      },
+      [&](std::span<std::byte> out) -> size_t {
+        auto result = (*server)->read(out);
+        if (result.state == status::failed)
+          give_up("read: " + result.error);
+        return result.ok() ? result.bytes : 0;
+      });
+    client->reset();
+    server->reset();
+    ::close(c);
+    ::close(s);
+  }
   set_rate(state, cpu);
 }
 
@@ -363,6 +509,23 @@ BENCHMARK(BM_openssl_blocking)
   ->Iterations(1)
   ->UseRealTime()
   ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_openssl_nonblocking)
+  ->ArgNames({"write", "aes128"})
+  ->Args({256 * kib, 1})
+  ->Iterations(1)
+  ->UseRealTime()
+  ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_openssl_backlog)
+  ->ArgNames({"read_ahead"})
+  ->Arg(0)
+  ->Arg(64 * kib)
+  ->Arg(256 * kib)
+  ->Iterations(1)
+  ->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_tls_stream_backlog)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_plain_stream)
   ->ArgNames({"write", "read"})
