@@ -26,7 +26,10 @@
 //     tls_options opts{"alpha.pem", "alpha.key", "ca.pem", "", "alpha"};
 //     auto ctx = tls_context::make(opts);       // once per node
 //     if (!ctx) return std::move(ctx.error());  // invalid_config
+//     for (auto& line : (*ctx)->warnings()) log(line);
+//     ...                                       // null *ctx: a plain node
 //     auto s = (*ctx)->make_stream(fd, true);   // per accepted socket
+//     if (s) (*s)->handshake();                 // want_read: wait, again
 //
 // Thread-safety: immutable after `make`; `make_stream` and the getters may
 // be called from any thread at once (OpenSSL locks the shared SSL_CTX).
