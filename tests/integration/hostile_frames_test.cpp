@@ -10,9 +10,14 @@
 // were written), never a crash; a claim over the bound is refused at the
 // header, before any byte of its body is kept, and one within it takes
 // memory only as its bytes arrive.
-#include "hostile_peer.hpp"
+#include "transport/frame_reader.hpp"
+#include "wire/control.hpp"
+#include "wire/frame.hpp"
+#include "wire/message.hpp"
+#include "wire/out_frame.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/test/mentions.hpp"
 
 #include <caf/all.hpp>
 
@@ -262,13 +267,19 @@ TEST(hostile_frame_reader, ClaimWithinTheBoundKeepsOnlyTheBytesThatArrived) {
   auto bytes = header(INT64_MAX, type_number(wire::frame_type::credit));
   auto some = pattern(1 << 20, 4);
   bytes.insert(bytes.end(), some.begin(), some.end());
+  auto before = resident_kib();
   // Act
   caf::error err;
   EXPECT_NO_THROW(err = feed(reader, bytes, sink, 64 << 10));
-  // Assert: the reader waits for the rest, reporting nothing.
+  auto during = resident_kib();
+  // Assert: the reader waits for the rest, reporting nothing, having taken
+  // about the memory of what came.
   EXPECT_FALSE(err) << ferry::render(err);
   EXPECT_TRUE(sink.seen.empty());
   EXPECT_FALSE(reader.idle());
+  ASSERT_GT(before, 0) << "cannot read this process's resident memory";
+  EXPECT_LT(during - before, 32 * 1024)
+    << "resident KiB before " << before << ", after 1 MiB " << during;
 }
 
 TEST(hostile_frame_reader, StreamedMessagePieceTakesMemoryOnlyAsItsBytesArrive) {

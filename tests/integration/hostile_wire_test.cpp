@@ -6,9 +6,14 @@
 // and flags; an intro of another protocol. Every read ends with an error
 // or a whole value (one that writes back to exactly the bytes read), never
 // a crash, and refuses a claimed count or length before allocating for it.
-#include "hostile_peer.hpp"
+#include "wire/codec.hpp"
+#include "wire/control.hpp"
+#include "wire/frame.hpp"
+#include "wire/message.hpp"
+#include "wire/out_frame.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/test/mentions.hpp"
 
 #include <caf/all.hpp>
 

@@ -3,6 +3,7 @@
 #include "transport/tls_bio.hpp"
 
 #include <openssl/bio.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -104,8 +105,7 @@ BIO_METHOD* make_method() {
   return result;
 }
 
-} // namespace
-
+/// Returns a new socket BIO (one reference) on `fd`, or null.
 BIO* make_socket_bio(int fd) {
   // Made once and kept for the process: every BIO refers to it.
   static BIO_METHOD* method = make_method();
@@ -116,6 +116,25 @@ BIO* make_socket_bio(int fd) {
     return nullptr;
   BIO_set_fd(result, fd, BIO_NOCLOSE);
   return result;
+}
+
+} // namespace
+
+bool attach_socket(SSL* ssl, int fd) {
+  auto* socket = make_socket_bio(fd);
+  auto* buffer = BIO_new(BIO_f_buffer());
+  if (socket == nullptr || buffer == nullptr
+      || BIO_set_write_buffer_size(buffer, write_buffer_size) != 1
+      || BIO_up_ref(socket) != 1) {
+    BIO_free(buffer);
+    BIO_free(socket);
+    return false;
+  }
+  // The SSL owns a reference to each: the socket as its read BIO, and the
+  // chain (buffer, then socket) as its write BIO.
+  BIO_push(buffer, socket);
+  SSL_set_bio(ssl, socket, buffer);
+  return true;
 }
 
 } // namespace ferry::detail::net

@@ -1,31 +1,45 @@
-// tls_bio: the BIO through which a TLS stream's SSL reads and writes its
-// socket, never raising SIGPIPE and never blocking.
+// tls_bio: how a TLS stream's SSL reaches its socket: reads straight from
+// it, writes through a buffer, never raising SIGPIPE and never blocking.
 //
 // OpenSSL's socket BIO writes with write(2), which raises SIGPIPE when the
 // peer has gone; a library cannot ignore that signal for the whole process,
 // and blocking it around every OpenSSL call costs system calls per record.
-// This BIO is OpenSSL's socket BIO (its create, destroy and descriptor
+// The socket BIO here is OpenSSL's (its create, destroy and descriptor
 // controls) with its own read and write: `recv(fd, ..., MSG_DONTWAIT)` and
 // `send(fd, ..., MSG_DONTWAIT | MSG_NOSIGNAL)`, so a broken connection is an
 // EPIPE error, and a socket left blocking by mistake still never waits. It
 // sets OpenSSL's retry flags on EAGAIN and its end-of-file flag on EOF (how
 // OpenSSL 3 tells an EOF without close_notify from a close_notify).
 //
-// It declines kernel TLS: sending alerts through kTLS needs OpenSSL's
-// internal control-message flag, which only OpenSSL's own socket BIO (and
-// its write(2)) understands, so the BIO answers no to OpenSSL's kTLS
+// OpenSSL hands each record (at most 16 KiB) to its write BIO on its own,
+// so writes go through OpenSSL's buffering BIO (`BIO_f_buffer`) first:
+// records collect in `write_buffer_size` bytes and reach the socket about
+// four at a time (fewer system calls and TCP segments; the records' copy
+// costs less than it saves, measured with bench/framework/
+// tls_stream_bench.cpp). A record written stays in the buffer until it is
+// full or flushed: the stream flushes at the end of each write
+// (`BIO_flush(SSL_get_wbio(ssl))`), OpenSSL after each handshake flight
+// and alert.
+//
+// The socket BIO declines kernel TLS: sending alerts through kTLS needs
+// OpenSSL's internal control-message flag, which only OpenSSL's own socket
+// BIO (and its write(2)) understands, so it answers no to OpenSSL's kTLS
 // requests and records stay in user space.
 //
-// Thread-safety: the BIO method is made once (thread-safe); each BIO
-// belongs to one SSL and is used under that SSL's lock.
+// Thread-safety: the BIO method is made once (thread-safe); the BIOs belong
+// to one SSL and are used under that SSL's lock.
 #pragma once
 
 #include <openssl/ossl_typ.h>
 
 namespace ferry::detail::net {
 
-/// Returns a new BIO (one reference) on the connected socket `fd`, which it
-/// does not close, or null when OpenSSL cannot make one.
-BIO* make_socket_bio(int fd);
+/// Bytes of records collected before they go to the socket.
+inline constexpr int write_buffer_size = 64 * 1024;
+
+/// Gives `ssl` the connected socket `fd`, which OpenSSL does not close:
+/// reads straight from it, writes through a buffer of `write_buffer_size`.
+/// Returns false when OpenSSL cannot make the BIOs.
+[[nodiscard]] bool attach_socket(SSL* ssl, int fd);
 
 } // namespace ferry::detail::net

@@ -17,14 +17,19 @@
 // least (1.3 preferred, AEAD ciphers with forward secrecy only), no
 // renegotiation, no session tickets or resumption (nothing is sent after
 // the handshake but application data and alerts), and large reads (read
-// ahead into a 256 KiB buffer, so one `recv` takes many records).
+// ahead into a 64 KiB buffer, so one `recv` takes several records). A peer's
+// certificate is checked against the CA file, not against a host name: the
+// connection checks the name a peer claims with `tls_stream::check_name`.
 //
 // Usage:
 //
 //     tls_options opts{"alpha.pem", "alpha.key", "ca.pem", "", "alpha"};
 //     auto ctx = tls_context::make(opts);       // once per node
 //     if (!ctx) return std::move(ctx.error());  // invalid_config
+//     for (auto& line : (*ctx)->warnings()) log(line);
+//     ...                                       // null *ctx: a plain node
 //     auto s = (*ctx)->make_stream(fd, true);   // per accepted socket
+//     if (s) (*s)->handshake();                 // want_read: wait, again
 //
 // Thread-safety: immutable after `make`; `make_stream` and the getters may
 // be called from any thread at once (OpenSSL locks the shared SSL_CTX).

@@ -18,8 +18,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <cstdlib>
-#include <openssl/bio.h>
 
 #include "transport/tls_bio.hpp"
 
@@ -124,18 +122,8 @@ tls_stream::make(SSL_CTX* ctx, int fd, bool server) {
   if (result->ssl_ == nullptr || diagnosis_index() < 0)
     return cannot();
   auto* ssl = result->ssl_;
-  auto* bio = make_socket_bio(fd);
-  if (bio == nullptr)
+  if (!attach_socket(ssl, fd))
     return cannot();
-  if (std::getenv("FERRY_TLS_WBUF")) {
-    auto* buf = BIO_new(BIO_f_buffer());
-    BIO_set_write_buffer_size(buf, std::atoi(std::getenv("FERRY_TLS_WBUF")));
-    BIO_up_ref(bio);
-    BIO_push(buf, bio);
-    SSL_set_bio(ssl, bio, buf);
-  } else {
-    SSL_set_bio(ssl, bio, bio);
-  }
   if (server)
     SSL_set_accept_state(ssl);
   else
@@ -288,15 +276,23 @@ io_result tls_stream::write(std::span<const piece> pieces) {
     if (auto step = flush_staging(); !step.ok())
       return stop(step);
   }
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    auto* w = SSL_get_wbio(ssl_);
-    if (BIO_flush(w) <= 0) {
-      result.state = BIO_should_retry(w) ? io_result::status::want_write : io_result::status::failed;
-      result.error = "flush";
-    }
-  }
-  return result;
+  return stop(flush_socket());
+}
+
+io_result tls_stream::flush_socket() {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!failure_.empty())
+    return fail(failure_);
+  auto* bio = SSL_get_wbio(ssl_);
+  ERR_clear_error();
+  if (BIO_flush(bio) == 1)
+    return {};
+  if (BIO_should_retry(bio))
+    return with_state(io_result::status::want_write);
+  auto err = errno;
+  return fail(
+    net::explain(diag_, validity_problem(SSL_get_certificate(ssl_)),
+                 std::string{"writing the socket: "} + std::strerror(err)));
 }
 
 // -- the end ------------------------------------------------------------------
@@ -306,9 +302,10 @@ void tls_stream::shutdown() noexcept {
   auto sent = false;
   if (diag_.handshake_done && failure_.empty()) {
     ERR_clear_error();
-    // 0: close_notify sent; 1: the peer's arrived too; < 0: the socket
-    // is full (or a write is unfinished): the alert is given up on.
-    sent = SSL_shutdown(ssl_) >= 0;
+    // SSL_shutdown: 0 when close_notify is written, 1 when the peer's
+    // arrived too, < 0 when a write is unfinished. The flush then takes it
+    // to the socket, unless the socket is full: the alert is given up on.
+    sent = SSL_shutdown(ssl_) >= 0 && BIO_flush(SSL_get_wbio(ssl_)) == 1;
     ERR_clear_error();
   }
   // A FIN after a partly sent record would read as a truncated record.
@@ -316,8 +313,7 @@ void tls_stream::shutdown() noexcept {
     ::shutdown(fd_, SHUT_WR);
 }
 
-// -- what the connection showed
-// ------------------------------------------------
+// -- what the connection showed ----------------------------------------------
 
 bool tls_stream::handshake_done() const {
   std::lock_guard<std::mutex> guard{mtx_};

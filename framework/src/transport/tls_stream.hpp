@@ -8,15 +8,17 @@
 // names. No call loops waiting, sleeps or starts a thread.
 //
 // Reading: `read` calls `SSL_read` until the caller's buffer is full or
-// OpenSSL needs the socket; OpenSSL reads ahead, so one `recv` brings many
+// OpenSSL needs the socket; OpenSSL reads ahead, so one `recv` brings several
 // records and bytes may wait in OpenSSL that the socket no longer signals:
 // read until `want_read` / `want_write` before waiting.
 //
 // Writing: a piece of 16 KiB (one record) or more goes to `SSL_write` as it
-// is, in slices of at most 256 KiB (so a reader waits for the lock one slice
-// at most); smaller pieces (and the head of a large piece that follows
-// them) are copied into a 16 KiB staging buffer and written as one full
-// record, so small messages share records and system calls. A write OpenSSL
+// is, in slices of at most `max_slice` bytes (so a reader waits for the lock
+// one slice at most); smaller pieces (and the head of a large piece that
+// follows them) are copied into a 16 KiB staging buffer and written as one
+// full record, so small messages share records. Records reach the socket
+// through a 64 KiB buffer, several per system call, and each `write` ends
+// by flushing it: `ok` means all of it is on the socket. A write OpenSSL
 // could not finish is repeated with the same bytes: the staging buffer's by
 // the stream itself, a piece's by the caller, who passes it again from
 // where `bytes` says (stream.hpp).
@@ -25,7 +27,10 @@
 // fails: `explain()`, one sentence from this side ("refused the certificate
 // of the peer at ...: unknown CA (...)", "the node at ... does not speak
 // TLS (...)"), built from the SSL's own verify and message callbacks; the
-// same sentence is the `error` of the failed result.
+// same sentence is the `error` of the failed result. With TLS 1.3 a
+// client's handshake ends before the server has checked the client's
+// certificate: a refusal fails the client's next `read` ("the node at ...
+// refused this node's certificate (TLS alert: unknown CA)").
 //
 // Thread-safety: one thread may read while another writes (stream.hpp);
 // `shutdown` belongs to the writing side. One mutex guards the SSL and
@@ -56,7 +61,7 @@ public:
   static constexpr size_t record_size = 16384;
 
   /// The most one `SSL_write` takes of a large piece.
-  static constexpr size_t max_slice = 256 * 1024;
+  static constexpr size_t max_slice = 64 * 1024;
 
   ~tls_stream() override;
 
@@ -123,6 +128,9 @@ private:
 
   /// Writes the staging buffer; on `want_*` it stays unfinished.
   io_result flush_staging();
+
+  /// Sends the records OpenSSL's write buffer holds (transport/tls_bio.hpp).
+  io_result flush_socket();
 
   /// Turns an OpenSSL call's failure into a result; `err` is errno right
   /// after the call, `doing` what it did ("reading the socket"). Requires
