@@ -58,10 +58,16 @@ std::span<std::byte> frame_reader::direct_place() {
     case state::message_pieces:
       return message_->place();
     case state::chunk_data:
-      return chunk_where_.subspan(static_cast<size_t>(chunk_done_));
+      return chunk_room();
     default:
       return {};
   }
+}
+
+std::span<std::byte> frame_reader::chunk_room() {
+  if (chunk_own_)
+    return chunk_own_->room();
+  return landing_.bytes.subspan(static_cast<size_t>(chunk_done_));
 }
 
 std::span<std::byte> frame_reader::buffer() {
@@ -86,12 +92,20 @@ std::span<std::byte> frame_reader::buffer() {
 }
 
 caf::error frame_reader::consume(size_t n, frame_sink& sink) {
-  if (direct_) {
-    direct_ = false;
-    return direct_filled(n, sink);
+  // What a peer may claim is bounded (`max_body`), but the address space
+  // for it may still be missing: that ends the connection, not the node.
+  try {
+    if (direct_) {
+      direct_ = false;
+      return direct_filled(n, sink);
+    }
+    end_ += n;
+    return process(sink);
+  } catch (const std::exception& e) {
+    return caf::make_error(errc::decode_failed,
+                           std::string{"cannot take the peer's frame: "}
+                             + e.what());
   }
-  end_ += n;
-  return process(sink);
 }
 
 caf::error frame_reader::direct_filled(size_t n, frame_sink& sink) {
@@ -100,7 +114,9 @@ caf::error frame_reader::direct_filled(size_t n, frame_sink& sink) {
     message_->filled(n);
   } else {
     chunk_done_ += n;
-    if (chunk_done_ == chunk_where_.size())
+    if (chunk_own_)
+      chunk_own_->filled(n);
+    if (chunk_done_ == chunk_length_)
       if (auto err = end_chunk(sink))
         return err;
   }
@@ -203,13 +219,12 @@ caf::error frame_reader::end_message(frame_sink& sink,
 
 caf::error frame_reader::end_chunk(frame_sink& sink) {
   state_ = state::header;
-  auto landed = landing_.keep_alive != nullptr;
+  auto landed = !chunk_own_.has_value();
   wire_bytes data;
-  if (!landed)
-    data = wire_bytes{std::move(chunk_own_)};
-  chunk_own_ = {};
+  if (chunk_own_)
+    data = wire_bytes{chunk_own_->take()};
+  chunk_own_.reset();
   landing_ = {};
-  chunk_where_ = {};
   return sink.on_chunk(request_, std::move(data), landed);
 }
 
@@ -335,27 +350,27 @@ caf::error frame_reader::process(frame_sink& sink) {
         body_read_ = wire::chunk_prefix;
         auto length = header_.length - wire::chunk_prefix;
         landing_ = sink.chunk_landing(request_, length);
-        if (landing_.keep_alive && landing_.bytes.size() == length) {
-          chunk_where_ = landing_.bytes;
-        } else {
+        if (!landing_.keep_alive || landing_.bytes.size() != length) {
           landing_ = {};
-          chunk_own_ = wire_bytes::unfilled(static_cast<size_t>(length));
-          chunk_where_ = chunk_own_;
+          chunk_own_.emplace(static_cast<size_t>(length));
         }
+        chunk_length_ = length;
         chunk_done_ = 0;
         state_ = state::chunk_data;
         break;
       }
       case state::chunk_data: {
-        if (chunk_done_ == chunk_where_.size()) {
+        if (chunk_done_ == chunk_length_) {
           if (auto err = end_chunk(sink))
             return err;
           break;
         }
         if (available() == 0)
           return caf::none;
-        auto n = take(chunk_where_.subspan(static_cast<size_t>(chunk_done_)));
+        auto n = take(chunk_room());
         chunk_done_ += n;
+        if (chunk_own_)
+          chunk_own_->filled(n);
         body_read_ += n;
         break;
       }

@@ -171,9 +171,13 @@ private:
   // Streamed chunk frames.
   uint64_t request_ = 0;
   chunk_place landing_;
-  std::vector<std::byte> chunk_own_;
-  std::span<std::byte> chunk_where_;
+  /// Where a chunk that lands nowhere goes (memory as its bytes arrive).
+  std::optional<filling_buffer> chunk_own_;
+  uint64_t chunk_length_ = 0;
   uint64_t chunk_done_ = 0;
+
+  /// Returns where the current chunk's next bytes go.
+  std::span<std::byte> chunk_room();
 };
 
 } // namespace ferry::detail::net

@@ -4,6 +4,8 @@
 #include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/vector_pool.hpp"
 
+#include <algorithm>
+
 namespace ferry::detail {
 
 wire_bytes::wire_bytes(std::vector<std::byte> bytes)
@@ -18,23 +20,34 @@ wire_bytes wire_bytes::copy_of(std::span<const std::byte> bytes) {
   return wire_bytes{std::move(buf)};
 }
 
-std::vector<std::byte> wire_bytes::unfilled(size_t n) {
-  namespace sd = serializers::detail;
-  auto result = sd::take_vector_unwritten<std::byte>(n);
-  if (result.capacity() < n) {
-    result.reserve(n);
-    if (n >= sd::huge_page_advice_threshold)
-      sd::advise_huge_pages(result.data(), n);
-  }
-  // A reused vector that held n bytes or more resizes without writing.
-  result.resize(n);
-  return result;
-}
-
 std::vector<std::byte> wire_bytes::take() {
   auto result = std::move(*owned_);
   *this = wire_bytes{};
   return result;
+}
+
+filling_buffer::filling_buffer(size_t n) : n_(n) {
+  namespace sd = serializers::detail;
+  buf_ = sd::take_vector_unwritten<std::byte>(n);
+  if (buf_.capacity() >= n) {
+    // Faulted in as far as it was written before: that part is writable
+    // at once (shrinking writes nothing).
+    if (buf_.size() > n)
+      buf_.resize(n);
+    return;
+  }
+  buf_.clear();
+  buf_.reserve(n);
+  if (n >= sd::huge_page_advice_threshold)
+    sd::advise_huge_pages(buf_.data(), n);
+}
+
+std::span<std::byte> filling_buffer::room() {
+  if (done_ == n_)
+    return {};
+  if (buf_.size() < n_ && buf_.size() < done_ + step)
+    buf_.resize(std::min(n_, done_ + step));
+  return std::span<std::byte>{buf_}.subspan(done_);
 }
 
 } // namespace ferry::detail

@@ -37,11 +37,6 @@ public:
   /// Owns a copy of `bytes` in fresh memory (copied without zero-filling).
   static wire_bytes copy_of(std::span<const std::byte> bytes);
 
-  /// Returns an owned buffer of `n` bytes for a reader to fill (from the
-  /// vector pool when it keeps one that large). REQUIRES: the caller writes
-  /// every byte before anyone reads them.
-  static std::vector<std::byte> unfilled(size_t n);
-
   /// Returns the bytes.
   std::span<const std::byte> bytes() const { return view_; }
 
@@ -65,6 +60,40 @@ private:
   std::span<const std::byte> view_;
   std::shared_ptr<const void> keep_alive_;
   std::shared_ptr<std::vector<std::byte>> owned_;
+};
+
+/// A buffer of a claimed length that a reader fills front to back, taking
+/// memory only as the bytes arrive: the whole length is reserved at once
+/// (address space), and the part the reader may write next reaches at most
+/// `step` bytes beyond what it filled, zero-filled just before (the page
+/// faults happen there, never for bytes a peer merely claimed). A vector of
+/// the vector pool, already faulted in, is used whole when it has one that
+/// large.
+class filling_buffer {
+public:
+  /// Bytes the writable part reaches beyond what is filled.
+  static constexpr size_t step = size_t{1} << 20;
+
+  /// A buffer for `n` bytes. Throws std::bad_alloc (or std::length_error)
+  /// when the address space is not there.
+  explicit filling_buffer(size_t n);
+
+  /// Returns where the next bytes go (empty once all `n` are in).
+  std::span<std::byte> room();
+
+  /// `k` bytes went into `room()`.
+  void filled(size_t k) { done_ += k; }
+
+  /// Returns whether all `n` bytes are in.
+  bool full() const { return done_ == n_; }
+
+  /// Returns the filled bytes. REQUIRES: `full()`.
+  std::vector<std::byte> take() { return std::move(buf_); }
+
+private:
+  std::vector<std::byte> buf_;
+  size_t n_ = 0;
+  size_t done_ = 0;
 };
 
 } // namespace ferry::detail

@@ -184,8 +184,9 @@ void message_reader::open_piece() {
       slot.into = piece_slot::target::own;
     }
     if (slot.into == piece_slot::target::own) {
-      own_ = wire_bytes::unfilled(n);
-      where_ = {own_.data(), n};
+      // Memory follows the bytes that arrive, not the length claimed.
+      own_.emplace(n);
+      where_ = {};
     } else {
       where_ = {shared_.get() + shared_used_, n};
       shared_used_ += n;
@@ -210,8 +211,8 @@ void message_reader::close_piece() {
       bytes = wire_bytes{where_, shared_};
       break;
     case piece_slot::target::own:
-      bytes = wire_bytes{std::move(own_)};
-      own_ = {};
+      bytes = wire_bytes{own_->take()};
+      own_.reset();
       break;
     case piece_slot::target::import: {
       auto& frame = element.frames[slot.frame];
@@ -233,12 +234,16 @@ void message_reader::close_piece() {
 std::span<std::byte> message_reader::place() {
   if (current_ >= slots_.size())
     return {};
+  if (own_)
+    return own_->room();
   return where_.subspan(static_cast<size_t>(done_));
 }
 
 void message_reader::filled(size_t n) {
   done_ += n;
-  if (done_ < where_.size())
+  if (own_)
+    own_->filled(n);
+  if (done_ < slots_[current_].length)
     return;
   close_piece();
   ++current_;

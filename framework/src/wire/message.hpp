@@ -203,7 +203,7 @@ private:
   std::span<std::byte> where_;
   std::shared_ptr<std::byte[]> shared_;
   size_t shared_used_ = 0;
-  std::vector<std::byte> own_;
+  std::optional<filling_buffer> own_;
   std::optional<import_landing::place> import_;
   import_landing* landing_ = nullptr;
   bool has_error_ = false;
