@@ -1,38 +1,29 @@
-// libFuzzer target: ferry's wire format, the bytes a peer node sends a
-// gateway (framework/src/wire/). The first input byte picks the type, the
-// rest is what CAF's binary deserializer hands ferry's reader (by the
-// first byte modulo 4):
-//   0: one `wire_message` (a user message, read flat by hand);
-//   1: a `wire_batch` (several of them in one CAF message);
-//   2: a `chunk_reply` (a chunk of a pulled frame; no landing is registered
-//      here, so its bytes must be read aside);
-//   3: a `hello`, whose type names and shapes (the peer build's versions
-//      and fingerprints) are compared with this build's types as a link
-//      does (`type_check`): a type that differs is never sent or received
-//      in `caf`, which bridges no versions.
-// The system reading has an import landing, as a node's has: `inline_handle`
-// frames land in it (within its budget for objects not yet delivered), and
-// every object must be gone once the message is.
-// The reader is the one parser in ferry that takes bytes straight from the
-// network; it must refuse anything malformed with an error, allocate no more
-// than the input holds, and what it accepts must survive writing it back.
+// libFuzzer target: ferry's wire as a connection's reader takes it from a
+// peer (framework/src/transport/frame_reader.hpp, framework/src/wire/).
+// The first input byte picks how the rest is cut into reads (one byte at a
+// time, 7 bytes, 4 KiB, or all at once, as a socket may hand them over);
+// the rest is what the peer sent: the preface, then frames. Every frame
+// goes to a sink that reads it as the node would: the handshake's intro
+// and hello (whose type names and shapes are compared with this build's
+// types, as a link does), refusals, every control frame, requests and
+// answers, message and batch frames (with an import landing, as a node
+// has: `inline_handle` frames land in it within its budget, and every
+// object must be gone once the message is), and chunk frames (request 1
+// lands in a place of 64 bytes, others are read aside).
+// The reader is where ferry takes bytes straight from the network: it must
+// refuse anything malformed with an error, keep no more than the input
+// holds, and what it accepts must survive writing it back.
 #include "link/type_check.hpp"
 #include "node/landings.hpp"
+#include "transport/frame_reader.hpp"
 #include "wire/control.hpp"
 #include "wire/message.hpp"
-#include "wire/read_context.hpp"
-#include "wire/registration.hpp"
 
 #include "ferry/store/memory_summary.hpp"
 #include "ferry/store/object_store.hpp"
 #include "ferry/store/store_config.hpp"
 
 #include <unistd.h>
-
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/binary_deserializer.hpp>
-#include <caf/binary_serializer.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -42,6 +33,7 @@
 #include <vector>
 
 using namespace ferry::detail;
+using wire::frame_type;
 
 // Message types of this build (outside the unnamed namespace: clang wants
 // the member conversions ferry's reflection declares to have linkage).
@@ -64,31 +56,14 @@ struct fuzz_order {
 
 namespace {
 
-/// A plain CAF config with ferry's wire types and a slot for a read
-/// context, as a node's config has: the error a wire message may carry
-/// holds a caf::message, which CAF reads against the system's type table,
-/// as a gateway's would be. (Not a `node_config`: its options make clang's
-/// copies of CAF's option tables clash with those of Debian's gcc-built
-/// CAF.)
-struct fuzz_config_type : caf::actor_system_config, read_context_slot {
-  fuzz_config_type() {
-    register_wire_types(*this);
-  }
-};
-
-fuzz_config_type& fuzz_config() {
-  static auto* cfg = new fuzz_config_type;
-  return *cfg;
+void check(bool ok) {
+  if (!ok)
+    std::abort();
 }
 
-caf::actor_system& fuzz_system() {
-  static auto* sys = new caf::actor_system(fuzz_config());
-  return *sys;
-}
-
-/// The import store of `fuzz_system()`: 1 MiB, no spilling, and its name
-/// removed at once (the mapping stays), so nothing is left in /dev/shm
-/// whatever way the fuzzer ends.
+/// The import store: 1 MiB, no spilling, its name removed at once (the
+/// mapping stays), so nothing is left in /dev/shm whatever way the fuzzer
+/// ends.
 ferry::store::object_store& fuzz_store() {
   static auto* st = [] {
     ferry::store::store_config sc;
@@ -100,20 +75,19 @@ ferry::store::object_store& fuzz_store() {
     if (!attached)
       std::abort();
     static_cast<void>(ferry::store::object_store::remove(sc.name));
-    auto* result = new ferry::store::object_store(std::move(*attached));
-    // Never destroyed, like the system reading through them.
-    static auto* places = new landings;
-    places->import_into(*result);
-    [[maybe_unused]] static auto* binding
-      = new read_context_binding(fuzz_config(), places);
-    return result;
+    return new ferry::store::object_store(std::move(*attached));
   }();
   return *st;
 }
 
-void check(bool ok) {
-  if (!ok)
-    std::abort();
+/// The import landing into `fuzz_store()`, as a node has.
+landings& fuzz_landing() {
+  static auto* places = [] {
+    auto* result = new landings;
+    result->import_into(fuzz_store());
+    return result;
+  }();
+  return *places;
 }
 
 /// The message types of this build, as a node registers them.
@@ -129,7 +103,7 @@ const ferry::serializers::registry& fuzz_types() {
 
 /// Compares the types `peer` names with this build's, as a link does.
 void check_types(const hello& peer) {
-  type_check types{fuzz_types(), peer, "fuzz"};
+  type_check types{fuzz_types(), peer, "peer", "fuzz"};
   std::vector<std::string> prefs{"cereal.binary", "msgpack", "caf"};
   for (auto& line : types.report(prefs))
     check(!line.empty());
@@ -153,9 +127,11 @@ void same_bytes(const wire_bytes& x, const wire_bytes& y) {
 }
 
 void same_message(const wire_message& x, const wire_message& y) {
-  check(x.target == y.target && x.sender == y.sender && x.mid == y.mid
-        && x.token == y.token);
-  check(x.error == y.error);
+  check(x.target == y.target && x.sender == y.sender && x.mid == y.mid);
+  check(static_cast<bool>(x.error) == static_cast<bool>(y.error));
+  check(!x.error
+        || (x.error.code() == y.error.code()
+            && x.error.category() == y.error.category()));
   check(x.elements.size() == y.elements.size());
   for (size_t e = 0; e < x.elements.size(); ++e) {
     auto& a = x.elements[e];
@@ -170,14 +146,6 @@ void same_message(const wire_message& x, const wire_message& y) {
       same_bytes(fa.data, fb.data);
     }
   }
-}
-
-/// Reads `T` from `bytes` as a BASP worker of `sys` would; returns whether
-/// it was accepted.
-template <class T>
-bool read(caf::actor_system& sys, const char* bytes, size_t size, T& out) {
-  caf::binary_deserializer source{sys.dummy_execution_unit(), bytes, size};
-  return !source(out);
 }
 
 /// What landed is what the frames name: one import per landed
@@ -198,12 +166,6 @@ void check_imports(const wire_message& msg) {
   check(landed == msg.imports.size());
 }
 
-/// No store object outlives the messages that landed it.
-void check_store_empty() {
-  auto summary = fuzz_store().memory_summary();
-  check(summary && summary->objects.empty());
-}
-
 /// What was accepted fits the input: its pieces hold no more bytes than
 /// the input did.
 void check_fits(const wire_message& msg, size_t size) {
@@ -216,15 +178,154 @@ void check_fits(const wire_message& msg, size_t size) {
   check(total <= size);
 }
 
-/// Writes `x` back and reads it again: the same value must come out.
-template <class T, class Compare>
-void round_trip(caf::actor_system& sys, const T& x, Compare same) {
-  std::vector<char> buf;
-  caf::binary_serializer sink{sys, buf};
-  check(!sink(const_cast<T&>(x)));
+/// Writes `msg` back as a frame and reads it again: the same message must
+/// come out.
+void round_trip(const wire_message& msg) {
+  auto bytes = message_frame(msg).flatten();
+  wire::reader in{std::span{bytes}.subspan(wire::header_size), "again"};
+  wire_message again;
+  check(!read_message(in, again, nullptr));
+  check(!in.finish());
+  same_message(msg, again);
+}
+
+/// Reads control frame `T`; what it accepts must read again from what it
+/// writes, and write the same bytes then.
+template <class T>
+void control(std::span<const std::byte> body) {
+  wire::reader in{body, "fuzz"};
+  T x;
+  if (x.read(in))
+    return;
+  check(in.remaining() == 0);
+  auto once = wire::make_frame(x).flatten();
+  std::span<const std::byte> again_body{once};
+  wire::reader again_in{again_body.subspan(wire::header_size), "again"};
   T again;
-  check(read(sys, buf.data(), buf.size(), again));
-  same(x, again);
+  check(!again.read(again_in));
+  auto twice = wire::make_frame(again).flatten();
+  check(once == twice);
+}
+
+/// The node's side of one connection, as far as reading goes.
+class fuzz_sink final : public net::frame_sink {
+public:
+  explicit fuzz_sink(size_t input) : input_(input) {
+    // nop
+  }
+
+  uint64_t max_body(frame_type type) const override {
+    switch (type) {
+      case frame_type::message:
+      case frame_type::spawn:
+        return uint64_t{16} << 20;
+      case frame_type::chunk:
+        return uint64_t{4} << 20;
+      case frame_type::heartbeat:
+      case frame_type::goodbye:
+      case frame_type::welcome:
+      case frame_type::probe:
+        return 0;
+      default:
+        return uint64_t{2} << 20;
+    }
+  }
+
+  caf::error on_frame(frame_type type,
+                      std::span<const std::byte> body) override {
+    check(body.size() <= input_);
+    switch (type) {
+      case frame_type::intro: {
+        wire::reader in{body, "intro"};
+        intro x;
+        if (!x.read(in) && x.protocol == wire_protocol_version)
+          control<intro>(body);
+        return caf::none;
+      }
+      case frame_type::hello: {
+        wire::reader in{body, "hello"};
+        hello x;
+        if (!x.read(in))
+          check_types(x);
+        control<hello>(body);
+        return caf::none;
+      }
+      case frame_type::refuse: control<refuse>(body); return caf::none;
+      case frame_type::credit: control<credit>(body); return caf::none;
+      case frame_type::down: control<down_notice>(body); return caf::none;
+      case frame_type::exit: control<exit_request>(body); return caf::none;
+      case frame_type::link: control<link_request>(body); return caf::none;
+      case frame_type::refusal: control<refusal>(body); return caf::none;
+      case frame_type::transfer_done:
+        control<transfer_done>(body);
+        return caf::none;
+      case frame_type::lookup: control<lookup>(body); return caf::none;
+      case frame_type::chunk_request:
+        control<chunk_request>(body);
+        return caf::none;
+      case frame_type::relay_request:
+        control<relay_request>(body);
+        return caf::none;
+      case frame_type::actor_id:
+        control<actor_id_answer>(body);
+        return caf::none;
+      case frame_type::failed: control<failed_answer>(body); return caf::none;
+      case frame_type::spawn: {
+        wire::reader in{body, "spawn"};
+        spawn_request x;
+        if (!x.read(in)) {
+          check_fits(x.args, input_);
+          round_trip(x.args);
+        }
+        return caf::none;
+      }
+      case frame_type::batch: {
+        wire::reader in{body, "batch"};
+        wire_batch batch;
+        if (auto err = read_batch(in, batch, &fuzz_landing()))
+          return err;
+        for (auto& msg : batch.messages) {
+          check_fits(msg, input_);
+          check_imports(msg);
+          round_trip(msg);
+        }
+        return caf::none;
+      }
+      default:
+        return caf::none;
+    }
+  }
+
+  caf::error on_message(wire_message&& msg) override {
+    check_fits(msg, input_);
+    check_imports(msg);
+    round_trip(msg);
+    return caf::none;
+  }
+
+  net::chunk_place chunk_landing(uint64_t request, uint64_t length) override {
+    if (request != 1 || length != place_.size())
+      return {};
+    return {place_, std::shared_ptr<void>{&place_, [](void*) {}}};
+  }
+
+  caf::error on_chunk(uint64_t, wire_bytes data, bool landed) override {
+    check(!landed || data.size() == 0);
+    check(data.size() <= input_);
+    return caf::none;
+  }
+
+  import_landing* imports() override { return &fuzz_landing(); }
+
+private:
+  size_t input_;
+  std::vector<std::byte> place_ = std::vector<std::byte>(64);
+};
+
+/// No store object outlives the messages that landed it.
+void check_store_empty() {
+  auto summary = fuzz_store().memory_summary();
+  check(summary && summary->objects.empty());
 }
 
 } // namespace
@@ -232,48 +333,20 @@ void round_trip(caf::actor_system& sys, const T& x, Compare same) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0)
     return 0;
-  auto& sys = fuzz_system();
-  fuzz_store();
-  auto* bytes = reinterpret_cast<const char*>(data) + 1;
-  auto n = size - 1;
-  if (data[0] % 4 == 3) {
-    hello peer;
-    if (read(sys, bytes, n, peer)) {
-      check_types(peer);
-      round_trip(sys, peer, [](const hello& x, const hello& y) {
-        check(x.node_name == y.node_name && x.type_names == y.type_names
-              && x.type_shapes == y.type_shapes);
-      });
-    }
-  } else if (data[0] % 4 == 2) {
-    chunk_reply reply;
-    if (read(sys, bytes, n, reply)) {
-      check(!reply.landed && reply.data.size() <= n);
-      round_trip(sys, reply, [](const chunk_reply& x, const chunk_reply& y) {
-        check(x.landing == y.landing && !y.landed);
-        same_bytes(x.data, y.data);
-      });
-    }
-  } else if (data[0] % 4 == 0) {
-    wire_message msg;
-    if (read(sys, bytes, n, msg)) {
-      check_fits(msg, n);
-      check_imports(msg);
-      round_trip(sys, msg, same_message);
-    }
-  } else {
-    wire_batch batch;
-    if (read(sys, bytes, n, batch)) {
-      for (auto& msg : batch.messages) {
-        check_fits(msg, n);
-        check_imports(msg);
-      }
-      round_trip(sys, batch, [](const wire_batch& x, const wire_batch& y) {
-        check(x.messages.size() == y.messages.size());
-        for (size_t i = 0; i < x.messages.size(); ++i)
-          same_message(x.messages[i], y.messages[i]);
-      });
-    }
+  static const size_t steps[] = {1, 7, 4096, size_t{1} << 30};
+  auto step = steps[data[0] % 4];
+  std::span<const std::byte> rest{reinterpret_cast<const std::byte*>(data) + 1,
+                                  size - 1};
+  fuzz_sink sink{rest.size()};
+  net::frame_reader reader{true};
+  while (!rest.empty()) {
+    auto into = reader.buffer();
+    check(!into.empty());
+    auto n = std::min({into.size(), step, rest.size()});
+    std::memcpy(into.data(), rest.data(), n);
+    rest = rest.subspan(n);
+    if (reader.consume(n, sink))
+      break;
   }
   check_store_empty();
   return 0;

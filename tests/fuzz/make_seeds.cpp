@@ -5,7 +5,8 @@
 
 #include "wire/control.hpp"
 #include "wire/message.hpp"
-#include "wire/registration.hpp"
+#include "wire/frame.hpp"
+#include "wire/out_frame.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -124,7 +125,9 @@ ferry::detail::wire_message handle_wire() {
 /// type this build lacks (fuzz_wire.cpp's types).
 ferry::detail::hello sample_hello() {
   ferry::detail::hello x;
-  x.node_name = "peer";
+  x.serializers = {"msgpack"};
+  x.deserializers = {"msgpack", "caf"};
+  x.decodable = {"msgpack", "caf", "raw"};
   x.type_names = {"fuzz.order", "fuzz.text", "fuzz.other"};
   x.type_shapes = {"@3{id:u64,lines:list<@1{item:str,qty:i64}>,"
                    "discount:opt<f64>,note:str}",
@@ -132,27 +135,19 @@ ferry::detail::hello sample_hello() {
   return x;
 }
 
-/// Writes `x` as CAF's binary serializer does, behind the fuzz target's
-/// selector byte (0: wire_message, 1: wire_batch, 2: chunk_reply, 3:
-/// hello).
-template <class T>
+/// Writes a connection's bytes, as the fuzz target reads them: `selector`
+/// (how the bytes are cut into reads), the preface, then `frames`.
 void seed_wire(const std::filesystem::path& root, const std::string& name,
-               uint8_t selector, T x) {
-  // A hello holds an actor handle, which CAF writes through an actor
-  // system; the other types need none.
-  static auto* sys = [] {
-    static caf::actor_system_config cfg;
-    ferry::detail::register_wire_types(cfg);
-    return new caf::actor_system{cfg};
-  }();
-  std::vector<char> buf;
-  caf::binary_serializer sink{*sys, buf};
-  if (auto err = sink(x)) {
-    std::cerr << "wire/" << name << ": " << caf::to_string(err) << '\n';
-    std::exit(1);
+               uint8_t selector,
+               const std::vector<ferry::detail::wire::out_frame>& frames) {
+  std::vector<std::byte> buf{static_cast<std::byte>(selector)};
+  auto& preface = ferry::detail::wire::preface;
+  buf.insert(buf.end(), preface.begin(), preface.end());
+  for (auto& x : frames) {
+    auto bytes = x.flatten();
+    buf.insert(buf.end(), bytes.begin(), bytes.end());
   }
-  buf.insert(buf.begin(), static_cast<char>(selector));
-  write(root / "wire", name, std::as_bytes(std::span{buf}));
+  write(root / "wire", name, buf);
 }
 
 } // namespace
@@ -204,19 +199,43 @@ int main(int argc, char** argv) {
   h.stand_in = "proxy";
   write(root / "header", "two_frames", encode_header(h));
   write(root / "header", "empty_names", encode_header(payload_header{"x", "", 1, {}, ""}));
-  seed_wire(root, "message", 0, sample_wire(2));
-  seed_wire(root, "handle", 0, handle_wire());
+  using namespace ferry::detail;
+  std::vector<wire::out_frame> handshake;
+  intro who;
+  who.node_id = 42;
+  who.node_name = "peer";
+  who.host_id = "host";
+  handshake.push_back(wire::make_frame(who));
+  handshake.push_back(wire::make_frame(sample_hello()));
+  handshake.push_back(wire::make_frame(welcome{}));
+  seed_wire(root, "handshake", 3, handshake);
+  std::vector<wire::out_frame> refused;
+  refused.push_back(wire::make_frame(who));
+  refused.push_back(wire::make_frame(
+    refuse{caf::make_error(ferry::errc::handshake_failed, "no")}));
+  seed_wire(root, "refused", 0, refused);
+  std::vector<wire::out_frame> messages;
+  messages.push_back(message_frame(sample_wire(2)));
+  messages.push_back(message_frame(handle_wire()));
   auto failed = sample_wire(0);
   failed.error = caf::make_error(ferry::errc::no_such_actor, "gone");
-  seed_wire(root, "error", 0, std::move(failed));
-  ferry::detail::wire_batch batch;
-  batch.messages.push_back(sample_wire(1));
-  batch.messages.push_back(sample_wire(3));
-  seed_wire(root, "batch", 1, std::move(batch));
-  seed_wire(root, "hello", 3, sample_hello());
-  seed_wire(root, "chunk", 2,
-            ferry::detail::chunk_reply{
-              0x0123456789abcdef,
-              ferry::detail::wire_bytes{std::vector<std::byte>(40, std::byte{9})}});
+  messages.push_back(message_frame(failed));
+  seed_wire(root, "message", 2, messages);
+  std::vector<wire_message> small{sample_wire(1), sample_wire(3)};
+  std::vector<wire::out_frame> batch;
+  batch.push_back(batch_frame(small));
+  seed_wire(root, "batch", 1, batch);
+  std::vector<wire::out_frame> control;
+  control.push_back(wire::make_frame(credit{3, 4096, 3}));
+  control.push_back(wire::make_frame(down_notice{7, caf::exit_reason::normal}));
+  control.push_back(wire::make_frame(link_request{1, 2, true}));
+  control.push_back(wire::make_frame(lookup{5, "name"}));
+  control.push_back(wire::make_frame(chunk_request{6, 1, 0, 64}));
+  control.push_back(wire::make_frame(actor_id_answer{5, 9}));
+  control.push_back(chunk_frame(1, std::vector<std::byte>(64, std::byte{9}),
+                                nullptr));
+  control.push_back(chunk_frame(7, std::vector<std::byte>(40, std::byte{8}),
+                                nullptr));
+  seed_wire(root, "control", 0, control);
   return 0;
 }
