@@ -57,7 +57,7 @@ protected:
     pending_asks::answer a;
     a.data = std::move(data);
     a.landed = landed;
-    if (!asks.complete(request, std::move(a)))
+    if (!asks.complete(request, std::move(a), pending_asks::kind::chunk))
       ++unasked;
     return caf::none;
   }
@@ -187,9 +187,10 @@ TEST_F(chunk_answers, AnswerThatMatchesNoAskIsKeptAsideAndWritesNothing) {
   auto frame = std::make_shared<landing_buffer>(100);
   frame->prepare(100);
   auto longer_id = ask(frame, 0, 100);
-  auto placeless = asks.add([this](pending_asks::answer a) {
-    answers.push_back(std::move(a));
-  });
+  auto placeless = asks.add(pending_asks::kind::chunk,
+                            [this](pending_asks::answer a) {
+                              answers.push_back(std::move(a));
+                            });
   auto bytes = pattern_bytes(100, 5);
   // Act
   ASSERT_FALSE(read_chunk(longer_id, pattern_bytes(101, 6)));

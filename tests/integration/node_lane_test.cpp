@@ -132,7 +132,7 @@ TEST_F(lane_fixture, MessagesLargerThanTheRingStreamThroughItBothWays) {
   EXPECT_GE(stats->bytes_inline_received, uint64_t{4} << 20);
 }
 
-TEST_F(lane_fixture, LaneOffOnThePeerLinksThroughTheMiddleman) {
+TEST_F(lane_fixture, LaneOffOnThePeerLinksThroughTheConnection) {
   // Arrange
   auto& b = start_peer("B", {"--ferry.link.no-lane"});
   // Act
@@ -148,7 +148,7 @@ TEST_F(lane_fixture, LaneOffOnThePeerLinksThroughTheMiddleman) {
   EXPECT_TRUE(lane_rings_of(::getpid()).empty());
 }
 
-TEST_F(lane_fixture, LaneOffHereLinksThroughTheMiddleman) {
+TEST_F(lane_fixture, LaneOffHereLinksThroughTheConnection) {
   // Arrange
   auto& b = start_peer("B");
   cfg.default_link.lane = false;

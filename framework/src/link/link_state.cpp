@@ -539,6 +539,23 @@ bool link_state::shut_down(const caf::error& reason, caf::execution_unit* host,
   return true;
 }
 
+bool link_state::drain_lane(const caf::error& why) {
+  auto in = lane_in_.load();
+  if (!in || down_.load())
+    return false;
+  std::shared_ptr<const caf::error> expected;
+  if (!drain_reason_.compare_exchange_strong(
+        expected, std::make_shared<const caf::error>(why)))
+    return false;
+  in->close();
+  return true;
+}
+
+caf::error link_state::drain_reason() const {
+  auto x = drain_reason_.load();
+  return x ? *x : caf::error{};
+}
+
 void link_state::adopt_lane_in(std::shared_ptr<lane::ring> in) {
   lane_in_.store(in);
   // Either this sees the link down or shut_down sees the ring.
@@ -550,17 +567,20 @@ void link_state::adopt_lane_in(std::shared_ptr<lane::ring> in) {
 
 // -- this node's requests -------------------------------------------------------
 
-void link_state::ask_lookup(const std::string& name,
-                            pending_asks::callback done) {
-  auto id = asks_.add(std::move(done));
+uint64_t link_state::ask_lookup(const std::string& name,
+                                pending_asks::callback done) {
+  auto id = asks_.add(pending_asks::kind::actor, std::move(done));
   if (id != 0)
     send_control(lookup{id, name});
+  return id;
 }
 
-void link_state::ask_spawn(spawn_request req, pending_asks::callback done) {
-  req.request = asks_.add(std::move(done));
+uint64_t link_state::ask_spawn(spawn_request req,
+                               pending_asks::callback done) {
+  req.request = asks_.add(pending_asks::kind::actor, std::move(done));
   if (req.request != 0)
     send_frame(spawn_frame(req));
+  return req.request;
 }
 
 uint64_t link_state::ask_chunk(uint64_t transfer, uint64_t relay_key,

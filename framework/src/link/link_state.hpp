@@ -156,15 +156,26 @@ public:
   /// the link is down already.
   void adopt_lane_in(std::shared_ptr<lane::ring> in);
 
+  /// The link's connection ended (`why`) while its incoming same-host lane
+  /// may still hold what the peer wrote before: closes the ring for writing
+  /// so its reader takes the rest and then takes the link down. Returns
+  /// false (and does nothing) without a lane, or when it drains already.
+  bool drain_lane(const caf::error& why);
+
+  /// Returns why the lane drains (none when it does not).
+  caf::error drain_reason() const;
+
   // -- this node's requests ---------------------------------------------------
 
   /// Asks the peer for the id of the actor it exposes as `name` (empty: its
   /// default actor); `done` gets the answer on the thread that reads it.
-  void ask_lookup(const std::string& name, pending_asks::callback done);
+  /// Returns the request id (0: the link is down, and `done` heard of it).
+  uint64_t ask_lookup(const std::string& name, pending_asks::callback done);
 
   /// Asks the peer to spawn `req.type_name` with `req.args`; `done` gets
-  /// the new actor's id or the error.
-  void ask_spawn(spawn_request req, pending_asks::callback done);
+  /// the new actor's id or the error. Returns the request id as
+  /// `ask_lookup` does.
+  uint64_t ask_spawn(spawn_request req, pending_asks::callback done);
 
   /// Asks the peer for `length` bytes at `offset` of transfer `transfer`
   /// (or, with `relay_key`, of the object it relays under that key),
@@ -368,6 +379,8 @@ private:
   /// The ring the node's lane reader takes this link's frames from (null:
   /// none); closed when the link goes down.
   std::atomic<std::shared_ptr<lane::ring>> lane_in_;
+  /// Why the lane drains (`drain_lane`), set once.
+  std::atomic<std::shared_ptr<const caf::error>> drain_reason_;
   pending_asks asks_;
   credit_window window_;
   credit_return returns_;

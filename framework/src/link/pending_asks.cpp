@@ -1,6 +1,8 @@
 // pending_asks: matching answers to requests (see link/pending_asks.hpp).
 #include "link/pending_asks.hpp"
 
+#include "ferry/errc.hpp"
+
 #include <atomic>
 #include <utility>
 #include <vector>
@@ -13,8 +15,13 @@ std::atomic<uint64_t> next_request{1};
 
 } // namespace
 
-uint64_t pending_asks::add(callback cb) {
-  return add(std::move(cb), nullptr, 0, 0);
+uint64_t pending_asks::add(kind k, callback cb) {
+  auto id = next_request.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (closed_)
+    return 0;
+  asks_.emplace(id, entry{k, std::move(cb), nullptr, 0, 0});
+  return id;
 }
 
 uint64_t pending_asks::add(callback cb, std::shared_ptr<landing_buffer> target,
@@ -23,7 +30,8 @@ uint64_t pending_asks::add(callback cb, std::shared_ptr<landing_buffer> target,
   std::lock_guard<std::mutex> guard{mtx_};
   if (closed_)
     return 0;
-  asks_.emplace(id, entry{std::move(cb), std::move(target), offset, length});
+  asks_.emplace(id, entry{kind::chunk, std::move(cb), std::move(target),
+                          offset, length});
   return id;
 }
 
@@ -44,15 +52,26 @@ net::chunk_place pending_asks::place(uint64_t id, uint64_t length) {
   return {bytes, std::move(target)};
 }
 
-bool pending_asks::complete(uint64_t id, answer x) {
+bool pending_asks::complete(uint64_t id, answer x, kind k, bool failed) {
   callback cb;
+  kind asked = kind::actor;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     auto i = asks_.find(id);
     if (i == asks_.end())
       return false;
     cb = std::move(i->second.cb);
+    asked = i->second.k;
     asks_.erase(i);
+  }
+  if (!failed && asked != k) {
+    auto name = [](kind x) {
+      return x == kind::actor ? "an actor id" : "a chunk";
+    };
+    x = answer{};
+    x.error = caf::make_error(errc::decode_failed,
+                              std::string{"the peer answered a request for "}
+                                + name(asked) + " with " + name(k));
   }
   if (cb)
     cb(std::move(x));

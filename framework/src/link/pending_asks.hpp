@@ -50,9 +50,17 @@ public:
 
   using callback = std::function<void(answer)>;
 
-  /// Records an ask; returns its request id (never 0), or 0 when the link
-  /// is down (`fail_all` ran): the caller sends nothing then.
-  uint64_t add(callback cb);
+  /// What an ask waits for besides a `failed` answer.
+  enum class kind : uint8_t {
+    /// An `actor_id` (lookups and spawns).
+    actor,
+    /// A `chunk` (chunk and relay requests).
+    chunk,
+  };
+
+  /// Records an ask of `k`; returns its request id (never 0), or 0 when the
+  /// link is down (`fail_all` ran): the caller sends nothing then.
+  uint64_t add(kind k, callback cb);
 
   /// Records a chunk ask whose `length` bytes land at `offset` of `target`.
   uint64_t add(callback cb, std::shared_ptr<landing_buffer> target,
@@ -62,9 +70,11 @@ public:
   /// is not a chunk ask of that length).
   net::chunk_place place(uint64_t id, uint64_t length);
 
-  /// Ends ask `id` with `x`; returns false when no ask has that id (an
-  /// answer to nothing: late, or invented).
-  bool complete(uint64_t id, answer x);
+  /// Ends ask `id` with `x`, an answer of `k` (an `actor_id` or a `chunk`)
+  /// or, with `failed`, a `failed` answer; an answer of the other kind
+  /// ends the ask with `decode_failed` naming both. Returns false when no
+  /// ask has that id (an answer to nothing: late, or invented).
+  bool complete(uint64_t id, answer x, kind k, bool failed = false);
 
   /// Forgets ask `id` without calling its callback.
   void forget(uint64_t id);
@@ -77,6 +87,7 @@ public:
 
 private:
   struct entry {
+    kind k = kind::actor;
     callback cb;
     std::shared_ptr<landing_buffer> target;
     uint64_t offset = 0;

@@ -13,6 +13,7 @@
 #include <caf/make_message.hpp>
 #include <caf/system_messages.hpp>
 
+#include <algorithm>
 #include <limits>
 
 namespace ferry::detail {
@@ -55,7 +56,10 @@ link_dispatch::link_dispatch(node_impl& node, std::weak_ptr<link_state> link,
   : node_(node),
     link_(std::move(link)),
     max_message_(saturated_add(cfg.max_message_size, message_slack)),
-    max_chunk_(saturated_add(4 * cfg.chunk_size, 64)) {
+    // A relaying node answers chunks of another link's size: the bound is
+    // generous, and a chunk takes memory only as its bytes arrive.
+    max_chunk_(saturated_add(std::max(4 * cfg.chunk_size, uint64_t{64} << 20),
+                             64)) {
   // nop
 }
 
@@ -68,10 +72,11 @@ uint64_t link_dispatch::max_body(frame_type type) const {
       return max_batch;
     case frame_type::chunk:
       return max_chunk_;
+    case frame_type::refuse:
+      return max_control;
     case frame_type::intro:
     case frame_type::hello:
     case frame_type::welcome:
-    case frame_type::refuse:
     case frame_type::heartbeat:
     case frame_type::goodbye:
     case frame_type::probe:
@@ -122,13 +127,14 @@ caf::error link_dispatch::on_chunk(uint64_t request, wire_bytes data,
   pending_asks::answer x;
   x.data = std::move(data);
   x.landed = landed;
-  answered(*l, request, std::move(x));
+  answered(*l, request, std::move(x), pending_asks::kind::chunk);
   return caf::none;
 }
 
 void link_dispatch::answered(link_state& link, uint64_t request,
-                             pending_asks::answer x) {
-  if (!link.asks().complete(request, std::move(x)))
+                             pending_asks::answer x, pending_asks::kind k,
+                             bool failed) {
+  if (!link.asks().complete(request, std::move(x), k, failed))
     link.count_unasked();
 }
 
@@ -271,7 +277,7 @@ caf::error link_dispatch::on_frame(frame_type type,
         return std::move(x.error());
       pending_asks::answer a;
       a.actor = x->actor;
-      answered(*l, x->request, std::move(a));
+      answered(*l, x->request, std::move(a), pending_asks::kind::actor);
       return caf::none;
     }
     case frame_type::failed: {
@@ -284,7 +290,7 @@ caf::error link_dispatch::on_frame(frame_type type,
                                             "node " + l->peer_name()
                                               + " answered a request with "
                                                 "an empty error");
-      answered(*l, x->request, std::move(a));
+      answered(*l, x->request, std::move(a), pending_asks::kind::actor, true);
       return caf::none;
     }
     case frame_type::heartbeat:
@@ -294,6 +300,18 @@ caf::error link_dispatch::on_frame(frame_type type,
                                          "node " + l->peer_name()
                                            + " shut down"));
       return caf::none;
+    case frame_type::refuse: {
+      // The node that did not decide the handshake refused it after all
+      // (it found a link of its own meanwhile, or it stops).
+      auto x = parse<refuse>(body);
+      if (!x)
+        return std::move(x.error());
+      node_.link_lost(l, x->reason ? x->reason
+                                   : caf::make_error(errc::handshake_failed,
+                                                     "node " + l->peer_name()
+                                                       + " refused the link"));
+      return caf::none;
+    }
     default:
       return caf::make_error(errc::decode_failed,
                              std::string{"node "} + l->peer_name() + " sent a "

@@ -54,8 +54,10 @@ public:
   void on_closed(net::connection& conn, const caf::error& why) override;
 
 private:
-  /// Completes ask `request` with `x`, counting an answer to nothing.
-  void answered(link_state& link, uint64_t request, pending_asks::answer x);
+  /// Completes ask `request` with `x`, an answer of kind `k` (or a failed
+  /// one), counting an answer to nothing.
+  void answered(link_state& link, uint64_t request, pending_asks::answer x,
+                pending_asks::kind k, bool failed = false);
 
   node_impl& node_;
   std::weak_ptr<link_state> link_;

@@ -7,9 +7,11 @@
 // hello (node/handshake.hpp); when the link is made, each opens the ring
 // the peer named, to write, and removes its name. A node that cannot make
 // or open a ring logs why, and that direction uses the connection; the
-// frames of a direction always take one way, so their order holds. A
-// node's reader of its own ring starts when its side of the link exists:
-// what the peer wrote before waits in the ring.
+// frames of a direction always take one way, so their order holds. A lane
+// is used only when both nodes offered a ring; otherwise both send through
+// the connection and the ring offered goes. A node's reader of its own ring
+// starts when its side of the link exists: what the peer wrote before waits
+// in the ring.
 #include "node/dispatch.hpp"
 #include "node/node_impl.hpp"
 #include "transport/frame_reader.hpp"
@@ -53,11 +55,13 @@ void node_impl::read_lane(const std::shared_ptr<link_state>& link,
     auto l = weak.lock();
     if (!l || l->is_down())
       return;
-    link_lost(l, err ? err
-                     : caf::make_error(errc::link_down,
-                                       "node " + peer_name
-                                         + " closed the same-host lane (its "
-                                           "side of the link went down)"));
+    auto why = err ? err : l->drain_reason();
+    if (!why)
+      why = caf::make_error(errc::link_down,
+                            "node " + peer_name
+                              + " closed the same-host lane (its side of the "
+                                "link went down)");
+    link_lost(l, why, true);
   };
   lane::readers::backlog backlog;
   if (auto lane_out = std::dynamic_pointer_cast<lane_transport>(out)) {

@@ -6,7 +6,9 @@
 // on, the reader of the link's incoming lane, and the node's watchers
 // hearing `node_up`. A link whose connection or lane ends goes down here:
 // its proxies end with `remote_link_unreachable`, and the watchers hear
-// `node_down` with the reason.
+// `node_down` with the reason. A link that receives through a lane goes
+// down once its reader has taken what the ring holds: the connection beside
+// it may close before the reader got to the peer's last frames.
 #include "lane/lane_transport.hpp"
 #include "node/dispatch.hpp"
 #include "node/node_impl.hpp"
@@ -25,10 +27,16 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
                      std::shared_ptr<net::connection::handler>& dispatch,
                      const std::function<void()>& first) {
   auto same_host = shares_store_with(peer.who);
-  // The link's way out: the peer's ring when it offered one, else the
-  // connection.
+  // A lane when both offered a ring (both sides apply this one rule): the
+  // link's way out is then the peer's ring, else the connection.
+  auto lane = same_host && cfg.lane && offered.has_value()
+              && !peer.offer.lane.empty();
+  if (!lane && offered) {
+    offered->unlink();
+    offered.reset();
+  }
   std::shared_ptr<transport> out = conn;
-  if (same_host && cfg.lane && !peer.offer.lane.empty()) {
+  if (lane) {
     if (auto ring = lane::ring::open(peer.offer.lane)) {
       ring->unlink();
       out = std::make_shared<lane_transport>(
@@ -69,7 +77,11 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
 }
 
 void node_impl::link_lost(const std::shared_ptr<link_state>& link,
-                          const caf::error& why) {
+                          const caf::error& why, bool final) {
+  // What the peer wrote into the lane before it went (its goodbye after
+  // its last messages) is still delivered.
+  if (!final && link->drain_lane(why))
+    return;
   if (!link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr))
     return;
   links_.drop(link);

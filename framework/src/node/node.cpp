@@ -8,6 +8,7 @@
 #include "ferry/errc.hpp"
 
 #include <caf/actor_cast.hpp>
+#include <caf/sec.hpp>
 
 #include <future>
 
@@ -27,22 +28,25 @@ struct config_claim {
 };
 
 /// Waits for the answer of an ask (lookup, spawn) for at most `timeout`;
-/// forgets the ask when none came.
+/// forgets the ask when none came (a late answer is then counted as
+/// unasked).
 caf::expected<uint64_t>
 await_answer(const std::shared_ptr<detail::link_state>& link,
              std::chrono::milliseconds timeout,
-             const std::function<void(detail::pending_asks::callback)>& ask,
+             const std::function<uint64_t(detail::pending_asks::callback)>& ask,
              const std::string& what) {
   auto answer = std::make_shared<std::promise<detail::pending_asks::answer>>();
   auto result = answer->get_future();
-  ask([answer](detail::pending_asks::answer a) {
+  auto id = ask([answer](detail::pending_asks::answer a) {
     answer->set_value(std::move(a));
   });
-  if (result.wait_for(timeout) != std::future_status::ready)
-    return caf::make_error(errc::handshake_failed,
+  if (result.wait_for(timeout) != std::future_status::ready) {
+    link->forget_ask(id);
+    return caf::make_error(caf::sec::request_timeout,
                            "node " + link->peer_name() + " did not answer "
                              + what + " within "
                              + std::to_string(timeout.count()) + " ms");
+  }
   auto a = result.get();
   if (a.error)
     return std::move(a.error);
@@ -140,7 +144,7 @@ caf::expected<caf::actor> node::remote_actor(const std::string& host,
     auto found = await_answer(
       *link, impl_->config().handshake_timeout,
       [&](detail::pending_asks::callback cb) {
-        (*link)->ask_lookup(name, std::move(cb));
+        return (*link)->ask_lookup(name, std::move(cb));
       },
       "a lookup of \"" + name + "\"");
     if (!found)
@@ -175,7 +179,7 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
   auto id = await_answer(
     *link, timeout,
     [&](detail::pending_asks::callback cb) {
-      (*link)->ask_spawn(std::move(req), std::move(cb));
+      return (*link)->ask_spawn(std::move(req), std::move(cb));
     },
     "a spawn of \"" + type_name + "\"");
   if (!id) {

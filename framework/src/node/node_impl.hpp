@@ -164,9 +164,11 @@ public:
   connect(const std::string& host, uint16_t port);
 
   /// The link `link` lost its way to the peer (`why`): takes it down and
-  /// tells the node's watchers.
+  /// tells the node's watchers. A link with an incoming same-host lane
+  /// first reads what the ring still holds (`link_state::drain_lane`); its
+  /// reader calls again with `final` once it has.
   void link_lost(const std::shared_ptr<link_state>& link,
-                 const caf::error& why);
+                 const caf::error& why, bool final = false);
 
   // -- transport (node/transport.cpp) ----------------------------------------
 

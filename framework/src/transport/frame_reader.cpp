@@ -380,6 +380,17 @@ caf::error frame_reader::process(frame_sink& sink) {
 
 caf::error frame_reader::read_record(std::span<const std::byte> record,
                                      frame_sink& sink) {
+  try {
+    return read_whole(record, sink);
+  } catch (const std::exception& e) {
+    return caf::make_error(errc::decode_failed,
+                           std::string{"cannot take the peer's record: "}
+                             + e.what());
+  }
+}
+
+caf::error frame_reader::read_whole(std::span<const std::byte> record,
+                                    frame_sink& sink) {
   if (record.size() < wire::header_size)
     return broken("a record of " + std::to_string(record.size())
                   + " bytes, shorter than a frame header");

@@ -126,6 +126,10 @@ private:
   /// Handles a header: picks how its body is read.
   caf::error on_header(frame_sink& sink);
 
+  /// Reads one whole frame (see `read_record`).
+  static caf::error read_whole(std::span<const std::byte> record,
+                               frame_sink& sink);
+
   /// Handles a whole body (the frame's type in `header_`).
   static caf::error dispatch(const wire::frame_header& header,
                              std::span<const std::byte> body,
