@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "link/relay_sources.hpp"
+#include "node/relay_sources.hpp"
 #include "two_nodes.hpp"
 
 using namespace std::chrono_literals;

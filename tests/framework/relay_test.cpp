@@ -11,9 +11,9 @@
 // a node asking for more than the object's size, and answers waiting and
 // later requests with the reason when its pull fails.
 #include "link/landing_buffer.hpp"
-#include "link/relay_directory.hpp"
+#include "node/relay_directory.hpp"
 #include "link/relay_source.hpp"
-#include "link/relay_sources.hpp"
+#include "node/relay_sources.hpp"
 #include "wire/relay_hint.hpp"
 
 #include "ferry/errc.hpp"

@@ -2,7 +2,6 @@
 #include "link/actor_links.hpp"
 
 #include "link/link_state.hpp"
-#include "node/node_impl.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -31,9 +30,8 @@ bool quiet_link_changes::active() noexcept {
 
 void post_link_change(link_state& link, uint64_t target,
                       caf::abstract_actor* partner, bool establish) {
-  caf::anon_send(link.node().linker_handle(),
-                 link_change{link.weak_from_this(), target, partner->ctrl(),
-                             establish});
+  link.host().post_link_change(
+    link_change{link.weak_from_this(), target, partner->ctrl(), establish});
 }
 
 caf::behavior linker(caf::event_based_actor*) {

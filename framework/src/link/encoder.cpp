@@ -442,10 +442,10 @@ encoder::export_handles(const std::vector<store::transfer_ticket>& tickets,
     } else {
       // Large: the peer pulls it. The frame's data tells it the object's
       // relay key and the node the object went to before, which it may
-      // pull from instead (link/relay_directory.hpp); the transfer holds
+      // pull from instead (node/relay_directory.hpp); the transfer holds
       // the object and its directory entry.
       out.kind = static_cast<uint8_t>(frame_kind::remote_handle);
-      auto offer = ctx_.relay_offers.offer(id, ctx_.peer_name);
+      auto offer = ctx_.host.offer_relay(id, ctx_.peer_name);
       out.data = wire_bytes{encode_relay_hint(offer.hint)};
       auto held = std::make_shared<relayed_object>(
         relayed_object{std::move(ref), std::move(offer.lease)});

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "link/link_counters.hpp"
-#include "link/relay_directory.hpp"
+#include "link/link_host.hpp"
 #include "link/type_check.hpp"
 
 #include "ferry/link_config.hpp"
@@ -42,8 +42,8 @@ struct link_context {
   /// The types whose shape differs on the peer, and how each is bridged or
   /// refused.
   const type_check& types;
-  /// Which peers the node gave each of its store objects to.
-  relay_directory& relay_offers;
+  /// The node (relay offers: which peer each store object went to last).
+  link_host& host;
 };
 
 } // namespace ferry::detail

@@ -6,7 +6,6 @@
 #include "link/delivery_batch.hpp"
 #include "link/puller.hpp"
 #include "link/remote_proxy.hpp"
-#include "node/node_impl.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -56,29 +55,29 @@ uint64_t quarter(uint64_t mine, uint64_t theirs) {
 
 // -- construction -------------------------------------------------------------
 
-link_state::link_state(node_impl& node, const peer_info& peer,
+link_state::link_state(link_host& host, const peer_info& peer,
                        link_config cfg, std::vector<std::string> send_families,
                        bool same_host, std::shared_ptr<transport> out)
-  : alive_(node.live_links()),
-    node_(node),
+  : alive_(host.live_links()),
+    host_(host),
     peer_name_(peer.who.node_name),
     peer_id_(peer.who.node_id),
     cfg_(std::move(cfg)),
     default_actor_(peer.offer.default_actor),
     sent_by_family_(send_families),
     received_by_family_(cfg_.deserializers),
-    types_(node.registry(), peer.offer, peer_name_, node.config().node_name),
-    ctx_{node.registry(),        node.store(),        cfg_,
-         node.config().node_name, peer_name_,          same_host,
-         peer.who.store_token,    counters_,           types_,
-         node.relay_offers()},
+    types_(host.registry(), peer.offer, peer_name_, host.node_name()),
+    ctx_{host.registry(),     host.store(),    cfg_,
+         host.node_name(),    peer_name_,      same_host,
+         peer.who.store_token, counters_,      types_,
+         host},
     transfers_(cfg_.chunk_size, ctx_.node_name, peer_name_),
     encoder_(ctx_, std::move(send_families), transfers_, sent_by_family_),
     decoder_(ctx_, received_by_family_),
     out_(std::move(out)),
     outbox_(out_, cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
             counters_,
-            [this] { return node_.system().spawn(flusher, weak_from_this()); }),
+            [this] { return host_.system().spawn(flusher, weak_from_this()); }),
     window_(cfg_.window_bytes, cfg_.window_messages, cfg_.send_timeout,
             [this] { send_control(credit_probe{}); }, counters_, peer_name_),
     returns_(quarter(cfg_.window_bytes, peer.offer.window_bytes),
@@ -87,13 +86,13 @@ link_state::link_state(node_impl& node, const peer_info& peer,
     actors_(cfg_.max_proxies, cfg_.max_spawned_actors,
             [this](uint64_t id) { return make_proxy(id); }),
     inbox_([this] {
-      return spawn_puller(node_.system(), weak_from_this(), node_.relays());
+      return spawn_puller(host_.system(), weak_from_this(), host_.relays());
     }) {
   for (auto& line : types_.report(encoder_.send_families()))
-    node_.log(line);
+    host_.log(line);
   if (peer.offer.window_bytes > cfg_.max_held_bytes
       || peer.offer.window_messages > cfg_.max_held_messages)
-    node_.log("node " + peer_name_ + " sends with a credit window of "
+    host_.log("node " + peer_name_ + " sends with a credit window of "
               + std::to_string(peer.offer.window_messages) + " messages and "
               + std::to_string(peer.offer.window_bytes)
               + " bytes, above what this node holds of a peer's ("
@@ -109,7 +108,7 @@ link_state::~link_state() = default;
 
 void link_state::log_limited(log_topic topic, const std::string& line) {
   if (auto out = logged_[static_cast<size_t>(topic)].pass(line))
-    node_.log(*out);
+    host_.log(*out);
 }
 
 // -- sending ------------------------------------------------------------------
@@ -130,7 +129,7 @@ link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
 void link_state::release_unsent(
   const std::vector<store::transfer_ticket>& tickets,
   const std::vector<uint64_t>& transfers) {
-  if (auto* store = node_.store())
+  if (auto* store = host_.store())
     for (auto& ticket : tickets)
       static_cast<void>(store->cancel(ticket));
   for (auto id : transfers)
@@ -259,7 +258,7 @@ void link_state::refuse(wire_message& msg, caf::error reason,
   // Cancel tickets of store frames not redeemed yet (a peer sharing the
   // store only: another host's could cancel tickets it guessed), release
   // pulled frames.
-  auto* store = node_.store();
+  auto* store = host_.store();
   for (auto& element : msg.elements)
     for (auto& frame : element.frames) {
       auto kind = static_cast<frame_kind>(frame.kind);
@@ -393,7 +392,7 @@ void link_state::on_refusal(const refusal& x) {
 // -- actors -------------------------------------------------------------------
 
 caf::strong_actor_ptr link_state::make_proxy(uint64_t id) {
-  auto& sys = node_.system();
+  auto& sys = host_.system();
   caf::actor_config cfg;
   return caf::make_actor<remote_proxy, caf::strong_actor_ptr>(
     sys.next_actor_id(), sys.node(), &sys, cfg, weak_from_this(), id);
@@ -415,7 +414,7 @@ caf::expected<caf::strong_actor_ptr> link_state::sender_proxy(uint64_t id) {
 caf::strong_actor_ptr link_state::addressable(uint64_t id) {
   if (auto result = actors_.exported(id))
     return result;
-  return node_.exposed(id);
+  return host_.exposed(id);
 }
 
 uint64_t link_state::export_actor(const caf::strong_actor_ptr& whom) {

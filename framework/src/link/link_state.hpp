@@ -49,6 +49,7 @@
 #include "link/held_limits.hpp"
 #include "link/link_context.hpp"
 #include "link/link_counters.hpp"
+#include "link/link_host.hpp"
 #include "link/outbox.hpp"
 #include "link/pending_asks.hpp"
 #include "link/pending_requests.hpp"
@@ -77,8 +78,6 @@
 
 namespace ferry::detail {
 
-class node_impl;
-
 /// Who the peer of a link is: its intro and the hello it sent.
 struct peer_info {
   intro who;
@@ -87,8 +86,9 @@ struct peer_info {
 
 class link_state : public std::enable_shared_from_this<link_state> {
 public:
-  /// A link to the peer `peer`, sending with `send_families` through `out`.
-  link_state(node_impl& node, const peer_info& peer, link_config cfg,
+  /// A link of the node `host` to the peer `peer`, sending with
+  /// `send_families` through `out`.
+  link_state(link_host& host, const peer_info& peer, link_config cfg,
              std::vector<std::string> send_families, bool same_host,
              std::shared_ptr<transport> out);
 
@@ -101,7 +101,7 @@ public:
   uint64_t peer_id() const { return peer_id_; }
   const link_config& config() const { return cfg_; }
   bool is_down() const { return down_.load(); }
-  node_impl& node() { return node_; }
+  link_host& host() { return host_; }
 
   /// Returns the id of the peer's published default actor (0: none).
   uint64_t default_actor() const { return default_actor_.load(); }
@@ -357,7 +357,7 @@ private:
 
   // The node's count of live links: first, so it leaves last.
   activity_counter::scope alive_;
-  node_impl& node_;
+  link_host& host_;
   const std::string peer_name_;
   const uint64_t peer_id_;
   const link_config cfg_;

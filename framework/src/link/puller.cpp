@@ -20,7 +20,7 @@
 //
 // A store object that another node was sent before this one (the frame's
 // relay hint, wire/relay_hint.hpp) is pulled from that node first: it
-// answers from its copy as the chunks land there (link/relay_sources.hpp).
+// answers from its copy as the chunks land there (node/relay_sources.hpp).
 // A chunk it cannot give (it never had the object, gave up, or let it go)
 // is asked of the owner; after `max_relay_misses` such chunks the rest of
 // the object comes from the owner. Either way the object is this node's to
@@ -34,8 +34,7 @@
 #include "link/atoms.hpp"
 #include "link/landing_buffer.hpp"
 #include "link/link_state.hpp"
-#include "link/relay_sources.hpp"
-#include "node/node_impl.hpp"
+#include "link/relay_source.hpp"
 #include "wire/relay_hint.hpp"
 
 #include "ferry/errc.hpp"
@@ -130,7 +129,7 @@ struct puller_state {
 
   std::weak_ptr<link_state> link;
   /// The objects this node relays.
-  std::shared_ptr<relay_sources> relays;
+  std::shared_ptr<relay_registry> relays;
   std::optional<std::pair<wire_message, uint64_t>> current;
   std::vector<frame_job> jobs;
   size_t outstanding = 0;
@@ -161,8 +160,8 @@ void finish(puller_actor* self, const std::shared_ptr<link_state>& link) {
         abandon(self, link, std::move(ref.error()));
         return;
       }
-      if (job.source && link->node().store() != nullptr)
-        job.source->sealed(*ref, *link->node().store());
+      if (job.source && link->host().store() != nullptr)
+        job.source->sealed(*ref, *link->host().store());
       msg.imports.emplace_back(frame.object_id, std::move(*ref));
       continue;
     }
@@ -234,7 +233,7 @@ void on_chunk(puller_actor* self, const asked_chunk& x,
     }
     // A relaying node's bad answer costs that chunk a request to the owner.
     if (!reply.error)
-      link->node().log("relayed chunk refused: " + wrong);
+      link->host().log("relayed chunk refused: " + wrong);
     ask_owner_instead(self, link, job, x.offset, x.length);
     return;
   }
@@ -352,9 +351,9 @@ void relay(puller_actor* self, link_state& link, frame_job& job,
                                job.buffer, link.peer_name(),
                                4 * link.config().chunk_size);
   if (hint.from.empty() || hint.from == link.peer_name()
-      || hint.from == link.node().config().node_name)
+      || hint.from == link.host().node_name())
     return;
-  if (auto via = link.node().find_link(hint.from); via && !via->is_down())
+  if (auto via = link.host().link_to(hint.from); via && !via->is_down())
     job.relay_link = via;
 }
 
@@ -467,7 +466,7 @@ void advance(puller_actor* self) {
 }
 
 caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link,
-                     std::shared_ptr<relay_sources> relays) {
+                     std::shared_ptr<relay_registry> relays) {
   self->state.link = std::move(link);
   self->state.relays = std::move(relays);
   return {
@@ -486,7 +485,7 @@ caf::behavior puller(puller_actor* self, std::weak_ptr<link_state> link,
 } // namespace
 
 caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link,
-                        std::shared_ptr<relay_sources> relays) {
+                        std::shared_ptr<relay_registry> relays) {
   return sys.spawn(puller, std::move(link), std::move(relays));
 }
 

@@ -15,13 +15,13 @@
 namespace ferry::detail {
 
 class link_state;
-class relay_sources;
+class relay_registry;
 
 /// Starts the actor that pulls large frames of queued messages of `link` in
 /// chunks, in order, and delivers the messages; the store objects it pulls
 /// are relayed through `relays`.
 caf::actor spawn_puller(caf::actor_system& sys, std::weak_ptr<link_state> link,
-                        std::shared_ptr<relay_sources> relays);
+                        std::shared_ptr<relay_registry> relays);
 
 } // namespace ferry::detail
 

@@ -227,7 +227,7 @@ caf::error link_dispatch::on_frame(frame_type type,
       // that lands them (link/relay_source.hpp).
       auto length = x->length;
       auto request = x->request;
-      node_.relays()->serve(
+      node_.relay_table()->serve(
         *x, l->peer_name(),
         [link = std::weak_ptr<link_state>{l}, length,
          request](caf::expected<chunk_reply> reply) {

@@ -12,10 +12,12 @@
 #include "lane/lane_transport.hpp"
 #include "node/dispatch.hpp"
 #include "node/node_impl.hpp"
+#include "link/actor_links.hpp"
 
 #include "ferry/errc.hpp"
 
 #include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
 
 namespace ferry::detail {
 
@@ -74,6 +76,15 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
     link->export_actor(whom);
   watch_.up(peer.who.node_name);
   return admitted;
+}
+
+std::shared_ptr<link_state> node_impl::link_to(const std::string& name) {
+  auto link = links_.find(name);
+  return link && !link->is_down() ? link : nullptr;
+}
+
+void node_impl::post_link_change(link_change x) {
+  caf::anon_send(linker_, std::move(x));
 }
 
 void node_impl::link_lost(const std::shared_ptr<link_state>& link,

@@ -50,7 +50,7 @@ using expire_atom = caf::atom_constant<caf::atom("ferry_exp")>;
 
 /// Lets relayed objects go once unused for their linger, checking every
 /// half linger, and answers relay requests that waited long enough for
-/// their key (link/relay_sources.hpp).
+/// their key (node/relay_sources.hpp).
 caf::behavior relay_sweeper(caf::event_based_actor* self,
                             std::shared_ptr<relay_sources> relays) {
   auto every = relays->linger() / 2;

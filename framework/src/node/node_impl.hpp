@@ -2,7 +2,8 @@
 //
 // A node is one actor system, a registry, an optional client of the host
 // store, its transport (I/O threads, listeners, connections) and its links.
-// node_impl composes them:
+// Its links reach it only through `link_host` (link/link_host.hpp), which
+// node_impl implements. node_impl composes:
 // - `net::io_threads` (transport/io_threads.hpp): the threads every
 //   connection of the node reads, writes and keeps time on;
 // - listeners (transport/listener.hpp) for `publish`, and dials for
@@ -17,8 +18,8 @@
 // - `node_watch` (node/node_watch.hpp): the peers this node has had links
 //   to, and the actors that hear when links come and go;
 // - `pool_settings`: this node's share in the process-wide vector pool;
-// - `relay_directory` and `relay_sources` (link/relay_directory.hpp,
-//   link/relay_sources.hpp): the two sides of relaying store objects sent
+// - `relay_directory` and `relay_sources` (node/relay_directory.hpp,
+//   node/relay_sources.hpp): the two sides of relaying store objects sent
 //   to several hosts;
 // - `lane::readers` (lane/readers.hpp): the threads that take what peers
 //   of this host send through same-host lanes;
@@ -43,8 +44,8 @@
 #include "lane/readers.hpp"
 #include "lane/ring.hpp"
 #include "link/link_state.hpp"
-#include "link/relay_directory.hpp"
-#include "link/relay_sources.hpp"
+#include "node/relay_directory.hpp"
+#include "node/relay_sources.hpp"
 #include "log_limiter.hpp"
 #include "metrics/metrics_server.hpp"
 #include "node/exposed_actors.hpp"
@@ -82,7 +83,7 @@ class tls_context;
 
 class link_dispatch;
 
-class node_impl {
+class node_impl final : public link_host {
 public:
   explicit node_impl(node_config& cfg);
 
@@ -96,31 +97,39 @@ public:
   /// `invalid_config` on an unknown family.
   [[nodiscard]] caf::error init();
 
-  caf::actor_system& system() { return sys_; }
   node_config& config() { return cfg_; }
-  serializers::registry& registry() { return *registry_; }
-  store::object_store* store() { return store_ ? &*store_ : nullptr; }
+
+  // -- link_host --------------------------------------------------------------
+
+  caf::actor_system& system() override { return sys_; }
+  serializers::registry& registry() override { return *registry_; }
+  store::object_store* store() override { return store_ ? &*store_ : nullptr; }
+  const std::string& node_name() const override { return cfg_.node_name; }
+  void log(const std::string& line) const override;
+  caf::strong_actor_ptr exposed(uint64_t id) const override {
+    return exposed_.find(id);
+  }
+  activity_counter& live_links() override { return live_links_; }
+  relay_offer offer_relay(uint64_t object_id,
+                          const std::string& peer) override {
+    return relay_offers_.offer(object_id, peer);
+  }
+  std::shared_ptr<relay_registry> relays() override { return relays_; }
+  std::shared_ptr<link_state> link_to(const std::string& name) override;
+  void post_link_change(link_change x) override;
+
+  // -- the node's own ---------------------------------------------------------
+
 
   /// Returns this node's id: 64 random bits drawn at start (never 0).
   uint64_t id() const { return id_; }
 
-  /// Returns the actor that sends peers the links local actors make with
-  /// their actors (link/actor_links.hpp).
-  const caf::actor& linker_handle() const { return linker_; }
-
   /// Returns where inline store handles land.
   landings& imports() { return imports_; }
 
-  /// Returns which peers this node gave each of its store objects to (the
-  /// owner's side of relaying, link/relay_directory.hpp).
-  detail::relay_directory& relay_offers() { return relay_offers_; }
-
   /// Returns the objects this node relays to peers pulling them after it
-  /// (link/relay_sources.hpp).
-  const std::shared_ptr<relay_sources>& relays() const { return relays_; }
-
-  /// Returns the count of this node's live link objects.
-  activity_counter& live_links() { return live_links_; }
+  /// (node/relay_sources.hpp).
+  const std::shared_ptr<relay_sources>& relay_table() const { return relays_; }
 
   /// Returns the view of peers and the actors that watch it.
   node_watch& watch() { return watch_; }
@@ -223,9 +232,6 @@ public:
   caf::expected<uint64_t> lookup(const std::string& name) const {
     return exposed_.lookup(name);
   }
-  caf::strong_actor_ptr exposed(uint64_t id) const {
-    return exposed_.find(id);
-  }
 
   /// Spawns the actor type the peer of `link` asked for and exports it on
   /// the link; returns its id.
@@ -243,10 +249,6 @@ public:
   }
 
   // -- logging ----------------------------------------------------------------
-
-  /// Logs one line (on stderr or to the config's `log_sink`), prefixed with
-  /// the node name.
-  void log(const std::string& line) const;
 
   /// Logs a line about a connection that never became a link (refused or
   /// failed handshakes): at most one line a second.

@@ -1,6 +1,6 @@
 // relay_directory: the owner's side of relaying (see
-// link/relay_directory.hpp).
-#include "link/relay_directory.hpp"
+// node/relay_directory.hpp).
+#include "node/relay_directory.hpp"
 
 #include <algorithm>
 
@@ -11,8 +11,7 @@ relay_directory::relay_directory(clock::duration linger)
   // nop
 }
 
-relay_directory::offer_result
-relay_directory::offer(uint64_t object_id, const std::string& peer) {
+relay_offer relay_directory::offer(uint64_t object_id, const std::string& peer) {
   std::lock_guard<std::mutex> guard{mtx_};
   if (entries_.size() >= 2 * pruned_at_)
     prune_locked();

@@ -12,7 +12,7 @@
 // An entry lives while a transfer of its object is held (every transfer
 // holds a lease on it) and for `linger` after the last one ends, matching
 // the time a receiver keeps a sealed object's source for relaying
-// (link/relay_sources.hpp): an object sent again soon after goes on along
+// (node/relay_sources.hpp): an object sent again soon after goes on along
 // the chain, as far as the receivers still hold it. Entries are keyed by the store's object id, which the store
 // never reuses in its life, so a key never names two objects.
 //
@@ -20,6 +20,7 @@
 // mutex guards the table.
 #pragma once
 
+#include "link/link_host.hpp"
 #include "wire/relay_hint.hpp"
 
 #include <atomic>
@@ -37,21 +38,11 @@ class relay_directory {
 public:
   using clock = std::chrono::steady_clock;
 
-  /// What `offer` says about one transfer.
-  struct offer_result {
-    /// The transfer's lease on the object's entry: hold it while the
-    /// transfer is held.
-    std::shared_ptr<const void> lease;
-    /// The hint for the frame: the object's key, and the node to pull from
-    /// (empty for the first receiver and for the receiver it went to last).
-    relay_hint hint;
-  };
-
   explicit relay_directory(clock::duration linger = std::chrono::seconds{5});
 
   /// Notes that store object `object_id` goes to node `peer` now and
   /// returns its hint for `peer`.
-  offer_result offer(uint64_t object_id, const std::string& peer);
+  relay_offer offer(uint64_t object_id, const std::string& peer);
 
 private:
   struct entry {

@@ -24,6 +24,7 @@
 // after it. The timer is set before the node makes links.
 #pragma once
 
+#include "link/link_host.hpp"
 #include "link/relay_source.hpp"
 
 #include <chrono>
@@ -38,7 +39,7 @@
 
 namespace ferry::detail {
 
-class relay_sources {
+class relay_sources final : public relay_registry {
 public:
   using clock = relay_source::clock;
 
@@ -70,12 +71,12 @@ public:
   std::shared_ptr<relay_source>
   open(uint64_t key, std::span<const std::byte> bytes,
        std::shared_ptr<landing_buffer> buffer, const std::string& owner,
-       uint64_t max_chunk);
+       uint64_t max_chunk) override;
 
   /// The pull of `source` (key `key`) failed or stopped: answers its
   /// waiting requests with `why` and forgets it, unless it is sealed.
   void close(uint64_t key, const std::shared_ptr<relay_source>& source,
-             const caf::error& why);
+             const caf::error& why) override;
 
   /// Answers node `requester`'s `req` (see relay_source::serve), or keeps
   /// it waiting for its key.

@@ -1,0 +1,113 @@
+// link_host: what a link needs of its node, and nothing more.
+//
+// A link is a leaf: node → link → transport, one direction. It reaches its
+// node only through this interface, which the node implements
+// (node/node_impl.hpp): the actor system it makes proxies and helpers in,
+// the registry and store its encoder and decoder use, the node's log, the
+// actors the node exposes to every peer, and the node-wide parts of
+// relaying (which peer each store object went to last, and the objects
+// this node relays) and of links between actors (the node's linker). Those
+// node-wide tables live in node/; a link sees only the calls below.
+//
+// Thread-safety: every member function may be called from any thread, as
+// long as the link lives (a node outlives its links: it waits for the last
+// one to go, `live_links`).
+#pragma once
+
+#include "activity_counter.hpp"
+#include "wire/relay_hint.hpp"
+
+#include "ferry/serializers/registry.hpp"
+#include "ferry/store/object_store.hpp"
+
+#include <caf/actor_control_block.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace ferry::detail {
+
+class landing_buffer;
+class link_state;
+class relay_source;
+struct link_change;
+
+/// The owner's side of relaying one transfer of a store object.
+struct relay_offer {
+  /// The transfer's lease on the object's entry: held while the transfer
+  /// is held.
+  std::shared_ptr<const void> lease;
+  /// The hint for the frame: the object's key, and the node to pull from
+  /// (empty for the first receiver and for the receiver it went to last).
+  relay_hint hint;
+};
+
+/// The objects a node relays, as a puller sees them (node/relay_sources.hpp).
+class relay_registry {
+public:
+  virtual ~relay_registry();
+
+  /// Opens the source of the object `bytes` pulled from node `owner` under
+  /// relay `key`, landing in `buffer` (chunks served at most `max_chunk`
+  /// bytes); null when another pull of this node serves the key already.
+  virtual std::shared_ptr<relay_source>
+  open(uint64_t key, std::span<const std::byte> bytes,
+       std::shared_ptr<landing_buffer> buffer, const std::string& owner,
+       uint64_t max_chunk)
+    = 0;
+
+  /// Gives up relaying `source` (its pull failed): requests for `key` get
+  /// `why`.
+  virtual void close(uint64_t key, const std::shared_ptr<relay_source>& source,
+                     const caf::error& why)
+    = 0;
+};
+
+class link_host {
+public:
+  virtual ~link_host();
+
+  /// Returns the node's actor system.
+  virtual caf::actor_system& system() = 0;
+
+  /// Returns the node's registry.
+  virtual serializers::registry& registry() = 0;
+
+  /// Returns the node's store (null: none).
+  virtual store::object_store* store() = 0;
+
+  /// Returns the node's name.
+  virtual const std::string& node_name() const = 0;
+
+  /// Logs one line in the node's log.
+  virtual void log(const std::string& line) const = 0;
+
+  /// Returns an actor the node exposes to every peer, by id (null: none).
+  virtual caf::strong_actor_ptr exposed(uint64_t id) const = 0;
+
+  /// Returns the count of the node's live links (each holds one).
+  virtual activity_counter& live_links() = 0;
+
+  /// Notes that store object `object_id` goes to node `peer` now and
+  /// returns the transfer's relay offer (node/relay_directory.hpp).
+  virtual relay_offer offer_relay(uint64_t object_id, const std::string& peer)
+    = 0;
+
+  /// Returns the objects the node relays.
+  virtual std::shared_ptr<relay_registry> relays() = 0;
+
+  /// Returns the live link to the node named `name` (null: none), to pull
+  /// a relayed object through.
+  virtual std::shared_ptr<link_state> link_to(const std::string& name) = 0;
+
+  /// Hands `x` to the node's linker (link/actor_links.hpp). Safe under
+  /// actor locks.
+  virtual void post_link_change(link_change x) = 0;
+};
+
+} // namespace ferry::detail
