@@ -5,8 +5,9 @@
 // publishes an actor, this node connects to it and asks it 1000 questions.
 // The actor is a plain CAF actor: ferry encodes the requests and replies
 // with the link's family (cereal.binary unless a config says otherwise) and
-// CAF's middleman carries them. Run: ./hello_nodes (options such as
-// --ferry.store.name=NAME apply to both processes).
+// ferry's link carries them: a same-host lane here, since both processes
+// share the host store (a TCP connection between hosts). Run: ./hello_nodes
+// (options such as --ferry.store.name=NAME apply to both processes).
 #include "peer_process.hpp"
 
 #include "ferry/errc.hpp"

@@ -87,7 +87,7 @@ struct link_config {
 
   /// Between nodes that share no store, frames of at least this many bytes
   /// stay with the sender and the receiver pulls them in chunks (bounded
-  /// memory on both sides, no 4 GiB limit); smaller frames travel inline.
+  /// memory on both sides); smaller frames travel inline.
   uint64_t pull_threshold = uint64_t{8} << 20;
 
   /// Size of one chunk when a receiver pulls a large frame from its owner.

@@ -19,7 +19,7 @@ struct link_stats {
   /// Whether the two nodes share a host store (large frames go by handle).
   bool same_host = false;
   /// Whether this node sends to the peer through a same-host lane (shared
-  /// memory) instead of CAF's middleman (`link_config::lane`).
+  /// memory) instead of the TCP connection (`link_config::lane`).
   bool lane = false;
   /// Families this node may send with on this link, in preference order: its
   /// `serializers` that the peer accepts.

@@ -1,8 +1,10 @@
 // A ferry node: one per process.
 //
-// A node owns a `caf::actor_system` with the middleman loaded, the serializer
-// registry, a client of the host's shared object store (on by default), and a
-// table of links to other nodes. User actors stay plain CAF actors; a node
+// A node owns a `caf::actor_system`, the serializer registry, a client of the
+// host's shared object store (on by default), a table of links to other
+// nodes, and the transport they travel on: TCP connections of ferry's own,
+// plain or TLS, run by the node's I/O threads, and same-host lanes between
+// nodes that share the store. User actors stay plain CAF actors; a node
 // hands out *proxies* for actors on other nodes, and any message sent to a
 // proxy is encoded with the link's family, spilled to the store where large,
 // and delivered on the other node as an ordinary typed message. Requests,
@@ -18,8 +20,9 @@
 //     self->request(*peer, 5s, order{...}).receive(...);
 //
 // Thread-safety: all member functions may be called from any thread.
-// `connect`, `remote_actor` and `remote_spawn` block the calling thread for
-// the handshake; don't call them from inside an actor's message handler.
+// `remote_actor` and `remote_spawn` block the calling thread for the
+// handshake (at most about twice `ferry.transport.handshake-timeout`) and
+// the answer; don't call them from inside an actor's message handler.
 #pragma once
 
 #include "ferry/fwd.hpp"
@@ -50,17 +53,22 @@ class node_impl;
 class node {
 public:
   /// Builds the actor system from `cfg` (after `cfg.parse()`), attaches to
-  /// the host store when enabled, and starts the node's gateway. Fails with
-  /// `errc::invalid_config` on a bad setting.
+  /// the host store when enabled, and starts the node's I/O threads; a TLS
+  /// node reads its credentials here. Fails with `errc::invalid_config` on a
+  /// bad setting, such as an unknown family, a TLS file that is unreadable
+  /// or does not fit, a wrong key passphrase, or a config that runs another
+  /// node already.
   [[nodiscard]] static caf::expected<std::unique_ptr<node>>
   start(node_config& cfg);
 
   node(const node&) = delete;
   node& operator=(const node&) = delete;
 
-  /// Closes every link (their proxies terminate with
-  /// `caf::exit_reason::remote_link_unreachable` on the peers) and shuts the
-  /// actor system down.
+  /// Ends every link in order (what it queued goes out, then a goodbye; the
+  /// node waits at most 2 s for its connections), so the peers hear
+  /// `node_down` and their proxies terminate with
+  /// `caf::exit_reason::remote_link_unreachable`; then shuts the actor
+  /// system down.
   ~node();
 
   /// Returns the actor system.
@@ -88,15 +96,24 @@ public:
 
   /// Connects to the node listening at `host`:`port` (handshake once per
   /// peer) and returns a proxy for its default actor, or for the actor it
-  /// exposes under `name`. Fails with `errc::no_common_family` when the two
-  /// nodes' families do not meet, naming both lists.
+  /// exposes under `name`. Fails with `errc::connect_failed` when nothing
+  /// answers there, `errc::handshake_failed` when the handshake fails
+  /// (another version, a TLS refusal, its timeout), `errc::no_common_family`
+  /// when the two nodes' families do not meet (naming both lists),
+  /// `errc::no_such_actor` when the peer has no such actor, and
+  /// `caf::sec::request_timeout` when a lookup by name gets no answer within
+  /// `ferry.transport.handshake-timeout`.
   [[nodiscard]] caf::expected<caf::actor>
   remote_actor(const std::string& host, uint16_t port,
                const std::string& name = "");
 
   /// Spawns the actor type registered as `type_name` (with
   /// `cfg.add_actor_type`) on the node at `host`:`port` with `args` and
-  /// returns a proxy for it.
+  /// returns a proxy for it. Fails as `remote_actor` does when connecting,
+  /// with the peer's refusal (`errc::no_such_actor`, `errc::too_many_actors`, a
+  /// decoding error), or with `caf::sec::request_timeout` after `timeout`
+  /// (an actor the peer spawns anyway lives until it ends or the link goes
+  /// down).
   [[nodiscard]] caf::expected<caf::actor>
   remote_spawn(const std::string& host, uint16_t port,
                const std::string& type_name, caf::message args,

@@ -6,6 +6,8 @@
 #include "ferry/errc.hpp"
 
 #include <string>
+
+#include <pthread.h>
 #include <system_error>
 
 namespace ferry::detail::lane {
@@ -20,6 +22,7 @@ constexpr std::chrono::milliseconds backlog_wait{1};
 void run(const std::shared_ptr<ring>& in, uint64_t max_record,
          const readers::deliver_fn& deliver, const readers::ended_fn& ended,
          const readers::backlog& out) {
+  pthread_setname_np(pthread_self(), "ferry.lane");
   forbid_waiting();
   std::vector<std::byte> record;
   for (;;) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <pthread.h>
+
 namespace ferry::detail::net {
 
 io_threads::io_threads(size_t count) {
@@ -13,6 +15,8 @@ io_threads::io_threads(size_t count) {
     auto ctx = std::make_unique<context>();
     auto* raw = ctx.get();
     raw->thread = std::thread{[raw] {
+      // Named for top, perf and the like.
+      pthread_setname_np(pthread_self(), "ferry.io");
       forbid_waiting();
       raw->ioc.run();
     }};

@@ -197,7 +197,9 @@ private:
   void close_piece();
 
   wire_message msg_;
-  std::vector<piece_slot> slots_;
+  /// One element of one frame makes two pieces: most messages allocate no
+  /// vector for them.
+  boost::container::small_vector<piece_slot, 4> slots_;
   size_t current_ = 0;
   uint64_t done_ = 0;
   std::span<std::byte> where_;
