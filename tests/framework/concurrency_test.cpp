@@ -182,8 +182,8 @@ TEST_P(link_concurrency, SendersQueueingForCreditAllGetThrough) {
 
 TEST_P(link_concurrency, NodeShutsDownWhileItsPeerStillSends) {
   // Arrange: four threads stream requests to a node that goes away in the
-  // middle of it (its gateway is inside enqueue on CAF's BASP workers while
-  // the node's links and registry are destroyed).
+  // middle of it (its I/O thread delivers messages while the node's links
+  // and registry are destroyed).
   ASSERT_TRUE(start());
   auto worker = server->system().spawn(doubler);
   auto sut = connect(*server, *client, worker);

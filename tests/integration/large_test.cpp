@@ -41,8 +41,8 @@ TEST_F(node_fixture, OneGiBAcrossHostsIsPulledInChunks) {
   EXPECT_EQ(stats->bytes_pulled_by_peer, uint64_t{1} << 30);
 }
 
-TEST_F(node_fixture, FiveGiBPastCafsLengthLimitArrivesWhole) {
-  // Arrange: CAF's BASP keeps lengths in 32 bits; ferry pulls in chunks.
+TEST_F(node_fixture, FiveGiBPastThirtyTwoBitLengthsArrivesWhole) {
+  // Arrange: more than a 32-bit length can say; ferry pulls it in chunks.
   auto& b = start_peer("B", {}, true);
   auto sut = local().remote_actor("127.0.0.1", b.port);
   ASSERT_TRUE(sut);

@@ -68,7 +68,7 @@ TEST(block_pool, OtherSizesPassThrough) {
 
 TEST(block_pool, BlocksMadeOnOneThreadAreFreedOnAnother) {
   // Arrange: blocks taken here, given back by another thread (as a message
-  // made by a sender and freed by the middleman).
+  // made by a decoding thread and freed by the receiving actor's thread).
   std::vector<void*> blocks;
   for (int i = 0; i < 64; ++i)
     blocks.push_back(thread_pool::take(88));

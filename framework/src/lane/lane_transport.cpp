@@ -2,57 +2,174 @@
 // lane/lane_transport.hpp).
 #include "lane/lane_transport.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace ferry::detail {
 
-lane_transport::lane_transport(std::shared_ptr<lane::ring> out,
+namespace {
+
+using lane::ring;
+
+/// How long a waiting sender sleeps at most before it looks again.
+constexpr std::chrono::milliseconds room_poll{100};
+
+} // namespace
+
+lane_transport::lane_transport(std::shared_ptr<ring> out,
                                std::shared_ptr<transport> beside)
   : out_(std::move(out)), beside_(std::move(beside)) {
   // nop
 }
 
 void lane_transport::send(wire::out_frame&& frame) {
-  auto wait = may_wait();
   std::lock_guard<std::mutex> guard{mtx_};
-  if (!backlog_.empty())
-    drain_locked(wait);
-  if (!backlog_.empty()) {
-    backlog_.push_back(frame.flatten());
+  if (broken_ || !pump_locked()) {
+    if (!broken_)
+      keep_locked(frame);
     return;
   }
   pieces_.clear();
   frame.pieces(pieces_);
-  auto st = wait ? out_->write(pieces_) : out_->try_write(pieces_);
-  if (st == lane::ring::status::full) {
-    backlog_.push_back(frame.flatten());
-    backlog_pending_->store(true);
+  switch (out_->try_write(pieces_)) {
+    case ring::status::done:
+      return;
+    case ring::status::full: {
+      // Longer than the room (or than half the ring): as much as fits now,
+      // the length first; the rest waits in the backlog.
+      uint64_t total = 0;
+      for (auto& piece : pieces_)
+        total += piece.size();
+      std::byte length[8];
+      ring::encode_length(total, length);
+      pieces_.insert(pieces_.begin(), std::span<const std::byte>{length});
+      stream_locked(pieces_);
+      return;
+    }
+    default:
+      broken_locked();
   }
-  // Closed or broken: the link is going down, and what comes after is
-  // dropped as a closed connection drops it.
 }
 
-void lane_transport::drain_locked(bool wait) {
+void lane_transport::stream_locked(
+  std::span<const std::span<const std::byte>> parts) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    uint64_t put = 0;
+    auto st = out_->put_some(parts[i], put);
+    if (st == ring::status::done)
+      continue;
+    if (st != ring::status::full) {
+      broken_locked();
+      return;
+    }
+    pending rest;
+    for (size_t j = i; j < parts.size(); ++j) {
+      auto from = parts[j].subspan(j == i ? static_cast<size_t>(put) : 0);
+      rest.bytes.insert(rest.bytes.end(), from.begin(), from.end());
+    }
+    backlog_.push_back(std::move(rest));
+    backlog_pending_->store(true);
+    return;
+  }
+}
+
+void lane_transport::keep_locked(const wire::out_frame& frame) {
+  // The record as the ring carries it: its length, then the frame.
+  pending whole;
+  whole.bytes.resize(8 + frame.size());
+  std::byte length[8];
+  ring::encode_length(frame.size(), length);
+  std::memcpy(whole.bytes.data(), length, sizeof(length));
+  pieces_.clear();
+  frame.pieces(pieces_);
+  auto* at = whole.bytes.data() + sizeof(length);
+  for (auto& piece : pieces_) {
+    if (!piece.empty())
+      std::memcpy(at, piece.data(), piece.size());
+    at += piece.size();
+  }
+  backlog_.push_back(std::move(whole));
+  backlog_pending_->store(true);
+}
+
+bool lane_transport::pump_locked() {
   while (!backlog_.empty()) {
-    std::span<const std::byte> piece{backlog_.front()};
-    auto st = wait ? out_->write({&piece, 1}) : out_->try_write({&piece, 1});
-    if (st == lane::ring::status::full)
-      break;
-    if (st == lane::ring::status::done)
+    auto& front = backlog_.front();
+    uint64_t put = 0;
+    auto st = out_->put_some(std::span<const std::byte>{front.bytes}.subspan(
+                               front.done),
+                             put);
+    front.done += static_cast<size_t>(put);
+    if (st == ring::status::done) {
       backlog_.pop_front();
-    else
-      backlog_.clear();
+    } else if (st == ring::status::full) {
+      break;
+    } else {
+      broken_locked();
+      return false;
+    }
   }
   backlog_pending_->store(!backlog_.empty());
+  return backlog_.empty();
+}
+
+void lane_transport::broken_locked() {
+  broken_ = true;
+  backlog_.clear();
+  backlog_pending_->store(false);
+}
+
+void lane_transport::await_room(uint64_t bytes) {
+  auto want = std::min(bytes, out_->capacity() / 2);
+  for (;;) {
+    auto need = want;
+    if (backlog_pending_->load()) {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (broken_)
+        return;
+      if (!pump_locked()) {
+        auto& front = backlog_.front();
+        need = std::min<uint64_t>(want + front.bytes.size() - front.done,
+                                  out_->capacity() / 2);
+      }
+    }
+    auto st = out_->await_room(need, room_poll);
+    if (st == ring::status::full)
+      continue;
+    if (st != ring::status::done || !backlog_pending_->load())
+      return;
+  }
 }
 
 void lane_transport::drain_backlog() {
   std::lock_guard<std::mutex> guard{mtx_};
-  drain_locked(false);
+  if (!broken_)
+    pump_locked();
 }
 
 void lane_transport::close(bool drain) {
-  // First, so a sender waiting for room in the ring (holding the lock)
-  // wakes; the peer's reader still takes what was written.
+  // An orderly end writes what the backlog holds first (for at most
+  // `linger`; a thread that may not wait writes what fits now).
+  if (drain) {
+    auto deadline = std::chrono::steady_clock::now() + linger;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> guard{mtx_};
+        if (broken_ || pump_locked())
+          break;
+      }
+      if (!may_wait() || std::chrono::steady_clock::now() >= deadline)
+        break;
+      static_cast<void>(out_->await_room(1, std::chrono::milliseconds{10}));
+    }
+  }
+  // The peer's reader still takes what was written; a sender waiting for
+  // room wakes.
   out_->close();
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    broken_locked();
+  }
   beside_->close(drain);
 }
 

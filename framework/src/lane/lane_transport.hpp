@@ -7,25 +7,31 @@
 // it carries heartbeats, so a peer that dies or stops is noticed there.
 //
 // Writing: a frame goes into the ring as one record, its pieces copied
-// straight from where they are. A frame that does not fit waits until the
-// peer's reader makes room (like a blocking socket), except on a thread
-// that may never wait (transport.hpp, `may_wait`): a reader of frames that
-// waited for its peer's ring while the peer's reader waited for its own
-// would wait for good. What such a thread sends finding the ring full is
-// kept, in order, in a backlog that the next sender writes first and that
-// the link's lane reader drains between the records it reads
-// (`drain_backlog`). A closed or broken ring drops what comes after, as a
-// closed connection does: the link is going down.
+// straight from where they are, when the ring has room for it now. What
+// finds no room (the whole frame, or the rest of one longer than the room)
+// is copied, in order, into a backlog, and every later frame goes behind
+// it. No thread waits for the ring while holding a lock: a thread that may
+// wait (transport.hpp, `may_wait`) waits in `await_room`, before and after
+// its link's outbox takes its lock, writing the backlog as room appears,
+// like a blocking socket; a thread that reads frames never waits, and the
+// link's lane reader writes the backlog between the records it reads
+// (`drain_backlog`). So a reader that sends (an answer, a refusal, a
+// message for a proxy of another link) never stands behind a sender that
+// waits for the peer's reader, which may in turn be sending to it. A closed
+// or broken ring drops what comes after, as a closed connection does: the
+// link is going down.
 //
 // Thread-safety: `send` is called under the link's outbox lock; `send`,
-// `drain_backlog` and `close` may be called from any thread. One mutex
-// guards the backlog and orders the ring's writers.
+// `await_room`, `drain_backlog` and `close` may be called from any thread.
+// One mutex guards the backlog and orders the ring's writers; it is never
+// held while waiting.
 #pragma once
 
 #include "lane/ring.hpp"
 #include "transport/transport.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -37,12 +43,17 @@ namespace ferry::detail {
 
 class lane_transport final : public transport {
 public:
+  /// How long an orderly close writes what the backlog still holds.
+  static constexpr std::chrono::seconds linger{2};
+
   /// Writes into `out`; `beside` is the link's connection, closed with the
   /// lane.
   lane_transport(std::shared_ptr<lane::ring> out,
                  std::shared_ptr<transport> beside);
 
   void send(wire::out_frame&& frame) override;
+
+  void await_room(uint64_t bytes) override;
 
   void close(bool drain) override;
 
@@ -59,15 +70,33 @@ public:
   void drain_backlog();
 
 private:
-  /// Writes the backlog, waiting for room when `wait` (requires `mtx_`).
-  void drain_locked(bool wait);
+  /// Bytes of the ring's stream not written yet, and how many of them went.
+  struct pending {
+    std::vector<std::byte> bytes;
+    size_t done = 0;
+  };
+
+  /// Writes the backlog as far as the ring has room; returns whether it
+  /// is empty (requires `mtx_`).
+  bool pump_locked();
+
+  /// Keeps `frame` whole, behind what the backlog holds (requires `mtx_`).
+  void keep_locked(const wire::out_frame& frame);
+
+  /// Writes `parts` as far as the ring has room and keeps the rest
+  /// (requires `mtx_` and an empty backlog).
+  void stream_locked(std::span<const std::span<const std::byte>> parts);
+
+  /// The ring closed or broke: what is kept and what comes is dropped
+  /// (requires `mtx_`).
+  void broken_locked();
 
   const std::shared_ptr<lane::ring> out_;
   const std::shared_ptr<transport> beside_;
   std::mutex mtx_;
+  bool broken_ = false;
   std::vector<std::span<const std::byte>> pieces_;
-  /// Frames a thread that may not wait found no room for, oldest first.
-  std::deque<std::vector<std::byte>> backlog_;
+  std::deque<pending> backlog_;
   const std::shared_ptr<std::atomic<bool>> backlog_pending_
     = std::make_shared<std::atomic<bool>>(false);
 };

@@ -7,7 +7,9 @@
 // releases `read`. A side that finds nothing to do announces that it sleeps
 // (`reader_sleeps` / `writer_sleeps`), checks once more, and sleeps on its
 // futex word with a timeout; the other side, after publishing, wakes it
-// when it announced so. The announcement and the re-check are sequentially
+// when it announced so. Writers announce by counting (`writer_sleeps`):
+// threads of a lane's sender may wait for room at once (`await_room`), and
+// a wake-up wakes them all. The announcement and the re-check are sequentially
 // consistent with the other side's publish and its check of the
 // announcement (Dekker's pattern), so no wake-up is lost; the timeout
 // bounds the damage if a hostile peer clears a word anyway.
@@ -26,6 +28,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -59,9 +62,10 @@ void futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
           &ts, nullptr, 0);
 }
 
+/// Wakes every thread sleeping on `word`.
 void futex_wake(std::atomic<uint32_t>& word) noexcept {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, 1, nullptr,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT_MAX,
+          nullptr, nullptr, 0);
 }
 
 std::string new_name() {
@@ -360,22 +364,16 @@ ring::status ring::await_space(uint64_t n) {
     if (capacity_ - (written - read) >= n)
       return status::done;
     auto word = head_->space_word.load(std::memory_order_seq_cst);
-    head_->writer_sleeps.store(1, std::memory_order_seq_cst);
+    head_->writer_sleeps.fetch_add(1, std::memory_order_seq_cst);
     if (capacity_ - (written - head_->read.load(std::memory_order_seq_cst)) <
           n &&
         !closed())
       futex_wait(head_->space_word, word, poll_interval);
-    head_->writer_sleeps.store(0, std::memory_order_relaxed);
+    head_->writer_sleeps.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 
 namespace {
-
-/// Writes a record's length as its 8 little-endian bytes.
-void encode_length(uint64_t total, std::byte (&out)[8]) noexcept {
-  for (int i = 0; i < 8; ++i)
-    out[i] = static_cast<std::byte>(total >> (8 * i));
-}
 
 uint64_t total_of(std::span<const std::span<const std::byte>> pieces) {
   uint64_t total = 0;
@@ -453,6 +451,65 @@ ring::status ring::write(std::span<const std::span<const std::byte>> pieces) {
     if (auto st = put(piece.data(), piece.size()); st != status::done)
       return st;
   return status::done;
+}
+
+void ring::encode_length(uint64_t total, std::byte (&out)[8]) noexcept {
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<std::byte>(total >> (8 * i));
+}
+
+ring::status ring::put_some(std::span<const std::byte> bytes, uint64_t& put) {
+  put = 0;
+  if (closed())
+    return status::closed;
+  auto written = head_->written.load(std::memory_order_relaxed);
+  auto read = head_->read.load(std::memory_order_acquire);
+  if (written - read > capacity_) {
+    close();
+    return status::corrupt;
+  }
+  auto n = std::min<uint64_t>(bytes.size(), capacity_ - (written - read));
+  if (n > 0) {
+    copy_in(written, bytes.data(), n);
+    head_->written.store(written + n, std::memory_order_seq_cst);
+    wake_reader();
+    put = n;
+  }
+  return n == bytes.size() ? status::done : status::full;
+}
+
+ring::status ring::await_room(uint64_t n, std::chrono::milliseconds wait) {
+  // Called by threads that do not write (the writer may be another one):
+  // `read` first, then `written`, so the difference never runs backwards
+  // here. A counter out of range is the writer's to find (`put_some`).
+  n = std::min(n, capacity_);
+  auto used = [this] {
+    auto read = head_->read.load(std::memory_order_seq_cst);
+    return head_->written.load(std::memory_order_seq_cst) - read;
+  };
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    if (closed())
+      return status::closed;
+    auto in_use = used();
+    if (in_use > capacity_)
+      return status::corrupt;
+    if (capacity_ - in_use >= n)
+      return status::done;
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline)
+      return status::full;
+    auto word = head_->space_word.load(std::memory_order_seq_cst);
+    head_->writer_sleeps.fetch_add(1, std::memory_order_seq_cst);
+    in_use = used();
+    if (in_use <= capacity_ && capacity_ - in_use < n && !closed())
+      futex_wait(head_->space_word, word,
+                 std::min(poll_interval,
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - now)
+                            + std::chrono::milliseconds{1}));
+    head_->writer_sleeps.fetch_sub(1, std::memory_order_relaxed);
+  }
 }
 
 ring::status ring::read(std::vector<std::byte>& out, uint64_t max_record,

@@ -105,6 +105,21 @@ public:
   /// ring).
   status try_write(std::span<const std::span<const std::byte>> pieces);
 
+  /// Appends the first bytes of `bytes` to the ring's stream, as many as
+  /// there is room for now, and sets `put` to how many: `done` when all
+  /// went, `full` when some are left. A writer that cannot wait writes a
+  /// record this way, its length first (`encode_length`), in as many calls
+  /// as room allows; the reader sees it as any other record.
+  status put_some(std::span<const std::byte> bytes, uint64_t& put);
+
+  /// Waits until the ring has room for `n` bytes (at most its capacity),
+  /// it closed (`closed`), or `wait` passed (`full`). Returns `done` when
+  /// the room is there.
+  status await_room(uint64_t n, std::chrono::milliseconds wait);
+
+  /// Writes a record's length as the 8 little-endian bytes that begin it.
+  static void encode_length(uint64_t total, std::byte (&out)[8]) noexcept;
+
   /// Takes the next record into `out` (resized to it), waiting at most
   /// `wait` for it to begin; a record that began is read to its end.
   /// Refuses (corrupt) a record longer than `max_record`.

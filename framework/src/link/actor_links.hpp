@@ -65,7 +65,7 @@ void post_link_change(link_state& link, uint64_t target,
 /// linking) and sends the peer the link_request.
 caf::behavior linker(caf::event_based_actor* self);
 
-/// Gateway: applies a link_request of the peer of `link`.
+/// Applies a link_request of the peer of `link` (on the thread reading it).
 void apply_link_request(link_state& link, const link_request& x,
                         caf::execution_unit* host);
 

@@ -158,8 +158,8 @@ caf::error link_state::send(uint64_t target,
   auto size = wire_size(out);
   // Responses never wait, and neither does a delivery: a message delivered
   // to a proxy of another link (an actor forwarded from a third node) is
-  // sent on the thread reading CAF's messages, which must not stop reading
-  // for credit that it would itself have to read. A batch's messages reach
+  // sent on the thread reading a connection or lane, which must not stop
+  // reading for credit that it would itself have to read. A batch's messages reach
   // their actors after `deliver`, at the end of the batch's scope.
   auto delivery = delivering || delivery_batch::open();
   if (auto err = window_.acquire(size, !mid.is_response() && !delivery))
@@ -493,7 +493,7 @@ bool link_state::shut_down(const caf::error& reason, caf::execution_unit* host,
     out_->close(true);
   } else {
     // The transport first: a sender waiting for room in a lane's ring
-    // (holding the outbox's lock) wakes.
+    // wakes.
     out_->close(false);
     flusher = outbox_.close();
   }
@@ -547,6 +547,9 @@ bool link_state::drain_lane(const caf::error& why) {
         expected, std::make_shared<const caf::error>(why)))
     return false;
   in->close();
+  // The peer reads nothing more: a sender waiting for room in the way out
+  // wakes, and what comes is dropped.
+  out_->close(false);
   return true;
 }
 

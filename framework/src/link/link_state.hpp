@@ -158,7 +158,8 @@ public:
 
   /// The link's connection ended (`why`) while its incoming same-host lane
   /// may still hold what the peer wrote before: closes the ring for writing
-  /// so its reader takes the rest and then takes the link down. Returns
+  /// so its reader takes the rest and then takes the link down, and closes
+  /// the way out (the peer reads nothing more). Returns
   /// false (and does nothing) without a lane, or when it drains already.
   bool drain_lane(const caf::error& why);
 

@@ -47,6 +47,20 @@ outbox::outbox(std::shared_ptr<transport> out, uint32_t batch_messages,
 bool outbox::post(wire_message&& msg, uint64_t size,
                   const std::vector<store::transfer_ticket>& tickets,
                   const std::vector<uint64_t>& transfer_ids) {
+  // Room for the message and a batch it may complete, waited for before
+  // the lock; what went to the transport's backlog, after it.
+  auto wait = may_wait();
+  if (wait)
+    out_->await_room(size + batch_bytes_limit);
+  auto posted = post_now(std::move(msg), size, tickets, transfer_ids);
+  if (wait)
+    out_->await_room(0);
+  return posted;
+}
+
+bool outbox::post_now(wire_message&& msg, uint64_t size,
+                      const std::vector<store::transfer_ticket>& tickets,
+                      const std::vector<uint64_t>& transfer_ids) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto seq = posted_++;
   transfers_.record(seq, transfer_ids);
@@ -87,9 +101,16 @@ bool outbox::post(wire_message&& msg, uint64_t size,
 }
 
 void outbox::send_frame(wire::out_frame&& frame) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  flush_locked();
-  send_locked(std::move(frame));
+  auto wait = may_wait();
+  if (wait)
+    out_->await_room(frame.size() + batch_bytes_limit);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    flush_locked();
+    send_locked(std::move(frame));
+  }
+  if (wait)
+    out_->await_room(0);
 }
 
 bool outbox::flush() {
@@ -102,9 +123,16 @@ bool outbox::flush() {
   if (started != no_batch && since(last, now) < batch_gap_
       && since(started, now) < max_batch_wait_)
     return false;
-  std::lock_guard<std::mutex> guard{mtx_};
-  flush_scheduled_ = false;
-  flush_locked();
+  auto wait = may_wait();
+  if (wait)
+    out_->await_room(batch_bytes_limit);
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    flush_scheduled_ = false;
+    flush_locked();
+  }
+  if (wait)
+    out_->await_room(0);
   return true;
 }
 

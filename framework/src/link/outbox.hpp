@@ -17,10 +17,14 @@
 // each wake-up of the peer carries as many messages as it can. A message
 // after a pause goes out at once, so request/response latency is
 // unchanged.
-
+//
 // Sending: every frame goes to the link's transport (transport/transport.hpp)
 // under the lock, so the transport sees the link's order: a TCP connection
-// of ferry's own, or a same-host lane.
+// of ferry's own, or a same-host lane. The transport never waits there; a
+// thread that may wait (`may_wait`) waits for the transport's room
+// (`transport::await_room`) before it takes the lock and after it let go,
+// so a full lane slows its senders without blocking a reader of frames
+// that sends on the same link.
 //
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the sequence, the batch and the sending (the transport's own
@@ -91,6 +95,11 @@ private:
 
   /// `batch_started_` while no batch is held.
   static constexpr clock::rep no_batch = 0;
+
+  /// `post` under the lock.
+  bool post_now(wire_message&& msg, uint64_t size,
+                const std::vector<store::transfer_ticket>& tickets,
+                const std::vector<uint64_t>& transfer_ids);
 
   /// Sends the held batch, if any (requires `mtx_`).
   void flush_locked();

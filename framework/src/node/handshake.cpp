@@ -186,9 +186,9 @@ void handshake::on_closed(net::connection& conn, const caf::error& why) {
                                 : "; this node's certificate is " + own);
     }
     if (!sentence.empty()) {
-      node_.log(conn.server() ? "TLS: " + sentence
-                              : "TLS: connecting to " + address_ + ": "
-                                  + sentence);
+      node_.log_unlinked(conn.server() ? "TLS: " + sentence
+                                       : "TLS: connecting to " + address_
+                                           + ": " + sentence);
       failure = caf::make_error(errc::handshake_failed,
                                 conn.server() ? sentence
                                               : "TLS link to " + address_
@@ -285,7 +285,7 @@ caf::error handshake::check_transport(net::connection& conn) {
     if (why.empty())
       return caf::none;
     auto line = "refused " + who() + ": " + why;
-    node_.log("TLS: " + line);
+    node_.log_unlinked("TLS: " + line);
     return caf::make_error(errc::handshake_failed, line);
   }
   if (node_.tls() == nullptr
@@ -298,7 +298,7 @@ caf::error handshake::check_transport(net::connection& conn) {
               + " refuses plain peers (it links over TLS only); set plain = "
                 "true in the link config for that node (ferry.links) to "
                 "allow a plain link to it";
-  node_.log("TLS: " + line);
+  node_.log_unlinked("TLS: " + line);
   return caf::make_error(errc::handshake_failed, line);
 }
 

@@ -193,6 +193,18 @@ void connection::await_readable() {
                    });
 }
 
+std::string connection::read_failure(const io_result& r) const {
+  if (tls_)
+    return r.error;
+  // A process that ends with bytes unread in its socket resets it instead
+  // of closing it; for the reader that is the peer gone as well.
+  if (r.sys_error == ECONNRESET)
+    return "the peer at " + peer_
+           + " reset the connection (its process ended, or it closed the "
+             "connection with bytes unread)";
+  return "the connection to " + peer_ + " failed: " + r.error;
+}
+
 void connection::read_ready() {
   using st = io_result::status;
   size_t budget = read_turn;
@@ -236,10 +248,7 @@ void connection::read_ready() {
                                           + " closed the connection"));
         return;
       case st::failed:
-        end(caf::make_error(errc::link_down, tls_ ? r.error
-                                                  : "the connection to "
-                                                      + peer_ + " failed: "
-                                                      + r.error));
+        end(caf::make_error(errc::link_down, read_failure(r)));
         return;
     }
   }

@@ -157,6 +157,9 @@ private:
 
   /// Reads what the socket has.
   void read_ready();
+
+  /// Says why reading failed with `r`.
+  std::string read_failure(const io_result& r) const;
   void await_readable();
 
   /// Writes what the queue holds (I/O thread, when the socket is

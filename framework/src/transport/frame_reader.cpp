@@ -45,7 +45,8 @@ std::string hex_of(std::span<const std::byte> bytes) {
 frame_sink::~frame_sink() = default;
 
 frame_reader::frame_reader(bool preface)
-  : buf_(buffer_size), state_(preface ? state::preface : state::header) {
+  : buf_(new std::byte[buffer_size]),
+    state_(preface ? state::preface : state::header) {
   // nop
 }
 
@@ -83,12 +84,12 @@ std::span<std::byte> frame_reader::buffer() {
   // Room at the end: a body collected in the buffer needs it whole, and
   // reads should not shrink to slivers.
   auto wanted = state_ == state::body ? header_.length : direct_read_min;
-  if (begin_ > 0 && buf_.size() - begin_ < wanted + direct_read_min) {
-    std::memmove(buf_.data(), buf_.data() + begin_, available());
+  if (begin_ > 0 && buffer_size - begin_ < wanted + direct_read_min) {
+    std::memmove(buf_.get(), buf_.get() + begin_, available());
     end_ -= begin_;
     begin_ = 0;
   }
-  return {buf_.data() + end_, buf_.size() - end_};
+  return {buf_.get() + end_, buffer_size - end_};
 }
 
 caf::error frame_reader::consume(size_t n, frame_sink& sink) {
@@ -125,20 +126,20 @@ caf::error frame_reader::direct_filled(size_t n, frame_sink& sink) {
 
 size_t frame_reader::take(std::span<std::byte> dst) {
   auto n = std::min(dst.size(), available());
-  std::memcpy(dst.data(), buf_.data() + begin_, n);
+  std::memcpy(dst.data(), buf_.get() + begin_, n);
   begin_ += n;
   return n;
 }
 
 std::optional<std::span<const std::byte>> frame_reader::gather(size_t n) {
   if (collect_.empty() && available() >= n) {
-    std::span<const std::byte> result{buf_.data() + begin_, n};
+    std::span<const std::byte> result{buf_.get() + begin_, n};
     begin_ += n;
     return result;
   }
   auto k = std::min(n - collect_.size(), available());
-  collect_.insert(collect_.end(), buf_.begin() + static_cast<ptrdiff_t>(begin_),
-                  buf_.begin() + static_cast<ptrdiff_t>(begin_ + k));
+  collect_.insert(collect_.end(), buf_.get() + begin_,
+                  buf_.get() + begin_ + k);
   begin_ += k;
   if (collect_.size() < n)
     return std::nullopt;
@@ -234,7 +235,7 @@ caf::error frame_reader::process(frame_sink& sink) {
       case state::preface: {
         if (available() < wire::preface.size())
           return caf::none;
-        std::span<const std::byte> got{buf_.data() + begin_,
+        std::span<const std::byte> got{buf_.get() + begin_,
                                        wire::preface.size()};
         if (!std::equal(got.begin(), got.end(), wire::preface.begin())) {
           if (got[0] == std::byte{0x16})
@@ -253,7 +254,7 @@ caf::error frame_reader::process(frame_sink& sink) {
           return caf::none;
         std::string why;
         auto header = wire::get_header(
-          std::span<const std::byte, wire::header_size>{buf_.data() + begin_,
+          std::span<const std::byte, wire::header_size>{buf_.get() + begin_,
                                                         wire::header_size},
           why);
         if (!header)
@@ -266,11 +267,11 @@ caf::error frame_reader::process(frame_sink& sink) {
       }
       case state::body: {
         std::span<const std::byte> body;
-        if (header_.length <= buf_.size()) {
+        if (header_.length <= buffer_size) {
           // Kept in the receive buffer until whole, then read in place.
           if (available() < header_.length)
             return caf::none;
-          body = {buf_.data() + begin_, static_cast<size_t>(header_.length)};
+          body = {buf_.get() + begin_, static_cast<size_t>(header_.length)};
           begin_ += body.size();
         } else {
           auto whole = gather(static_cast<size_t>(header_.length));
@@ -286,7 +287,7 @@ caf::error frame_reader::process(frame_sink& sink) {
       case state::message_head_length: {
         if (available() < 4)
           return caf::none;
-        head_length_ = static_cast<uint32_t>(get_le(buf_.data() + begin_, 4));
+        head_length_ = static_cast<uint32_t>(get_le(buf_.get() + begin_, 4));
         begin_ += 4;
         body_read_ = 4;
         if (head_length_ > max_head || head_length_ > header_.length - 4)
@@ -345,7 +346,7 @@ caf::error frame_reader::process(frame_sink& sink) {
       case state::chunk_request_id: {
         if (available() < wire::chunk_prefix)
           return caf::none;
-        request_ = get_le(buf_.data() + begin_, 8);
+        request_ = get_le(buf_.get() + begin_, 8);
         begin_ += wire::chunk_prefix;
         body_read_ = wire::chunk_prefix;
         auto length = header_.length - wire::chunk_prefix;

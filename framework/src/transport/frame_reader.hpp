@@ -158,7 +158,9 @@ private:
 
   size_t available() const { return end_ - begin_; }
 
-  std::vector<std::byte> buf_;
+  /// The receive buffer, left uninitialised: its pages take memory only as
+  /// the socket's bytes reach them, so a silent connection costs little.
+  std::unique_ptr<std::byte[]> buf_;
   size_t begin_ = 0;
   size_t end_ = 0;
   state state_;

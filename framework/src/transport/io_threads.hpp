@@ -10,7 +10,9 @@
 // Ownership: the node owns its `io_threads`; `stop` ends the contexts and
 // joins the threads (what the handlers still hold is released there).
 //
-// Thread-safety: `next` may be called from any thread; `stop` once.
+// Thread-safety: `next` and `on_io_thread` may be called from any thread
+// until `stop`, which is called once, when nothing makes connections any
+// more (the node's end).
 #pragma once
 
 #include <boost/asio/executor_work_guard.hpp>

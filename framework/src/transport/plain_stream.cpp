@@ -19,6 +19,7 @@ io_result failure(const char* what, int err) {
   io_result result;
   result.state = io_result::status::failed;
   result.error = std::string{what} + ": " + std::strerror(err);
+  result.sys_error = err;
   return result;
 }
 

@@ -56,6 +56,8 @@ struct io_result {
   status state = status::ok;
   /// What failed (state `failed` only).
   std::string error;
+  /// The socket's errno behind a failure, when it was one (0: none).
+  int sys_error = 0;
 
   bool ok() const noexcept { return state == status::ok; }
 };

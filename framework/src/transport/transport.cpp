@@ -11,6 +11,10 @@ thread_local bool reads_frames = false;
 
 transport::~transport() = default;
 
+void transport::await_room(uint64_t) {
+  // nop: a connection keeps what the socket does not take.
+}
+
 bool may_wait() noexcept {
   return !reads_frames;
 }

@@ -20,18 +20,26 @@
 
 #include "wire/out_frame.hpp"
 
+#include <cstdint>
+
 namespace ferry::detail {
 
 class transport {
 public:
   virtual ~transport();
 
-  /// Sends `frame` after every frame sent before it. A connection never
-  /// waits (what the socket does not take now is queued and written by its
-  /// I/O thread); a lane waits for room in its ring, except on a thread
-  /// that may never wait (`may_wait`), where the frame is kept and written
-  /// later. After `close`, frames are dropped.
+  /// Sends `frame` after every frame sent before it, without waiting: what
+  /// the socket or the ring does not take now is kept and written later (a
+  /// connection's I/O thread writes its queue; see `await_room` for a
+  /// lane). After `close`, frames are dropped.
   virtual void send(wire::out_frame&& frame) = 0;
+
+  /// Waits until what this transport keeps has gone and it has room for
+  /// `bytes` more, or it closed: a lane's backpressure, which the link
+  /// applies to threads that may wait (`may_wait`) with no lock held. A
+  /// connection never waits here (its queue is bounded by the link's credit
+  /// window).
+  virtual void await_room(uint64_t bytes);
 
   /// Stops sending. With `drain`, what was sent before goes out first
   /// (bounded by the transport's linger) and the peer sees an orderly end;

@@ -64,7 +64,7 @@ public:
   /// Appends the frame's bytes in order to `out`, as views.
   void pieces(std::vector<std::span<const std::byte>>& out) const;
 
-  /// Returns the frame's bytes in one vector (tests, the lane's backlog).
+  /// Returns the frame's bytes in one vector (tests).
   std::vector<std::byte> flatten() const;
 
 private:

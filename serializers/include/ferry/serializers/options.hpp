@@ -34,8 +34,8 @@ struct context {
 /// Bounds every decoder honours; defaults suit messages up to 1 GiB.
 struct limits {
   /// Largest payload (sum of frame sizes) accepted or produced. Default 1 GiB:
-  /// CAF 0.17's BASP cuts lengths to 32 bits and holds 2.5-3x a message in
-  /// memory, so larger messages belong in the store.
+  /// a payload decoded in memory is held whole beside its value, so larger
+  /// values belong in the store.
   uint64_t max_payload_bytes = uint64_t{1} << 30;
   /// A decoder may allocate up to `allocation_factor` times the bytes it
   /// received, plus `allocation_slack`, before it reads the elements that

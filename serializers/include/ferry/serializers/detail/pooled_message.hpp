@@ -1,11 +1,10 @@
 // make_pooled_message: a CAF message whose data block comes from a
 // `block_pool`. Not API.
 //
-// A decoded value reaches its actor as a CAF message, and a link sends
-// every wire message as a CAF message, handed to BASP inside another; CAF
-// allocates each message's data block when it is made and frees it where
-// the message is done with (the receiving actor's thread, the middleman's). A message made here is CAF's own `tuple_vals<Ts...>`
-// with a class
+// A decoded value reaches its actor as a CAF message; CAF allocates each
+// message's data block when it is made (on the thread that decoded it) and
+// frees it where the message is done with (the receiving actor's thread). A
+// message made here is CAF's own `tuple_vals<Ts...>` with a class
 // `operator new`/`operator delete` over `block_pool<sizeof(...)>`: CAF frees
 // it with `delete` through its virtual destructor, which calls the class's
 // `operator delete`, so the block goes back to the pool. A copy CAF makes

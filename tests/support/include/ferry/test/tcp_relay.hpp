@@ -6,7 +6,7 @@
 // silence on a connection still open, as when packets are dropped);
 // `hold_next_answer` delays what the target first says on the next
 // connection (a peer slow to answer a handshake). Not a transport: nodes
-// speak CAF's BASP through it exactly as they would directly. A socket
+// speak ferry's wire through it exactly as they would directly. A socket
 // call that fails is a test failure (GoogleTest's ADD_FAILURE).
 //
 // Thread-safety: one thread of its own moves the bytes; the public members
