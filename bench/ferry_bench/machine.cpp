@@ -4,6 +4,7 @@
 #include <caf/config.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -27,7 +28,35 @@ std::string trim(std::string x) {
   return x.substr(first, last - first + 1);
 }
 
+/// `x` as one word of a POSIX shell: as it is when every character is safe,
+/// else in single quotes.
+std::string shell_word(const std::string& x) {
+  auto safe = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0
+           || std::strchr("_-./=,:+@%", ch) != nullptr;
+  };
+  if (!x.empty() && std::all_of(x.begin(), x.end(), safe))
+    return x;
+  std::string out = "'";
+  for (char ch : x)
+    out += ch == '\'' ? std::string{"'\\''"} : std::string(1, ch);
+  return out + "'";
+}
+
 } // namespace
+
+std::string command_line(int argc, char** argv) {
+  // Inside a user namespace the run is /proc/self/exe: name the file.
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  auto name = !ec ? exe.filename().string()
+              : argc > 0 ? std::filesystem::path{argv[0]}.filename().string()
+                         : std::string{"ferry-bench"};
+  auto out = shell_word(name);
+  for (int i = 1; i < argc; ++i)
+    out += ' ' + shell_word(argv[i]);
+  return out;
+}
 
 machine_info read_machine() {
   machine_info m;

@@ -21,6 +21,11 @@ struct machine_info {
 /// Reads /proc/cpuinfo, /proc/meminfo, uname and the build's versions.
 machine_info read_machine();
 
+/// Returns the command line that started this run: the program's file name
+/// (`ferry-bench`, also when it runs itself again inside a user namespace)
+/// and its arguments, each quoted for a POSIX shell where it needs it.
+std::string command_line(int argc, char** argv);
+
 /// Returns the median time of one warm memcpy of `bytes` (µs): source and
 /// destination are faulted in before timing.
 double memcpy_us(uint64_t bytes);

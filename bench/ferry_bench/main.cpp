@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
   report rep;
   rep.mode = opts->quick ? "quick" : "full";
   rep.machine = read_machine();
+  rep.command = command_line(argc, argv);
   rep.skipped = mtx.skipped;
   // The physical floor: one warm memcpy per payload size, in this run.
   std::set<uint64_t> sizes;

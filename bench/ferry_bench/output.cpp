@@ -296,6 +296,7 @@ bool write_json(const report& r, const std::string& path) {
   out << "    \"date\": \"" << json_escape(m.date) << "\",\n";
   out << "    \"mode\": \"" << r.mode << "\",\n";
   out << "    \"wall_seconds\": " << json_number(r.wall_seconds) << ",\n";
+  out << "    \"command\": \"" << json_escape(r.command) << "\",\n";
   out << "    \"memcpy_us\": {";
   bool first = true;
   for (auto& [size, us] : r.memcpy_us) {
@@ -372,6 +373,17 @@ bool write_json(const report& r, const std::string& path) {
     out << (first ? "\n" : ",\n") << "    {\"cell\": \""
         << json_escape(x.c.label()) << "\", \"reason\": \"failed: "
         << json_escape(x.error) << "\"}";
+    first = false;
+  }
+  // Every check, met or missed, failed rows' included: the report
+  // generator (report.py) reads them from here.
+  out << "\n  ],\n  \"targets\": [";
+  first = true;
+  for (auto& t : check_targets(r)) {
+    out << (first ? "\n" : ",\n") << "    {\"what\": \"" << json_escape(t.what)
+        << "\", \"row\": \"" << json_escape(t.row) << "\", \"figure\": \""
+        << json_escape(t.figure) << "\", \"met\": " << (t.met ? "true" : "false")
+        << "}";
     first = false;
   }
   out << "\n  ]\n}\n";

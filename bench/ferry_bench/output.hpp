@@ -15,6 +15,8 @@ namespace ferry::bench {
 struct report {
   std::string mode;
   machine_info machine;
+  /// The command line that produced the run (`command_line`).
+  std::string command;
   /// One warm memcpy per payload size (µs).
   std::map<uint64_t, double> memcpy_us;
   std::vector<result> results;
@@ -31,7 +33,9 @@ void compute_ratios(std::vector<result>& results);
 /// Prints the table, the skipped cells and the target checks.
 void print_table(const report& r);
 
-/// Writes the JSON file; returns false (and says why on stderr) on failure.
+/// Writes the JSON file (README.md, "Reading the output"): the machine
+/// block with the command, the rows, the skipped and failed cells, and every
+/// target check as `check_targets` returns it; returns false (and says why on stderr) on failure.
 bool write_json(const report& r, const std::string& path);
 
 /// Draws throughput against payload size (log-log) with gnuplot; returns

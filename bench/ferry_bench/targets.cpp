@@ -215,7 +215,7 @@ std::vector<target_check> check_targets(const report& r) {
       } else {
         h.figure = "p50 " + fixed(x.p50_us, 0) + " us vs memcpy "
                    + fixed(x.memcpy_us, 0) + " us ("
-                   + fixed(x.p50_us / x.memcpy_us, 3) + "x)";
+                   + fixed(x.p50_us / x.memcpy_us, 3) + "x, need <= 1.5)";
         h.met = x.p50_us <= 1.5 * x.memcpy_us;
       }
       out.push_back(h);

@@ -9,7 +9,8 @@ store, gnuplot) and checks the output against bench/ferry_bench/README.md:
 every selected row and its baselines (CAF as shipped and tuned) and limit
 rows (socket, memcpy) are there, the figures agree with each other (ratio,
 ratio_tuned, ratio_to_limit, MB/s, the median of the rounds), the plot is a
-PNG, and bad filters are refused with exit code 2 and a message naming the
+PNG, the JSON's targets are the checks the table prints and its command the
+run's, and bad filters are refused with exit code 2 and a message naming the
 bad value. A quick run of the tls cells (64 B and 1 MiB) checks the
 tls-socket limit rows, the tls rows' ratio (over plain ferry tcp) and
 ratio_to_limit (over tls-socket), and that the tls and tcp targets are
@@ -53,7 +54,8 @@ def check_json(path, selected):
         doc = json.load(f)
     machine = doc.get("machine", {})
     for key in ("cpu", "cores", "memory_gib", "kernel", "compiler",
-                "caf_version", "date", "mode", "wall_seconds", "memcpy_us"):
+                "caf_version", "date", "mode", "wall_seconds", "command",
+                "memcpy_us"):
         check(key in machine, f"machine block lacks {key}")
     check(machine.get("mode") == "full", "mode is not 'full' without --quick")
     check(float(machine.get("memcpy_us", {}).get("64", -1)) > 0,
@@ -109,6 +111,30 @@ def check_json(path, selected):
             if fam == "raw-caf":
                 check(r["ratio"] == 1, f"{where}: baseline ratio {r['ratio']}")
         check_tuned_and_limit(rows, key, r)
+
+
+def check_targets_json(path, stdout, args):
+    """The JSON's command is the run's, and its targets are the checks the
+    table printed, met and missed alike, in the same order."""
+    with open(path) as f:
+        doc = json.load(f)
+    check(doc.get("machine", {}).get("command")
+          == " ".join(["ferry-bench", *args]),
+          f"machine.command is {doc.get('machine', {}).get('command')!r}")
+    targets = doc.get("targets")
+    if not check(isinstance(targets, list) and targets,
+                 f"the JSON has no targets: {targets!r}"):
+        return
+    for t in targets:
+        check(set(t) == {"what", "row", "figure", "met"}
+              and isinstance(t.get("met"), bool),
+              f"a target's fields: {t}")
+    printed = stdout.split("\ntargets:\n", 1)[-1].split("\n\n", 1)[0]
+    want = [f"  {'met   ' if t.get('met') else 'MISSED'}  {t.get('what')}: "
+            f"{t.get('row')}: {t.get('figure')}" for t in targets]
+    check(printed.splitlines() == want,
+          f"the JSON's targets differ from the printed ones:\n{printed}\n"
+          f"JSON:\n" + "\n".join(want))
 
 
 def check_tuned_and_limit(rows, key, r):
@@ -259,10 +285,11 @@ def main():
     for f in (js, png):
         if os.path.exists(f):
             os.remove(f)
-    res = run(bench, "--transport", "inproc,ipc,tcp", "--payload", "64",
-              "--pattern", "oneway,pingpong", "--family", "caf,ferry",
-              "--type", "bytes", "--seconds", "0.05", "--json", js,
-              "--plot", png)
+    args = ["--transport", "inproc,ipc,tcp", "--payload", "64",
+            "--pattern", "oneway,pingpong", "--family", "caf,ferry",
+            "--type", "bytes", "--seconds", "0.05", "--json", js,
+            "--plot", png]
+    res = run(bench, *args)
     if not check(res.returncode == 0,
                  f"ferry-bench exited {res.returncode}:\n{res.stderr[-3000:]}"):
         return
@@ -279,6 +306,7 @@ def main():
                                                ("tcp", "socket"))
                  for pat in ("oneway", "pingpong")]
     check_json(js, selected)
+    check_targets_json(js, res.stdout, args)
     with open(png, "rb") as f:
         check(f.read(8) == b"\x89PNG\r\n\x1a\n", "--plot did not write a PNG")
     check_handoff(bench, work)

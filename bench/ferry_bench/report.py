@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""Writes a Markdown page of ferry-bench figures from the runs' JSON files.
+
+Usage: report.py OUT.md RUN.json [RUN.json ...]
+
+Every figure on the page comes from the JSON files named on the command line
+(ferry-bench --json FILE, README.md here, "Reading the output"), so a page
+is regenerated, never edited: its header says so and gives the command.
+The page lists, for each run, the machine and the command that produced it;
+then, per mode (quick, full), every target ferry-bench checked with the range
+of its figure over the rows and runs it applies to and how many rows met it;
+then the ratios of ferry's rows (ratio, ratio_tuned, ratio_to_limit) per
+transport, pattern, size class and payload type; then the hand-off and
+broadcast rows. The same inputs give the same page, byte for byte.
+
+Python 3 standard library only.
+"""
+import json
+import math
+import os
+import re
+import sys
+import textwrap
+
+USAGE = "usage: report.py OUT.md RUN.json [RUN.json ...]"
+
+# Rows that are references, not ferry: the CAF baselines and the limits.
+REFERENCE_FAMILIES = ("raw-caf", "raw-caf-tuned", "socket", "tls-socket",
+                      "memcpy")
+TRANSPORT_ORDER = ("inproc", "ipc", "tcp", "tls", "netns")
+PATTERN_ORDER = ("oneway", "pingpong", "handoff", "broadcast")
+TYPE_ORDER = ("bytes", "record", "shared_array")
+MODE_ORDER = ("quick", "full")
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+# Size classes of the ratio table: (label, smallest, largest) in bytes.
+SIZE_CLASSES = (("64 B–4 KiB", 0, 4 * KiB), ("64 KiB", 4 * KiB + 1, 64 * KiB),
+                ("1–64 MiB", 64 * KiB + 1, 64 * MiB),
+                ("1 GiB", 64 * MiB + 1, 1 << 62))
+
+
+def order_of(value, order):
+    """Sort key: known values in their order, unknown ones after, by name."""
+    return (order.index(value), "") if value in order else (len(order), value)
+
+
+def size_label(n):
+    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit} {name}"
+    return f"{n} B"
+
+
+def size_class(n):
+    for i, (label, low, high) in enumerate(SIZE_CLASSES):
+        if low <= n <= high:
+            return i, label
+    return len(SIZE_CLASSES), size_label(n)
+
+
+def number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def fmt(x):
+    """A figure with as many digits as a range of them needs."""
+    if x >= 1000:
+        return f"{x:,.0f}"
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    if x >= 0.01 or x <= 0:
+        return f"{x:.2f}"
+    # Two significant digits, without an exponent: 0.00041.
+    return f"{x:.{1 - math.floor(math.log10(x))}f}"
+
+
+def span(values, show=fmt):
+    """'a–b' over the numbers of `values`, 'a' when they agree, '—' if none."""
+    values = [v for v in values if number(v)]
+    if not values:
+        return "—"
+    low, high = show(min(values)), show(max(values))
+    return low if low == high else f"{low}–{high}"
+
+
+def text_span(texts):
+    """'a–b' over figures as ferry-bench wrote them (least and greatest by
+    value, each in its own text), 'a' when they agree, '—' if none."""
+    if not texts:
+        return "—"
+    low = min(texts, key=float)
+    high = max(texts, key=float)
+    return low if float(low) == float(high) else f"{low}–{high}"
+
+
+def plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def cell(text):
+    """Text for a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def parse_figure(figure):
+    """A target check's figure as (name, value text, need), or None for a
+    row that failed or had no baseline.
+
+    ferry-bench writes e.g. "ratio 2.318 (need >= 0.9)", "peak RSS 1042 MiB
+    (need <= 1126)", "owner_copies 1.00 (need <= 1.2); ...", and for times
+    compared with a reference "p50 291 us vs memcpy 12700 us (0.023x, need
+    <= 1.5)": there the compared figure is the one before the 'x'.
+    """
+    need = re.search(r"need ([<>]=) ?(\d[\d.]*)", figure)
+    need = f"{need.group(1)} {need.group(2)}" if need else None
+    times = re.search(r"\((\d[\d.]*)x\b", figure)
+    if figure.startswith("p50 ") and times:
+        return "p50 over the reference (×)", times.group(1), need
+    lead = re.match(r"([A-Za-z_][A-Za-z_ ]*?) (-?\d[\d.]*)( MiB)?", figure)
+    if not lead:
+        return None
+    name = lead.group(1) + (" (MiB)" if lead.group(3) else "")
+    return name, lead.group(2), need
+
+
+def wrap_prose(lines):
+    """Wraps paragraphs at 76 columns; tables, headings, comments and code
+    blocks stay as they are."""
+    out, in_code = [], False
+    for line in lines:
+        if line.startswith("```"):
+            in_code = not in_code
+        if in_code or line.startswith(("```", "|", "#", "<!--")) or \
+                len(line) <= 76:
+            out.append(line)
+        else:
+            out += textwrap.wrap(line, width=76, break_long_words=False,
+                                 break_on_hyphens=False)
+    return out
+
+
+class Run:
+    """One JSON file of ferry-bench."""
+
+    def __init__(self, index, path):
+        self.index = index
+        self.path = path
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"report.py: cannot read {path}: {e}")
+        if not isinstance(doc, dict) or not isinstance(doc.get("machine"),
+                                                       dict):
+            raise SystemExit(f"report.py: {path} is not ferry-bench JSON "
+                             "(no machine block)")
+        self.machine = doc["machine"]
+        self.mode = str(self.machine.get("mode", "unknown"))
+        self.results = [r for r in doc.get("results", [])
+                        if isinstance(r, dict)]
+        self.skipped = [s for s in doc.get("skipped", [])
+                        if isinstance(s, dict)]
+        # None: a run written before ferry-bench recorded its checks.
+        targets = doc.get("targets")
+        self.targets = ([t for t in targets if isinstance(t, dict)]
+                        if isinstance(targets, list) else None)
+
+    def failed(self):
+        return [s for s in self.skipped
+                if str(s.get("reason", "")).startswith("failed:")]
+
+
+def machine_line(m):
+    memory = m.get("memory_gib")
+    memory = f"{memory:.1f} GiB" if number(memory) else "? GiB"
+    return f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {memory}"
+
+
+def runs_section(runs):
+    out = ["## Runs", "",
+           "| run | mode | machine | kernel | compiler | CAF | date "
+           "| wall time | targets met | command |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        m = r.machine
+        wall = m.get("wall_seconds")
+        wall = f"{wall:,.0f} s" if number(wall) else "?"
+        if r.targets is None:
+            met = "not recorded"
+        else:
+            met = f"{sum(1 for t in r.targets if t.get('met') is True)} " \
+                  f"of {len(r.targets)}"
+        command = m.get("command")
+        command = f"`{command}`" if command else "not recorded"
+        out.append(
+            f"| {r.index} (`{cell(os.path.basename(r.path))}`) | {cell(r.mode)} "
+            f"| {cell(machine_line(m))} | {cell(m.get('kernel', '?'))} "
+            f"| {cell(m.get('compiler', '?'))} "
+            f"| {cell(m.get('caf_version', '?'))} | {cell(m.get('date', '?'))} "
+            f"| {wall} | {met} | {cell(command)} |")
+    out.append("")
+    notes = []
+    for r in runs:
+        rows = len(r.results)
+        skipped = len(r.skipped) - len(r.failed())
+        text = (f"Run {r.index}: {plural(rows, 'row')}, "
+                f"{plural(skipped, 'cell')} skipped by design")
+        failed = r.failed()
+        if failed:
+            text += f", {len(failed)} failed: " + "; ".join(
+                f"{s.get('cell', '?')} ({s.get('reason', '')[8:].strip()})"
+                for s in failed)
+        notes.append(text + ".")
+    out += [" ".join(notes), ""]
+    return out
+
+
+def modes_of(runs):
+    modes = []
+    for r in runs:
+        if r.mode not in modes:
+            modes.append(r.mode)
+    return sorted(modes, key=lambda m: order_of(m, MODE_ORDER))
+
+
+def run_list(runs):
+    numbers = [str(r.index) for r in runs]
+    word = "run" if len(numbers) == 1 else "runs"
+    return f"{word} {', '.join(numbers)}"
+
+
+def targets_section(mode, runs):
+    recorded = [r for r in runs if r.targets is not None]
+    out = [f"## Targets, {mode} mode", ""]
+    if not recorded:
+        return out + [f"The {mode} runs ({run_list(runs)}) recorded no "
+                      "target checks.", ""]
+    out += [f"Every target ferry-bench checked in the {mode} runs "
+            f"({run_list(recorded)}): the figure it reads, its threshold, "
+            "the range of the figure per transport over every row and run "
+            "it applies to, and how many of those rows met it. A row that "
+            "failed counts as missed.", "",
+            "| target | figure | need | range | met |",
+            "|---|---|---|---|---|"]
+    # By target, in the order ferry-bench checks them (first seen first).
+    by_what = {}
+    for r in recorded:
+        for t in r.targets:
+            by_what.setdefault(str(t.get("what", "?")), []).append(t)
+    for what, checks in by_what.items():
+        names, needs, per_transport = [], [], {}
+        failed = 0
+        for t in checks:
+            parsed = parse_figure(str(t.get("figure", "")))
+            transport = str(t.get("row", "?")).split(" ")[0]
+            per_transport.setdefault(transport, [])
+            if parsed is None:
+                failed += 1
+                continue
+            name, value, need = parsed
+            if name not in names:
+                names.append(name)
+            if need and need not in needs:
+                needs.append(need)
+            per_transport[transport].append(value)
+        transports = sorted(per_transport,
+                            key=lambda x: order_of(x, TRANSPORT_ORDER))
+        ranges = "; ".join(f"{tr} {text_span(per_transport[tr])}"
+                           for tr in transports)
+        met = sum(1 for t in checks if t.get("met") is True)
+        count = f"{met} of {len(checks)}"
+        if failed:
+            count += f" ({failed} without a figure)"
+        out.append(f"| {cell(what)} | {cell(', '.join(names) or '—')} "
+                   f"| {cell(', '.join(needs) or '—')} | {cell(ranges)} "
+                   f"| {count} |")
+    out.append("")
+    return out
+
+
+def ferry_rows(runs, patterns):
+    for r in runs:
+        for x in r.results:
+            if x.get("family") in REFERENCE_FAMILIES:
+                continue
+            if x.get("pattern") in patterns:
+                yield x
+
+
+def ratios_section(mode, runs):
+    out = [f"## Ratios, {mode} mode", ""]
+    groups = {}
+    for x in ferry_rows(runs, ("oneway", "pingpong")):
+        size = x.get("payload_bytes")
+        size = size if isinstance(size, int) else 0
+        type_ = str(x.get("payload_type", "?"))
+        if str(x.get("family", "")).endswith("+metrics"):
+            type_ += " (+metrics)"
+        key = (str(x.get("transport", "?")), str(x.get("pattern", "?")),
+               size_class(size), type_)
+        groups.setdefault(key, []).append(x)
+    if not groups:
+        return out + [f"The {mode} runs have no oneway or pingpong rows of "
+                      "ferry.", ""]
+    out += [f"ferry's oneway and pingpong rows of the {mode} runs "
+            f"({run_list(runs)}), every family, by transport, pattern, size "
+            "class and payload type: the range of each ratio over the rows "
+            "and runs (— where the rows have none).", "",
+            "| transport | pattern | size | payload | rows | ratio "
+            "| ratio_tuned | ratio_to_limit |",
+            "|---|---|---|---|---|---|---|---|"]
+
+    def key_order(key):
+        tr, pat, (size_index, _), type_ = key
+        return (order_of(tr, TRANSPORT_ORDER), order_of(pat, PATTERN_ORDER),
+                size_index, order_of(type_.split(" ")[0], TYPE_ORDER), type_)
+
+    for key in sorted(groups, key=key_order):
+        tr, pat, (_, size), type_ = key
+        rows = groups[key]
+        out.append(
+            f"| {cell(tr)} | {cell(pat)} | {size} | {cell(type_)} "
+            f"| {len(rows)} | {span(x.get('ratio') for x in rows)} "
+            f"| {span(x.get('ratio_tuned') for x in rows)} "
+            f"| {span(x.get('ratio_to_limit') for x in rows)} |")
+    out.append("")
+    return out
+
+
+def one_shot_section(mode, runs):
+    groups = {}
+    for x in ferry_rows(runs, ("handoff", "broadcast")):
+        size = x.get("payload_bytes")
+        size = size if isinstance(size, int) else 0
+        link = x.get("host_link_mbit")
+        key = (str(x.get("transport", "?")), str(x.get("pattern", "?")), size,
+               str(x.get("family", "?")), str(x.get("payload_type", "?")),
+               link if isinstance(link, int) else 0)
+        groups.setdefault(key, []).append(x)
+    if not groups:
+        return []
+    out = [f"## Hand-offs and broadcasts, {mode} mode", "",
+           "Medians of each row's timed runs (µs); a hand-off beside a 64 B "
+           "message sent the same way after the same quiet and a warm "
+           "memcpy of its size, a broadcast to three nodes beside one "
+           "transfer.", "",
+           "| row | rows | p50 µs | beside it |", "|---|---|---|---|"]
+
+    def key_order(key):
+        tr, pat, size, family, type_, link = key
+        return (order_of(tr, TRANSPORT_ORDER), order_of(pat, PATTERN_ORDER),
+                size, family, type_, link)
+
+    for key in sorted(groups, key=key_order):
+        tr, pat, size, family, type_, link = key
+        rows = groups[key]
+        values = lambda name: [x.get(name) for x in rows]
+        if pat == "handoff":
+            beside = (f"64 B {span(values('small_p50_us'))} µs; resent at "
+                      f"once {span(values('resend_p50_us'))} µs; memcpy "
+                      f"{span(values('memcpy_us'))} µs")
+        else:
+            beside = (f"to one {span(values('single_p50_us'))} µs; "
+                      f"broadcast_ratio {span(values('broadcast_ratio'))}, "
+                      f"cpu_ratio {span(values('cpu_ratio'))}, cores_busy "
+                      f"{span(values('cores_busy'))}, owner_copies "
+                      f"{span(values('owner_copies'))}")
+        label = f"{tr} {family} {type_} {size_label(size)} {pat}"
+        if link:
+            label += f", links of {link:,} Mbit/s"
+        out.append(f"| {cell(label)} | {len(rows)} "
+                   f"| {span(values('p50_us'))} | {cell(beside)} |")
+    out.append("")
+    return out
+
+
+def header(out_path, paths):
+    here = os.path.dirname(os.path.abspath(__file__))
+    page_dir = os.path.dirname(os.path.abspath(out_path))
+    readme = os.path.relpath(os.path.join(here, "README.md"), page_dir)
+    command = " ".join(["python3 bench/ferry_bench/report.py", out_path,
+                        *paths])
+    files = ("JSON file " if len(paths) == 1 else "JSON files ") + ", ".join(
+        f"`{p}`" for p in paths)
+    return [
+        "# ferry performance", "",
+        "<!-- Generated by bench/ferry_bench/report.py; do not edit by hand. "
+        "-->", "",
+        f"This page is generated by `bench/ferry_bench/report.py` from the "
+        f"ferry-bench {files}, and must not be edited by hand. "
+        "Regenerate it from the repository's top directory with:", "",
+        "```sh", command, "```", "",
+        "Each run's JSON comes from `ferry-bench --json FILE`; the runs "
+        "table gives the command and the machine of each. "
+        f"[ferry-bench's README]({readme}) says how a cell is measured and "
+        "what each target checks.", "",
+        "ferry-bench measures ferry against plain CAF in the same run, the "
+        "rows compared taking turns round by round: `ratio` is a row's "
+        "messages per second over CAF as shipped (`raw-caf`) sending the "
+        "same payload type, `ratio_tuned` over CAF given a ferry node's "
+        "scheduler settings (`raw-caf-tuned`), `ratio_to_limit` over the "
+        "machine's limit without actors (`socket` over tcp and netns, "
+        "`tls-socket` over tls, `memcpy` over ipc; for round trips the "
+        "limit's round-trip time over the row's), so 1.0 is at the limit. "
+        "A tls row's `ratio` is over the plain ferry tcp row of its cell. "
+        "`ipc` rows are two processes of one host (a same-host lane), `tcp` "
+        "rows two processes that ferry treats as two hosts, over loopback "
+        "(ferry's own TCP transport; only the CAF baselines take CAF's "
+        "middleman), `netns` rows nodes on emulated hosts with shaped "
+        "links. The same row moves by up to 40 % between runs on a shared "
+        "machine: read ranges.", ""]
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1].startswith("-"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    out_path, paths = argv[1], argv[2:]
+    runs = [Run(i + 1, p) for i, p in enumerate(paths)]
+    lines = header(out_path, paths) + runs_section(runs)
+    for mode in modes_of(runs):
+        of_mode = [r for r in runs if r.mode == mode]
+        lines += targets_section(mode, of_mode)
+        lines += ratios_section(mode, of_mode)
+        lines += one_shot_section(mode, of_mode)
+    while lines and lines[-1] == "":
+        lines.pop()
+    lines = wrap_prose(lines)
+    text = "\n".join(lines) + "\n"
+    try:
+        with open(out_path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    except OSError as e:
+        print(f"report.py: cannot write {out_path}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
