@@ -3,7 +3,7 @@
 //
 // A `node_config` is a `caf::actor_system_config`: it reads
 // `caf-application.ini` (or `--config-file=`) and command-line flags. ferry's
-// options live under `ferry.` (see the table in README.md, "Configuration"):
+// options live under `ferry.` (every one in docs/configuration.md):
 //
 //     [ferry]
 //     node-name = "node-a"          # --ferry.node-name=node-a
