@@ -6,7 +6,8 @@
 // length, else it is kept aside (another length, an unknown request, an
 // ask without a place) and writes nothing; a chunk longer than the
 // receive buffer lands from the socket's reads without passing through it;
-// a store handle's chunks land in the new store object.
+// a store handle's chunks land in the new store object; an ask after the
+// link went down fails at once with the link's reason.
 #include "link/landing_buffer.hpp"
 #include "link/pending_asks.hpp"
 #include "transport/frame_reader.hpp"
@@ -286,4 +287,27 @@ TEST_F(chunk_answers, ChunksOfAStoreHandleLandInTheNewStoreObject) {
                          frame.end()));
   EXPECT_FALSE(target->land(0, piece(0))) << "nothing lands after the seal";
   EXPECT_FALSE(target->seal()) << "sealed once";
+}
+
+TEST(pending_asks, AnAskAfterTheLinkWentDownFailsAtOnceWithItsReason) {
+  // Arrange: the link went down, failing what was asked.
+  pending_asks sut;
+  std::vector<pending_asks::answer> answers;
+  auto record = [&](pending_asks::answer a) {
+    answers.push_back(std::move(a));
+  };
+  ASSERT_NE(sut.add(pending_asks::kind::actor, record), 0u);
+  sut.fail_all(caf::make_error(ferry::errc::link_down, "node beta shut down"));
+  // Act: a lookup and a chunk ask come after.
+  auto lookup = sut.add(pending_asks::kind::actor, record);
+  auto chunk = sut.add(record, nullptr, 0, 16);
+  // Assert: no id (nothing to send), and each heard why at once, as the
+  // ask before them did.
+  EXPECT_EQ(lookup, 0u);
+  EXPECT_EQ(chunk, 0u);
+  ASSERT_EQ(answers.size(), 3u);
+  for (auto& a : answers) {
+    EXPECT_EQ(a.error, ferry::errc::link_down);
+    EXPECT_TRUE(mentions(a.error, "node beta shut down"));
+  }
 }

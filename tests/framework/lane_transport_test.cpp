@@ -5,6 +5,8 @@
 // an orderly close writes what was kept, and a closed ring drops the rest.
 #include "ferry/errc.hpp"
 
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -23,6 +25,7 @@ using ferry::detail::lane_transport;
 using ferry::detail::transport;
 using ferry::detail::lane::ring;
 namespace wire = ferry::detail::wire;
+namespace bip = boost::interprocess;
 
 namespace {
 
@@ -38,12 +41,17 @@ public:
     closed = true;
     drained = drain;
   }
+  void fail(caf::error why) override {
+    failure = std::move(why);
+    closed = true;
+  }
   bool is_lane() const noexcept override {
     return false;
   }
   std::atomic<int> sent{0};
   std::atomic<bool> closed{false};
   std::atomic<bool> drained{false};
+  caf::error failure;
 };
 
 /// A frame carrying `tag` and `bulk` bytes derived from it (runs of 4 KiB
@@ -87,8 +95,11 @@ struct lane_pair {
     auto opened = ring::open(in->name());
     EXPECT_TRUE(opened) << ferry::render(opened.error());
     out = std::make_shared<ring>(std::move(*opened));
-    in->unlink();
     sut = std::make_shared<lane_transport>(out, beside);
+  }
+
+  ~lane_pair() {
+    in->unlink();
   }
 
   /// Reads records until `count` arrived or the ring closed and is empty.
@@ -224,4 +235,30 @@ TEST(lane_transport, ASenderWaitingForRoomWakesWhenTheLaneCloses) {
   EXPECT_TRUE(returned.load());
   EXPECT_TRUE(lane.beside->closed.load());
   EXPECT_FALSE(lane.beside->drained.load());
+}
+
+TEST(lane_transport, APeerThatBreaksTheReadCounterTakesTheLinkDown) {
+  // Arrange: the reading peer sets its counter past what was written.
+  lane_pair lane;
+  {
+    auto shm = bip::shared_memory_object{bip::open_only,
+                                         lane.in->name().c_str(),
+                                         bip::read_write};
+    bip::mapped_region region{shm, bip::read_write};
+    auto* read =
+      static_cast<std::byte*>(region.get_address()) + ring::read_offset;
+    uint64_t hostile = 1'000'000;
+    std::memcpy(read, &hostile, sizeof(hostile));
+  }
+  // Act
+  lane.sut->send(frame_of(1, 64));
+  // Assert: the link hears why (the connection beside fails with it), and
+  // what comes after is dropped.
+  EXPECT_TRUE(lane.beside->closed.load());
+  EXPECT_EQ(lane.beside->failure, ferry::errc::lane_failed)
+    << ferry::render(lane.beside->failure);
+  EXPECT_NE(ferry::render(lane.beside->failure).find(lane.in->name()),
+            std::string::npos);
+  lane.sut->send(frame_of(2, 64));
+  EXPECT_FALSE(lane.sut->backlog_flag()->load());
 }

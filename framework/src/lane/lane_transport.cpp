@@ -2,6 +2,8 @@
 // lane/lane_transport.hpp).
 #include "lane/lane_transport.hpp"
 
+#include "ferry/errc.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -46,8 +48,11 @@ void lane_transport::send(wire::out_frame&& frame) {
       stream_locked(pieces_);
       return;
     }
-    default:
+    case ring::status::closed:
       broken_locked();
+      return;
+    default:
+      broken_locked(ring::status::corrupt);
   }
 }
 
@@ -59,7 +64,7 @@ void lane_transport::stream_locked(
     if (st == ring::status::done)
       continue;
     if (st != ring::status::full) {
-      broken_locked();
+      broken_locked(st);
       return;
     }
     pending rest;
@@ -105,7 +110,7 @@ bool lane_transport::pump_locked() {
     } else if (st == ring::status::full) {
       break;
     } else {
-      broken_locked();
+      broken_locked(st);
       return false;
     }
   }
@@ -113,10 +118,27 @@ bool lane_transport::pump_locked() {
   return backlog_.empty();
 }
 
-void lane_transport::broken_locked() {
+void lane_transport::broken_locked(ring::status st) {
+  auto first = !broken_;
   broken_ = true;
   backlog_.clear();
   backlog_pending_->store(false);
+  // Counters out of range: the peer broke the ring; without this the link
+  // would stay up, its frames dropped.
+  if (first && st == ring::status::corrupt)
+    beside_->fail(caf::make_error(
+      errc::lane_failed, "the peer broke same-host lane " + out_->name()
+                           + " (its read counter out of range); the link "
+                             "goes down"));
+}
+
+void lane_transport::fail(caf::error why) {
+  out_->close();
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    broken_locked();
+  }
+  beside_->fail(std::move(why));
 }
 
 void lane_transport::await_room(uint64_t bytes) {

@@ -57,6 +57,8 @@ public:
 
   void close(bool drain) override;
 
+  void fail(caf::error why) override;
+
   bool is_lane() const noexcept override { return true; }
 
   /// Returns the flag that says a backlog waits (read by the lane reader
@@ -87,9 +89,10 @@ private:
   /// (requires `mtx_` and an empty backlog).
   void stream_locked(std::span<const std::span<const std::byte>> parts);
 
-  /// The ring closed or broke: what is kept and what comes is dropped
-  /// (requires `mtx_`).
-  void broken_locked();
+  /// The ring closed (or broke: `st` is `corrupt`, and the link goes down
+  /// naming the ring): what is kept and what comes is dropped (requires
+  /// `mtx_`).
+  void broken_locked(lane::ring::status st = lane::ring::status::closed);
 
   const std::shared_ptr<lane::ring> out_;
   const std::shared_ptr<transport> beside_;

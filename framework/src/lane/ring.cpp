@@ -40,7 +40,7 @@ namespace ferry::detail::lane {
 
 namespace {
 
-constexpr uint64_t ring_magic = 0x31656e616c797266; // "ferlyane1"
+constexpr uint64_t ring_magic = 0x31656e616c797266; // "frylane1", little-endian
 constexpr uint32_t ring_version = 1;
 constexpr uint64_t min_capacity = 4096;
 constexpr uint64_t max_capacity = uint64_t{1} << 32;
@@ -105,7 +105,7 @@ static_assert(offsetof(ring_header, written) == ring::written_offset);
 // The layout docs/wire-format.md gives ("Same-host lanes").
 static_assert(offsetof(ring_header, capacity) == 16);
 static_assert(offsetof(ring_header, space_word) == 76);
-static_assert(offsetof(ring_header, read) == 128);
+static_assert(offsetof(ring_header, read) == ring::read_offset);
 static_assert(offsetof(ring_header, data_word) == 140);
 static_assert(offsetof(ring_header, closed) == 192);
 

@@ -71,6 +71,7 @@ public:
   /// ring.cpp's; tests reach the writer's counter at `written_offset`).
   static constexpr uint64_t header_size = 256;
   static constexpr uint64_t written_offset = 64;
+  static constexpr uint64_t read_offset = 128;
 
   /// Creates a ring of `capacity` bytes (a power of two, at least 4 KiB)
   /// under a new name, for reading.

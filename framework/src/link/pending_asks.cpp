@@ -16,23 +16,30 @@ std::atomic<uint64_t> next_request{1};
 } // namespace
 
 uint64_t pending_asks::add(kind k, callback cb) {
-  auto id = next_request.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> guard{mtx_};
-  if (closed_)
-    return 0;
-  asks_.emplace(id, entry{k, std::move(cb), nullptr, 0, 0});
-  return id;
+  return add_entry(entry{k, std::move(cb), nullptr, 0, 0});
 }
 
 uint64_t pending_asks::add(callback cb, std::shared_ptr<landing_buffer> target,
                            uint64_t offset, uint64_t length) {
+  return add_entry(
+    entry{kind::chunk, std::move(cb), std::move(target), offset, length});
+}
+
+uint64_t pending_asks::add_entry(entry x) {
   auto id = next_request.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> guard{mtx_};
-  if (closed_)
-    return 0;
-  asks_.emplace(id, entry{kind::chunk, std::move(cb), std::move(target),
-                          offset, length});
-  return id;
+  answer refused;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (!closed_) {
+      asks_.emplace(id, std::move(x));
+      return id;
+    }
+    refused.error = closed_why_;
+  }
+  // The link is down: the ask fails at once, as those it had failed.
+  if (x.cb)
+    x.cb(std::move(refused));
+  return 0;
 }
 
 net::chunk_place pending_asks::place(uint64_t id, uint64_t length) {
@@ -87,6 +94,8 @@ void pending_asks::fail_all(const caf::error& why) {
   std::unordered_map<uint64_t, entry> failed;
   {
     std::lock_guard<std::mutex> guard{mtx_};
+    if (!closed_)
+      closed_why_ = why;
     closed_ = true;
     failed.swap(asks_);
   }

@@ -59,7 +59,8 @@ public:
   };
 
   /// Records an ask of `k`; returns its request id (never 0), or 0 when the
-  /// link is down (`fail_all` ran): the caller sends nothing then.
+  /// link is down (`fail_all` ran): then `cb` heard why, on this thread,
+  /// and the caller sends nothing.
   uint64_t add(kind k, callback cb);
 
   /// Records a chunk ask whose `length` bytes land at `offset` of `target`.
@@ -94,9 +95,14 @@ private:
     uint64_t length = 0;
   };
 
+  /// Records `x` under a new id (0, `x.cb` failed at once, when closed).
+  uint64_t add_entry(entry x);
+
   mutable std::mutex mtx_;
   std::unordered_map<uint64_t, entry> asks_;
   bool closed_ = false;
+  /// Why the asks failed (`fail_all`): what later asks hear.
+  caf::error closed_why_;
 };
 
 } // namespace ferry::detail

@@ -306,10 +306,11 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
         });
       x.asked = asked;
       x.request = id;
-      if (id == 0)
-        continue; // the link is down: the callback told the puller already
       st.asked.emplace(key, std::move(x));
-      self->delayed_send(self, chunk_timeout, chunk_timeout_atom::value, key);
+      // A link that is down failed the ask at once: its answer is queued.
+      if (id != 0)
+        self->delayed_send(self, chunk_timeout, chunk_timeout_atom::value,
+                           key);
     }
   }
 }

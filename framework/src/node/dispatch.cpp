@@ -86,6 +86,11 @@ uint64_t link_dispatch::max_body(frame_type type) const {
   }
 }
 
+uint64_t link_dispatch::max_frame() const {
+  auto body = std::max({max_message_, max_batch, max_chunk_, max_control});
+  return saturated_add(body, wire::header_size);
+}
+
 import_landing* link_dispatch::imports() {
   return &node_.imports();
 }

@@ -38,6 +38,10 @@ public:
 
   uint64_t max_body(wire::frame_type type) const override;
 
+  /// Returns the longest frame, header included, that any type may make (a
+  /// lane's record bound).
+  uint64_t max_frame() const;
+
   caf::error on_frame(wire::frame_type type,
                       std::span<const std::byte> body) override;
 

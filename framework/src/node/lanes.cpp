@@ -38,14 +38,11 @@ std::optional<lane::ring> node_impl::offer_lane(const link_config& cfg) {
 
 void node_impl::read_lane(const std::shared_ptr<link_state>& link,
                           std::shared_ptr<lane::ring> in,
-                          const link_config& cfg,
                           std::shared_ptr<link_dispatch> dispatch,
                           std::shared_ptr<transport> out) {
-  // A record holds one frame: a message (at most max_message_size of
-  // frames), a batch of small ones, or a control frame; the slack covers
-  // their heads.
-  auto max_record = std::max(cfg.max_message_size, uint64_t{1} << 20)
-                    + (uint64_t{1} << 20);
+  // A record holds one frame, of any type the link takes (each is checked
+  // against its own bound when read).
+  auto max_record = dispatch->max_frame();
   auto deliver = [dispatch](std::span<const std::byte> record) {
     return net::frame_reader::read_record(record, *dispatch);
   };

@@ -69,7 +69,7 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
     auto in = std::make_shared<lane::ring>(std::move(*offered));
     offered.reset();
     link->adopt_lane_in(in);
-    read_lane(link, std::move(in), cfg, d, out);
+    read_lane(link, std::move(in), d, out);
   }
   // The peer hears when this node's default actor ends.
   if (auto whom = exposed_.find(exposed_.default_id()))

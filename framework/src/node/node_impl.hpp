@@ -263,7 +263,7 @@ private:
 
   /// Starts reading `link`'s incoming lane `in`.
   void read_lane(const std::shared_ptr<link_state>& link,
-                 std::shared_ptr<lane::ring> in, const link_config& cfg,
+                 std::shared_ptr<lane::ring> in,
                  std::shared_ptr<link_dispatch> dispatch,
                  std::shared_ptr<transport> out);
 

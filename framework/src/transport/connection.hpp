@@ -129,7 +129,7 @@ public:
   bool is_lane() const noexcept override { return false; }
 
   /// Closes at once and reports `why` to the handler (any thread).
-  void fail(caf::error why);
+  void fail(caf::error why) override;
 
   /// Returns the peer's address and port ("10.0.0.2:4242").
   const std::string& peer_address() const noexcept { return peer_; }

@@ -20,6 +20,8 @@
 
 #include "wire/out_frame.hpp"
 
+#include <caf/error.hpp>
+
 #include <cstdint>
 
 namespace ferry::detail {
@@ -45,6 +47,10 @@ public:
   /// (bounded by the transport's linger) and the peer sees an orderly end;
   /// without, the way closes at once.
   virtual void close(bool drain) = 0;
+
+  /// Ends at once: the link hears `why` as the reason it went down (a
+  /// transport that found its way broken).
+  virtual void fail(caf::error why) = 0;
 
   /// Returns whether this transport is a same-host lane.
   virtual bool is_lane() const noexcept = 0;
