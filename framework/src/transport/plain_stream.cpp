@@ -31,10 +31,17 @@ io_result plain_stream::handshake() {
 
 io_result plain_stream::read(std::span<std::byte> out) {
   io_result result;
+  if (drained_) {
+    drained_ = false;
+    result.state = io_result::status::want_read;
+    return result;
+  }
   for (;;) {
     auto n = ::recv(fd_, out.data(), out.size(), MSG_DONTWAIT);
     if (n > 0) {
       result.bytes = static_cast<size_t>(n);
+      // Less than asked: the socket held no more (stream.hpp).
+      drained_ = result.bytes < out.size();
       return result;
     }
     if (n == 0) {

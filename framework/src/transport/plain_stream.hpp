@@ -1,7 +1,8 @@
 // plain_stream: a connection's bytes as the socket carries them, no TLS
 // (see transport/stream.hpp).
 //
-// Reads with one `recv`, writes with one `sendmsg` of up to `IOV_MAX`
+// Reads with one `recv` (a short one ends the caller's reading turn:
+// stream.hpp), writes with one `sendmsg` of up to `IOV_MAX`
 // pieces (scatter-gather: the pieces go from where they are, with no
 // staging copy), both non-blocking and without SIGPIPE.
 //
@@ -32,6 +33,8 @@ public:
 
 private:
   int fd_;
+  /// The last read found the socket empty (the reader's alone).
+  bool drained_ = false;
 };
 
 } // namespace ferry::detail::net

@@ -11,7 +11,12 @@
 // Reading: `read` fills as much of the caller's buffer as it can. A TLS
 // stream may hold decrypted or undecrypted bytes in OpenSSL's buffers that
 // the socket no longer signals, so a caller reads until `read` says
-// `want_read` (or `want_write`) before it waits for the socket again.
+// `want_read` (or `want_write`) before it waits for the socket again. A
+// read that found the socket empty while filling the buffer (a short
+// `recv`, or OpenSSL asking for more after some records) returns its bytes
+// and remembers it: the next read says `want_read` without another system
+// call. The socket was empty then, so waiting for it loses nothing (what
+// arrives later signals it).
 //
 // Writing: `write` takes the caller's pieces in order. What it reports as
 // taken is the stream's from then on (written to the socket, or copied into

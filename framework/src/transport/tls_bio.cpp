@@ -19,15 +19,21 @@ int socket_of(BIO* bio) {
   return fd;
 }
 
+/// What the last `read_socket` on this thread saw (`take_socket_read`).
+thread_local socket_read last_read = socket_read::none;
+
 int read_socket(BIO* bio, char* out, int size) {
   BIO_clear_retry_flags(bio);
+  last_read = socket_read::more;
   if (out == nullptr || size <= 0)
     return 0;
   for (;;) {
     auto n
       = ::recv(socket_of(bio), out, static_cast<size_t>(size), MSG_DONTWAIT);
-    if (n > 0)
+    if (n > 0) {
+      last_read = n < size ? socket_read::drained : socket_read::more;
       return static_cast<int>(n);
+    }
     if (n == 0) {
       // What OpenSSL's own socket BIO sets: libssl asks BIO_eof to tell an
       // EOF from a close_notify.
@@ -36,8 +42,10 @@ int read_socket(BIO* bio, char* out, int size) {
     }
     if (errno == EINTR)
       continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK)
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
       BIO_set_retry_read(bio);
+      last_read = socket_read::drained;
+    }
     return -1;
   }
 }
@@ -119,6 +127,12 @@ BIO* make_socket_bio(int fd) {
 }
 
 } // namespace
+
+socket_read take_socket_read() noexcept {
+  auto result = last_read;
+  last_read = socket_read::none;
+  return result;
+}
 
 bool attach_socket(SSL* ssl, int fd) {
   auto* socket = make_socket_bio(fd);

@@ -42,4 +42,13 @@ inline constexpr int write_buffer_size = 64 * 1024;
 /// Returns false when OpenSSL cannot make the BIOs.
 [[nodiscard]] bool attach_socket(SSL* ssl, int fd);
 
+/// What the socket reads of such BIOs on this thread saw since the last
+/// call: none, or whether the last one found the socket empty (it took less
+/// than asked, or nothing). A reader whose SSL holds no more bytes, and
+/// whose last read found the socket empty, knows the socket has none.
+enum class socket_read { none, more, drained };
+
+/// Returns what the last socket read on this thread saw, and forgets it.
+[[nodiscard]] socket_read take_socket_read() noexcept;
+
 } // namespace ferry::detail::net

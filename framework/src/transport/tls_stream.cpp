@@ -163,6 +163,13 @@ io_result tls_stream::drive_handshake() {
 
 io_result tls_stream::read(std::span<std::byte> out) {
   io_result result;
+  if (drained_) {
+    drained_ = false;
+    return with_state(io_result::status::want_read);
+  }
+  // Whether this call's last socket read found it empty.
+  auto socket_empty = false;
+  static_cast<void>(take_socket_read());
   while (result.bytes < out.size()) {
     // The lock is taken per record, so a writer waits one record at most.
     std::lock_guard<std::mutex> guard{mtx_};
@@ -176,6 +183,14 @@ io_result tls_stream::read(std::span<std::byte> out) {
                       out.size() - result.bytes, &n)
           == 1) {
         result.bytes += n;
+        // Nothing left in OpenSSL and the socket found empty: the next
+        // SSL_read would only hear so from the socket (stream.hpp).
+        if (auto seen = take_socket_read(); seen != socket_read::none)
+          socket_empty = seen == socket_read::drained;
+        if (socket_empty && SSL_has_pending(ssl_) == 0) {
+          drained_ = true;
+          return result;
+        }
         continue;
       }
       step = outcome(errno, "reading the socket");
@@ -183,9 +198,12 @@ io_result tls_stream::read(std::span<std::byte> out) {
         read_closed_ = true;
     }
     // What was read comes first; the end or the failure (both sticky)
-    // follows at the next call.
-    if (result.bytes > 0)
+    // follows at the next call, and a socket found empty says so then
+    // (stream.hpp).
+    if (result.bytes > 0) {
+      drained_ = step.state == io_result::status::want_read;
       return result;
+    }
     return step;
   }
   return result;

@@ -155,6 +155,9 @@ private:
   std::string failure_;
   /// Whether the peer's close_notify arrived.
   bool read_closed_ = false;
+  /// The last read ended for want of the socket's bytes (the reader's
+  /// alone).
+  bool drained_ = false;
   std::vector<std::string> peer_names_;
   long verify_result_ = -1;
 
