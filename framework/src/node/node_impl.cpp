@@ -116,7 +116,7 @@ node_impl::~node_impl() {
     caf::anon_send_exit(linker_, caf::exit_reason::user_shutdown);
   if (io_) {
     close_links();
-    // No frame arrives after this; what the contexts still hold goes.
+    // No frame arrives after this.
     io_->stop();
   }
   // The links are down, so their rings are closed: the readers end once
@@ -128,6 +128,10 @@ node_impl::~node_impl() {
   // proxies, the puller and credit tokens hold them weakly.
   links_.clear();
   live_links_.wait_idle();
+  // The connections went with their links; what the I/O contexts' handlers
+  // still hold (connections never linked) goes with the contexts, while
+  // the node's members they use are still here.
+  io_.reset();
   relays_->clear();
   relays_.reset(); // before the store (see node_impl.hpp)
 }

@@ -50,8 +50,8 @@ void io_threads::stop() {
   for (auto& x : contexts_)
     if (x->thread.joinable())
       x->thread.join();
-  // Handlers never run are destroyed with their contexts, on this thread.
-  contexts_.clear();
+  // The contexts stay until this object goes: sockets and timers of the
+  // connections still held elsewhere need their context when they close.
 }
 
 } // namespace ferry::detail::net

@@ -7,12 +7,14 @@
 // run at once, without a strand. An I/O thread may never wait for a peer
 // (transport.hpp, `may_wait`).
 //
-// Ownership: the node owns its `io_threads`; `stop` ends the contexts and
-// joins the threads (what the handlers still hold is released there).
+// Ownership: the node owns its `io_threads`; `stop` stops the contexts and
+// joins the threads; the contexts live on until this object goes, and with
+// them the handlers that never ran (and what they hold). Every socket and
+// timer of a context must go before the context: the node drops its links
+// (and their connections) after `stop` and before it destroys this.
 //
-// Thread-safety: `next` and `on_io_thread` may be called from any thread
-// until `stop`, which is called once, when nothing makes connections any
-// more (the node's end).
+// Thread-safety: `next` and `on_io_thread` may be called from any thread;
+// `stop` once, when nothing makes connections any more (the node's end).
 #pragma once
 
 #include <boost/asio/executor_work_guard.hpp>
