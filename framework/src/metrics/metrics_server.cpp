@@ -7,12 +7,6 @@
 // the next while the client keeps the connection alive. The state the
 // connections share lives in a `shared_state` they hold, so a connection
 // destroyed while the io_context shuts down touches nothing else.
-// Asio's fenced blocks order handler memory between threads running one
-// io_context; here one thread runs it, and what other threads do (start,
-// stop) goes through the io_context's mutex and the thread's join. Without
-// them ThreadSanitizer sees every synchronisation (it cannot follow
-// std::atomic_thread_fence, and GCC refuses fences under -fsanitize=thread).
-#define BOOST_ASIO_DISABLE_FENCED_BLOCK
 
 #include "metrics/metrics_server.hpp"
 
