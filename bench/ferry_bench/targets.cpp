@@ -137,8 +137,6 @@ std::vector<target_check> check_targets(const report& r) {
         ratio_check(x, 0.85, "tls >= 1 MiB oneway, against the tls-socket "
                     "limit", against::limit);
         ratio_check(x, 0.7, "tls >= 1 MiB oneway, against plain ferry tcp");
-      } else if (c.size >= MiB) {
-        ratio_check(x, 0.8, "tls >= 1 MiB pingpong, against plain ferry tcp");
       } else if (c.size == 64 || c.size == 4096) {
         ratio_check(x, 0.9, "tls 64 B and 4 KiB, against plain ferry tcp");
       }

@@ -2,7 +2,8 @@
 # README (the cpp block after the line `<!-- readme-example: ... -->`),
 # configure the consumer with it, build both programs, run both. The
 # consumer is built with the same compiler flags as ferry (sanitizer builds
-# need the sanitizer runtime at link time).
+# need the sanitizer runtime at link time). The example must load CAF's core
+# and neither CAF's middleman nor its OpenSSL module.
 file(REMOVE_RECURSE ${SCRATCH_DIR})
 set(prefix ${SCRATCH_DIR}/prefix)
 
@@ -52,3 +53,16 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "table 7: soup, cooked\n"
   message(FATAL_ERROR "the README's example failed (${rc}):\n${out}\n${err}")
 endif()
 message(STATUS "run the README's example: ok\n${out}")
+
+# A program linked with ferry::framework alone loads CAF's core, not CAF's
+# middleman or OpenSSL module: ferry's links run on a transport of its own.
+execute_process(COMMAND ldd ${SCRATCH_DIR}/build/readme_example
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "libcaf_core")
+  message(FATAL_ERROR "ldd of the README's example failed (${rc}):\n${out}\n${err}")
+endif()
+if(out MATCHES "libcaf_io|libcaf_openssl")
+  message(FATAL_ERROR "the README's example loads CAF's middleman or OpenSSL "
+                      "module, which ferry must not link:\n${out}")
+endif()
+message(STATUS "the README's example loads libcaf_core only: ok")
