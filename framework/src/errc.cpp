@@ -28,6 +28,7 @@ std::string to_string(errc x) {
     case errc::type_mismatch: return "type_mismatch";
     case errc::lane_failed: return "lane_failed";
     case errc::already_linked: return "already_linked";
+    case errc::cluster_refused: return "cluster_refused";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -70,6 +70,10 @@ enum class errc : uint8_t {
   /// the two nodes connected to each other at once): this connection
   /// closes and the existing link serves.
   already_linked,
+  /// A node asked to join a cluster of another name or protocol version,
+  /// or asked a node that is not a member (yet, or any more); the text
+  /// names both sides.
+  cluster_refused,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

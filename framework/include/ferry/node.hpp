@@ -25,6 +25,7 @@
 // the answer; don't call them from inside an actor's message handler.
 #pragma once
 
+#include "ferry/cluster_events.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_stats.hpp"
 #include "ferry/node_config.hpp"
@@ -48,6 +49,9 @@ namespace ferry {
 
 namespace detail {
 class node_impl;
+namespace cluster {
+class cluster_member;
+} // namespace cluster
 } // namespace detail
 
 class node {
@@ -146,10 +150,33 @@ public:
   /// is up now (why it went down, if not).
   std::vector<peer_state> peers() const;
 
+  /// Returns the members of this node's cluster as this node sees them
+  /// (empty when `ferry.cluster.name` is not set). See docs/cluster.md.
+  std::vector<member_info> members() const;
+
+  /// Sends `whom` the member events (ferry/cluster_events.hpp) as this
+  /// node's view of the cluster changes, until `whom` ends or
+  /// `unwatch_members`.
+  void watch_members(const caf::actor& whom);
+
+  /// Stops the member events to `whom`.
+  void unwatch_members(const caf::actor& whom);
+
+  /// Tells the cluster that this node leaves: it becomes `leaving`, then
+  /// `exiting`, and the others remove it. Nothing when the node joins no
+  /// cluster.
+  void leave();
+
+  /// Downs the member at `address` ("host:port") on an operator's word.
+  /// Returns whether a member was there; `errc::cluster_refused` when this
+  /// node joins no cluster.
+  caf::expected<bool> down_member(const std::string& address);
+
 private:
   explicit node(std::unique_ptr<detail::node_impl> impl);
 
   std::unique_ptr<detail::node_impl> impl_;
+  std::unique_ptr<detail::cluster::cluster_member> cluster_;
 };
 
 } // namespace ferry

@@ -39,6 +39,7 @@
 // starts, and it serves one running node at a time (it must outlive it).
 #pragma once
 
+#include "ferry/cluster_config.hpp"
 #include "ferry/detail/store_msgpack.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_config.hpp"
@@ -156,6 +157,11 @@ public:
   /// included (`ferry.transport.handshake-timeout`, default 10 s); a peer
   /// that connects and says nothing is dropped after it.
   std::chrono::milliseconds handshake_timeout{10000};
+
+  /// The cluster this node joins (section `ferry.cluster`; none unless
+  /// `cluster.name` is set). See ferry/cluster_config.hpp and
+  /// docs/cluster.md.
+  cluster_config cluster;
 
   /// Link settings for peers not named in `links` (section `ferry.link`).
   link_config default_link;

@@ -8,6 +8,7 @@
 // merge(y, x).
 #include "cluster/gossip.hpp"
 
+#include "ferry/cluster_events.hpp"
 #include "ferry/errc.hpp"
 
 #include "wire/codec.hpp"
@@ -18,21 +19,7 @@
 namespace ferry::detail::cluster {
 
 const char* to_string(member_state x) {
-  switch (x) {
-    case member_state::joining:
-      return "joining";
-    case member_state::up:
-      return "up";
-    case member_state::leaving:
-      return "leaving";
-    case member_state::exiting:
-      return "exiting";
-    case member_state::down:
-      return "down";
-    case member_state::removed:
-      return "removed";
-  }
-  return "unknown";
+  return ferry::to_string(static_cast<member_status>(x));
 }
 
 bool member_less(const member& x, const member& y) {
@@ -101,6 +88,9 @@ member merge_one(const member& x, const member& y) {
     out.up_number = std::max(x.up_number, y.up_number);
   else
     out.up_number = std::min(x.up_number, y.up_number);
+  // One incarnation has one name; should two views disagree, both pick the
+  // same.
+  out.name = std::max(x.name, y.name);
   return out;
 }
 
@@ -190,6 +180,7 @@ void encode(const gossip& x, std::vector<std::byte>& out) {
     w.le64(m.uid);
     w.u8(static_cast<uint8_t>(m.state));
     w.le64(m.up_number);
+    w.str(m.name);
   }
   w.le32(static_cast<uint32_t>(x.reachability.size()));
   for (auto& r : x.reachability) {
@@ -244,7 +235,7 @@ void read_uids(wire::reader& in, std::set<uint64_t>& out, size_t bound,
 caf::expected<gossip> decode(std::span<const std::byte> bytes) {
   wire::reader in{bytes, "gossip"};
   gossip out;
-  auto n = read_count(in, max_members, 4 + 8 + 1 + 8, "members");
+  auto n = read_count(in, max_members, 4 + 8 + 1 + 8 + 4, "members");
   out.members.reserve(n);
   for (size_t k = 0; k < n && in.ok(); ++k) {
     member m;
@@ -252,9 +243,13 @@ caf::expected<gossip> decode(std::span<const std::byte> bytes) {
     m.uid = in.le64();
     auto state = in.u8();
     m.up_number = in.le64();
+    m.name = in.str();
     if (m.address.empty() || m.address.size() > max_address)
       in.fail("a member's address has " + std::to_string(m.address.size())
               + " bytes (1 to 255 taken)");
+    else if (m.name.size() > max_address)
+      in.fail("member " + m.address + " has a name of "
+              + std::to_string(m.name.size()) + " bytes (at most 255 taken)");
     else if (state > static_cast<uint8_t>(member_state::down))
       in.fail("member " + m.address + " has unknown state "
               + std::to_string(state));

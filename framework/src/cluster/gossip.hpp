@@ -27,11 +27,13 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ferry::detail::cluster {
 
-/// Where a member is in its life cycle; a later state wins a merge.
+/// Where a member is in its life cycle; a later state wins a merge. The
+/// values are those of `ferry::member_status`.
 enum class member_state : uint8_t {
   joining = 0,
   up = 1,
@@ -46,6 +48,18 @@ const char* to_string(member_state x);
 
 /// One incarnation of a node in the cluster.
 struct member {
+  member() = default;
+
+  member(std::string address, uint64_t uid, member_state state,
+         uint64_t up_number = 0, std::string name = {})
+    : address(std::move(address)),
+      uid(uid),
+      state(state),
+      up_number(up_number),
+      name(std::move(name)) {
+    // nop
+  }
+
   /// Where others reach it ("host:port").
   std::string address;
   /// The incarnation: random at the node's start, never reused.
@@ -54,6 +68,8 @@ struct member {
   /// The order in which the leader moved members up (1 is the oldest);
   /// 0 until up.
   uint64_t up_number = 0;
+  /// The node's name (`ferry.name`), which its links go by.
+  std::string name;
 
   friend bool operator==(const member&, const member&) = default;
 };

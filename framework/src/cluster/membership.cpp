@@ -29,9 +29,11 @@ const char* to_string(member_event::kind_t x) {
   return "unknown";
 }
 
-membership::membership(std::string address, uint64_t uid) : uid_(uid) {
+membership::membership(std::string address, uint64_t uid, std::string name)
+  : uid_(uid) {
   self_.address = std::move(address);
   self_.uid = uid;
+  self_.name = std::move(name);
   self_.state = member_state::joining;
   view_.members.push_back(self_);
   view_.seen.insert(uid_);

@@ -58,7 +58,7 @@ class membership {
 public:
   /// A node that has not joined a cluster yet: its view holds itself,
   /// joining.
-  membership(std::string address, uint64_t uid);
+  membership(std::string address, uint64_t uid, std::string name = {});
 
   /// Forms a new cluster of this node alone, up.
   void form();

@@ -150,6 +150,26 @@ node_config::node_config()
     .add<caf::timespan>("handshake-timeout",
                         "a new connection's handshake must end within this "
                         "(default 10s)");
+  opt_group{custom_options_, "ferry.cluster"}
+    .add(cluster.name, "name", "the cluster to join (unset: none)")
+    .add(cluster.address, "address",
+         "host:port where this node listens and members reach it")
+    .add<std::vector<std::string>>("seeds",
+                                   "host:port of the nodes to join through")
+    .add<caf::timespan>("seed-timeout", "the first seed forms the cluster "
+                                        "when no other seed answered within "
+                                        "this (default 5s)")
+    .add<caf::timespan>("gossip-interval", "default 1s")
+    .add<caf::timespan>("heartbeat-interval", "default 1s")
+    .add<double>("phi-threshold", "phi at which a watched member is "
+                                  "unreachable (default 8)")
+    .add<caf::timespan>("acceptable-pause", "a heartbeat pause that costs no "
+                                            "phi (default 3s)")
+    .add<size_t>("monitored-by", "members that watch each member (default 5)")
+    .add(cluster.downing, "downing",
+         "none, keep-majority (default) or keep-oldest")
+    .add<caf::timespan>("stable-after", "unreachable members are downed "
+                                        "after this (default 10s)");
   opt_group{custom_options_, "ferry.tls"}
     .add(tls_certificate, "certificate",
          "PEM certificate (chain) of this node; turns TLS on for every link "
@@ -241,6 +261,55 @@ const link_config& node_config::link_for(const std::string& peer) const {
   return i != links.end() ? i->second : default_link;
 }
 
+namespace {
+
+// Reads section ferry.cluster from `content` (see cluster_config.hpp).
+caf::error read_cluster(const caf::settings& content, cluster_config& out) {
+  using detail::read_duration;
+  if (auto x = caf::get_if<std::string>(&content, "ferry.cluster.name"))
+    out.name = *x;
+  if (auto x = caf::get_if<std::string>(&content, "ferry.cluster.address"))
+    out.address = *x;
+  if (auto x = caf::get_if(&content, "ferry.cluster.seeds"))
+    if (auto err = detail::read_strings(*x, "ferry.cluster.seeds", out.seeds,
+                                        "[\"10.0.0.1:4000\"]"))
+      return err;
+  for (auto [key, dst] :
+       {std::pair{"ferry.cluster.seed-timeout", &out.seed_timeout},
+        {"ferry.cluster.gossip-interval", &out.gossip_interval},
+        {"ferry.cluster.heartbeat-interval", &out.heartbeat_interval},
+        {"ferry.cluster.acceptable-pause", &out.acceptable_pause},
+        {"ferry.cluster.stable-after", &out.stable_after}})
+    if (auto x = caf::get_if(&content, key))
+      if (auto err = read_duration(*x, key, *dst))
+        return err;
+  if (auto x = caf::get_if(&content, "ferry.cluster.phi-threshold")) {
+    if (auto d = caf::get_if<double>(x))
+      out.phi_threshold = *d;
+    else if (auto i = caf::get_if<int64_t>(x))
+      out.phi_threshold = static_cast<double>(*i);
+    else
+      return detail::bad_value("ferry.cluster.phi-threshold", "a number");
+    if (!(out.phi_threshold > 0))
+      return detail::bad_value("ferry.cluster.phi-threshold",
+                               "a number above 0");
+  }
+  if (auto x = caf::get_if(&content, "ferry.cluster.monitored-by")) {
+    uint64_t n = 0;
+    if (auto err = detail::read_uint(*x, "ferry.cluster.monitored-by", n))
+      return err;
+    if (n < 1 || n > 64)
+      return detail::bad_value("ferry.cluster.monitored-by",
+                               "a count from 1 to 64");
+    out.monitored_by = static_cast<size_t>(n);
+  }
+  if (auto x = caf::get_if<std::string>(&content, "ferry.cluster.downing"))
+    out.downing = *x;
+  return caf::none;
+}
+
+} // namespace
+
 caf::error node_config::finalize() {
   // CAF 0.17 keeps values of nested sections ([ferry.store], [ferry.link])
   // from the config file in `content` without storing them into the bound
@@ -296,6 +365,8 @@ caf::error node_config::finalize() {
   if (handshake_timeout.count() <= 0)
     return detail::bad_value("ferry.transport.handshake-timeout",
                              "a positive duration");
+  if (auto err = read_cluster(content, cluster))
+    return err;
   for (auto [key, out] : {std::pair{"ferry.tls.certificate", &tls_certificate},
                           {"ferry.tls.key", &tls_key},
                           {"ferry.tls.ca-file", &tls_ca_file},

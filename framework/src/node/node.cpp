@@ -2,6 +2,7 @@
 // it does is node_impl's (node/node_impl.hpp).
 #include "ferry/node.hpp"
 
+#include "cluster/cluster_member.hpp"
 #include "node/node_impl.hpp"
 #include "transport/tls_context.hpp"
 
@@ -81,7 +82,17 @@ caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
     for (auto& line : (*tls)->warnings())
       impl->log("warning: " + line);
   claim.flag = nullptr; // released by the node
-  return std::unique_ptr<node>{new node(std::move(impl))};
+  std::unique_ptr<node> result{new node(std::move(impl))};
+  if (cfg.cluster.enabled()) {
+    auto* log_to = result->impl_.get();
+    auto member = detail::cluster::cluster_member::start(
+      *result, cfg.cluster, log_to->id(),
+      [log_to](const std::string& line) { log_to->log(line); });
+    if (!member)
+      return std::move(member.error());
+    result->cluster_ = std::move(*member);
+  }
+  return result;
 }
 
 node::node(std::unique_ptr<detail::node_impl> impl) : impl_(std::move(impl)) {
@@ -90,6 +101,7 @@ node::node(std::unique_ptr<detail::node_impl> impl) : impl_(std::move(impl)) {
 
 node::~node() {
   auto& flag = impl_->config().in_use_;
+  cluster_.reset(); // stops the daemon before the node ends
   impl_.reset();
   flag.store(false);
 }
@@ -221,6 +233,33 @@ caf::expected<link_stats> node::stats(const std::string& peer) const {
     return link->snapshot();
   return caf::make_error(errc::link_down,
                          "no link to a node named \"" + peer + "\"");
+}
+
+std::vector<member_info> node::members() const {
+  return cluster_ ? cluster_->members() : std::vector<member_info>{};
+}
+
+void node::watch_members(const caf::actor& whom) {
+  if (cluster_)
+    cluster_->watch(whom);
+}
+
+void node::unwatch_members(const caf::actor& whom) {
+  if (cluster_)
+    cluster_->unwatch(whom);
+}
+
+void node::leave() {
+  if (cluster_)
+    cluster_->leave();
+}
+
+caf::expected<bool> node::down_member(const std::string& address) {
+  if (!cluster_)
+    return caf::make_error(errc::cluster_refused,
+                           "node " + name()
+                             + " joins no cluster (ferry.cluster.name)");
+  return cluster_->down(address);
 }
 
 } // namespace ferry

@@ -1,38 +1,18 @@
 // node_watch: the view of peers and node events (see node/node_watch.hpp).
 #include "node/node_watch.hpp"
 
-#include <caf/actor_cast.hpp>
 #include <caf/send.hpp>
-
-#include <algorithm>
 
 namespace ferry::detail {
 
 void node_watch::watch(const caf::actor& whom) {
-  if (!whom)
-    return;
-  auto ptr = caf::actor_cast<caf::weak_actor_ptr>(whom);
   std::lock_guard<std::mutex> guard{mtx_};
-  if (std::find(watchers_.begin(), watchers_.end(), ptr) == watchers_.end())
-    watchers_.push_back(std::move(ptr));
+  watchers_.add(whom);
 }
 
 void node_watch::unwatch(const caf::actor& whom) {
-  auto ptr = caf::actor_cast<caf::weak_actor_ptr>(whom);
   std::lock_guard<std::mutex> guard{mtx_};
-  std::erase(watchers_, ptr);
-}
-
-std::vector<caf::actor> node_watch::live_watchers_locked() {
-  std::vector<caf::actor> result;
-  std::erase_if(watchers_, [&](const caf::weak_actor_ptr& x) {
-    auto strong = caf::actor_cast<caf::actor>(x);
-    if (!strong)
-      return true;
-    result.push_back(std::move(strong));
-    return false;
-  });
-  return result;
+  watchers_.remove(whom);
 }
 
 void node_watch::up(const std::string& node) {
@@ -40,7 +20,7 @@ void node_watch::up(const std::string& node) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
     peers_[node] = peer_state{node, true, caf::error{}};
-    to = live_watchers_locked();
+    to = watchers_.live();
   }
   for (auto& whom : to)
     caf::anon_send(whom, node_up{node});
@@ -51,7 +31,7 @@ void node_watch::down(const std::string& node, const caf::error& reason) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
     peers_[node] = peer_state{node, false, reason};
-    to = live_watchers_locked();
+    to = watchers_.live();
   }
   for (auto& whom : to)
     caf::anon_send(whom, node_down{node, reason});

@@ -12,6 +12,8 @@
 
 #include "ferry/node_events.hpp"
 
+#include "watcher_set.hpp"
+
 #include <caf/actor.hpp>
 #include <caf/error.hpp>
 
@@ -40,11 +42,8 @@ public:
   std::vector<peer_state> peers() const;
 
 private:
-  /// Returns the watchers still alive (requires `mtx_`; forgets the others).
-  std::vector<caf::actor> live_watchers_locked();
-
   mutable std::mutex mtx_;
-  std::vector<caf::weak_actor_ptr> watchers_;
+  watcher_set watchers_;
   std::map<std::string, peer_state> peers_;
 };
 

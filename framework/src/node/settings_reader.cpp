@@ -116,10 +116,10 @@ caf::error read_size(const caf::config_value& value, const std::string& key,
 }
 
 caf::error read_strings(const caf::config_value& value, const std::string& key,
-                        std::vector<std::string>& out) {
+                        std::vector<std::string>& out, const char* example) {
   auto xs = caf::get_if<caf::config_value::list>(&value);
   if (xs == nullptr)
-    return bad_value(key, "a list of family names, e.g. [\"cereal.binary\"]");
+    return bad_value(key, std::string{"a list of strings, e.g. "} + example);
   std::vector<std::string> result;
   for (auto& x : *xs) {
     auto str = caf::get_if<std::string>(&x);

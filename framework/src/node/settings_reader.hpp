@@ -59,8 +59,9 @@ caf::error read_duration(const caf::config_value& value,
   return caf::none;
 }
 
-/// Reads a list of strings (family names).
+/// Reads a list of strings; `example` shows one in the error.
 caf::error read_strings(const caf::config_value& value, const std::string& key,
-                        std::vector<std::string>& out);
+                        std::vector<std::string>& out,
+                        const char* example = "[\"cereal.binary\"]");
 
 } // namespace ferry::detail

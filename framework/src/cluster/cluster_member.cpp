@@ -1,0 +1,150 @@
+// cluster_member: see cluster/cluster_member.hpp.
+#include "cluster/cluster_member.hpp"
+
+#include "cluster/daemon.hpp"
+#include "cluster/protocol.hpp"
+
+#include "ferry/errc.hpp"
+#include "ferry/node.hpp"
+
+#include <caf/scoped_actor.hpp>
+
+#include <condition_variable>
+#include <mutex>
+
+namespace ferry::detail::cluster {
+
+/// The daemon's way to its node: dials through `node::remote_actor` until
+/// the member ends (`detach` waits for the dials under way).
+class node_host final : public cluster_host {
+public:
+  node_host(node& n, std::function<void(const std::string&)> log)
+    : node_(&n), log_(std::move(log)) {
+    // nop
+  }
+
+  caf::expected<caf::actor> dial(const std::string& address) override {
+    auto where = split_address(address, "a member's address");
+    if (!where)
+      return std::move(where.error());
+    node* n = nullptr;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (node_ == nullptr)
+        return caf::make_error(errc::link_down, "the node is ending");
+      n = node_;
+      ++dials_;
+    }
+    auto result = n->remote_actor(where->first, where->second, daemon_name);
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      --dials_;
+    }
+    cv_.notify_all();
+    return result;
+  }
+
+  void log(const std::string& line) override {
+    log_(line);
+  }
+
+  /// Refuses dials from now on and waits for those under way.
+  void detach() {
+    std::unique_lock<std::mutex> guard{mtx_};
+    node_ = nullptr;
+    cv_.wait(guard, [this] { return dials_ == 0; });
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  node* node_;
+  int dials_ = 0;
+  std::function<void(const std::string&)> log_;
+};
+
+caf::expected<std::pair<std::string, uint16_t>>
+split_address(const std::string& address, const std::string& key) {
+  auto colon = address.rfind(':');
+  auto bad = [&] {
+    return caf::make_error(errc::invalid_config,
+                           key + " is '" + address
+                             + "'; write it as host:port (10.0.0.1:4000)");
+  };
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size())
+    return bad();
+  uint32_t port = 0;
+  for (auto i = colon + 1; i < address.size(); ++i) {
+    auto c = address[i];
+    if (c < '0' || c > '9')
+      return bad();
+    port = port * 10 + static_cast<uint32_t>(c - '0');
+    if (port > 65535)
+      return bad();
+  }
+  if (port == 0)
+    return bad();
+  return std::pair{address.substr(0, colon), static_cast<uint16_t>(port)};
+}
+
+caf::expected<std::unique_ptr<cluster_member>>
+cluster_member::start(node& n, const cluster_config& cfg, uint64_t uid,
+                      std::function<void(const std::string&)> log) {
+  auto where = split_address(cfg.address, "ferry.cluster.address");
+  if (!where)
+    return std::move(where.error());
+  if (cfg.seeds.empty())
+    return caf::make_error(errc::invalid_config,
+                           "ferry.cluster.seeds is empty; list the nodes to "
+                           "join through (this node's own address first to "
+                           "start a cluster)");
+  for (auto& seed : cfg.seeds)
+    if (auto ok = split_address(seed, "a seed in ferry.cluster.seeds"); !ok)
+      return std::move(ok.error());
+  auto policy = parse_downing_policy(cfg.downing);
+  if (!policy)
+    return std::move(policy.error());
+  if (cfg.gossip_interval.count() <= 0 || cfg.heartbeat_interval.count() <= 0)
+    return caf::make_error(errc::invalid_config,
+                           "ferry.cluster.gossip-interval and "
+                           "heartbeat-interval must be above 0");
+  if (auto port = n.publish(caf::actor{}, where->second, where->first); !port)
+    return std::move(port.error());
+  std::unique_ptr<cluster_member> self{new cluster_member};
+  self->view_ = std::make_shared<published_view>();
+  self->host_ = std::make_shared<node_host>(n, std::move(log));
+  self->sys_ = &n.system();
+  daemon_settings s;
+  s.cfg = cfg;
+  s.policy = *policy;
+  s.node_name = n.name();
+  s.uid = uid;
+  self->daemon_ = spawn_daemon(n.system(), std::move(s), self->host_,
+                               self->view_);
+  n.expose(daemon_name, self->daemon_);
+  return self;
+}
+
+cluster_member::~cluster_member() {
+  if (daemon_) {
+    caf::scoped_actor self{*sys_};
+    self->send_exit(daemon_, caf::exit_reason::user_shutdown);
+    self->wait_for(daemon_);
+  }
+  host_->detach();
+}
+
+void cluster_member::leave() {
+  caf::anon_send(daemon_, leave_atom::value);
+}
+
+caf::expected<bool> cluster_member::down(const std::string& address) {
+  caf::scoped_actor self{*sys_};
+  caf::expected<bool> result{false};
+  self->request(daemon_, std::chrono::seconds{5}, down_atom::value, address)
+    .receive([&](bool any) { result = any; },
+             [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+} // namespace ferry::detail::cluster

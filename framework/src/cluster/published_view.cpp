@@ -1,0 +1,38 @@
+// published_view: see cluster/published_view.hpp.
+#include "cluster/published_view.hpp"
+
+#include <caf/message_id.hpp>
+
+namespace ferry::detail::cluster {
+
+std::vector<member_info> published_view::members() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return members_;
+}
+
+void published_view::publish(std::vector<member_info> xs) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  members_ = std::move(xs);
+}
+
+void published_view::watch(const caf::actor& whom) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  watchers_.add(whom);
+}
+
+void published_view::unwatch(const caf::actor& whom) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  watchers_.remove(whom);
+}
+
+void published_view::tell(const caf::message& msg) {
+  std::vector<caf::actor> to;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    to = watchers_.live();
+  }
+  for (auto& whom : to)
+    whom->enqueue(nullptr, caf::make_message_id(), msg, nullptr);
+}
+
+} // namespace ferry::detail::cluster
