@@ -55,6 +55,19 @@ struct cluster_sim {
       n->leader_actions();
   }
 
+  /// Node 1 forms the cluster and lets nodes 2..n in; rounds run until
+  /// every node agrees. Returns whether they did.
+  bool form(uint64_t n) {
+    add(1).form();
+    for (uint64_t uid = 2; uid <= n; ++uid) {
+      add(uid);
+      nodes[0]->add_joining(joiner(uid));
+    }
+    for (int i = 0; i < 20 && !all_agree(); ++i)
+      round();
+    return all_agree();
+  }
+
   bool all_agree() const {
     for (auto& n : nodes)
       if (!n->converged() || n->view().members != nodes[0]->view().members)
@@ -110,14 +123,7 @@ TEST(membership, ANewIncarnationAtAnAddressDownsTheOldOne) {
 
 TEST(membership, UnreachableMembersBlockConvergenceUntilDowned) {
   cluster_sim sim;
-  sim.add(1).form();
-  for (uint64_t uid = 2; uid <= 4; ++uid) {
-    sim.add(uid);
-    sim.nodes[0]->add_joining(joiner(uid));
-  }
-  for (int i = 0; i < 20 && !sim.all_agree(); ++i)
-    sim.round();
-  ASSERT_TRUE(sim.all_agree());
+  ASSERT_TRUE(sim.form(4));
   // Node 4 goes silent; node 1 notices.
   sim.nodes.pop_back();
   ASSERT_TRUE(sim.nodes[0]->observe(4, false));
@@ -151,14 +157,7 @@ TEST(membership, AMemberThatAnswersAgainBecomesReachable) {
 
 TEST(membership, ALeavingMemberExitsAndIsRemoved) {
   cluster_sim sim;
-  sim.add(1).form();
-  for (uint64_t uid = 2; uid <= 3; ++uid) {
-    sim.add(uid);
-    sim.nodes[0]->add_joining(joiner(uid));
-  }
-  for (int i = 0; i < 20 && !sim.all_agree(); ++i)
-    sim.round();
-  ASSERT_TRUE(sim.all_agree());
+  ASSERT_TRUE(sim.form(3));
   ASSERT_TRUE(sim.nodes[2]->leave(3));
   auto gone_everywhere = [&] {
     return sim.nodes[0]->view().tombstones.count(3) == 1

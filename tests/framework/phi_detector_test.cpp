@@ -22,6 +22,16 @@ struct manual_time {
   }
 };
 
+// Sends `n` heartbeats `gap` apart; leaves the time at the last one.
+void beat(phi_detector& sut, manual_time& t, int n,
+          phi_detector::duration gap) {
+  for (int i = 0; i < n; ++i) {
+    if (i > 0)
+      t.advance(gap);
+    sut.heartbeat(t.now);
+  }
+}
+
 } // namespace
 
 TEST(phi_detector, KnowsNothingBeforeTheFirstHeartbeat) {
@@ -35,23 +45,16 @@ TEST(phi_detector, KnowsNothingBeforeTheFirstHeartbeat) {
 TEST(phi_detector, RegularHeartbeatsKeepPhiLow) {
   phi_detector sut{akka_defaults()};
   manual_time t;
-  for (int i = 0; i < 20; ++i) {
-    sut.heartbeat(t.now);
-    t.advance(1s);
-  }
+  beat(sut, t, 20, 1s);
   // One interval after the last heartbeat: on time.
-  EXPECT_LT(sut.phi(t.now), 0.5);
+  EXPECT_LT(sut.phi(t.now + 1s), 0.5);
   EXPECT_NEAR(sut.mean_interval(), 1.0, 0.01);
 }
 
 TEST(phi_detector, PhiGrowsWithSilenceAndPassesEightWithinSixSeconds) {
   phi_detector sut{akka_defaults()};
   manual_time t;
-  for (int i = 0; i < 20; ++i) {
-    sut.heartbeat(t.now);
-    t.advance(1s);
-  }
-  t.advance(-1s); // back to the last heartbeat
+  beat(sut, t, 20, 1s);
   double last = -1;
   for (int ms = 0; ms <= 8000; ms += 250) {
     auto phi = sut.phi(t.now + std::chrono::milliseconds{ms});
@@ -95,10 +98,7 @@ TEST(phi_detector, KeepsAtMostMaxSamplesIntervals) {
   cfg.max_samples = 10;
   phi_detector sut{cfg};
   manual_time t;
-  for (int i = 0; i < 100; ++i) {
-    sut.heartbeat(t.now);
-    t.advance(200ms);
-  }
+  beat(sut, t, 100, 200ms);
   EXPECT_EQ(sut.samples(), 10u);
   // The seeded 1 s estimate has left the window: only 200 ms intervals.
   EXPECT_NEAR(sut.mean_interval(), 0.2, 1e-9);

@@ -106,6 +106,23 @@ const reachability_record& later(const reachability_record& x,
   return x.reachable ? y : x;
 }
 
+// Walks two lists sorted by `less` in order and gives `keep` each value of
+// one list only, and `both(a, b)` for a value in both.
+template <class T, class Less, class Both, class Keep>
+void merge_sorted(const std::vector<T>& xs, const std::vector<T>& ys,
+                  Less less, Both both, Keep keep) {
+  auto i = xs.begin();
+  auto j = ys.begin();
+  while (i != xs.end() || j != ys.end()) {
+    if (j == ys.end() || (i != xs.end() && less(*i, *j)))
+      keep(*i++);
+    else if (i == xs.end() || less(*j, *i))
+      keep(*j++);
+    else
+      keep(both(*i++, *j++));
+  }
+}
+
 } // namespace
 
 gossip merge(const gossip& x, const gossip& y) {
@@ -124,36 +141,14 @@ gossip merge(const gossip& x, const gossip& y) {
     }
     out.members.push_back(m);
   };
-  auto i = x.members.begin();
-  auto j = y.members.begin();
-  while (i != x.members.end() || j != y.members.end()) {
-    if (j == y.members.end()
-        || (i != x.members.end() && member_less(*i, *j))) {
-      keep(*i++);
-    } else if (i == x.members.end() || member_less(*j, *i)) {
-      keep(*j++);
-    } else {
-      keep(merge_one(*i++, *j++));
-    }
-  }
+  merge_sorted(x.members, y.members, member_less, merge_one, keep);
   // Records of tombstoned incarnations (those removed just now included)
   // go too.
-  auto r = x.reachability.begin();
-  auto s = y.reachability.begin();
-  auto keep_record = [&](const reachability_record& rec) {
-    if (!dead(rec.observer) && !dead(rec.subject))
-      out.reachability.push_back(rec);
-  };
-  while (r != x.reachability.end() || s != y.reachability.end()) {
-    if (s == y.reachability.end()
-        || (r != x.reachability.end() && record_less(*r, *s))) {
-      keep_record(*r++);
-    } else if (r == x.reachability.end() || record_less(*s, *r)) {
-      keep_record(*s++);
-    } else {
-      keep_record(later(*r++, *s++));
-    }
-  }
+  merge_sorted(x.reachability, y.reachability, record_less, later,
+               [&](const reachability_record& rec) {
+                 if (!dead(rec.observer) && !dead(rec.subject))
+                   out.reachability.push_back(rec);
+               });
   out.version = x.version;
   for (auto& [uid, n] : y.version) {
     auto& mine = out.version[uid];
