@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -188,6 +189,79 @@ TEST_F(cluster, ANodeThatVanishesIsUnreachableThenDownedAndRemoved) {
     return seen->kinds.size() == 3;
   }));
   caf::anon_send_exit(watcher, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(cluster, RegisteredActorsAreFoundOnEveryMemberAndLeaveWithTheirActor) {
+  start(3);
+  for (auto& n : nodes)
+    ASSERT_TRUE(eventually(
+      [&] { return count(*n, ferry::member_status::up) == 3; }));
+  // A subscriber on c follows the key.
+  struct listing_t {
+    std::mutex mtx;
+    std::vector<size_t> sizes;
+  };
+  auto listings = std::make_shared<listing_t>();
+  auto subscriber = nodes[2]->system().spawn([listings]() -> caf::behavior {
+    return {
+      [listings](const ferry::registry_listing& x) {
+        std::lock_guard<std::mutex> guard{listings->mtx};
+        listings->sizes.push_back(x.actors.size());
+      },
+    };
+  });
+  nodes[2]->subscribe_actors("workers", subscriber);
+  auto worker_a = nodes[0]->system().spawn(
+    []() -> caf::behavior { return {[](int32_t x) { return x * 2; }}; });
+  auto worker_b = nodes[1]->system().spawn(
+    []() -> caf::behavior { return {[](int32_t x) { return x * 3; }}; });
+  ASSERT_EQ(nodes[0]->register_actor("workers", worker_a), true);
+  ASSERT_EQ(nodes[0]->register_actor("workers", worker_a), false);
+  ASSERT_EQ(nodes[1]->register_actor("workers", worker_b), true);
+  auto found = [&](size_t i) {
+    auto xs = nodes[i]->find_actors("workers");
+    return xs ? xs->size() : size_t{999};
+  };
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_TRUE(eventually([&] { return found(i) == 2; })) << names[i];
+  // A worker found on c answers from a's node.
+  auto xs = nodes[2]->find_actors("workers");
+  ASSERT_TRUE(xs);
+  caf::scoped_actor self{nodes[2]->system()};
+  int32_t sum = 0;
+  for (auto& w : *xs)
+    self->request(w, 5s, int32_t{7}).receive([&](int32_t y) { sum += y; },
+                                            [&](caf::error& err) {
+                                              ADD_FAILURE() << ferry::render(err);
+                                            });
+  EXPECT_EQ(sum, 14 + 21);
+  // The worker on a ends: it leaves the registry everywhere.
+  caf::anon_send_exit(worker_a, caf::exit_reason::user_shutdown);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_TRUE(eventually([&] { return found(i) == 1; })) << names[i];
+  // b vanishes: its worker goes with it (the test lets go of its handle,
+  // so that b's actor system does not wait for the worker to end).
+  worker_b = caf::actor{};
+  nodes[1].reset();
+  for (size_t i : {size_t{0}, size_t{2}})
+    EXPECT_TRUE(eventually([&] { return found(i) == 0; })) << names[i];
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> guard{listings->mtx};
+    return !listings->sizes.empty() && listings->sizes.back() == 0
+           && std::find(listings->sizes.begin(), listings->sizes.end(), 2)
+                != listings->sizes.end();
+  }));
+  caf::anon_send_exit(subscriber, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(cluster, ANodeWithoutAClusterRefusesRegistryCalls) {
+  ferry::node_config cfg;
+  auto n = make_node("lonely", cfg);
+  ASSERT_TRUE(n);
+  auto sut = n->find_actors("workers");
+  ASSERT_FALSE(sut);
+  EXPECT_EQ(sut.error(), ferry::errc::cluster_refused);
+  EXPECT_TRUE(n->members().empty());
 }
 
 TEST_F(cluster, ABadClusterSettingIsRefusedAtStart) {

@@ -8,8 +8,10 @@
 // operator, or because a new incarnation of it joined), `member_removed`
 // when it left the view for good (after leaving or being downed), and
 // `members_converged` whenever every reachable member has seen the same
-// view again. `node::members()` returns the view on demand. These are local
-// messages of this node; they never travel.
+// view again. `node::members()` returns the view on demand. A subscriber
+// of a registry key hears `registry_listing` (the actors under the key on
+// every member) whenever that set changes. These are local messages of this
+// node; they never travel.
 //
 // Usage:
 //
@@ -21,10 +23,12 @@
 // Thread-safety: value types.
 #pragma once
 
+#include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ferry {
 
@@ -85,5 +89,18 @@ FERRY_MEMBER_EVENT(member_removed)
 FERRY_MEMBER_EVENT(members_converged)
 
 #undef FERRY_MEMBER_EVENT
+
+/// The actors registered under `key` in the cluster registry, on every
+/// member, as this node knows them: sent to the subscribers of `key`
+/// (`node::subscribe_actors`) at once and whenever the set changes.
+struct registry_listing {
+  std::string key;
+  std::vector<caf::actor> actors;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, registry_listing& x) {
+  return f(caf::meta::type_name("ferry.registry_listing"), x.key, x.actors);
+}
 
 } // namespace ferry

@@ -172,6 +172,21 @@ public:
   /// node joins no cluster.
   caf::expected<bool> down_member(const std::string& address);
 
+  /// Registers `whom`, an actor of this node, under `key` in the cluster
+  /// registry: every member finds it there until it ends or this node
+  /// leaves the cluster. Returns false when it was registered under `key`
+  /// already; `errc::cluster_refused` when this node joins no cluster.
+  caf::expected<bool> register_actor(const std::string& key,
+                                     const caf::actor& whom);
+
+  /// Returns the actors registered under `key` on every member, as this
+  /// node knows them (eventually consistent: docs/cluster.md).
+  caf::expected<std::vector<caf::actor>> find_actors(const std::string& key);
+
+  /// Sends `whom` a `registry_listing` of `key` now and whenever the
+  /// actors under it change, until `whom` ends.
+  void subscribe_actors(const std::string& key, const caf::actor& whom);
+
 private:
   explicit node(std::unique_ptr<detail::node_impl> impl);
 

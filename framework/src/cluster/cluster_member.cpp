@@ -8,6 +8,7 @@
 #include "ferry/node.hpp"
 
 #include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 
 #include <condition_variable>
 #include <mutex>
@@ -138,13 +139,42 @@ void cluster_member::leave() {
   caf::anon_send(daemon_, leave_atom::value);
 }
 
-caf::expected<bool> cluster_member::down(const std::string& address) {
-  caf::scoped_actor self{*sys_};
-  caf::expected<bool> result{false};
-  self->request(daemon_, std::chrono::seconds{5}, down_atom::value, address)
-    .receive([&](bool any) { result = any; },
+namespace {
+
+// Asks the daemon and waits for its answer (it answers at once).
+template <class T, class... Ts>
+caf::expected<T> ask(caf::actor_system& sys, const caf::actor& daemon,
+                     Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  caf::expected<T> result{T{}};
+  self->request(daemon, std::chrono::seconds{5}, std::forward<Ts>(xs)...)
+    .receive([&](T& x) { result = std::move(x); },
              [&](caf::error& err) { result = std::move(err); });
   return result;
+}
+
+} // namespace
+
+caf::expected<bool> cluster_member::down(const std::string& address) {
+  return ask<bool>(*sys_, daemon_, down_atom::value, address);
+}
+
+caf::expected<bool> cluster_member::register_actor(const std::string& key,
+                                                   const caf::actor& whom) {
+  if (!whom)
+    return caf::make_error(errc::no_such_actor,
+                           "register_actor(\"" + key + "\") got no actor");
+  return ask<bool>(*sys_, daemon_, register_atom::value, key, whom);
+}
+
+caf::expected<std::vector<caf::actor>>
+cluster_member::find(const std::string& key) {
+  return ask<std::vector<caf::actor>>(*sys_, daemon_, find_atom::value, key);
+}
+
+void cluster_member::subscribe(const std::string& key, const caf::actor& whom) {
+  if (whom)
+    caf::anon_send(daemon_, subscribe_atom::value, key, whom);
 }
 
 } // namespace ferry::detail::cluster

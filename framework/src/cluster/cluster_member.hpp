@@ -71,6 +71,16 @@ public:
   /// Downs the member at `address`. Returns whether one was there.
   caf::expected<bool> down(const std::string& address);
 
+  /// Registers `whom` under `key`. Returns false when it was there.
+  caf::expected<bool> register_actor(const std::string& key,
+                                     const caf::actor& whom);
+
+  /// Returns the actors under `key` on every member.
+  caf::expected<std::vector<caf::actor>> find(const std::string& key);
+
+  /// Sends `whom` the actors under `key` now and whenever they change.
+  void subscribe(const std::string& key, const caf::actor& whom);
+
 private:
   cluster_member() = default;
 

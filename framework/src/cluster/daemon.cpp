@@ -11,10 +11,12 @@
 #include "cluster/membership.hpp"
 #include "cluster/phi_detector.hpp"
 #include "cluster/protocol.hpp"
+#include "cluster/registry_table.hpp"
 
 #include "ferry/errc.hpp"
 
 #include "log_limiter.hpp"
+#include "watcher_set.hpp"
 
 #include <caf/all.hpp>
 
@@ -72,6 +74,9 @@ struct daemon_state {
   bool published_converged = false;
   bool stopped = false;
   std::mt19937_64 rng{std::random_device{}()};
+  // The cluster registry, and the local actors that follow its keys.
+  registry_table registry;
+  std::map<std::string, watcher_set> subscribers;
 
   static inline const char* name = "ferry.cluster";
 };
@@ -87,6 +92,50 @@ std::vector<std::byte> encoded_view(const daemon_state& st) {
   encode(st.m->view(), out);
   return out;
 }
+
+// -- the registry ----------------------------------------------------------
+
+// Sends the subscribers of `key` its actors.
+void tell_subscribers(daemon_actor* self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.subscribers.find(key);
+  if (i == st.subscribers.end())
+    return;
+  auto msg = caf::make_message(registry_listing{key, st.registry.find(key)});
+  for (auto& whom : i->second.live())
+    whom->enqueue(nullptr, caf::make_message_id(), msg, nullptr);
+}
+
+// Tells `to` of every local entry.
+void send_entries(daemon_actor* self, const caf::actor& to) {
+  auto& st = self->state;
+  for (auto& [id, e] : st.registry.local())
+    self->send(to, reg_update_atom::value, st.s.uid, id, e.key, e.who);
+}
+
+// A member went down or was removed: its entries go.
+void forget_entries(daemon_actor* self, uint64_t uid) {
+  for (auto& key : self->state.registry.drop_member(uid))
+    tell_subscribers(self, key);
+}
+
+// A local actor under some key ended: its entries go, everywhere.
+void local_actor_ended(daemon_actor* self, const caf::actor_addr& who) {
+  auto& st = self->state;
+  for (auto& [id, key] : st.registry.remove_local(who)) {
+    for (auto& [uid, to] : st.peers)
+      self->send(to, reg_remove_atom::value, st.s.uid, id);
+    tell_subscribers(self, key);
+  }
+}
+
+// Returns whether `uid` is a member that is neither down nor removed.
+bool live_member(const daemon_state& st, uint64_t uid) {
+  auto* m = st.m->view().find(uid);
+  return m != nullptr && m->state < member_state::down;
+}
+
+// -- the view ----------------------------------------------------------------
 
 void changed(daemon_actor* self) {
   auto& st = self->state;
@@ -114,9 +163,11 @@ void changed(daemon_actor* self) {
         st.pub->tell(caf::make_message(member_reachable{info}));
         break;
       case member_event::down:
+        forget_entries(self, e.who.uid);
         st.pub->tell(caf::make_message(member_down{info}));
         break;
       case member_event::removed:
+        forget_entries(self, e.who.uid);
         st.pub->tell(caf::make_message(member_removed{info}));
         break;
       case member_event::converged:
@@ -191,6 +242,7 @@ void add_peer(daemon_actor* self, uint64_t uid, const caf::actor& whom) {
     return;
   slot = whom;
   self->monitor(whom);
+  send_entries(self, whom);
 }
 
 void send_gossip(daemon_actor* self, const caf::actor& to) {
@@ -402,6 +454,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
   self->set_down_handler([self](caf::down_msg& x) {
     std::erase_if(self->state.peers,
                   [&](auto& kv) { return kv.second.address() == x.source; });
+    local_actor_ended(self, x.source);
   });
   self->send(self, tick_atom::value);
   return {
@@ -477,6 +530,41 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
         for (auto& [uid, whom] : st.peers)
           send_gossip(self, whom);
       }
+    },
+    [self](register_atom, const std::string& key,
+           const caf::actor& whom) -> bool {
+      auto& st = self->state;
+      auto id = st.registry.add_local(key, whom);
+      if (id == 0)
+        return false;
+      self->monitor(whom);
+      for (auto& [uid, to] : st.peers)
+        self->send(to, reg_update_atom::value, st.s.uid, id, key, whom);
+      tell_subscribers(self, key);
+      return true;
+    },
+    [self](find_atom, const std::string& key) {
+      return self->state.registry.find(key);
+    },
+    [self](subscribe_atom, const std::string& key, const caf::actor& whom) {
+      auto& st = self->state;
+      st.subscribers[key].add(whom);
+      self->send(whom, registry_listing{key, st.registry.find(key)});
+    },
+    [self](reg_update_atom, uint64_t from, uint64_t id, const std::string& key,
+           const caf::actor& whom) {
+      auto& st = self->state;
+      if (!live_member(st, from))
+        return;
+      if (auto changed = st.registry.apply(from, id, key, whom, true);
+          !changed.empty())
+        tell_subscribers(self, changed);
+    },
+    [self](reg_remove_atom, uint64_t from, uint64_t id) {
+      auto& st = self->state;
+      if (auto changed = st.registry.apply(from, id, {}, {}, false);
+          !changed.empty())
+        tell_subscribers(self, changed);
     },
     [self](down_atom, const std::string& address) -> caf::result<bool> {
       auto& st = self->state;

@@ -14,7 +14,13 @@
 //   heartbeat_atom, uid, daemon          (one way, to a watched member)
 //   heartbeat_ack_atom, uid              (one way, the watched member's
 //                                         answer)
-//   leave_atom                           (from the node's own API)
+//   reg_update_atom, from, id, key, actor  (one way: member `from` has its
+//                                         entry number `id`, `actor` under
+//                                         `key`; to every member, and all
+//                                         entries to a member newly reached)
+//   reg_remove_atom, from, id            (one way: that entry is gone)
+//   leave_atom, register_atom, find_atom, subscribe_atom
+//                                        (from the node's own API)
 //
 // Thread-safety: constants.
 #pragma once
@@ -41,6 +47,10 @@ using down_atom = caf::atom_constant<caf::atom("fc_down")>;
 using tick_atom = caf::atom_constant<caf::atom("fc_tick")>;
 using dial_atom = caf::atom_constant<caf::atom("fc_dial")>;
 using dialed_atom = caf::atom_constant<caf::atom("fc_dialed")>;
-using watch_atom = caf::atom_constant<caf::atom("fc_watch")>;
+using register_atom = caf::atom_constant<caf::atom("fc_reg")>;
+using find_atom = caf::atom_constant<caf::atom("fc_find")>;
+using subscribe_atom = caf::atom_constant<caf::atom("fc_sub")>;
+using reg_update_atom = caf::atom_constant<caf::atom("fc_regupd")>;
+using reg_remove_atom = caf::atom_constant<caf::atom("fc_regrem")>;
 
 } // namespace ferry::detail::cluster

@@ -235,6 +235,16 @@ caf::expected<link_stats> node::stats(const std::string& peer) const {
                          "no link to a node named \"" + peer + "\"");
 }
 
+namespace {
+
+caf::error no_cluster(const std::string& name) {
+  return caf::make_error(errc::cluster_refused,
+                         "node " + name
+                           + " joins no cluster (ferry.cluster.name)");
+}
+
+} // namespace
+
 std::vector<member_info> node::members() const {
   return cluster_ ? cluster_->members() : std::vector<member_info>{};
 }
@@ -256,10 +266,27 @@ void node::leave() {
 
 caf::expected<bool> node::down_member(const std::string& address) {
   if (!cluster_)
-    return caf::make_error(errc::cluster_refused,
-                           "node " + name()
-                             + " joins no cluster (ferry.cluster.name)");
+    return no_cluster(name());
   return cluster_->down(address);
+}
+
+caf::expected<bool> node::register_actor(const std::string& key,
+                                         const caf::actor& whom) {
+  if (!cluster_)
+    return no_cluster(name());
+  return cluster_->register_actor(key, whom);
+}
+
+caf::expected<std::vector<caf::actor>>
+node::find_actors(const std::string& key) {
+  if (!cluster_)
+    return no_cluster(name());
+  return cluster_->find(key);
+}
+
+void node::subscribe_actors(const std::string& key, const caf::actor& whom) {
+  if (cluster_)
+    cluster_->subscribe(key, whom);
 }
 
 } // namespace ferry
