@@ -15,11 +15,12 @@ io_threads::io_threads(size_t count) {
     auto ctx = std::make_unique<context>();
     auto* raw = ctx.get();
     raw->thread = std::thread{[raw] {
-      // Named for top, perf and the like.
-      pthread_setname_np(pthread_self(), "ferry.io");
       forbid_waiting();
       raw->ioc.run();
     }};
+    // Named for top, perf and the like, from here: the name is there once
+    // the node has started, whether or not the thread has run yet.
+    pthread_setname_np(raw->thread.native_handle(), "ferry.io");
     contexts_.push_back(std::move(ctx));
   }
 }
