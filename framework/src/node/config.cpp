@@ -274,15 +274,24 @@ caf::error read_cluster(const caf::settings& content, cluster_config& out) {
     if (auto err = detail::read_strings(*x, "ferry.cluster.seeds", out.seeds,
                                         "[\"10.0.0.1:4000\"]"))
       return err;
-  for (auto [key, dst] :
-       {std::pair{"ferry.cluster.seed-timeout", &out.seed_timeout},
-        {"ferry.cluster.gossip-interval", &out.gossip_interval},
-        {"ferry.cluster.heartbeat-interval", &out.heartbeat_interval},
-        {"ferry.cluster.acceptable-pause", &out.acceptable_pause},
-        {"ferry.cluster.stable-after", &out.stable_after}})
-    if (auto x = caf::get_if(&content, key))
-      if (auto err = read_duration(*x, key, *dst))
-        return err;
+  auto duration = [&](const char* key, std::chrono::milliseconds& dst) {
+    if (auto x = caf::get_if(&content, std::string{key}))
+      return read_duration(*x, key, dst);
+    return caf::error{};
+  };
+  if (auto err = duration("ferry.cluster.seed-timeout", out.seed_timeout))
+    return err;
+  if (auto err = duration("ferry.cluster.gossip-interval",
+                          out.gossip_interval))
+    return err;
+  if (auto err = duration("ferry.cluster.heartbeat-interval",
+                          out.heartbeat_interval))
+    return err;
+  if (auto err = duration("ferry.cluster.acceptable-pause",
+                          out.acceptable_pause))
+    return err;
+  if (auto err = duration("ferry.cluster.stable-after", out.stable_after))
+    return err;
   if (auto x = caf::get_if(&content, "ferry.cluster.phi-threshold")) {
     if (auto d = caf::get_if<double>(x))
       out.phi_threshold = *d;
