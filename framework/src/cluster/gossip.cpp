@@ -220,9 +220,12 @@ size_t read_count(wire::reader& in, size_t bound, size_t min_size,
 void read_uids(wire::reader& in, std::set<uint64_t>& out, size_t bound,
                const char* what) {
   auto n = read_count(in, bound, 8, what);
-  for (size_t k = 0; k < n && in.ok(); ++k)
-    if (!out.insert(in.le64()).second)
-      in.fail(std::string{what} + ": an incarnation appears twice");
+  for (size_t k = 0; k < n && in.ok(); ++k) {
+    auto uid = in.le64();
+    if (!out.empty() && uid <= *out.rbegin())
+      in.fail(std::string{what} + ": incarnations out of order or repeated");
+    out.insert(uid);
+  }
 }
 
 } // namespace
@@ -271,8 +274,9 @@ caf::expected<gossip> decode(std::span<const std::byte> bytes) {
   for (size_t k = 0; k < n && in.ok(); ++k) {
     auto uid = in.le64();
     auto count = in.le64();
-    if (!out.version.emplace(uid, count).second)
-      in.fail("version: an incarnation appears twice");
+    if (!out.version.empty() && uid <= out.version.rbegin()->first)
+      in.fail("version: incarnations out of order or repeated");
+    out.version.emplace(uid, count);
   }
   read_uids(in, out.seen, max_members, "seen");
   if (auto err = in.finish())
