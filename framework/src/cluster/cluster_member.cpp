@@ -19,8 +19,10 @@ namespace ferry::detail::cluster {
 /// the member ends (`detach` waits for the dials under way).
 class node_host final : public cluster_host {
 public:
-  node_host(node& n, std::function<void(const std::string&)> log)
-    : node_(&n), log_(std::move(log)) {
+  node_host(node& n, node_access access)
+    : node_(&n),
+      log_(std::move(access.log)),
+      disconnect_(std::move(access.disconnect)) {
     // nop
   }
 
@@ -45,6 +47,12 @@ public:
     return result;
   }
 
+  void disconnect(uint64_t uid, const caf::error& why) override {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (node_ != nullptr)
+      disconnect_(uid, why);
+  }
+
   void log(const std::string& line) override {
     log_(line);
   }
@@ -62,6 +70,7 @@ private:
   node* node_;
   int dials_ = 0;
   std::function<void(const std::string&)> log_;
+  std::function<void(uint64_t, const caf::error&)> disconnect_;
 };
 
 caf::expected<std::pair<std::string, uint16_t>>
@@ -90,7 +99,7 @@ split_address(const std::string& address, const std::string& key) {
 
 caf::expected<std::unique_ptr<cluster_member>>
 cluster_member::start(node& n, const cluster_config& cfg, uint64_t uid,
-                      std::function<void(const std::string&)> log) {
+                      node_access access) {
   auto where = split_address(cfg.address, "ferry.cluster.address");
   if (!where)
     return std::move(where.error());
@@ -113,7 +122,7 @@ cluster_member::start(node& n, const cluster_config& cfg, uint64_t uid,
     return std::move(port.error());
   std::unique_ptr<cluster_member> self{new cluster_member};
   self->view_ = std::make_shared<published_view>();
-  self->host_ = std::make_shared<node_host>(n, std::move(log));
+  self->host_ = std::make_shared<node_host>(n, std::move(access));
   self->sys_ = &n.system();
   daemon_settings s;
   s.cfg = cfg;
@@ -124,6 +133,10 @@ cluster_member::start(node& n, const cluster_config& cfg, uint64_t uid,
                                self->view_);
   n.expose(daemon_name, self->daemon_);
   return self;
+}
+
+cluster_figures cluster_member::figures() const {
+  return view_->figures();
 }
 
 cluster_member::~cluster_member() {

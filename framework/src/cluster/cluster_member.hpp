@@ -4,7 +4,8 @@
 // `ferry.cluster.address` (`node::publish`), spawns the cluster daemon
 // (cluster/daemon.hpp) and exposes it to peers, and reaches other members'
 // daemons with `node::remote_actor`. The cluster layer sees the node only
-// through its public API, so the direction stays cluster -> node -> link ->
+// through its public API (and `node_access`: its log, and ending a link to
+// a downed member), so the direction stays cluster -> node -> link ->
 // transport.
 //
 // Ending: the destructor stops the daemon and waits until no dial of its
@@ -35,15 +36,21 @@ namespace ferry::detail::cluster {
 
 class node_host;
 
+/// What the member needs of its node beyond the public API.
+struct node_access {
+  /// Writes a line to the node's log.
+  std::function<void(const std::string&)> log;
+  /// Ends the node's link to node `uid` (cluster_host::disconnect).
+  std::function<void(uint64_t, const caf::error&)> disconnect;
+};
+
 class cluster_member {
 public:
-  /// Joins `n` to the cluster `cfg` describes as incarnation `uid`; `log`
-  /// writes to the node's log. Fails with `invalid_config` on a bad
-  /// setting and `connect_failed` when the node cannot listen at the
-  /// address.
+  /// Joins `n` to the cluster `cfg` describes as incarnation `uid`.
+  /// Fails with `invalid_config` on a bad setting and `connect_failed` when
+  /// the node cannot listen at the address.
   static caf::expected<std::unique_ptr<cluster_member>>
-  start(node& n, const cluster_config& cfg, uint64_t uid,
-        std::function<void(const std::string&)> log);
+  start(node& n, const cluster_config& cfg, uint64_t uid, node_access access);
 
   ~cluster_member();
 
@@ -54,6 +61,9 @@ public:
   std::vector<member_info> members() const {
     return view_->members();
   }
+
+  /// Returns what a metrics scrape shows of the cluster.
+  cluster_figures figures() const;
 
   /// Sends member events to `whom` from now on.
   void watch(const caf::actor& whom) {

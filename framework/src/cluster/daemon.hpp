@@ -48,6 +48,11 @@ public:
   /// daemon. Blocks for up to about twice the handshake timeout.
   virtual caf::expected<caf::actor> dial(const std::string& address) = 0;
 
+  /// Ends the node's link to the node of incarnation `uid` (if there is
+  /// one): what was queued goes out, then a goodbye; the node's watchers
+  /// hear `node_down` with `why`.
+  virtual void disconnect(uint64_t uid, const caf::error& why) = 0;
+
   /// Writes `line` to the node's log.
   virtual void log(const std::string& line) = 0;
 };

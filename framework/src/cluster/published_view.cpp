@@ -35,4 +35,19 @@ void published_view::tell(const caf::message& msg) {
     whom->enqueue(nullptr, caf::make_message_id(), msg, nullptr);
 }
 
+void published_view::set_phi(std::map<uint64_t, double> phi) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  phi_ = std::move(phi);
+}
+
+void published_view::set_convergence(std::chrono::steady_clock::duration took) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  convergence_seconds_ = std::chrono::duration<double>(took).count();
+}
+
+cluster_figures published_view::figures() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return cluster_figures{members_, phi_, convergence_seconds_};
+}
+
 } // namespace ferry::detail::cluster

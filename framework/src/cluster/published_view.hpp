@@ -3,8 +3,9 @@
 // The daemon owns the membership view; the node's API (`members()`,
 // `watch_members`) is called from any thread. After every change the
 // daemon publishes the members here and sends the events to the watchers
-// registered here. Watchers are held weakly: an actor that ends stops
-// watching without unwatching.
+// registered here, and the figures a metrics scrape shows (phi of the
+// members it watches, how long the last change took to converge). Watchers
+// are held weakly: an actor that ends stops watching without unwatching.
 //
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the members and the watchers; events are sent after it.
@@ -12,11 +13,14 @@
 
 #include "ferry/cluster_events.hpp"
 
+#include "metrics/exposition.hpp"
 #include "watcher_set.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/message.hpp>
 
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -39,9 +43,20 @@ public:
   /// Sends `msg` to every live watcher.
   void tell(const caf::message& msg);
 
+  /// Replaces phi of the watched members.
+  void set_phi(std::map<uint64_t, double> phi);
+
+  /// Notes how long the last change of the view took to converge.
+  void set_convergence(std::chrono::steady_clock::duration took);
+
+  /// Returns the members, phi and the last convergence time.
+  cluster_figures figures() const;
+
 private:
   mutable std::mutex mtx_;
   std::vector<member_info> members_;
+  std::map<uint64_t, double> phi_;
+  double convergence_seconds_ = 0;
   watcher_set watchers_;
 };
 

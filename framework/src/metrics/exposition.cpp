@@ -266,6 +266,46 @@ void write_store(writer& w, const store::memory_summary& s) {
       alive);
 }
 
+void write_cluster(writer& w, const cluster_figures& c) {
+  constexpr std::array states{member_status::joining, member_status::up,
+                              member_status::leaving, member_status::exiting,
+                              member_status::down};
+  w.family("ferry_cluster_members", "gauge",
+           "Members of the node's cluster as the node sees them, by state.");
+  for (auto state : states) {
+    uint64_t n = 0;
+    for (auto& m : c.members)
+      n += m.status == state ? 1 : 0;
+    w.sample("ferry_cluster_members", {{"state", to_string(state)}}, n);
+  }
+  uint64_t unreachable = 0;
+  for (auto& m : c.members)
+    unreachable += m.reachable ? 0 : 1;
+  w.family("ferry_cluster_unreachable", "gauge",
+           "Members some watcher cannot reach.");
+  w.sample("ferry_cluster_unreachable", {}, unreachable);
+  w.family("ferry_cluster_convergence_seconds", "gauge",
+           "How long the last change of the view took to reach every "
+           "reachable member.");
+  w.sample("ferry_cluster_convergence_seconds", {}, c.convergence_seconds);
+  w.family("ferry_cluster_member", "gauge",
+           "One sample per member (value 1): its address, name, state and "
+           "reachability in the labels.");
+  for (auto& m : c.members)
+    w.sample("ferry_cluster_member",
+             {{"address", m.address},
+              {"member", m.name},
+              {"state", to_string(m.status)},
+              {"reachable", m.reachable ? "true" : "false"}},
+             uint64_t{1});
+  w.family("ferry_cluster_phi", "gauge",
+           "phi of each member this node watches (unreachable at the "
+           "threshold, 8 by default).");
+  for (auto& m : c.members)
+    if (auto i = c.phi.find(m.uid); i != c.phi.end())
+      w.sample("ferry_cluster_phi", {{"address", m.address}}, i->second);
+}
+
 } // namespace
 
 std::string render_exposition(const node_figures& x) {
@@ -275,6 +315,8 @@ std::string render_exposition(const node_figures& x) {
   write_links(w, x);
   if (x.store)
     write_store(w, *x.store);
+  if (x.cluster)
+    write_cluster(w, *x.cluster);
   w.family("process_resident_memory_bytes", "gauge",
            "Resident memory of this process in bytes.");
   w.sample("process_resident_memory_bytes", {}, x.resident_bytes);

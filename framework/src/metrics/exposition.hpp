@@ -1,24 +1,38 @@
 // exposition: a node's figures in Prometheus' text exposition format.
 //
 // Rendered only when a client asks (a scrape), from snapshots: the link
-// counters' `link_stats`, the node's peers, the host store's summary and
-// the process' resident memory. docs/monitoring.md lists every metric and
-// its meaning; this file is where they are named.
+// counters' `link_stats`, the node's peers, the host store's summary, the
+// process' resident memory and the node's view of its cluster.
+// docs/monitoring.md lists every metric and its meaning; this file is where
+// they are named.
 //
 // Thread-safety: plain functions on values.
 #pragma once
 
+#include "ferry/cluster_events.hpp"
 #include "ferry/link_stats.hpp"
 #include "ferry/node_events.hpp"
 
 #include "ferry/store/memory_summary.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ferry::detail {
+
+/// What a scrape shows of a node's cluster (cluster/published_view.hpp).
+struct cluster_figures {
+  /// The members as the node sees them.
+  std::vector<member_info> members;
+  /// phi of each member the node watches, by incarnation.
+  std::map<uint64_t, double> phi;
+  /// How long the last change of the view took to reach every reachable
+  /// member (0 before the first convergence).
+  double convergence_seconds = 0;
+};
 
 /// What a scrape shows of one node.
 struct node_figures {
@@ -32,6 +46,8 @@ struct node_figures {
   std::optional<store::memory_summary> store;
   /// The process' resident memory in bytes.
   uint64_t resident_bytes = 0;
+  /// The node's cluster, if it joins one.
+  std::optional<cluster_figures> cluster;
 };
 
 /// Returns `x` in Prometheus' text exposition format (version 0.0.4).

@@ -84,13 +84,19 @@ caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
   claim.flag = nullptr; // released by the node
   std::unique_ptr<node> result{new node(std::move(impl))};
   if (cfg.cluster.enabled()) {
-    auto* log_to = result->impl_.get();
+    auto* impl_ptr = result->impl_.get();
+    detail::cluster::node_access access;
+    access.log = [impl_ptr](const std::string& line) { impl_ptr->log(line); };
+    access.disconnect = [impl_ptr](uint64_t uid, const caf::error& why) {
+      impl_ptr->disconnect(uid, why);
+    };
     auto member = detail::cluster::cluster_member::start(
-      *result, cfg.cluster, log_to->id(),
-      [log_to](const std::string& line) { log_to->log(line); });
+      *result, cfg.cluster, impl_ptr->id(), std::move(access));
     if (!member)
       return std::move(member.error());
     result->cluster_ = std::move(*member);
+    impl_ptr->set_cluster_figures(
+      [member_ptr = result->cluster_.get()] { return member_ptr->figures(); });
   }
   return result;
 }
@@ -101,6 +107,7 @@ node::node(std::unique_ptr<detail::node_impl> impl) : impl_(std::move(impl)) {
 
 node::~node() {
   auto& flag = impl_->config().in_use_;
+  impl_->set_cluster_figures({});
   cluster_.reset(); // stops the daemon before the node ends
   impl_.reset();
   flag.store(false);

@@ -221,7 +221,26 @@ std::string node_impl::metrics_text() {
     if (auto summary = store_->memory_summary())
       figures.store = std::move(*summary);
   figures.resident_bytes = resident_memory_bytes();
+  {
+    std::lock_guard<std::mutex> guard{cluster_mtx_};
+    if (cluster_figures_)
+      figures.cluster = cluster_figures_();
+  }
   return render_exposition(figures);
+}
+
+void node_impl::set_cluster_figures(std::function<cluster_figures()> source) {
+  std::lock_guard<std::mutex> guard{cluster_mtx_};
+  cluster_figures_ = std::move(source);
+}
+
+void node_impl::disconnect(uint64_t id, const caf::error& why) {
+  auto link = links_.find(id);
+  if (!link || !link->shut_down(caf::exit_reason::remote_link_unreachable,
+                                nullptr, true))
+    return;
+  links_.drop(link);
+  watch_.down(link->peer_name(), why);
 }
 
 void node_impl::log(const std::string& line) const {

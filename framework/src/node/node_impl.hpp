@@ -47,6 +47,7 @@
 #include "node/relay_directory.hpp"
 #include "node/relay_sources.hpp"
 #include "log_limiter.hpp"
+#include "metrics/exposition.hpp"
 #include "metrics/metrics_server.hpp"
 #include "node/exposed_actors.hpp"
 #include "node/landings.hpp"
@@ -243,6 +244,17 @@ public:
   /// Returns the node's figures in Prometheus' text exposition format.
   std::string metrics_text();
 
+  /// Makes `source` what a scrape shows of the node's cluster (empty: the
+  /// node joins no cluster). Set after the cluster member starts, cleared
+  /// before it ends.
+  void set_cluster_figures(std::function<cluster_figures()> source);
+
+  // -- links ------------------------------------------------------------------
+
+  /// Ends the link to node `id` in order (what it queued goes out, then a
+  /// goodbye), if there is one; the watchers hear `node_down` with `why`.
+  void disconnect(uint64_t id, const caf::error& why);
+
   /// Returns the port of the metrics endpoint (0: none).
   uint16_t metrics_port() const {
     return metrics_ ? metrics_->port() : 0;
@@ -307,6 +319,9 @@ private:
   /// Guards `listeners_`.
   std::mutex listen_mtx_;
   std::vector<std::shared_ptr<net::listener>> listeners_;
+  /// Guards `cluster_figures_`, which scrapes read from the metrics thread.
+  std::mutex cluster_mtx_;
+  std::function<cluster_figures()> cluster_figures_;
   /// Last: it reads every member above from its own thread.
   std::unique_ptr<metrics_server> metrics_;
 };
