@@ -61,10 +61,15 @@ void local_actor_ended(daemon_actor* self, const caf::actor_addr& who) {
   }
 }
 
-// Returns whether `uid` is a member that is neither down nor removed.
-bool live_member(const daemon_state& st, uint64_t uid) {
-  auto* m = st.m->view().find(uid);
-  return m != nullptr && m->state < member_state::down;
+// Returns whether `uid` was a member that is down or removed now. Entries
+// from an incarnation this node does not know yet are kept: they may come
+// before the gossip that names it.
+bool gone_member(const daemon_state& st, uint64_t uid) {
+  auto& view = st.m->view();
+  if (view.tombstones.count(uid))
+    return true;
+  auto* m = view.find(uid);
+  return m != nullptr && m->state >= member_state::down;
 }
 
 // Why this node ends its link to a member that went down.
@@ -86,10 +91,7 @@ void stop_membership(daemon_actor* self) {
                + ") is " + to_string(me.state)
                + "; it no longer acts as a member and ends its links to the "
                  "members (restart it to rejoin)");
-  auto why = caf::make_error(errc::link_down,
-                             "this node was downed from cluster "
-                               + st.s.cfg.name
-                               + "; its links to the members end");
+  auto why = downed_self_error(st);
   for (auto& m : st.m->view().members)
     if (m.uid != st.s.uid)
       st.host->disconnect(m.uid, why);
@@ -99,6 +101,12 @@ void stop_membership(daemon_actor* self) {
 }
 
 } // namespace
+
+caf::error downed_self_error(const daemon_state& st) {
+  return caf::make_error(errc::link_down,
+                         "this node was downed from cluster " + st.s.cfg.name
+                           + "; its links to the members end");
+}
 
 bool first_seed(const daemon_state& st) {
   return !st.s.cfg.seeds.empty() && st.s.cfg.seeds.front() == st.s.cfg.address;
@@ -192,8 +200,18 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
   st.diverged_at = st.started;
   changed(self);
   self->set_down_handler([self](caf::down_msg& x) {
-    std::erase_if(self->state.peers,
-                  [&](auto& kv) { return kv.second.address() == x.source; });
+    auto& st = self->state;
+    for (auto i = st.peers.begin(); i != st.peers.end();) {
+      if (i->second.address() != x.source) {
+        ++i;
+        continue;
+      }
+      // The entries of a daemon that never became a member go with its
+      // link; a member's go when it is downed or removed.
+      if (st.m->view().find(i->first) == nullptr)
+        forget_entries(self, i->first);
+      i = st.peers.erase(i);
+    }
     local_actor_ended(self, x.source);
   });
   self->send(self, tick_atom::value);
@@ -235,6 +253,8 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
     [self](gossip_atom, const std::string& cluster, uint64_t from,
            const std::vector<std::byte>& bytes, const caf::actor& daemon) {
       auto& st = self->state;
+      if (st.stopped)
+        st.host->disconnect(from, downed_self_error(st));
       if (cluster != st.s.cfg.name || st.stopped)
         return;
       auto view = decode(bytes);
@@ -257,9 +277,11 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
           && (order == version_order::before || !view->seen.count(st.s.uid)))
         send_gossip(self, daemon);
     },
-    [self](heartbeat_atom, uint64_t, const caf::actor& from) {
+    [self](heartbeat_atom, uint64_t uid, const caf::actor& from) {
       auto& st = self->state;
-      if (!st.stopped && from)
+      if (st.stopped)
+        st.host->disconnect(uid, downed_self_error(st));
+      else if (from)
         self->send(from, heartbeat_ack_atom::value, st.s.uid);
     },
     [self](heartbeat_ack_atom, uint64_t uid) {
@@ -299,7 +321,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
     [self](reg_update_atom, uint64_t from, uint64_t id, const std::string& key,
            const caf::actor& whom) {
       auto& st = self->state;
-      if (!live_member(st, from))
+      if (gone_member(st, from))
         return;
       if (auto changed = st.registry.apply(from, id, key, whom, true);
           !changed.empty())

@@ -19,6 +19,7 @@
 #include "log_limiter.hpp"
 #include "watcher_set.hpp"
 
+#include <caf/error.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include <chrono>
@@ -75,6 +76,9 @@ struct daemon_state {
 using daemon_actor = caf::stateful_actor<daemon_state>;
 
 // -- daemon.cpp ---------------------------------------------------------------
+
+/// Why a downed node ends its links to the members.
+caf::error downed_self_error(const daemon_state& st);
 
 /// Returns whether this node is the first seed of its list.
 bool first_seed(const daemon_state& st);
