@@ -14,6 +14,8 @@
 //   find <key>        "found <n>": the actors under `key` this node knows
 //   ask <key>         "answers <a> <b> ...": asks each actor under `key`
 //                     (sorted; "error:<code>" for a failed request)
+//   register <key>    registers the service under `key` too;
+//                     "registered <key>"
 //   stream <key> <n>  sends 1..n one way to the first actor under `key`;
 //                     "streamed <n>"
 //   received          "received <count> <in order: 1|0>"
@@ -175,6 +177,11 @@ public:
     return out;
   }
 
+  std::string register_service(const std::string& key) {
+    auto ok = node_->register_actor(key, svc_);
+    return ok ? "registered " + key : "failed " + ferry::render(ok.error());
+  }
+
   std::string stream(const std::string& key, uint64_t n) {
     auto to = find(key);
     if (to.empty())
@@ -242,6 +249,8 @@ int main(int argc, char** argv) {
       answer = m.view();
     } else if (command == "find") {
       answer = "found " + std::to_string(m.find(key).size());
+    } else if (command == "register") {
+      answer = m.register_service(key);
     } else if (command == "ask") {
       answer = m.ask(key);
     } else if (command == "stream") {

@@ -81,14 +81,22 @@ caf::error downed_error(const daemon_state& st, const member_info& who) {
                              "incarnation, after a restart)");
 }
 
-// This node went down: it stops acting as a member and ends its links to
-// every other member.
+// This node is no member any more: it stops acting as one. A node that
+// was downed ends its links to every other member; one that left keeps them
+// (what it queued still goes out, and its program ends them when it stops
+// the node).
 void stop_membership(daemon_actor* self) {
   auto& st = self->state;
   st.stopped = true;
-  auto me = st.m->self();
+  st.watched.clear();
+  st.pub->set_phi({});
+  if (st.left) {
+    st.host->log("cluster " + st.s.cfg.name + ": this node ("
+                 + st.s.cfg.address + ") left the cluster");
+    return;
+  }
   st.host->log("cluster " + st.s.cfg.name + ": this node (" + st.s.cfg.address
-               + ") is " + to_string(me.state)
+               + ") is " + to_string(st.m->self().state)
                + "; it no longer acts as a member and ends its links to the "
                  "members (restart it to rejoin)");
   auto why = downed_self_error(st);
@@ -96,8 +104,6 @@ void stop_membership(daemon_actor* self) {
     if (m.uid != st.s.uid)
       st.host->disconnect(m.uid, why);
   st.peers.clear();
-  st.watched.clear();
-  st.pub->set_phi({});
 }
 
 } // namespace
@@ -166,12 +172,14 @@ void changed(daemon_actor* self) {
         break;
     }
   }
+  // The convergence time: from the last new version of the view this node
+  // saw to the moment every reachable member has seen it.
   auto now = st.s.now();
-  if (st.published_converged && !conv)
-    st.diverged_at = now;
-  else if (!st.published_converged && conv && st.m->joined())
-    st.pub->set_convergence(now - st.diverged_at);
   bool new_version = view.version != st.published.version;
+  if (new_version)
+    st.version_seen_at = now;
+  if (conv && st.m->joined() && (new_version || !st.published_converged))
+    st.pub->set_convergence(now - st.version_seen_at);
   st.published = view;
   st.published_converged = conv;
   auto me = st.m->self();
@@ -197,7 +205,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
   st.m = std::make_unique<membership>(st.s.cfg.address, st.s.uid,
                                       st.s.node_name);
   st.started = st.s.now();
-  st.diverged_at = st.started;
+  st.version_seen_at = st.started;
   changed(self);
   self->set_down_handler([self](caf::down_msg& x) {
     auto& st = self->state;
@@ -253,7 +261,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
     [self](gossip_atom, const std::string& cluster, uint64_t from,
            const std::vector<std::byte>& bytes, const caf::actor& daemon) {
       auto& st = self->state;
-      if (st.stopped)
+      if (st.stopped && !st.left)
         st.host->disconnect(from, downed_self_error(st));
       if (cluster != st.s.cfg.name || st.stopped)
         return;
@@ -279,9 +287,9 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
     },
     [self](heartbeat_atom, uint64_t uid, const caf::actor& from) {
       auto& st = self->state;
-      if (st.stopped)
+      if (st.stopped && !st.left)
         st.host->disconnect(uid, downed_self_error(st));
-      else if (from)
+      else if (!st.stopped && from)
         self->send(from, heartbeat_ack_atom::value, st.s.uid);
     },
     [self](heartbeat_ack_atom, uint64_t uid) {
@@ -293,6 +301,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
     [self](leave_atom) {
       auto& st = self->state;
       if (st.m->leave(st.s.uid)) {
+        st.left = true;
         changed(self);
         for (auto& [uid, whom] : st.peers)
           send_gossip(self, whom);

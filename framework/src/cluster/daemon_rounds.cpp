@@ -76,8 +76,9 @@ void add_peer(daemon_actor* self, uint64_t uid, const caf::actor& whom) {
   if (!whom)
     return;
   if (self->state.stopped) {
-    // A dial that was under way when this node went down.
-    self->state.host->disconnect(uid, downed_self_error(self->state));
+    // A dial that was under way when this node went down (or left).
+    if (!self->state.left)
+      self->state.host->disconnect(uid, downed_self_error(self->state));
     return;
   }
   auto& slot = self->state.peers[uid];

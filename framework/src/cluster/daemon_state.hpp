@@ -62,9 +62,13 @@ struct daemon_state {
   // The view last published, for the events.
   gossip published;
   bool published_converged = false;
-  // When the view last stopped being converged (for the convergence time).
-  clock::time_point diverged_at;
+  // When this node saw the current version first (for the convergence
+  // time).
+  clock::time_point version_seen_at;
+  // Whether this node acts as a member no more (downed, or removed), and
+  // whether it asked to leave.
   bool stopped = false;
+  bool left = false;
   std::mt19937_64 rng{std::random_device{}()};
   // The cluster registry, and the local actors that follow its keys.
   registry_table registry;

@@ -285,8 +285,8 @@ void write_cluster(writer& w, const cluster_figures& c) {
            "Members some watcher cannot reach.");
   w.sample("ferry_cluster_unreachable", {}, unreachable);
   w.family("ferry_cluster_convergence_seconds", "gauge",
-           "How long the last change of the view took to reach every "
-           "reachable member.");
+           "How long the last version of the view this node saw took, from "
+           "when the node saw it, to reach every reachable member.");
   w.sample("ferry_cluster_convergence_seconds", {}, c.convergence_seconds);
   w.family("ferry_cluster_member", "gauge",
            "One sample per member (value 1): its address, name, state and "
