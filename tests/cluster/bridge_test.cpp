@@ -21,6 +21,7 @@
 // skipped where neither works (ferry/test/namespaces.hpp). Everything it
 // makes (namespaces with their links, the members' stores) goes in the
 // fixture's destructor.
+#include "bridge_hosts.hpp"
 #include "bridge_payload.hpp"
 
 #include "ferry/store/object_store.hpp"
@@ -69,14 +70,9 @@ int64_t ms_since(std::chrono::steady_clock::time_point start) {
 
 class bridge_fixture : public testing::Test {
 protected:
-  bridge_fixture()
-    : tag_(std::to_string(getpid())),
-      net_(text("10.214.", getpid() % 250, ".")),
-      bridge_ns_("ferry-br-" + tag_) {
+  bridge_fixture() : tag_(std::to_string(getpid())), net_(members) {
     for (size_t i = 0; i < members; ++i) {
       names_.push_back(text("n", i + 1));
-      namespaces_.push_back(text("ferry-", names_[i], "-", tag_));
-      addresses_.push_back(text(net_, i + 1));
       stores_.push_back(text("ferry-bridge-", tag_, "-", names_[i]));
     }
   }
@@ -87,39 +83,8 @@ protected:
     for (auto& proc : procs_)
       proc->wait(10s);
     procs_.clear();
-    // Deleting a namespace deletes the links in it (both ends of a veth).
-    for (auto& ns : created_)
-      static_cast<void>(ip({"netns", "del", ns}));
     for (auto& name : stores_)
       static_cast<void>(ferry::store::object_store::remove(name));
-  }
-
-  /// Makes the bridge's namespace and one namespace per member with a veth
-  /// into the bridge and the member's address; returns the reason when
-  /// the machine does not allow it.
-  std::string set_up() {
-    auto veth = "fb" + std::to_string(getpid() % 100000);
-    if (!make_namespace(bridge_ns_))
-      return "cannot create a network namespace here (needs CAP_SYS_ADMIN)";
-    if (!ip({"-n", bridge_ns_, "link", "add", "br0", "type", "bridge"})
-        || !ip({"-n", bridge_ns_, "link", "set", "br0", "up"}))
-      return "cannot create a bridge in namespace " + bridge_ns_;
-    for (size_t i = 0; i < members; ++i) {
-      auto inner = text(veth, "n", i + 1);
-      auto outer = text(veth, "b", i + 1);
-      auto& ns = namespaces_[i];
-      if (!make_namespace(ns)
-          || !ip({"link", "add", inner, "netns", ns, "type", "veth", "peer",
-                  "name", outer, "netns", bridge_ns_})
-          || !ip({"-n", bridge_ns_, "link", "set", outer, "master", "br0",
-                  "up"})
-          || !ip({"-n", ns, "addr", "add", addresses_[i] + "/24", "dev",
-                  inner})
-          || !ip({"-n", ns, "link", "set", inner, "up"})
-          || !ip({"-n", ns, "link", "set", "lo", "up"}))
-        return "cannot connect namespace " + ns + " to the bridge";
-    }
-    return {};
   }
 
   /// Starts one member per namespace, each publishing on its address;
@@ -129,13 +94,13 @@ protected:
       procs_.push_back(std::make_unique<child_process>(
         ip_tool(),
         std::vector<std::string>{
-          "netns", "exec", namespaces_[i], FERRY_BRIDGE_MEMBER,
+          "netns", "exec", net_.ns(i), FERRY_BRIDGE_MEMBER,
           "--ferry.node-name=" + names_[i],
           text("--ferry.host-id=host-", i + 1),
           "--ferry.store.name=" + stores_[i],
           "--ferry.link.heartbeat-interval=1s",
           "--ferry.link.connection-timeout=5s"}));
-    auto answers = all([&](size_t i) { return "publish " + addresses_[i]; });
+    auto answers = all([&](size_t i) { return "publish " + net_.address(i); });
     for (size_t i = 0; i < members; ++i) {
       std::istringstream in{answers[i]};
       std::string word;
@@ -171,24 +136,11 @@ protected:
   }
 
   std::string tag_;
-  std::string net_;
-  std::string bridge_ns_;
+  bridge_hosts net_;
   std::vector<std::string> names_;
-  std::vector<std::string> namespaces_;
-  std::vector<std::string> addresses_;
   std::vector<std::string> stores_;
   uint16_t ports_[members] = {};
   std::vector<std::unique_ptr<child_process>> procs_;
-
-private:
-  bool make_namespace(const std::string& ns) {
-    if (!ip({"netns", "add", ns}))
-      return false;
-    created_.push_back(ns);
-    return true;
-  }
-
-  std::vector<std::string> created_;
 };
 
 /// The member `step` places after member `i`, round the ring.
@@ -203,7 +155,7 @@ TEST_F(bridge_fixture,
   // Arrange: the namespaces, the bridge and the members.
   FERRY_RUN_WITH_NETWORK_NAMESPACES();
   auto begin = std::chrono::steady_clock::now();
-  if (auto reason = set_up(); !reason.empty())
+  if (auto reason = net_.set_up(); !reason.empty())
     FERRY_SKIP_OR_FAIL(reason);
   auto namespaces_ms = ms_since(begin);
   auto reason = start_members();
@@ -227,7 +179,7 @@ TEST_F(bridge_fixture,
       auto answers = all(
         [&](size_t i) {
           auto j = after(i, step);
-          return text("connect ", names_[j], " ", addresses_[j], " ",
+          return text("connect ", names_[j], " ", net_.address(j), " ",
                       ports_[j]);
         },
         group);

@@ -3,7 +3,8 @@
 // cluster's defaults (gossip and heartbeats every 1 s, phi threshold 8, 3 s
 // acceptable pause, keep-majority after 10 s). The tests check, from what
 // each member reports of its view every 100-250 ms:
-//   - 50 trials of five members started in random order with random delays
+//   - 50 trials (FERRY_MEMBERSHIP_TRIALS) of five members started in random
+//     order with random delays
 //     up to 1 s, the seeds listed in a random order (the same list on every
 //     member): every member sees all five up and converged within 10 s;
 //   - a registration on one member is found on every other (the time it
@@ -32,6 +33,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -243,9 +245,14 @@ protected:
 
 TEST_F(membership, FiveMembersStartedInRandomOrderConvergeWithin10sIn50Trials) {
   FERRY_SET_UP_HOSTS();
+  // FERRY_MEMBERSHIP_TRIALS sets another number of trials (the sanitizer
+  // runs take fewer).
+  int trials = 50;
+  if (const char* value = std::getenv("FERRY_MEMBERSHIP_TRIALS"))
+    trials = std::max(1, std::atoi(value));
   std::mt19937 rng{std::random_device{}()};
   std::vector<int64_t> took;
-  for (int trial = 0; trial < 50; ++trial) {
+  for (int trial = 0; trial < trials; ++trial) {
     std::shuffle(seeds_.begin(), seeds_.end(), rng);
     std::vector<std::pair<int, size_t>> order; // (delay ms, member)
     std::uniform_int_distribution<int> delay{0, 1000};
@@ -266,7 +273,7 @@ TEST_F(membership, FiveMembersStartedInRandomOrderConvergeWithin10sIn50Trials) {
     stop_all();
   }
   std::sort(took.begin(), took.end());
-  std::cout << "[ membership ] 50 trials: all five up and converged after the "
+  std::cout << "[ membership ] " << trials << " trials: all five up and converged after the "
             << "last start in " << took.front() << " ms (min), "
             << took[took.size() / 2] << " ms (median), " << took.back()
             << " ms (max)" << std::endl;
