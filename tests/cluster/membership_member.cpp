@@ -27,10 +27,12 @@
 // It exits when stdin closes.
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
+#include "ferry/test/convergence_watch.hpp"
 
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -43,7 +45,6 @@ namespace {
 using namespace std::chrono_literals;
 
 using count_atom = caf::atom_constant<caf::atom("count")>;
-using converged_atom = caf::atom_constant<caf::atom("conv")>;
 
 struct service_state {
   uint64_t count = 0;
@@ -64,24 +65,6 @@ caf::behavior service(caf::stateful_actor<service_state>* self,
     [self](count_atom) {
       return std::make_tuple(self->state.count, self->state.in_order);
     },
-  };
-}
-
-struct watcher_state {
-  bool converged = false;
-};
-
-/// Remembers whether the last member event was `members_converged`.
-caf::behavior convergence_watcher(caf::stateful_actor<watcher_state>* self) {
-  auto set = [self](bool x) { self->state.converged = x; };
-  return {
-    [set](const ferry::members_converged&) { set(true); },
-    [set](const ferry::member_up&) { set(false); },
-    [set](const ferry::member_unreachable&) { set(false); },
-    [set](const ferry::member_reachable&) { set(false); },
-    [set](const ferry::member_down&) { set(false); },
-    [set](const ferry::member_removed&) { set(false); },
-    [self](converged_atom) { return self->state.converged; },
   };
 }
 
@@ -114,7 +97,8 @@ public:
     auto& sys = node_->system();
     svc_ = sys.spawn(service, cfg_.node_name + "/"
                                 + std::to_string(incarnation_));
-    watcher_ = sys.spawn(convergence_watcher);
+    converged_ = std::make_shared<std::atomic<bool>>(false);
+    watcher_ = sys.spawn(ferry::test::convergence_watch, converged_);
     node_->watch_members(watcher_);
     for (auto key : {std::string{"svc"}, "sink-" + cfg_.node_name})
       if (auto ok = node_->register_actor(key, svc_); !ok)
@@ -147,10 +131,7 @@ public:
     size_t links = 0;
     for (auto& p : node_->peers())
       links += p.up ? 1 : 0;
-    bool converged = false;
-    caf::scoped_actor self{node_->system()};
-    self->request(watcher_, 5s, converged_atom::value)
-      .receive([&](bool x) { converged = x; }, [](caf::error&) {});
+    bool converged = converged_->load();
     return "view self=" + self_state + " inc=" + std::to_string(incarnation_)
            + " links=" + std::to_string(links)
            + " converged=" + (converged ? "1" : "0") + " members=" + list;
@@ -221,6 +202,7 @@ private:
   std::unique_ptr<ferry::node> node_;
   caf::actor svc_;
   caf::actor watcher_;
+  std::shared_ptr<std::atomic<bool>> converged_;
   int incarnation_ = 0;
 };
 

@@ -7,15 +7,12 @@
 // scheduler and one I/O thread, without a store.
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
+#include "ferry/test/convergence_watch.hpp"
+#include "ferry/test/ports.hpp"
 
 #include <caf/all.hpp>
 
 #include <gtest/gtest.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,43 +29,6 @@ namespace {
 using namespace std::chrono_literals;
 using clock = std::chrono::steady_clock;
 
-/// Holds `k` ports of 127.0.0.1 bound until `release` (so that no two
-/// nodes of the test get one port).
-class port_block {
-public:
-  explicit port_block(size_t k) {
-    for (size_t i = 0; i < k; ++i) {
-      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-      socklen_t len = sizeof(addr);
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-      fds_.push_back(fd);
-      ports_.push_back(ntohs(addr.sin_port));
-    }
-  }
-
-  ~port_block() {
-    release();
-  }
-
-  void release() {
-    for (auto fd : fds_)
-      ::close(fd);
-    fds_.clear();
-  }
-
-  uint16_t operator[](size_t i) const {
-    return ports_[i];
-  }
-
-private:
-  std::vector<int> fds_;
-  std::vector<uint16_t> ports_;
-};
-
 /// Returns whether `n` sees `k` members, all up and reachable.
 bool sees_all_up(const ferry::node& n, size_t k) {
   auto members = n.members();
@@ -76,25 +36,6 @@ bool sees_all_up(const ferry::node& n, size_t k) {
          && std::all_of(members.begin(), members.end(), [](auto& m) {
               return m.status == ferry::member_status::up && m.reachable;
             });
-}
-
-/// Counts `members_converged` events.
-struct convergence_state {
-  std::shared_ptr<std::atomic<bool>> converged;
-};
-
-caf::behavior convergence_watcher(caf::stateful_actor<convergence_state>* self,
-                                  std::shared_ptr<std::atomic<bool>> flag) {
-  self->state.converged = std::move(flag);
-  auto set = [self](bool x) { self->state.converged->store(x); };
-  return {
-    [set](const ferry::members_converged&) { set(true); },
-    [set](const ferry::member_up&) { set(false); },
-    [set](const ferry::member_unreachable&) { set(false); },
-    [set](const ferry::member_reachable&) { set(false); },
-    [set](const ferry::member_down&) { set(false); },
-    [set](const ferry::member_removed&) { set(false); },
-  };
 }
 
 /// Starts `k` nodes (the first two are the seeds) and returns the
@@ -124,7 +65,7 @@ int64_t converge(size_t k) {
     if (!n)
       return -1;
     auto flag = std::make_shared<std::atomic<bool>>(false);
-    watchers.push_back((*n)->system().spawn(convergence_watcher, flag));
+    watchers.push_back((*n)->system().spawn(convergence_watch, flag));
     (*n)->watch_members(watchers.back());
     converged.push_back(std::move(flag));
     nodes.push_back(std::move(*n));

@@ -6,10 +6,7 @@
 // after 20 s.
 #include "two_nodes.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include "ferry/test/ports.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -20,19 +17,6 @@ namespace ferry::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-/// Returns a port of 127.0.0.1 that was free a moment ago.
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 /// Waits up to 20 s for `pred`; returns whether it held.
 template <class Pred>
@@ -60,8 +44,10 @@ protected:
   /// Starts `k` nodes named a, b, ... in cluster `name` with every node's
   /// address as a seed (a's first).
   void start(size_t k, const std::string& name = "test") {
+    port_block ports{k};
     for (size_t i = 0; i < k; ++i)
-      addresses.push_back("127.0.0.1:" + std::to_string(free_port()));
+      addresses.push_back("127.0.0.1:" + std::to_string(ports[i]));
+    ports.release();
     for (size_t i = 0; i < k; ++i)
       start_one(i, name, addresses);
   }
