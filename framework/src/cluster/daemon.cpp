@@ -159,8 +159,13 @@ void changed(daemon_actor* self) {
         break;
       case member_event::down:
         forget_entries(self, e.who.uid);
-        if (e.who.uid != st.s.uid)
+        if (e.who.uid != st.s.uid) {
+          // The downed member hears of it before its link ends (the link
+          // sends what it queued first), so that it stops too.
+          if (auto peer = st.peers.find(e.who.uid); peer != st.peers.end())
+            send_gossip(self, peer->second);
           st.host->disconnect(e.who.uid, downed_error(st, info));
+        }
         st.pub->tell(caf::make_message(member_down{info}));
         break;
       case member_event::removed:
@@ -342,14 +347,18 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
           !changed.empty())
         tell_subscribers(self, changed);
     },
+    [self](view_atom) { return encoded_view(self->state); },
     [self](down_atom, const std::string& address) -> caf::result<bool> {
       auto& st = self->state;
       bool any = false;
       for (auto& m : st.m->view().members)
         if (m.address == address)
           any |= st.m->down(m.uid);
-      if (any)
+      if (any) {
+        st.host->log("cluster " + st.s.cfg.name + ": the member at "
+                     + address + " is downed on an operator's word");
         changed(self);
+      }
       return any;
     },
   };

@@ -21,6 +21,11 @@
 //   reg_remove_atom, from, id            (one way: that entry is gone)
 //   leave_atom, register_atom, find_atom, subscribe_atom
 //                                        (from the node's own API)
+//   down_atom, address -> bool           (from the node's API or the
+//                                         `ferry-cluster` tool: downs the
+//                                         member at `address`)
+//   view_atom -> view                    (the `ferry-cluster` tool: this
+//                                         node's view, encoded)
 //
 // Thread-safety: constants.
 #pragma once
@@ -52,5 +57,6 @@ using find_atom = caf::atom_constant<caf::atom("fc_find")>;
 using subscribe_atom = caf::atom_constant<caf::atom("fc_sub")>;
 using reg_update_atom = caf::atom_constant<caf::atom("fc_regupd")>;
 using reg_remove_atom = caf::atom_constant<caf::atom("fc_regrem")>;
+using view_atom = caf::atom_constant<caf::atom("fc_view")>;
 
 } // namespace ferry::detail::cluster
