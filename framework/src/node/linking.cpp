@@ -74,7 +74,9 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
   // The peer hears when this node's default actor ends.
   if (auto whom = exposed_.find(exposed_.default_id()))
     link->export_actor(whom);
-  watch_.up(peer.who.node_name);
+  // A link taken down meanwhile (its peer gone, the cluster ending it)
+  // reported its `down` already: it never reads as up after that.
+  watch_.up(peer.who.node_name, [&link] { return !link->is_down(); });
   return admitted;
 }
 

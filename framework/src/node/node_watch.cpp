@@ -15,25 +15,20 @@ void node_watch::unwatch(const caf::actor& whom) {
   watchers_.remove(whom);
 }
 
-void node_watch::up(const std::string& node) {
-  std::vector<caf::actor> to;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    peers_[node] = peer_state{node, true, caf::error{}};
-    to = watchers_.live();
-  }
-  for (auto& whom : to)
+void node_watch::up(const std::string& node,
+                    const std::function<bool()>& still_up) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (!still_up())
+    return; // it went down first: its `down` came or comes, not this
+  peers_[node] = peer_state{node, true, caf::error{}};
+  for (auto& whom : watchers_.live())
     caf::anon_send(whom, node_up{node});
 }
 
 void node_watch::down(const std::string& node, const caf::error& reason) {
-  std::vector<caf::actor> to;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    peers_[node] = peer_state{node, false, reason};
-    to = watchers_.live();
-  }
-  for (auto& whom : to)
+  std::lock_guard<std::mutex> guard{mtx_};
+  peers_[node] = peer_state{node, false, reason};
+  for (auto& whom : watchers_.live())
     caf::anon_send(whom, node_down{node, reason});
 }
 

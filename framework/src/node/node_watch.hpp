@@ -7,7 +7,9 @@
 // held weakly: an actor that ends stops watching without unwatching.
 //
 // Thread-safety: every member function may be called from any thread; one
-// mutex guards the view and the watchers. Events are sent after the lock.
+// mutex guards the view and the watchers, and events are sent under it, so
+// every watcher hears a node's ups and downs in the order the view took
+// them (sending only enqueues into the watchers' mailboxes).
 #pragma once
 
 #include "ferry/node_events.hpp"
@@ -17,6 +19,7 @@
 #include <caf/actor.hpp>
 #include <caf/error.hpp>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -32,8 +35,11 @@ public:
   /// Stops sending node events to `whom`.
   void unwatch(const caf::actor& whom);
 
-  /// A link to the node named `node` was made.
-  void up(const std::string& node);
+  /// A link to the node named `node` was made; recorded only if
+  /// `still_up()` (asked under the lock) says the link is not down yet, so
+  /// that a link taken down while it was being made never reads as up
+  /// after its `down`.
+  void up(const std::string& node, const std::function<bool()>& still_up);
 
   /// The link to the node named `node` went down for `reason`.
   void down(const std::string& node, const caf::error& reason);
