@@ -19,8 +19,8 @@
 //   - a member whose CPU four busy loops steal for 10 s stays up and
 //     reachable everywhere;
 //   - a graceful leave is seen as removed on every member within two gossip
-//     rounds, and the messages the leaver sent just before arrive, all of
-//     them, in order.
+//     rounds (with rounds an hour apart: within none), and the messages the
+//     leaver sent just before arrive, all of them, in order.
 // Each test runs as root or inside a user namespace of its own and is
 // skipped where neither works (ferry/test/namespaces.hpp).
 #include "bridge_hosts.hpp"
@@ -145,13 +145,13 @@ protected:
 
   /// Starts member `i`; returns what went wrong (empty: it started).
   std::string start(size_t i) {
-    procs_[i] = std::make_unique<child_process>(
-      ip_tool(), std::vector<std::string>{
-                   "netns", "exec", net_.ns(i), FERRY_MEMBERSHIP_MEMBER,
-                   "--ferry.node-name=" + name_of(i), "--ferry.store.disabled",
-                   "--ferry.cluster.name=membership",
-                   "--ferry.cluster.address=" + net_.address(i) + ":" + port,
-                   seeds_flag()});
+    std::vector<std::string> args{
+      "netns", "exec", net_.ns(i), FERRY_MEMBERSHIP_MEMBER,
+      "--ferry.node-name=" + name_of(i), "--ferry.store.disabled",
+      "--ferry.cluster.name=membership",
+      "--ferry.cluster.address=" + net_.address(i) + ":" + port, seeds_flag()};
+    args.insert(args.end(), extra_flags_.begin(), extra_flags_.end());
+    procs_[i] = std::make_unique<child_process>(ip_tool(), std::move(args));
     auto line = procs_[i]->read_line(30s);
     return line && *line == "started" ? std::string{}
                                       : name_of(i) + ": "
@@ -233,6 +233,8 @@ protected:
 
   bridge_hosts net_;
   std::vector<size_t> seeds_;
+  /// Flags every member starts with besides the usual ones.
+  std::vector<std::string> extra_flags_;
   std::vector<std::unique_ptr<child_process>> procs_;
 };
 
@@ -422,6 +424,9 @@ TEST_F(membership, AMemberWhoseCpuIsStolenFor10sStaysUp) {
 
 TEST_F(membership, AGracefulLeaveIsSeenWithinTwoGossipRoundsAndLosesNothing) {
   FERRY_SET_UP_HOSTS();
+  // Gossip rounds an hour apart: after the first (when a member joins), no
+  // round comes within the test, so a removal seen everywhere took none.
+  extra_flags_ = {"--ferry.cluster.gossip-interval=3600s"};
   ASSERT_EQ(start_all(), "");
   ASSERT_GE(wait_all_up(everyone(), hosts), 0) << views(everyone());
   ASSERT_GE(poll(
@@ -439,8 +444,8 @@ TEST_F(membership, AGracefulLeaveIsSeenWithinTwoGossipRoundsAndLosesNothing) {
   auto removed_ms = poll(
     others, [](size_t, const view& v) { return !v.members.count("n5"); }, 10s,
     20ms);
-  ASSERT_GE(removed_ms, 0) << views(others);
-  EXPECT_LE(removed_ms, 2000) << "more than two gossip rounds (1 s each)";
+  ASSERT_GE(removed_ms, 0) << "n5 not removed everywhere without a gossip "
+                               "round" << views(others);
   ASSERT_GE(poll(
               {0},
               [&](size_t, const view&) {

@@ -5,8 +5,9 @@
 // the members, sends the watchers the events between the last published
 // view and this one, ends the links to members that went down (to every
 // member when this node went down), and sends a new version of the view at
-// once to every peer that has not seen it, so that a change spreads in one
-// round trip rather than one gossip round per member.
+// once to every peer that has not seen it, and a view it sees converge to
+// every peer, so that a change spreads and converges in round trips rather
+// than gossip rounds.
 #include "cluster/daemon_state.hpp"
 
 #include "cluster/protocol.hpp"
@@ -185,6 +186,7 @@ void changed(daemon_actor* self) {
     st.version_seen_at = now;
   if (conv && st.m->joined() && (new_version || !st.published_converged))
     st.pub->set_convergence(now - st.version_seen_at);
+  bool was_converged = st.published_converged;
   st.published = view;
   st.published_converged = conv;
   auto me = st.m->self();
@@ -192,9 +194,15 @@ void changed(daemon_actor* self) {
     stop_membership(self);
     return;
   }
-  if (new_version && !st.stopped)
+  if (st.stopped)
+    return;
+  // A new version goes to every peer that has not seen it; a view this node
+  // sees converge goes to every peer, whose seen sets may lack members that
+  // told only this node (so convergence needs no gossip round either).
+  bool now_converged = conv && !was_converged && st.m->joined();
+  if (new_version || now_converged)
     for (auto& [uid, whom] : st.peers)
-      if (!view.seen.count(uid))
+      if (now_converged || !view.seen.count(uid))
         send_gossip(self, whom);
 }
 
