@@ -5,9 +5,8 @@
 // the members, sends the watchers the events between the last published
 // view and this one, ends the links to members that went down (to every
 // member when this node went down), and sends a new version of the view at
-// once to every peer that has not seen it, and a view it sees converge to
-// every peer, so that a change spreads and converges in round trips rather
-// than gossip rounds.
+// once to every peer that has not seen it, so that a change spreads in one
+// round trip rather than one gossip round per member.
 #include "cluster/daemon_state.hpp"
 
 #include "cluster/protocol.hpp"
@@ -82,6 +81,13 @@ caf::error downed_error(const daemon_state& st, const member_info& who) {
                              "incarnation, after a restart)");
 }
 
+// Why a downed node ends its links to the members.
+caf::error downed_self_error(const daemon_state& st) {
+  return caf::make_error(errc::link_down,
+                         "this node was downed from cluster " + st.s.cfg.name
+                           + "; its links to the members end");
+}
+
 // This node is no member any more: it stops acting as one. A node that
 // was downed ends its links to every other member; one that left keeps them
 // (what it queued still goes out, and its program ends them when it stops
@@ -109,10 +115,13 @@ void stop_membership(daemon_actor* self) {
 
 } // namespace
 
-caf::error downed_self_error(const daemon_state& st) {
-  return caf::make_error(errc::link_down,
-                         "this node was downed from cluster " + st.s.cfg.name
-                           + "; its links to the members end");
+bool refuse_as_downed(daemon_actor* self, uint64_t uid) {
+  auto& st = self->state;
+  if (!st.stopped)
+    return false;
+  if (!st.left)
+    st.host->disconnect(uid, downed_self_error(st));
+  return true;
 }
 
 bool first_seed(const daemon_state& st) {
@@ -186,7 +195,6 @@ void changed(daemon_actor* self) {
     st.version_seen_at = now;
   if (conv && st.m->joined() && (new_version || !st.published_converged))
     st.pub->set_convergence(now - st.version_seen_at);
-  bool was_converged = st.published_converged;
   st.published = view;
   st.published_converged = conv;
   auto me = st.m->self();
@@ -194,15 +202,9 @@ void changed(daemon_actor* self) {
     stop_membership(self);
     return;
   }
-  if (st.stopped)
-    return;
-  // A new version goes to every peer that has not seen it; a view this node
-  // sees converge goes to every peer, whose seen sets may lack members that
-  // told only this node (so convergence needs no gossip round either).
-  bool now_converged = conv && !was_converged && st.m->joined();
-  if (new_version || now_converged)
+  if (new_version && !st.stopped)
     for (auto& [uid, whom] : st.peers)
-      if (now_converged || !view.seen.count(uid))
+      if (!view.seen.count(uid))
         send_gossip(self, whom);
 }
 
@@ -274,9 +276,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
     [self](gossip_atom, const std::string& cluster, uint64_t from,
            const std::vector<std::byte>& bytes, const caf::actor& daemon) {
       auto& st = self->state;
-      if (st.stopped && !st.left)
-        st.host->disconnect(from, downed_self_error(st));
-      if (cluster != st.s.cfg.name || st.stopped)
+      if (refuse_as_downed(self, from) || cluster != st.s.cfg.name)
         return;
       auto view = decode(bytes);
       if (!view) {
@@ -299,11 +299,8 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
         send_gossip(self, daemon);
     },
     [self](heartbeat_atom, uint64_t uid, const caf::actor& from) {
-      auto& st = self->state;
-      if (st.stopped && !st.left)
-        st.host->disconnect(uid, downed_self_error(st));
-      else if (!st.stopped && from)
-        self->send(from, heartbeat_ack_atom::value, st.s.uid);
+      if (!refuse_as_downed(self, uid) && from)
+        self->send(from, heartbeat_ack_atom::value, self->state.s.uid);
     },
     [self](heartbeat_ack_atom, uint64_t uid) {
       auto& st = self->state;

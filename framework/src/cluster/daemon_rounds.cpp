@@ -75,12 +75,8 @@ void dial(daemon_actor* self, const std::string& address,
 void add_peer(daemon_actor* self, uint64_t uid, const caf::actor& whom) {
   if (!whom)
     return;
-  if (self->state.stopped) {
-    // A dial that was under way when this node went down (or left).
-    if (!self->state.left)
-      self->state.host->disconnect(uid, downed_self_error(self->state));
-    return;
-  }
+  if (refuse_as_downed(self, uid))
+    return; // a dial that was under way when this node went down or left
   auto& slot = self->state.peers[uid];
   if (slot == whom)
     return;

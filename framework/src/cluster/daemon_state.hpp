@@ -81,8 +81,10 @@ using daemon_actor = caf::stateful_actor<daemon_state>;
 
 // -- daemon.cpp ---------------------------------------------------------------
 
-/// Why a downed node ends its links to the members.
-caf::error downed_self_error(const daemon_state& st);
+/// Returns whether this node acts as a member no more (downed, or left);
+/// a downed node then ends its link to incarnation `uid`, which still
+/// contacts it.
+bool refuse_as_downed(daemon_actor* self, uint64_t uid);
 
 /// Returns whether this node is the first seed of its list.
 bool first_seed(const daemon_state& st);
