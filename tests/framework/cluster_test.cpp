@@ -173,7 +173,13 @@ TEST_F(cluster, ANodeThatVanishesIsUnreachableThenDownedAndRemoved) {
   EXPECT_TRUE(eventually([&] {
     std::lock_guard<std::mutex> guard{seen->mtx};
     return seen->kinds.size() == 3;
-  }));
+  })) << "heard: " << [&] {
+    std::lock_guard<std::mutex> guard{seen->mtx};
+    std::string out;
+    for (auto& k : seen->kinds)
+      out += k + " ";
+    return out;
+  }();
   caf::anon_send_exit(watcher, caf::exit_reason::user_shutdown);
 }
 

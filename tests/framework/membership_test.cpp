@@ -216,3 +216,24 @@ TEST(membership, DiffReportsWhatAWatcherSees) {
     {member_event::converged, 1}};
   EXPECT_EQ(got, want);
 }
+
+TEST(membership, DiffReportsAMemberUnreachableBeforeDownWhenBothCameAtOnce) {
+  gossip before;
+  before.members = {{address_of(1), 1, member_state::up, 1},
+                    {address_of(2), 2, member_state::up, 2},
+                    {address_of(3), 3, member_state::up, 3},
+                    {address_of(4), 4, member_state::up, 4}};
+  auto after = before;
+  after.members[2].state = member_state::down;    // 3 unreachable and down
+  after.reachability.push_back({2, 3, false, 1});
+  after.members[3].state = member_state::down;    // 4 downed while reachable
+  auto events = membership::diff(before, true, after, true, 1);
+  std::vector<std::pair<member_event::kind_t, uint64_t>> got;
+  for (auto& e : events)
+    got.emplace_back(e.kind, e.who.uid);
+  std::vector<std::pair<member_event::kind_t, uint64_t>> want{
+    {member_event::unreachable, 3},
+    {member_event::down, 3},
+    {member_event::down, 4}};
+  EXPECT_EQ(got, want);
+}

@@ -1,12 +1,13 @@
 // daemon: see cluster/daemon.hpp and cluster/daemon_state.hpp.
 //
 // This file answers the daemon's messages and publishes the view: every
-// change of the view ends in `changed`, which lets the leader act, publishes
-// the members, sends the watchers the events between the last published
-// view and this one, ends the links to members that went down (to every
-// member when this node went down), and sends a new version of the view at
-// once to every peer that has not seen it, so that a change spreads in one
-// round trip rather than one gossip round per member.
+// change of the view ends in `changed`, which publishes the members, sends
+// the watchers the events between the last published view and this one,
+// ends the links to members that went down (to every member when this node
+// went down), lets the leader act on the change (and publishes that too),
+// and sends a new version of the view at once to every peer that has not
+// seen it, so that a change spreads in one round trip rather than one gossip
+// round per member.
 #include "cluster/daemon_state.hpp"
 
 #include "cluster/protocol.hpp"
@@ -140,10 +141,12 @@ void send_entries(daemon_actor* self, const caf::actor& to) {
     self->send(to, reg_update_atom::value, st.s.uid, id, e.key, e.who);
 }
 
-void changed(daemon_actor* self) {
+namespace {
+
+// Publishes the members and sends the watchers the events between the view
+// last published and the current one.
+void publish_events(daemon_actor* self) {
   auto& st = self->state;
-  if (!st.stopped)
-    st.m->leader_actions();
   auto& view = st.m->view();
   auto conv = st.m->converged();
   auto events = membership::diff(st.published, st.published_converged, view,
@@ -187,16 +190,32 @@ void changed(daemon_actor* self) {
         break;
     }
   }
-  // The convergence time: from the last new version of the view this node
-  // saw to the moment every reachable member has seen it.
-  auto now = st.s.now();
-  bool new_version = view.version != st.published.version;
-  if (new_version)
-    st.version_seen_at = now;
-  if (conv && st.m->joined() && (new_version || !st.published_converged))
-    st.pub->set_convergence(now - st.version_seen_at);
   st.published = view;
   st.published_converged = conv;
+}
+
+} // namespace
+
+void changed(daemon_actor* self) {
+  auto& st = self->state;
+  auto version_before = st.published.version;
+  bool converged_before = st.published_converged;
+  // What the last change brought is published before the leader acts on it:
+  // a merge that downs a member can also converge the view, and the leader
+  // then removes the member at once; watchers still hear it downed first.
+  publish_events(self);
+  if (!st.stopped && st.m->leader_actions())
+    publish_events(self);
+  // The convergence time: from the last new version of the view this node
+  // saw to the moment every reachable member has seen it.
+  auto& view = st.m->view();
+  auto now = st.s.now();
+  bool new_version = view.version != version_before;
+  if (new_version)
+    st.version_seen_at = now;
+  if (st.published_converged && st.m->joined()
+      && (new_version || !converged_before))
+    st.pub->set_convergence(now - st.version_seen_at);
   auto me = st.m->self();
   if (!st.stopped && me.state >= member_state::down && st.m->joined()) {
     stop_membership(self);

@@ -238,12 +238,18 @@ membership::diff(const gossip& before, bool converged_before,
     auto was = prev != nullptr ? prev->state : member_state::joining;
     if (m.state == member_state::up && was == member_state::joining)
       out.push_back({member_event::up, m});
-    if (m.state == member_state::down && (prev == nullptr || was != m.state))
-      out.push_back({member_event::down, m});
-    if (m.state >= member_state::down)
-      continue;
     bool now_unreachable = after.unreachable(m.uid);
     bool then_unreachable = prev != nullptr && before.unreachable(m.uid);
+    if (m.state == member_state::down && (prev == nullptr || was != m.state)) {
+      // A member that went unreachable and was downed within one change of
+      // this view (another member saw it first) is reported unreachable
+      // first, so watchers hear the same story on every member.
+      if (now_unreachable && !then_unreachable && prev != nullptr)
+        out.push_back({member_event::unreachable, m});
+      out.push_back({member_event::down, m});
+    }
+    if (m.state >= member_state::down)
+      continue;
     if (now_unreachable && !then_unreachable)
       out.push_back({member_event::unreachable, m});
     else if (!now_unreachable && then_unreachable)
