@@ -5,8 +5,13 @@ include(GNUInstallDirs)
 
 # Warnings for ferry's own code. FERRY_WERROR (on in CI presets) turns them into
 # errors. Third-party headers are included as SYSTEM by their imported targets.
+# Under clang, -Wthread-safety checks the locking annotations
+# (ferry/serializers/detail/thread_safety.hpp).
 function(ferry_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
   if(FERRY_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
     if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

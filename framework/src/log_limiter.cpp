@@ -9,7 +9,7 @@ std::optional<std::string> log_limiter::pass(const std::string& line) {
   auto now = std::chrono::steady_clock::now();
   uint64_t left_out = 0;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (last_ && now - *last_ < interval_) {
       ++left_out_;
       return std::nullopt;

@@ -8,9 +8,10 @@
 // Thread-safety: `pass` may be called from any thread.
 #pragma once
 
+#include "thread_safety.hpp"
+
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -29,9 +30,10 @@ public:
 
 private:
   std::chrono::steady_clock::duration interval_;
-  std::mutex mtx_;
-  std::optional<std::chrono::steady_clock::time_point> last_;
-  uint64_t left_out_ = 0;
+  mutex mtx_;
+  std::optional<std::chrono::steady_clock::time_point> last_
+    FERRY_GUARDED_BY(mtx_);
+  uint64_t left_out_ FERRY_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace ferry::detail
