@@ -1,8 +1,9 @@
 #include "ferry/serializers/detail/buffer_pool.hpp"
 
+#include "ferry/serializers/detail/thread_safety.hpp"
+
 #include <atomic>
 #include <memory>
-#include <mutex>
 
 namespace ferry::serializers::detail {
 
@@ -13,9 +14,9 @@ constexpr size_t max_buffers = 8;
 constexpr size_t max_pooled_bytes = size_t{256} << 20;
 
 struct pool {
-  std::mutex mtx;
-  std::vector<std::vector<std::byte>> buffers;
-  size_t bytes = 0;
+  mutex mtx;
+  std::vector<std::vector<std::byte>> buffers FERRY_GUARDED_BY(mtx);
+  size_t bytes FERRY_GUARDED_BY(mtx) = 0;
   /// `buffers.size()`, written under `mtx`, read without it: a thread
   /// finds the pool empty without taking the lock.
   std::atomic<size_t> count{0};
@@ -32,7 +33,7 @@ void give_back(std::vector<std::byte>&& buf) {
   if (cap < min_pooled || cap > max_pooled_bytes)
     return;
   auto& p = the_pool();
-  std::lock_guard<std::mutex> guard{p.mtx};
+  lock_guard guard{p.mtx};
   if (p.buffers.size() >= max_buffers || p.bytes + cap > max_pooled_bytes)
     return;
   buf.clear();
@@ -55,7 +56,7 @@ std::vector<std::byte> take_buffer() {
   auto& p = the_pool();
   if (p.count.load(std::memory_order_relaxed) == 0)
     return std::move(thread_spare());
-  std::lock_guard<std::mutex> guard{p.mtx};
+  lock_guard guard{p.mtx};
   if (p.buffers.empty())
     return std::move(thread_spare());
   auto result = std::move(p.buffers.back());

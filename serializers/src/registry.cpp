@@ -86,7 +86,7 @@ std::shared_ptr<const registry::state> registry::snapshot() const noexcept {
 
 template <class F>
 bool registry::update(F&& f) {
-  std::lock_guard<std::mutex> guard{write_mutex_};
+  detail::lock_guard guard{write_mutex_};
   auto next = std::make_shared<state>(*state_.load());
   if (!f(*next))
     return false;

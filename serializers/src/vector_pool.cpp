@@ -7,9 +7,10 @@
 // gigabyte unmaps it, which takes milliseconds.
 #include "ferry/serializers/detail/vector_pool.hpp"
 
+#include "ferry/serializers/detail/thread_safety.hpp"
+
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 
 namespace ferry::serializers {
 
@@ -28,13 +29,13 @@ struct kept_vector {
 struct pool_state {
   std::atomic<uint64_t> min_bytes{vector_pool_limits{}.min_bytes};
   std::atomic<uint64_t> max_bytes{vector_pool_limits{}.max_bytes};
-  std::mutex mtx;
-  vector_pool_limits limits;
-  std::vector<kept_vector> kept;
-  uint64_t kept_bytes = 0;
-  uint64_t reused = 0;
-  uint64_t missed = 0;
-  uint64_t freed = 0;
+  detail::mutex mtx;
+  vector_pool_limits limits FERRY_GUARDED_BY(mtx);
+  std::vector<kept_vector> kept FERRY_GUARDED_BY(mtx);
+  uint64_t kept_bytes FERRY_GUARDED_BY(mtx) = 0;
+  uint64_t reused FERRY_GUARDED_BY(mtx) = 0;
+  uint64_t missed FERRY_GUARDED_BY(mtx) = 0;
+  uint64_t freed FERRY_GUARDED_BY(mtx) = 0;
 };
 
 pool_state& the_pool() {
@@ -44,8 +45,9 @@ pool_state& the_pool() {
 }
 
 /// Moves the vectors idle too long (all with `all`), then the oldest while
-/// more than `max_bytes` are kept, into `out`. Requires `st.mtx`.
-void evict(pool_state& st, bool all, std::vector<kept_vector>& out) {
+/// more than `max_bytes` are kept, into `out`.
+void evict(pool_state& st, bool all, std::vector<kept_vector>& out)
+  FERRY_REQUIRES(st.mtx) {
   auto deadline = clock_type::now() - st.limits.max_idle;
   auto first_kept = std::stable_partition(
     st.kept.begin(), st.kept.end(),
@@ -75,7 +77,7 @@ void destroy_all(std::vector<kept_vector>& xs) noexcept {
 
 vector_pool_limits vector_pool_config() {
   auto& st = the_pool();
-  std::lock_guard<std::mutex> guard{st.mtx};
+  detail::lock_guard guard{st.mtx};
   return st.limits;
 }
 
@@ -83,7 +85,7 @@ void vector_pool_config(const vector_pool_limits& limits) {
   auto& st = the_pool();
   std::vector<kept_vector> evicted;
   {
-    std::lock_guard<std::mutex> guard{st.mtx};
+    detail::lock_guard guard{st.mtx};
     st.limits = limits;
     st.min_bytes = limits.min_bytes;
     st.max_bytes = limits.max_bytes;
@@ -94,7 +96,7 @@ void vector_pool_config(const vector_pool_limits& limits) {
 
 vector_pool_counters vector_pool_stats() {
   auto& st = the_pool();
-  std::lock_guard<std::mutex> guard{st.mtx};
+  detail::lock_guard guard{st.mtx};
   vector_pool_counters result;
   result.kept = st.kept.size();
   result.kept_bytes = st.kept_bytes;
@@ -108,7 +110,7 @@ void trim_vector_pool(bool all) {
   auto& st = the_pool();
   std::vector<kept_vector> evicted;
   {
-    std::lock_guard<std::mutex> guard{st.mtx};
+    detail::lock_guard guard{st.mtx};
     evict(st, all, evicted);
   }
   destroy_all(evicted);
@@ -129,7 +131,7 @@ void* take_pooled(const std::type_info& element, size_t bytes) noexcept {
   void* result = nullptr;
   std::vector<kept_vector> evicted;
   {
-    std::lock_guard<std::mutex> guard{st.mtx};
+    detail::lock_guard guard{st.mtx};
     // Best fit among vectors of this element type no more than twice as
     // large: a small message must not hold on to a huge block that the next
     // huge message would then have to allocate anew. Among equal fits the
@@ -166,7 +168,7 @@ bool give_pooled(const std::type_info& element, void* vec, size_t bytes,
   std::vector<kept_vector> evicted;
   bool kept = false;
   {
-    std::lock_guard<std::mutex> guard{st.mtx};
+    detail::lock_guard guard{st.mtx};
     if (bytes < st.limits.min_bytes || bytes > st.limits.max_bytes)
       return false;
     try {

@@ -1,7 +1,8 @@
 #include "ferry/store/log.hpp"
 
+#include "thread_safety.hpp"
+
 #include <cstdio>
-#include <mutex>
 #include <utility>
 #include <string>
 
@@ -9,9 +10,9 @@ namespace ferry::store {
 
 namespace {
 
-std::mutex log_mtx;
+detail::mutex log_mtx;
 
-log_hook& current_hook() {
+log_hook& current_hook() FERRY_REQUIRES(log_mtx) {
   static log_hook instance;
   return instance;
 }
@@ -19,14 +20,14 @@ log_hook& current_hook() {
 } // namespace
 
 log_hook set_log_hook(log_hook hook) {
-  std::lock_guard guard{log_mtx};
+  detail::lock_guard guard{log_mtx};
   return std::exchange(current_hook(), std::move(hook));
 }
 
 void log_warning(std::string_view line) {
   log_hook hook;
   {
-    std::lock_guard guard{log_mtx};
+    detail::lock_guard guard{log_mtx};
     hook = current_hook();
   }
   if (hook) {

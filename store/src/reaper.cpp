@@ -14,9 +14,15 @@ void reaper::start(std::chrono::milliseconds interval,
   if (interval.count() <= 0)
     return;
   thread_ = std::thread{[this, interval, task = std::move(task)] {
-    std::unique_lock lock{mtx_};
+    unique_lock lock{mtx_};
     while (!stopping_) {
-      if (cv_.wait_for(lock, interval, [this] { return stopping_; }))
+      // Wait out the interval (spurious wake-ups wait on); stop wakes it.
+      auto until = std::chrono::steady_clock::now() + interval;
+      while (!stopping_ && cv_.wait_until(lock.native(), until)
+                             == std::cv_status::no_timeout) {
+        // nop
+      }
+      if (stopping_)
         break;
       lock.unlock();
       task();
@@ -27,7 +33,7 @@ void reaper::start(std::chrono::milliseconds interval,
 
 void reaper::stop() {
   {
-    std::lock_guard lock{mtx_};
+    lock_guard lock{mtx_};
     stopping_ = true;
   }
   cv_.notify_all();

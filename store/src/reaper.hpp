@@ -11,10 +11,11 @@
 // to then.
 #pragma once
 
+#include "thread_safety.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 namespace ferry::store::detail {
@@ -37,9 +38,9 @@ public:
   void stop();
 
 private:
-  std::mutex mtx_;
+  mutex mtx_;
   std::condition_variable cv_;
-  bool stopping_ = false;
+  bool stopping_ FERRY_GUARDED_BY(mtx_) = false;
   std::thread thread_;
 };
 

@@ -20,12 +20,12 @@
 #include "process_table.hpp"
 #include "spill.hpp"
 #include "summary.hpp"
+#include "thread_safety.hpp"
 
 #include "ferry/store/log.hpp"
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -39,9 +39,10 @@ constexpr int max_attach_attempts = 8;
 
 std::atomic<void (*)()> create_hook{nullptr};
 
-std::mutex registry_mtx;
+mutex registry_mtx;
 
-std::map<std::string, std::weak_ptr<store_impl>>& registry() {
+std::map<std::string, std::weak_ptr<store_impl>>& registry()
+  FERRY_REQUIRES(registry_mtx) {
   static std::map<std::string, std::weak_ptr<store_impl>> instance;
   return instance;
 }
@@ -82,7 +83,7 @@ store_impl::attach(const store_config& cfg) {
     return fail(errc::invalid_config, "store '", cfg.name,
                 "': max_objects and max_tickets must be in 1..16777216, "
                 "max_processes in 1..65536");
-  std::lock_guard lock{registry_mtx};
+  lock_guard lock{registry_mtx};
   auto& reg = registry();
   if (auto i = reg.find(cfg.name); i != reg.end()) {
     // Share the attachment, unless its segment was removed since (then
@@ -133,7 +134,7 @@ store_impl::attach(const store_config& cfg) {
 }
 
 std::shared_ptr<store_impl> store_impl::find_by_token(uint64_t token) {
-  std::lock_guard lock{registry_mtx};
+  lock_guard lock{registry_mtx};
   for (auto& [key, weak] : registry())
     if (auto impl = weak.lock(); impl && impl->token() == token)
       return impl;

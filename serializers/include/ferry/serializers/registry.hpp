@@ -45,6 +45,7 @@
 
 #include "ferry/serializers/detail/type_ops.hpp"
 #include "ferry/serializers/detail/recycling_message.hpp"
+#include "ferry/serializers/detail/thread_safety.hpp"
 #include "ferry/serializers/family.hpp"
 #include "ferry/serializers/payload.hpp"
 
@@ -55,7 +56,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -482,7 +482,8 @@ private:
 
   std::atomic<std::shared_ptr<const state>> state_;
   std::atomic<uint64_t> generation_{0};
-  std::mutex write_mutex_;
+  /// Serializes writers; readers load `state_` without it.
+  detail::mutex write_mutex_;
   std::atomic<bool> trace_{false};
 };
 

@@ -20,8 +20,9 @@
 // may be given back during static destruction.
 #pragma once
 
+#include "ferry/serializers/detail/thread_safety.hpp"
+
 #include <cstddef>
-#include <mutex>
 #include <new>
 #include <utility>
 
@@ -60,7 +61,7 @@ private:
   }
 
   void* pop() {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (head_ == nullptr)
       return nullptr;
     --count_;
@@ -68,7 +69,7 @@ private:
   }
 
   bool push(void* ptr) noexcept {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (count_ == Capacity)
       return false;
     ++count_;
@@ -76,9 +77,9 @@ private:
     return true;
   }
 
-  std::mutex mtx_;
-  node* head_ = nullptr;
-  std::size_t count_ = 0;
+  mutex mtx_;
+  node* head_ FERRY_GUARDED_BY(mtx_) = nullptr;
+  std::size_t count_ FERRY_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace ferry::serializers::detail
