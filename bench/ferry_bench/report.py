@@ -7,8 +7,10 @@ Every figure on the page comes from the JSON files named on the command line
 (ferry-bench --json FILE, README.md here, "Reading the output"), so a page
 is regenerated, never edited: its header says so and gives the command.
 The page lists, for each run, the machine and the command that produced it;
-then, per mode (quick, full), every target ferry-bench checked with the range
-of its figure over the rows and runs it applies to and how many rows met it;
+then, per mode with more than one run, how far the same row's rate moved
+between its runs; then, per mode (quick, full), every target ferry-bench
+checked with the range of its figure over the rows and runs it applies to and
+how many rows met it;
 then the ratios of ferry's rows (ratio, ratio_tuned, ratio_to_limit) per
 transport, pattern, size class and payload type; then the hand-off and
 broadcast rows. The same inputs give the same page, byte for byte.
@@ -213,7 +215,53 @@ def runs_section(runs):
                 for s in failed)
         notes.append(text + ".")
     out += [" ".join(notes), ""]
+    for mode in modes_of(runs):
+        spread = spread_note(mode, [r for r in runs if r.mode == mode])
+        if spread:
+            out += [spread, ""]
     return out
+
+
+def row_label(x):
+    """A result row as 'transport family type size pattern[, link]'."""
+    size = x.get("payload_bytes")
+    label = (f"{x.get('transport', '?')} {x.get('family', '?')} "
+             f"{x.get('payload_type', '?')} "
+             f"{size_label(size if isinstance(size, int) else 0)} "
+             f"{x.get('pattern', '?')}")
+    link = x.get("host_link_mbit")
+    if isinstance(link, int) and link:
+        label += f", links of {link:,} Mbit/s"
+    return label
+
+
+def spread_note(mode, runs):
+    """How far the same row's msgs_per_s moved between the runs of a mode,
+    every row (references included) that more than one of them measured;
+    None where fewer than two runs share a row."""
+    if len(runs) < 2:
+        return None
+    by_row = {}
+    for r in runs:
+        for x in r.results:
+            rate = x.get("msgs_per_s")
+            if not number(rate) or rate <= 0:
+                continue
+            # One rate per run and row: the first, should a run repeat it.
+            by_row.setdefault(row_label(x), {}).setdefault(r.index, rate)
+    spreads = sorted((max(v.values()) / min(v.values()), label)
+                     for label, v in by_row.items() if len(v) > 1)
+    if not spreads:
+        return None
+    values = [s for s, _ in spreads]
+    middle = len(values) // 2
+    median = values[middle] if len(values) % 2 else \
+        (values[middle - 1] + values[middle]) / 2
+    largest, label = spreads[-1]
+    return (f"Between the {mode} runs ({run_list(runs)}), "
+            f"{plural(len(spreads), 'row')} measured in more than one: a "
+            "row's `msgs_per_s` in its fastest run over its slowest, median "
+            f"{fmt(median)}, largest {fmt(largest)} ({cell(label)}).")
 
 
 def modes_of(runs):
@@ -408,8 +456,8 @@ def header(out_path, paths):
         "rows two processes that ferry treats as two hosts, over loopback "
         "(ferry's own TCP transport; only the CAF baselines take CAF's "
         "middleman), `netns` rows nodes on emulated hosts with shaped "
-        "links. The same row moves by up to 40 % between runs on a shared "
-        "machine: read ranges.", ""]
+        "links. The same row moves between runs on a shared machine (by how "
+        "much: the notes under the runs table): read ranges.", ""]
 
 
 def main(argv):
