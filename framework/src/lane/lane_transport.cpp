@@ -25,7 +25,7 @@ lane_transport::lane_transport(std::shared_ptr<ring> out,
 }
 
 void lane_transport::send(wire::out_frame&& frame) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (broken_ || !pump_locked()) {
     if (!broken_)
       keep_locked(frame);
@@ -135,7 +135,7 @@ void lane_transport::broken_locked(ring::status st) {
 void lane_transport::fail(caf::error why) {
   out_->close();
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     broken_locked();
   }
   beside_->fail(std::move(why));
@@ -146,7 +146,7 @@ void lane_transport::await_room(uint64_t bytes) {
   for (;;) {
     auto need = want;
     if (backlog_pending_->load()) {
-      std::lock_guard<std::mutex> guard{mtx_};
+      lock_guard guard{mtx_};
       if (broken_)
         return;
       if (!pump_locked()) {
@@ -164,7 +164,7 @@ void lane_transport::await_room(uint64_t bytes) {
 }
 
 void lane_transport::drain_backlog() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!broken_)
     pump_locked();
 }
@@ -176,7 +176,7 @@ void lane_transport::close(bool drain) {
     auto deadline = std::chrono::steady_clock::now() + linger;
     for (;;) {
       {
-        std::lock_guard<std::mutex> guard{mtx_};
+        lock_guard guard{mtx_};
         if (broken_ || pump_locked())
           break;
       }
@@ -189,7 +189,7 @@ void lane_transport::close(bool drain) {
   // room wakes.
   out_->close();
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     broken_locked();
   }
   beside_->close(drain);

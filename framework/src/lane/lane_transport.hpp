@@ -28,6 +28,7 @@
 #pragma once
 
 #include "lane/ring.hpp"
+#include "thread_safety.hpp"
 #include "transport/transport.hpp"
 
 #include <atomic>
@@ -35,7 +36,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
@@ -79,27 +79,28 @@ private:
   };
 
   /// Writes the backlog as far as the ring has room; returns whether it
-  /// is empty (requires `mtx_`).
-  bool pump_locked();
+  /// is empty.
+  bool pump_locked() FERRY_REQUIRES(mtx_);
 
-  /// Keeps `frame` whole, behind what the backlog holds (requires `mtx_`).
-  void keep_locked(const wire::out_frame& frame);
+  /// Keeps `frame` whole, behind what the backlog holds.
+  void keep_locked(const wire::out_frame& frame) FERRY_REQUIRES(mtx_);
 
   /// Writes `parts` as far as the ring has room and keeps the rest
-  /// (requires `mtx_` and an empty backlog).
-  void stream_locked(std::span<const std::span<const std::byte>> parts);
+  /// (requires an empty backlog).
+  void stream_locked(std::span<const std::span<const std::byte>> parts)
+    FERRY_REQUIRES(mtx_);
 
   /// The ring closed (or broke: `st` is `corrupt`, and the link goes down
-  /// naming the ring): what is kept and what comes is dropped (requires
-  /// `mtx_`).
-  void broken_locked(lane::ring::status st = lane::ring::status::closed);
+  /// naming the ring): what is kept and what comes is dropped.
+  void broken_locked(lane::ring::status st = lane::ring::status::closed)
+    FERRY_REQUIRES(mtx_);
 
   const std::shared_ptr<lane::ring> out_;
   const std::shared_ptr<transport> beside_;
-  std::mutex mtx_;
-  bool broken_ = false;
-  std::vector<std::span<const std::byte>> pieces_;
-  std::deque<pending> backlog_;
+  mutex mtx_;
+  bool broken_ FERRY_GUARDED_BY(mtx_) = false;
+  std::vector<std::span<const std::byte>> pieces_ FERRY_GUARDED_BY(mtx_);
+  std::deque<pending> backlog_ FERRY_GUARDED_BY(mtx_);
   const std::shared_ptr<std::atomic<bool>> backlog_pending_
     = std::make_shared<std::atomic<bool>>(false);
 };

@@ -67,7 +67,7 @@ void readers::start(std::shared_ptr<ring> in, uint64_t max_record,
   auto on_failure = ended;
   std::string failure;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     reap_locked();
     try {
       std::thread thread{
@@ -99,7 +99,7 @@ void readers::start(std::shared_ptr<ring> in, uint64_t max_record,
 void readers::stop_all() {
   std::vector<entry> entries;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     entries.swap(entries_);
   }
   for (auto& x : entries)

@@ -25,12 +25,12 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "lane/ring.hpp"
+#include "thread_safety.hpp"
 
 namespace ferry::detail::lane {
 
@@ -68,11 +68,11 @@ private:
     std::thread thread;
   };
 
-  /// Joins the threads that ended (requires `mtx_`).
-  void reap_locked();
+  /// Joins the threads that ended.
+  void reap_locked() FERRY_REQUIRES(mtx_);
 
-  std::mutex mtx_;
-  std::vector<entry> entries_;
+  mutex mtx_;
+  std::vector<entry> entries_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail::lane

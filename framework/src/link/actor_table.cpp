@@ -24,7 +24,7 @@ actor_table::actor_table(uint64_t max_proxies, uint64_t max_spawned,
 }
 
 caf::strong_actor_ptr actor_table::proxy(uint64_t id, bool limited) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (auto i = proxies_.find(id); i != proxies_.end())
     return i->second;
   // Proxies of a dead link or of actors reported down are made terminated
@@ -49,7 +49,7 @@ caf::strong_actor_ptr actor_table::proxy(uint64_t id, bool limited) {
 
 caf::strong_actor_ptr actor_table::on_down(uint64_t id,
                                            const caf::error& reason) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (auto i = proxies_.find(id); i != proxies_.end()) {
     auto victim = std::move(i->second);
     proxies_.erase(i);
@@ -63,14 +63,14 @@ caf::strong_actor_ptr actor_table::on_down(uint64_t id,
 
 bool actor_table::add_export(const caf::strong_actor_ptr& whom) {
   auto id = whom->id();
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   // Look up first: emplace would allocate a node for every message.
   return exported_.count(id) == 0 && exported_.emplace(id, whom).second;
 }
 
 void actor_table::remove_export(uint64_t id) {
   caf::strong_actor_ptr gone; // released after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (auto i = exported_.find(id); i != exported_.end()) {
     gone = std::move(i->second);
     exported_.erase(i);
@@ -78,13 +78,13 @@ void actor_table::remove_export(uint64_t id) {
 }
 
 caf::strong_actor_ptr actor_table::exported(uint64_t id) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto i = exported_.find(id);
   return i != exported_.end() ? i->second : nullptr;
 }
 
 std::optional<spawn_slot> actor_table::reserve_spawn() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (spawned_.size() + spawns_reserved_ >= max_spawned_)
     return std::nullopt;
   ++spawns_reserved_;
@@ -92,12 +92,12 @@ std::optional<spawn_slot> actor_table::reserve_spawn() {
 }
 
 void actor_table::cancel_spawn() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   --spawns_reserved_;
 }
 
 bool actor_table::adopt(spawn_slot slot, const caf::actor& whom) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   // The slot becomes the actor's entry.
   slot.table_ = nullptr;
   --spawns_reserved_;
@@ -109,7 +109,7 @@ bool actor_table::adopt(spawn_slot slot, const caf::actor& whom) {
 
 void actor_table::remove_spawned(caf::actor_id id) {
   caf::actor gone; // released after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (auto i = spawned_.find(id); i != spawned_.end()) {
     gone = std::move(i->second);
     spawned_.erase(i);
@@ -118,7 +118,7 @@ void actor_table::remove_spawned(caf::actor_id id) {
 
 actor_table::contents actor_table::close() {
   contents result;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   closed_ = true;
   result.proxies.reserve(proxies_.size());
   for (auto& [id, ptr] : proxies_)
@@ -130,12 +130,12 @@ actor_table::contents actor_table::close() {
 }
 
 size_t actor_table::proxies() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return proxies_.size();
 }
 
 size_t actor_table::spawned() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return spawned_.size();
 }
 

@@ -21,13 +21,14 @@
 // last reference to an actor runs its cleanup on the dropping thread.
 #pragma once
 
+#include "thread_safety.hpp"
+
 #include <caf/actor.hpp>
 #include <caf/error.hpp>
 
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -128,14 +129,18 @@ private:
   const uint64_t max_spawned_;
   const proxy_factory make_proxy_;
 
-  mutable std::mutex mtx_;
-  bool closed_ = false;
-  std::unordered_map<uint64_t, caf::strong_actor_ptr> proxies_;
-  std::deque<std::pair<uint64_t, caf::error>> recently_down_;
-  std::unordered_map<uint64_t, caf::strong_actor_ptr> exported_;
-  std::unordered_map<caf::actor_id, caf::actor> spawned_;
+  mutable mutex mtx_;
+  bool closed_ FERRY_GUARDED_BY(mtx_) = false;
+  std::unordered_map<uint64_t, caf::strong_actor_ptr> proxies_
+    FERRY_GUARDED_BY(mtx_);
+  std::deque<std::pair<uint64_t, caf::error>> recently_down_
+    FERRY_GUARDED_BY(mtx_);
+  std::unordered_map<uint64_t, caf::strong_actor_ptr> exported_
+    FERRY_GUARDED_BY(mtx_);
+  std::unordered_map<caf::actor_id, caf::actor> spawned_
+    FERRY_GUARDED_BY(mtx_);
   /// Slots of spawns under way (spawn_slot objects alive).
-  uint64_t spawns_reserved_ = 0;
+  uint64_t spawns_reserved_ FERRY_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace ferry::detail

@@ -11,7 +11,7 @@ credit_return::credit_return(uint64_t byte_batch, uint64_t message_batch)
 }
 
 std::optional<credit> credit_return::processed(uint64_t bytes) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   unreturned_bytes_ += bytes;
   unreturned_messages_ += 1;
   // Batch the credit (one control message per quarter window); a sender
@@ -23,7 +23,7 @@ std::optional<credit> credit_return::processed(uint64_t bytes) {
 }
 
 std::optional<credit> credit_return::probed() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (unreturned_messages_ == 0) {
     // Nothing processed yet: return the next message as soon as it is.
     flush_requested_ = true;

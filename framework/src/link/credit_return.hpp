@@ -13,11 +13,11 @@
 // mutex guards the credit not yet returned.
 #pragma once
 
+#include "thread_safety.hpp"
 #include "wire/control.hpp"
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 
 namespace ferry::detail {
@@ -41,18 +41,18 @@ public:
   void taken() { taken_.fetch_add(1); }
 
 private:
-  /// Takes the credit held back (requires `mtx_`).
-  credit take_locked();
+  /// Takes the credit held back.
+  credit take_locked() FERRY_REQUIRES(mtx_);
 
   const uint64_t byte_batch_;
   const uint64_t message_batch_;
   std::atomic<uint64_t> taken_{0};
 
-  std::mutex mtx_;
-  uint64_t unreturned_bytes_ = 0;
-  uint64_t unreturned_messages_ = 0;
+  mutex mtx_;
+  uint64_t unreturned_bytes_ FERRY_GUARDED_BY(mtx_) = 0;
+  uint64_t unreturned_messages_ FERRY_GUARDED_BY(mtx_) = 0;
   /// The peer waits for credit: return the next processed message at once.
-  bool flush_requested_ = false;
+  bool flush_requested_ FERRY_GUARDED_BY(mtx_) = false;
 };
 
 } // namespace ferry::detail

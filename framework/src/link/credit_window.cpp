@@ -29,7 +29,7 @@ bool credit_window::fits(uint64_t bytes) const {
 }
 
 caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
-  std::unique_lock<std::mutex> guard{mtx_};
+  unique_lock guard{mtx_};
   // Waiting senders take credit in the order they came: a message larger
   // than what is left of the window (one above window-bytes needs an empty
   // link) would otherwise wait out send-timeout while smaller ones from other
@@ -40,17 +40,15 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
     auto waited_since = std::chrono::steady_clock::now();
     auto me = next_waiter_++;
     waiters_.push_back(me);
-    auto my_turn = [&] {
-      return closed_ || (waiters_.front() == me && fits(bytes));
-    };
-    auto leave = [&] {
-      counters_.credit_wait_nanos.fetch_add(nanos_since(waited_since),
-                                            std::memory_order_relaxed);
-      waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
-      cv_.notify_all(); // the next in line may fit as well
-    };
     auto deadline = std::chrono::steady_clock::now() + send_timeout_;
-    while (!my_turn()) {
+    auto timed_out = false;
+    // Waits for its turn and room, or the window's closing (the condition
+    // reads the guarded state here, where the lock is seen to be held).
+    while (!closed_ && (waiters_.front() != me || !fits(bytes))) {
+      if (timed_out) {
+        leave_queue(me, waited_since);
+        return timeout_error(bytes);
+      }
       if (!probing_) {
         // The peer batches credit: ask for what it holds back.
         probing_ = true;
@@ -59,13 +57,10 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
         guard.lock();
         continue;
       }
-      if (cv_.wait_until(guard, deadline) != std::cv_status::timeout
-          || my_turn())
-        continue;
-      leave();
-      return timeout_error(bytes);
+      timed_out = cv_.wait_until(guard.native(), deadline)
+                  == std::cv_status::timeout;
     }
-    leave();
+    leave_queue(me, waited_since);
   }
   if (closed_)
     return caf::make_error(errc::link_down,
@@ -75,6 +70,14 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
   if (in_flight_bytes_ > counters_.peak_in_flight_bytes)
     counters_.peak_in_flight_bytes = in_flight_bytes_;
   return caf::none;
+}
+
+void credit_window::leave_queue(uint64_t me,
+                                std::chrono::steady_clock::time_point since) {
+  counters_.credit_wait_nanos.fetch_add(nanos_since(since),
+                                        std::memory_order_relaxed);
+  waiters_.erase(std::find(waiters_.begin(), waiters_.end(), me));
+  cv_.notify_all(); // the next in line may fit as well
 }
 
 caf::error credit_window::timeout_error(uint64_t bytes) const {
@@ -91,7 +94,7 @@ caf::error credit_window::timeout_error(uint64_t bytes) const {
 
 void credit_window::release(uint64_t bytes, uint64_t messages) {
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     in_flight_bytes_ -= std::min(in_flight_bytes_, bytes);
     in_flight_messages_ -= std::min(in_flight_messages_, messages);
     probing_ = false;
@@ -101,7 +104,7 @@ void credit_window::release(uint64_t bytes, uint64_t messages) {
 
 void credit_window::close() {
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     closed_ = true;
   }
   cv_.notify_all();

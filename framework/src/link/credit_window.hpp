@@ -20,6 +20,7 @@
 #pragma once
 
 #include "link/link_counters.hpp"
+#include "thread_safety.hpp"
 
 #include <caf/error.hpp>
 
@@ -28,7 +29,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 
 namespace ferry::detail {
@@ -56,10 +56,15 @@ public:
   void close();
 
 private:
-  /// Whether a message of `bytes` fits now (requires `mtx_`).
-  bool fits(uint64_t bytes) const;
+  /// Whether a message of `bytes` fits now.
+  bool fits(uint64_t bytes) const FERRY_REQUIRES(mtx_);
 
-  caf::error timeout_error(uint64_t bytes) const;
+  /// Takes waiter `me`, waiting since `since`, out of the queue and wakes
+  /// the next in line.
+  void leave_queue(uint64_t me, std::chrono::steady_clock::time_point since)
+    FERRY_REQUIRES(mtx_);
+
+  caf::error timeout_error(uint64_t bytes) const FERRY_REQUIRES(mtx_);
 
   const uint64_t window_bytes_;
   const uint64_t window_messages_;
@@ -68,16 +73,16 @@ private:
   link_counters& counters_;
   const std::string peer_name_;
 
-  std::mutex mtx_;
+  mutex mtx_;
   std::condition_variable cv_;
-  bool closed_ = false;
-  uint64_t in_flight_bytes_ = 0;
-  uint64_t in_flight_messages_ = 0;
+  bool closed_ FERRY_GUARDED_BY(mtx_) = false;
+  uint64_t in_flight_bytes_ FERRY_GUARDED_BY(mtx_) = 0;
+  uint64_t in_flight_messages_ FERRY_GUARDED_BY(mtx_) = 0;
   /// A probe went out and no credit came back since.
-  bool probing_ = false;
+  bool probing_ FERRY_GUARDED_BY(mtx_) = false;
   /// Senders waiting for credit, in the order they came.
-  std::deque<uint64_t> waiters_;
-  uint64_t next_waiter_ = 0;
+  std::deque<uint64_t> waiters_ FERRY_GUARDED_BY(mtx_);
+  uint64_t next_waiter_ FERRY_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace ferry::detail

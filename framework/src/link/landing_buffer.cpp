@@ -30,7 +30,7 @@ landing_buffer::landing_buffer(store::object_builder object)
 }
 
 void landing_buffer::prepare(uint64_t end) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   // Zero-filled ahead of the chunk (the puller prepares a chunk as it asks
   // for it): the fault happens here, not in the reading thread's copy, and
   // never for bytes no chunk was asked for. Within the reserved capacity, so
@@ -40,7 +40,7 @@ void landing_buffer::prepare(uint64_t end) {
 }
 
 bool landing_buffer::land(uint64_t offset, std::span<const std::byte> bytes) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto frame = target();
   if (offset > frame.size() || bytes.size() > frame.size() - offset)
     return false;
@@ -50,7 +50,7 @@ bool landing_buffer::land(uint64_t offset, std::span<const std::byte> bytes) {
 }
 
 std::span<std::byte> landing_buffer::place(uint64_t offset, uint64_t length) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto frame = target();
   if (offset > frame.size() || length > frame.size() - offset)
     return {};
@@ -59,21 +59,21 @@ std::span<std::byte> landing_buffer::place(uint64_t offset, uint64_t length) {
 }
 
 std::vector<std::byte> landing_buffer::take() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto out = std::move(buf_);
   buf_ = {};
   return out;
 }
 
 std::span<const std::byte> landing_buffer::object_bytes() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!object_)
     return {};
   return object_.bytes();
 }
 
 caf::expected<store::object_ref> landing_buffer::seal() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!object_)
     return caf::make_error(errc::transfer_failed,
                            "a pulled store handle landed in memory, not in "

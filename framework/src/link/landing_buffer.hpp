@@ -11,6 +11,8 @@
 // Thread-safety: every member function may be called from any thread.
 #pragma once
 
+#include "thread_safety.hpp"
+
 #include "ferry/store/object_builder.hpp"
 #include "ferry/store/object_ref.hpp"
 
@@ -18,7 +20,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <vector>
 
@@ -66,16 +67,16 @@ public:
 
 private:
   /// Where chunks land: the store object's bytes or the prepared part of
-  /// the owned frame (empty once sealed or taken). Requires `mtx_`.
-  std::span<std::byte> target() {
+  /// the owned frame (empty once sealed or taken).
+  std::span<std::byte> target() FERRY_REQUIRES(mtx_) {
     return object_ ? object_.bytes() : std::span<std::byte>{buf_};
   }
 
-  std::mutex mtx_;
+  mutex mtx_;
   /// The owned frame: its capacity is the frame's size, its size the part
   /// prepared so far.
-  std::vector<std::byte> buf_;
-  store::object_builder object_;
+  std::vector<std::byte> buf_ FERRY_GUARDED_BY(mtx_);
+  store::object_builder object_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

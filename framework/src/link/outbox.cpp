@@ -61,7 +61,7 @@ bool outbox::post(wire_message&& msg, uint64_t size,
 bool outbox::post_now(wire_message&& msg, uint64_t size,
                       const std::vector<store::transfer_ticket>& tickets,
                       const std::vector<uint64_t>& transfer_ids) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto seq = posted_++;
   transfers_.record(seq, transfer_ids);
   // Kept until the peer's credit says it took the message; cancelled when
@@ -105,7 +105,7 @@ void outbox::send_frame(wire::out_frame&& frame) {
   if (wait)
     out_->await_room(frame.size() + batch_bytes_limit);
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     flush_locked();
     send_locked(std::move(frame));
   }
@@ -127,7 +127,7 @@ bool outbox::flush() {
   if (wait)
     out_->await_room(batch_bytes_limit);
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     flush_scheduled_ = false;
     flush_locked();
   }
@@ -161,7 +161,7 @@ void outbox::send_locked(wire::out_frame&& frame) {
 caf::actor outbox::close(std::optional<wire::out_frame> last) {
   std::vector<wire_message> dropped; // released after the lock
   caf::actor flusher;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (last && !closed_) {
     flush_locked();
     send_locked(std::move(*last));

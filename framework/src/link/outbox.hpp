@@ -34,6 +34,7 @@
 #include "link/link_counters.hpp"
 #include "link/ticket_ledger.hpp"
 #include "link/transfer_table.hpp"
+#include "thread_safety.hpp"
 #include "transport/transport.hpp"
 #include "wire/message.hpp"
 #include "wire/out_frame.hpp"
@@ -45,7 +46,6 @@
 #include <memory>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -69,11 +69,12 @@ public:
   /// down): then the caller cancels the tickets.
   [[nodiscard]] bool post(wire_message&& msg, uint64_t size,
                           const std::vector<store::transfer_ticket>& tickets,
-                          const std::vector<uint64_t>& transfer_ids);
+                          const std::vector<uint64_t>& transfer_ids)
+    FERRY_EXCLUDES(mtx_);
 
   /// Sends a frame (control, request or answer) after the messages posted
   /// before it.
-  void send_frame(wire::out_frame&& frame);
+  void send_frame(wire::out_frame&& frame) FERRY_EXCLUDES(mtx_);
 
   /// A batch waits for more messages at most this many `batch_gap`s after
   /// its first one, and never longer than `max_batch_wait`.
@@ -83,7 +84,7 @@ public:
   /// Sends the batch held, if any (called by the flusher). Returns false,
   /// sending nothing, while a burst still fills the batch: the flusher
   /// calls again after the other work queued on its thread.
-  [[nodiscard]] bool flush();
+  [[nodiscard]] bool flush() FERRY_EXCLUDES(mtx_);
 
   /// Sends nothing more and returns the flusher (null if none was spawned)
   /// for the caller to stop. With `last`, the held batch and then `last`
@@ -101,11 +102,11 @@ private:
                 const std::vector<store::transfer_ticket>& tickets,
                 const std::vector<uint64_t>& transfer_ids);
 
-  /// Sends the held batch, if any (requires `mtx_`).
-  void flush_locked();
+  /// Sends the held batch, if any.
+  void flush_locked() FERRY_REQUIRES(mtx_);
 
-  /// Hands `frame` to the transport (requires `mtx_`).
-  void send_locked(wire::out_frame&& frame);
+  /// Hands `frame` to the transport.
+  void send_locked(wire::out_frame&& frame) FERRY_REQUIRES(mtx_);
 
   const std::shared_ptr<transport> out_;
   const uint32_t batch_messages_;
@@ -116,19 +117,19 @@ private:
   link_counters& counters_;
   const std::function<caf::actor()> spawn_flusher_;
 
-  std::mutex mtx_;
-  bool closed_ = false;
-  uint64_t posted_ = 0;
-  std::vector<wire_message> batch_;
-  uint64_t batch_bytes_ = 0;
-  bool flush_scheduled_ = false;
+  mutex mtx_;
+  bool closed_ FERRY_GUARDED_BY(mtx_) = false;
+  uint64_t posted_ FERRY_GUARDED_BY(mtx_) = 0;
+  std::vector<wire_message> batch_ FERRY_GUARDED_BY(mtx_);
+  uint64_t batch_bytes_ FERRY_GUARDED_BY(mtx_) = 0;
+  bool flush_scheduled_ FERRY_GUARDED_BY(mtx_) = false;
   /// When the last message was posted (steady_clock ticks; written under
   /// the lock, read by `flush` without it).
   std::atomic<clock::rep> last_post_{0};
   /// When the held batch's first message was posted (steady_clock ticks),
   /// or `no_batch`; written under the lock, read by `flush` without it.
   std::atomic<clock::rep> batch_started_{no_batch};
-  caf::actor flusher_;
+  caf::actor flusher_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

@@ -29,7 +29,7 @@ uint64_t pending_asks::add_entry(entry x) {
   auto id = next_request.fetch_add(1, std::memory_order_relaxed);
   answer refused;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (!closed_) {
       asks_.emplace(id, std::move(x));
       return id;
@@ -46,7 +46,7 @@ net::chunk_place pending_asks::place(uint64_t id, uint64_t length) {
   std::shared_ptr<landing_buffer> target;
   uint64_t offset = 0;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     auto i = asks_.find(id);
     if (i == asks_.end() || !i->second.target || i->second.length != length)
       return {};
@@ -63,7 +63,7 @@ bool pending_asks::complete(uint64_t id, answer x, kind k, bool failed) {
   callback cb;
   kind asked = kind::actor;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     auto i = asks_.find(id);
     if (i == asks_.end())
       return false;
@@ -86,14 +86,14 @@ bool pending_asks::complete(uint64_t id, answer x, kind k, bool failed) {
 }
 
 void pending_asks::forget(uint64_t id) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   asks_.erase(id);
 }
 
 void pending_asks::fail_all(const caf::error& why) {
   std::unordered_map<uint64_t, entry> failed;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (!closed_)
       closed_why_ = why;
     closed_ = true;
@@ -108,7 +108,7 @@ void pending_asks::fail_all(const caf::error& why) {
 }
 
 size_t pending_asks::size() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return asks_.size();
 }
 

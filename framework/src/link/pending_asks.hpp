@@ -21,6 +21,7 @@
 #pragma once
 
 #include "link/landing_buffer.hpp"
+#include "thread_safety.hpp"
 #include "transport/frame_reader.hpp"
 #include "wire/bytes.hpp"
 
@@ -29,7 +30,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 
 namespace ferry::detail {
@@ -98,11 +98,11 @@ private:
   /// Records `x` under a new id (0, `x.cb` failed at once, when closed).
   uint64_t add_entry(entry x);
 
-  mutable std::mutex mtx_;
-  std::unordered_map<uint64_t, entry> asks_;
-  bool closed_ = false;
+  mutable mutex mtx_;
+  std::unordered_map<uint64_t, entry> asks_ FERRY_GUARDED_BY(mtx_);
+  bool closed_ FERRY_GUARDED_BY(mtx_) = false;
   /// Why the asks failed (`fail_all`): what later asks hear.
-  caf::error closed_why_;
+  caf::error closed_why_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

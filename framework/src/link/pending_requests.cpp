@@ -13,7 +13,7 @@ uint64_t request_key(caf::message_id mid) {
 
 bool pending_requests::add(const caf::strong_actor_ptr& requester,
                            caf::message_id mid) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (closed_)
     return false;
   auto key = std::make_pair(requester->id(), request_key(mid));
@@ -33,7 +33,7 @@ bool pending_requests::add(const caf::strong_actor_ptr& requester,
 void pending_requests::answered(uint64_t requester, caf::message_id mid) {
   map_type::node_type node;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     node = pending_.extract(std::make_pair(requester, request_key(mid)));
     if (node.empty() || !spare_.empty())
       return; // `node` (if any) is released after the lock
@@ -47,13 +47,13 @@ bool pending_requests::claim_held_answer(uint64_t requester,
                                          caf::message_id mid) {
   if (!mid.is_response())
     return false;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto i = pending_.find(std::make_pair(requester, request_key(mid)));
   return i != pending_.end() && !std::exchange(i->second.answer_held, true);
 }
 
 void pending_requests::forget(uint64_t requester) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   pending_.erase(pending_.lower_bound(std::make_pair(requester, uint64_t{0})),
                  pending_.lower_bound(
                    std::make_pair(requester + 1, uint64_t{0})));
@@ -62,7 +62,7 @@ void pending_requests::forget(uint64_t requester) {
 std::vector<pending_requests::entry> pending_requests::close() {
   decltype(pending_) taken;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     closed_ = true;
     taken.swap(pending_);
   }
@@ -74,7 +74,7 @@ std::vector<pending_requests::entry> pending_requests::close() {
 }
 
 size_t pending_requests::size() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return pending_.size();
 }
 

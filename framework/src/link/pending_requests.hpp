@@ -15,6 +15,8 @@
 // mutex guards the table.
 #pragma once
 
+#include "thread_safety.hpp"
+
 #include <caf/actor_addr.hpp>
 #include <caf/message_id.hpp>
 #include <caf/weak_intrusive_ptr.hpp>
@@ -22,7 +24,6 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -68,14 +69,14 @@ private:
     bool answer_held = false;
   };
 
-  mutable std::mutex mtx_;
-  bool closed_ = false;
+  mutable mutex mtx_;
+  bool closed_ FERRY_GUARDED_BY(mtx_) = false;
   /// By (requester id, request key).
   using map_type = std::map<std::pair<uint64_t, uint64_t>, slot>;
-  map_type pending_;
+  map_type pending_ FERRY_GUARDED_BY(mtx_);
   /// The node of the last answered request, emptied, for the next request
   /// (one allocation per request less).
-  map_type::node_type spare_;
+  map_type::node_type spare_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

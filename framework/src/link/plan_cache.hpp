@@ -10,11 +10,12 @@
 // ever new headers cannot grow it).
 #pragma once
 
+#include "thread_safety.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 
 namespace ferry::detail {
 
@@ -41,7 +42,7 @@ public:
   /// satisfies `same`, or null when full.
   template <class Pred>
   const Entry* add(Entry x, Pred&& same) {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     auto n = size_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < n; ++i)
       if (same(*slots_[i]))
@@ -54,9 +55,12 @@ public:
   }
 
 private:
+  /// Written under `mtx_`; `find` reads the published prefix without it,
+  /// so not FERRY_GUARDED_BY.
   std::array<std::unique_ptr<const Entry>, N> slots_;
   std::atomic<size_t> size_{0};
-  std::mutex mtx_;
+  /// Orders the writers (`add`).
+  mutex mtx_;
 };
 
 } // namespace ferry::detail

@@ -11,7 +11,7 @@ pull_queue::pull_queue(std::function<caf::actor()> spawn_puller)
 pull_queue::outcome pull_queue::push(wire_message& msg, uint64_t size,
                                      caf::actor& wake) {
   auto remote = has_pulled_frames(msg);
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!draining_ && !remote)
     return outcome::deliver_now;
   queue_.emplace_back(std::move(msg), size);
@@ -25,7 +25,7 @@ pull_queue::outcome pull_queue::push(wire_message& msg, uint64_t size,
 }
 
 std::optional<std::pair<wire_message, uint64_t>> pull_queue::take() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (queue_.empty()) {
     draining_ = false;
     return std::nullopt;
@@ -38,7 +38,7 @@ std::optional<std::pair<wire_message, uint64_t>> pull_queue::take() {
 caf::actor pull_queue::close() {
   decltype(queue_) dropped; // released after the lock
   caf::actor puller;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   dropped.swap(queue_);
   puller.swap(puller_);
   return puller;

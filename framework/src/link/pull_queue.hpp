@@ -10,6 +10,7 @@
 // mutex guards the queue.
 #pragma once
 
+#include "thread_safety.hpp"
 #include "wire/message.hpp"
 
 #include <caf/actor.hpp>
@@ -17,7 +18,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -51,10 +51,10 @@ public:
 
 private:
   const std::function<caf::actor()> spawn_puller_;
-  std::mutex mtx_;
-  std::deque<std::pair<wire_message, uint64_t>> queue_;
-  bool draining_ = false;
-  caf::actor puller_;
+  mutex mtx_;
+  std::deque<std::pair<wire_message, uint64_t>> queue_ FERRY_GUARDED_BY(mtx_);
+  bool draining_ FERRY_GUARDED_BY(mtx_) = false;
+  caf::actor puller_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

@@ -27,7 +27,7 @@ void relay_source::landed(uint64_t offset, uint64_t length) {
   std::vector<parked> ready;
   origin from;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     auto begin = offset;
     auto end = offset + length;
     // Merge with the ranges that touch [begin, end).
@@ -40,12 +40,16 @@ void relay_source::landed(uint64_t offset, uint64_t length) {
       i = landed_.erase(i);
     }
     landed_.emplace(begin, end);
-    std::erase_if(parked_, [&](parked& x) {
-      if (!covers_locked(x.offset, x.length))
-        return false;
-      ready.emplace_back(std::move(x));
-      return true;
-    });
+    // A loop, not erase_if: the analysis sees the lock held here, not in
+    // a lambda.
+    for (auto j = parked_.begin(); j != parked_.end();) {
+      if (covers_locked(j->offset, j->length)) {
+        ready.emplace_back(std::move(*j));
+        j = parked_.erase(j);
+      } else {
+        ++j;
+      }
+    }
     from = origin_locked();
   }
   for (auto& x : ready)
@@ -57,7 +61,7 @@ void relay_source::sealed(const store::object_ref& ref,
   std::vector<parked> ready;
   origin from;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (memory_) {
       // Replies made before keep the sealed object until they are written.
       memory_->ref = ref;
@@ -80,7 +84,7 @@ void relay_source::sealed(const store::object_ref& ref,
 bool relay_source::failed(const caf::error& why) {
   std::vector<parked> waiting;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (store_)
       return false; // sealed: every byte is in
     failure_ = why;
@@ -104,7 +108,7 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
                             + " of an object of node " + owner_ + " to node "
                             + requester + ": " + why));
   };
-  std::unique_lock<std::mutex> guard{mtx_};
+  unique_lock guard{mtx_};
   if (offset > bytes_.size() || length > bytes_.size() - offset
       || length == 0) {
     guard.unlock();
@@ -155,7 +159,7 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
 }
 
 bool relay_source::idle_since(clock::time_point cutoff) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return store_ && last_use_ < cutoff;
 }
 
@@ -174,7 +178,7 @@ bool relay_source::pulled_from_locked() const {
 }
 
 relay_source::origin relay_source::origin_locked() const {
-  return origin{memory_, memory_ ? std::nullopt : store_};
+  return origin{memory_, memory_ ? std::nullopt : store_, id_};
 }
 
 caf::expected<chunk_reply>
@@ -185,7 +189,7 @@ relay_source::reply_for(const origin& from, uint64_t offset, uint64_t length,
                                            from.landing}};
   // Sealed: served while anyone on this host holds the object.
   auto store = from.store;
-  auto ref = store->get(id_);
+  auto ref = store->get(from.id);
   if (!ref)
     return caf::make_error(errc::transfer_failed,
                            "node " + node_name_ + " no longer holds the "

@@ -31,6 +31,7 @@
 #pragma once
 
 #include "link/landing_buffer.hpp"
+#include "thread_safety.hpp"
 #include "wire/control.hpp"
 
 #include "ferry/store/object_ref.hpp"
@@ -43,7 +44,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -99,10 +99,11 @@ private:
   };
 
   /// Where a reply takes its bytes from: the landing memory, or (sealed)
-  /// the store.
+  /// the store, which holds the object as `id`.
   struct origin {
     std::shared_ptr<memory> landing;
     std::optional<store::object_store> store;
+    store::object_id id{};
   };
 
   struct parked {
@@ -112,17 +113,19 @@ private:
     reply_fn reply;
   };
 
-  /// Returns whether every byte of the range has landed (requires `mtx_`).
-  bool covers_locked(uint64_t offset, uint64_t length) const;
+  /// Returns whether every byte of the range has landed.
+  bool covers_locked(uint64_t offset, uint64_t length) const
+    FERRY_REQUIRES(mtx_);
 
   /// Returns whether a node began pulling from here and has not asked for
-  /// every byte (requires `mtx_`).
-  bool pulled_from_locked() const;
+  /// every byte.
+  bool pulled_from_locked() const FERRY_REQUIRES(mtx_);
 
-  /// Returns where replies take their bytes from now (requires `mtx_`).
-  origin origin_locked() const;
+  /// Returns where replies take their bytes from now.
+  origin origin_locked() const FERRY_REQUIRES(mtx_);
 
-  /// The reply for a range that has landed.
+  /// The reply for a range that has landed (without the lock: `from` says
+  /// all it needs).
   caf::expected<chunk_reply> reply_for(const origin& from, uint64_t offset,
                                        uint64_t length, uint64_t request) const;
 
@@ -131,23 +134,23 @@ private:
   const std::string node_name_;
   const uint64_t max_chunk_;
 
-  mutable std::mutex mtx_;
+  mutable mutex mtx_;
   /// The object's memory while it lands (null once sealed).
-  std::shared_ptr<memory> memory_;
+  std::shared_ptr<memory> memory_ FERRY_GUARDED_BY(mtx_);
   /// The sealed object, while a node pulling it from here has not asked
   /// for all of it.
-  std::optional<store::object_ref> held_;
+  std::optional<store::object_ref> held_ FERRY_GUARDED_BY(mtx_);
   /// The store holding the sealed object, and its id there.
-  std::optional<store::object_store> store_;
-  store::object_id id_{};
+  std::optional<store::object_store> store_ FERRY_GUARDED_BY(mtx_);
+  store::object_id id_ FERRY_GUARDED_BY(mtx_) = {};
   /// Why the pull was given up (empty: it was not).
-  caf::error failure_;
+  caf::error failure_ FERRY_GUARDED_BY(mtx_);
   /// The ranges landed, merged: start → end.
-  std::map<uint64_t, uint64_t> landed_;
+  std::map<uint64_t, uint64_t> landed_ FERRY_GUARDED_BY(mtx_);
   /// Bytes served to each node.
-  std::map<std::string, uint64_t> served_;
-  std::vector<parked> parked_;
-  clock::time_point last_use_ = clock::now();
+  std::map<std::string, uint64_t> served_ FERRY_GUARDED_BY(mtx_);
+  std::vector<parked> parked_ FERRY_GUARDED_BY(mtx_);
+  clock::time_point last_use_ FERRY_GUARDED_BY(mtx_) = clock::now();
 };
 
 } // namespace ferry::detail

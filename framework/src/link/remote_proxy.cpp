@@ -44,6 +44,8 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
     // The remote actor ended (a down_notice), its node is still connected.
     std::string reason;
     {
+      // CAF's mutex (monitorable_actor), which guards its fail_state_: not
+      // ferry's, so a std::lock_guard the analysis does not see.
       std::lock_guard<std::mutex> guard{mtx_};
       reason = render(fail_state_);
     }

@@ -20,7 +20,7 @@ bool spilled(const wire_message& msg, const store::transfer_ticket& ticket) {
 bool ticket_ledger::record(uint64_t seq,
                            const std::vector<store::transfer_ticket>& tickets,
                            const wire_message& msg) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (closed_)
     return false;
   for (auto& ticket : tickets)
@@ -30,7 +30,7 @@ bool ticket_ledger::record(uint64_t seq,
 
 std::vector<store::transfer_ticket> ticket_ledger::taken(uint64_t delivered) {
   std::vector<store::transfer_ticket> leftover;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   while (!entries_.empty() && entries_.front().seq < delivered) {
     if (entries_.front().in_value)
       leftover.push_back(entries_.front().ticket);
@@ -41,7 +41,7 @@ std::vector<store::transfer_ticket> ticket_ledger::taken(uint64_t delivered) {
 
 std::vector<store::transfer_ticket> ticket_ledger::close() {
   std::vector<store::transfer_ticket> result;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   closed_ = true;
   result.reserve(entries_.size());
   for (auto& x : entries_)
@@ -51,7 +51,7 @@ std::vector<store::transfer_ticket> ticket_ledger::close() {
 }
 
 size_t ticket_ledger::size() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return entries_.size();
 }
 

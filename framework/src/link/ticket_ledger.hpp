@@ -17,13 +17,13 @@
 // mutex guards the ledger.
 #pragma once
 
+#include "thread_safety.hpp"
 #include "wire/message.hpp"
 
 #include "ferry/store/object_ref.hpp"
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <vector>
 
 namespace ferry::detail {
@@ -59,9 +59,9 @@ private:
     bool in_value = false;
   };
 
-  mutable std::mutex mtx_;
-  bool closed_ = false;
-  std::deque<entry> entries_;
+  mutable mutex mtx_;
+  bool closed_ FERRY_GUARDED_BY(mtx_) = false;
+  std::deque<entry> entries_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

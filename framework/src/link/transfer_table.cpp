@@ -15,7 +15,7 @@ transfer_table::transfer_table(uint64_t chunk_size, std::string node_name,
 }
 
 uint64_t transfer_table::add(std::shared_ptr<serializers::frame> frame) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto id = next_id_++;
   transfers_.emplace(id, held_transfer{std::move(frame)});
   return id;
@@ -24,13 +24,13 @@ uint64_t transfer_table::add(std::shared_ptr<serializers::frame> frame) {
 void transfer_table::record(uint64_t seq, const std::vector<uint64_t>& ids) {
   if (ids.empty())
     return;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   for (auto id : ids)
     by_message_.emplace_back(seq, id);
 }
 
 caf::expected<chunk_reply> transfer_table::serve(const chunk_request& req) {
-  std::unique_lock<std::mutex> guard{mtx_};
+  unique_lock guard{mtx_};
   auto i = transfers_.find(req.transfer);
   if (i == transfers_.end())
     return caf::make_error(errc::transfer_failed,
@@ -82,14 +82,14 @@ std::shared_ptr<serializers::frame> transfer_table::take_locked(uint64_t id) {
 
 void transfer_table::finish(uint64_t id) {
   std::shared_ptr<serializers::frame> released; // dropped after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   released = take_locked(id);
 }
 
 void transfer_table::taken(uint64_t delivered) {
   // Normally released by transfer_done already.
   std::vector<std::shared_ptr<serializers::frame>> released; // after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   while (!by_message_.empty() && by_message_.front().first < delivered) {
     if (auto frame = take_locked(by_message_.front().second))
       released.push_back(std::move(frame));
@@ -99,13 +99,13 @@ void transfer_table::taken(uint64_t delivered) {
 
 void transfer_table::clear() {
   decltype(transfers_) released; // dropped after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   released.swap(transfers_);
   by_message_.clear();
 }
 
 size_t transfer_table::size() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return transfers_.size();
 }
 

@@ -17,6 +17,7 @@
 // mutex guards the table. Frames are released after the lock.
 #pragma once
 
+#include "thread_safety.hpp"
 #include "wire/control.hpp"
 
 #include "ferry/serializers/frame.hpp"
@@ -26,7 +27,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -73,18 +73,20 @@ private:
   };
 
   /// Removes transfer `id` and returns its frame, for the caller to drop
-  /// after the lock (requires `mtx_`).
-  std::shared_ptr<serializers::frame> take_locked(uint64_t id);
+  /// after the lock.
+  std::shared_ptr<serializers::frame> take_locked(uint64_t id)
+    FERRY_REQUIRES(mtx_);
 
   const uint64_t chunk_size_;
   const std::string node_name_;
   const std::string peer_name_;
 
-  mutable std::mutex mtx_;
-  uint64_t next_id_ = 1;
-  std::unordered_map<uint64_t, held_transfer> transfers_;
+  mutable mutex mtx_;
+  uint64_t next_id_ FERRY_GUARDED_BY(mtx_) = 1;
+  std::unordered_map<uint64_t, held_transfer> transfers_ FERRY_GUARDED_BY(mtx_);
   /// (sequence number of the message, transfer id), in sequence order.
-  std::deque<std::pair<uint64_t, uint64_t>> by_message_;
+  std::deque<std::pair<uint64_t, uint64_t>> by_message_
+    FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail
