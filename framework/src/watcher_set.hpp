@@ -4,8 +4,9 @@
 // node_watch (node events) and the cluster's published view (member
 // events) keep their watchers here.
 //
-// Thread-safety: none; the owner guards it with its own lock and sends the
-// events after releasing it.
+// Thread-safety: none; the owner guards it with its own lock. node_watch
+// sends its events under that lock (to keep their order), the cluster's
+// published view after releasing it.
 #pragma once
 
 #include <caf/actor.hpp>

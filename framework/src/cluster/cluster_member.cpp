@@ -3,6 +3,7 @@
 
 #include "cluster/daemon.hpp"
 #include "cluster/protocol.hpp"
+#include "thread_safety.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -11,7 +12,6 @@
 #include <caf/send.hpp>
 
 #include <condition_variable>
-#include <mutex>
 
 namespace ferry::detail::cluster {
 
@@ -32,7 +32,7 @@ public:
       return std::move(where.error());
     node* n = nullptr;
     {
-      std::lock_guard<std::mutex> guard{mtx_};
+      lock_guard guard{mtx_};
       if (node_ == nullptr)
         return caf::make_error(errc::link_down, "the node is ending");
       n = node_;
@@ -40,7 +40,7 @@ public:
     }
     auto result = n->remote_actor(where->first, where->second, daemon_name);
     {
-      std::lock_guard<std::mutex> guard{mtx_};
+      lock_guard guard{mtx_};
       --dials_;
     }
     cv_.notify_all();
@@ -48,7 +48,7 @@ public:
   }
 
   void disconnect(uint64_t uid, const caf::error& why) override {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (node_ != nullptr)
       disconnect_(uid, why);
   }
@@ -59,16 +59,17 @@ public:
 
   /// Refuses dials from now on and waits for those under way.
   void detach() {
-    std::unique_lock<std::mutex> guard{mtx_};
+    unique_lock guard{mtx_};
     node_ = nullptr;
-    cv_.wait(guard, [this] { return dials_ == 0; });
+    while (dials_ != 0)
+      cv_.wait(guard.native());
   }
 
 private:
-  std::mutex mtx_;
+  mutex mtx_;
   std::condition_variable cv_;
-  node* node_;
-  int dials_ = 0;
+  node* node_ FERRY_GUARDED_BY(mtx_);
+  int dials_ FERRY_GUARDED_BY(mtx_) = 0;
   std::function<void(const std::string&)> log_;
   std::function<void(uint64_t, const caf::error&)> disconnect_;
 };

@@ -6,29 +6,29 @@
 namespace ferry::detail::cluster {
 
 std::vector<member_info> published_view::members() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return members_;
 }
 
 void published_view::publish(std::vector<member_info> xs) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   members_ = std::move(xs);
 }
 
 void published_view::watch(const caf::actor& whom) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   watchers_.add(whom);
 }
 
 void published_view::unwatch(const caf::actor& whom) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   watchers_.remove(whom);
 }
 
 void published_view::tell(const caf::message& msg) {
   std::vector<caf::actor> to;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     to = watchers_.live();
   }
   for (auto& whom : to)
@@ -36,17 +36,17 @@ void published_view::tell(const caf::message& msg) {
 }
 
 void published_view::set_phi(std::map<uint64_t, double> phi) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   phi_ = std::move(phi);
 }
 
 void published_view::set_convergence(std::chrono::steady_clock::duration took) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   convergence_seconds_ = std::chrono::duration<double>(took).count();
 }
 
 cluster_figures published_view::figures() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return cluster_figures{members_, phi_, convergence_seconds_};
 }
 

@@ -14,6 +14,7 @@
 #include "ferry/cluster_events.hpp"
 
 #include "metrics/exposition.hpp"
+#include "thread_safety.hpp"
 #include "watcher_set.hpp"
 
 #include <caf/actor.hpp>
@@ -21,7 +22,6 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <vector>
 
 namespace ferry::detail::cluster {
@@ -53,11 +53,11 @@ public:
   cluster_figures figures() const;
 
 private:
-  mutable std::mutex mtx_;
-  std::vector<member_info> members_;
-  std::map<uint64_t, double> phi_;
-  double convergence_seconds_ = 0;
-  watcher_set watchers_;
+  mutable mutex mtx_;
+  std::vector<member_info> members_ FERRY_GUARDED_BY(mtx_);
+  std::map<uint64_t, double> phi_ FERRY_GUARDED_BY(mtx_);
+  double convergence_seconds_ FERRY_GUARDED_BY(mtx_) = 0;
+  watcher_set watchers_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail::cluster

@@ -13,11 +13,11 @@
 // blocks its caller for at most about twice the handshake timeout.
 #include "node/handshake.hpp"
 #include "node/node_impl.hpp"
+#include "thread_safety.hpp"
 
 #include "ferry/errc.hpp"
 
 #include <condition_variable>
-#include <mutex>
 #include <thread>
 
 namespace ferry::detail {
@@ -32,14 +32,14 @@ std::shared_ptr<link_state>
 await_link(link_table& table, uint64_t peer,
            std::chrono::steady_clock::time_point deadline) {
   struct signal {
-    std::mutex mtx;
+    mutex mtx;
     std::condition_variable cv;
-    bool fired = false;
+    bool fired FERRY_GUARDED_BY(mtx) = false;
   };
   auto sig = std::make_shared<signal>();
   auto key = table.watch(peer, [sig] {
     {
-      std::lock_guard<std::mutex> guard{sig->mtx};
+      lock_guard guard{sig->mtx};
       sig->fired = true;
     }
     sig->cv.notify_all();
@@ -50,8 +50,11 @@ await_link(link_table& table, uint64_t peer,
   };
   auto result = live();
   if (!result) {
-    std::unique_lock<std::mutex> guard{sig->mtx};
-    sig->cv.wait_until(guard, deadline, [&] { return sig->fired; });
+    unique_lock guard{sig->mtx};
+    while (!sig->fired)
+      if (sig->cv.wait_until(guard.native(), deadline)
+          == std::cv_status::timeout)
+        break;
     guard.unlock();
     result = live();
   }

@@ -15,7 +15,7 @@ exposed_actors::exposed_actors(std::string node_name)
 void exposed_actors::publish_default(const caf::actor& whom) {
   if (!whom)
     return; // Listen only: peers use exposed names and remote_spawn.
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   default_ = whom.id();
   by_id_[whom.id()] = caf::actor_cast<caf::strong_actor_ptr>(whom);
 }
@@ -23,13 +23,13 @@ void exposed_actors::publish_default(const caf::actor& whom) {
 void exposed_actors::expose(const std::string& name, const caf::actor& whom) {
   if (!whom)
     return;
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   by_name_[name] = whom;
   by_id_[whom.id()] = caf::actor_cast<caf::strong_actor_ptr>(whom);
 }
 
 caf::expected<uint64_t> exposed_actors::lookup(const std::string& name) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (name.empty() && default_ != 0)
     return default_;
   auto i = by_name_.find(name);
@@ -46,13 +46,13 @@ caf::expected<uint64_t> exposed_actors::lookup(const std::string& name) const {
 }
 
 caf::strong_actor_ptr exposed_actors::find(uint64_t id) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto i = by_id_.find(id);
   return i != by_id_.end() ? i->second : nullptr;
 }
 
 uint64_t exposed_actors::default_id() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return default_;
 }
 

@@ -9,12 +9,13 @@
 // mutex guards the tables.
 #pragma once
 
+#include "thread_safety.hpp"
+
 #include <caf/actor.hpp>
 #include <caf/expected.hpp>
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -43,10 +44,11 @@ public:
 
 private:
   const std::string node_name_;
-  mutable std::mutex mtx_;
-  std::map<std::string, caf::actor> by_name_;
-  std::unordered_map<uint64_t, caf::strong_actor_ptr> by_id_;
-  uint64_t default_ = 0;
+  mutable mutex mtx_;
+  std::map<std::string, caf::actor> by_name_ FERRY_GUARDED_BY(mtx_);
+  std::unordered_map<uint64_t, caf::strong_actor_ptr>
+    by_id_ FERRY_GUARDED_BY(mtx_);
+  uint64_t default_ FERRY_GUARDED_BY(mtx_) = 0;
 };
 
 } // namespace ferry::detail

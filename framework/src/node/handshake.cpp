@@ -64,7 +64,7 @@ caf::error no_common_family(const std::string& sender,
 
 void connect_wait::finish(outcome x) {
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (result_)
       return;
     result_ = std::move(x);
@@ -74,9 +74,10 @@ void connect_wait::finish(outcome x) {
 
 std::optional<connect_wait::outcome>
 connect_wait::wait(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> guard{mtx_};
-  if (!cv_.wait_until(guard, deadline, [this] { return result_.has_value(); }))
-    return std::nullopt;
+  unique_lock guard{mtx_};
+  while (!result_)
+    if (cv_.wait_until(guard.native(), deadline) == std::cv_status::timeout)
+      break; // nothing when the deadline passed
   return result_;
 }
 

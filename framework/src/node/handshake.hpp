@@ -38,6 +38,7 @@
 
 #include "lane/ring.hpp"
 #include "link/link_state.hpp"
+#include "thread_safety.hpp"
 #include "transport/connection.hpp"
 #include "wire/control.hpp"
 
@@ -48,7 +49,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,9 +76,9 @@ struct connect_wait {
   std::optional<outcome> wait(std::chrono::steady_clock::time_point deadline);
 
 private:
-  std::mutex mtx_;
+  mutex mtx_;
   std::condition_variable cv_;
-  std::optional<outcome> result_;
+  std::optional<outcome> result_ FERRY_GUARDED_BY(mtx_);
 };
 
 class handshake final : public net::connection::handler {

@@ -8,7 +8,7 @@ link_table::admission link_table::admit(uint64_t peer,
   std::vector<std::function<void()>> fire; // called after the lock
   admission result;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (closed_)
       return {};
     auto& slot = links_[peer];
@@ -30,7 +30,7 @@ link_table::admission link_table::admit(uint64_t peer,
 }
 
 uint64_t link_table::watch(uint64_t peer, std::function<void()> fn) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto key = next_watch_++;
   watchers_.emplace(key, watcher{peer, std::move(fn)});
   return key;
@@ -38,7 +38,7 @@ uint64_t link_table::watch(uint64_t peer, std::function<void()> fn) {
 
 void link_table::unwatch(uint64_t key) {
   std::function<void()> gone; // released after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (auto i = watchers_.find(key); i != watchers_.end()) {
     gone = std::move(i->second.fn);
     watchers_.erase(i);
@@ -46,13 +46,13 @@ void link_table::unwatch(uint64_t key) {
 }
 
 std::shared_ptr<link_state> link_table::find(uint64_t id) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto i = links_.find(id);
   return i != links_.end() ? i->second : nullptr;
 }
 
 std::shared_ptr<link_state> link_table::find(const std::string& name) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   std::shared_ptr<link_state> result;
   for (auto& [id, link] : links_)
     if (link && link->peer_name() == name && (!result || !link->is_down()))
@@ -62,7 +62,7 @@ std::shared_ptr<link_state> link_table::find(const std::string& name) const {
 
 std::shared_ptr<link_state>
 link_table::find_by_address(const std::string& address) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (auto i = by_address_.find(address); i != by_address_.end())
     if (auto j = links_.find(i->second);
         j != links_.end() && j->second && !j->second->is_down())
@@ -71,13 +71,13 @@ link_table::find_by_address(const std::string& address) const {
 }
 
 void link_table::note_address(const std::string& address, uint64_t id) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   by_address_[address] = id;
 }
 
 void link_table::drop(const std::shared_ptr<link_state>& link) {
   std::shared_ptr<link_state> gone; // released after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto i = links_.find(link->peer_id());
   if (i != links_.end() && i->second == link && link->is_down()) {
     gone = std::move(i->second);
@@ -86,7 +86,7 @@ void link_table::drop(const std::shared_ptr<link_state>& link) {
 }
 
 std::vector<std::shared_ptr<link_state>> link_table::all() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   std::vector<std::shared_ptr<link_state>> result;
   for (auto& [id, link] : links_)
     if (link)
@@ -95,7 +95,7 @@ std::vector<std::shared_ptr<link_state>> link_table::all() const {
 }
 
 std::vector<std::shared_ptr<link_state>> link_table::close() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   closed_ = true;
   std::vector<std::shared_ptr<link_state>> result;
   for (auto& [id, link] : links_)
@@ -106,7 +106,7 @@ std::vector<std::shared_ptr<link_state>> link_table::close() {
 
 void link_table::clear() {
   decltype(links_) gone; // released after the lock
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   gone.swap(links_);
 }
 

@@ -15,12 +15,12 @@
 #pragma once
 
 #include "link/link_state.hpp"
+#include "thread_safety.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,16 +74,16 @@ public:
   void unwatch(uint64_t key);
 
 private:
-  mutable std::mutex mtx_;
-  std::map<uint64_t, std::shared_ptr<link_state>> links_;
-  std::map<std::string, uint64_t> by_address_;
   struct watcher {
     uint64_t peer;
     std::function<void()> fn;
   };
-  std::map<uint64_t, watcher> watchers_;
-  uint64_t next_watch_ = 1;
-  bool closed_ = false;
+  mutable mutex mtx_;
+  std::map<uint64_t, std::shared_ptr<link_state>> links_ FERRY_GUARDED_BY(mtx_);
+  std::map<std::string, uint64_t> by_address_ FERRY_GUARDED_BY(mtx_);
+  std::map<uint64_t, watcher> watchers_ FERRY_GUARDED_BY(mtx_);
+  uint64_t next_watch_ FERRY_GUARDED_BY(mtx_) = 1;
+  bool closed_ FERRY_GUARDED_BY(mtx_) = false;
 };
 
 } // namespace ferry::detail

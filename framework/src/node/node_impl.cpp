@@ -91,7 +91,7 @@ node_impl::node_impl(node_config& cfg)
 
 void node_impl::close_links() {
   {
-    std::lock_guard<std::mutex> guard{listen_mtx_};
+    lock_guard guard{listen_mtx_};
     for (auto& x : listeners_)
       x->close();
     listeners_.clear();
@@ -222,7 +222,7 @@ std::string node_impl::metrics_text() {
       figures.store = std::move(*summary);
   figures.resident_bytes = resident_memory_bytes();
   {
-    std::lock_guard<std::mutex> guard{cluster_mtx_};
+    lock_guard guard{cluster_mtx_};
     if (cluster_figures_)
       figures.cluster = cluster_figures_();
   }
@@ -230,7 +230,7 @@ std::string node_impl::metrics_text() {
 }
 
 void node_impl::set_cluster_figures(std::function<cluster_figures()> source) {
-  std::lock_guard<std::mutex> guard{cluster_mtx_};
+  lock_guard guard{cluster_mtx_};
   cluster_figures_ = std::move(source);
 }
 

@@ -54,6 +54,7 @@
 #include "node/link_table.hpp"
 #include "node/node_watch.hpp"
 #include "node/pool_settings.hpp"
+#include "thread_safety.hpp"
 #include "transport/connection.hpp"
 #include "transport/io_threads.hpp"
 #include "transport/listener.hpp"
@@ -71,7 +72,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -317,11 +317,13 @@ private:
   std::shared_ptr<const net::tls_context> tls_;
   std::unique_ptr<net::io_threads> io_;
   /// Guards `listeners_`.
-  std::mutex listen_mtx_;
-  std::vector<std::shared_ptr<net::listener>> listeners_;
+  mutex listen_mtx_;
+  std::vector<std::shared_ptr<net::listener>>
+    listeners_ FERRY_GUARDED_BY(listen_mtx_);
   /// Guards `cluster_figures_`, which scrapes read from the metrics thread.
-  std::mutex cluster_mtx_;
-  std::function<cluster_figures()> cluster_figures_;
+  mutex cluster_mtx_;
+  std::function<cluster_figures()> cluster_figures_
+    FERRY_GUARDED_BY(cluster_mtx_);
   /// Last: it reads every member above from its own thread.
   std::unique_ptr<metrics_server> metrics_;
 };

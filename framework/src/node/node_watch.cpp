@@ -6,18 +6,18 @@
 namespace ferry::detail {
 
 void node_watch::watch(const caf::actor& whom) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   watchers_.add(whom);
 }
 
 void node_watch::unwatch(const caf::actor& whom) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   watchers_.remove(whom);
 }
 
 void node_watch::up(const std::string& node,
                     const std::function<bool()>& still_up) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!still_up())
     return; // it went down first: its `down` came or comes, not this
   peers_[node] = peer_state{node, true, caf::error{}};
@@ -26,14 +26,14 @@ void node_watch::up(const std::string& node,
 }
 
 void node_watch::down(const std::string& node, const caf::error& reason) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   peers_[node] = peer_state{node, false, reason};
   for (auto& whom : watchers_.live())
     caf::anon_send(whom, node_down{node, reason});
 }
 
 std::vector<peer_state> node_watch::peers() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   std::vector<peer_state> result;
   result.reserve(peers_.size());
   for (auto& [name, state] : peers_)

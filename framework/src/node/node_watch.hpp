@@ -14,6 +14,7 @@
 
 #include "ferry/node_events.hpp"
 
+#include "thread_safety.hpp"
 #include "watcher_set.hpp"
 
 #include <caf/actor.hpp>
@@ -21,7 +22,6 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,9 +48,9 @@ public:
   std::vector<peer_state> peers() const;
 
 private:
-  mutable std::mutex mtx_;
-  watcher_set watchers_;
-  std::map<std::string, peer_state> peers_;
+  mutable mutex mtx_;
+  watcher_set watchers_ FERRY_GUARDED_BY(mtx_);
+  std::map<std::string, peer_state> peers_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

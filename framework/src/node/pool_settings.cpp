@@ -2,8 +2,9 @@
 // (see node/pool_settings.hpp).
 #include "node/pool_settings.hpp"
 
+#include "thread_safety.hpp"
+
 #include <cstddef>
-#include <mutex>
 
 namespace ferry::detail {
 
@@ -12,10 +13,10 @@ namespace {
 /// How many running nodes set limits, and which node set the limits in
 /// force (it may have stopped since).
 struct pool_setter {
-  std::mutex mtx;
-  size_t live_nodes = 0;
-  std::string node_name;
-  serializers::vector_pool_limits limits;
+  mutex mtx;
+  size_t live_nodes FERRY_GUARDED_BY(mtx) = 0;
+  std::string node_name FERRY_GUARDED_BY(mtx);
+  serializers::vector_pool_limits limits FERRY_GUARDED_BY(mtx);
 };
 
 pool_setter& setter() {
@@ -29,7 +30,7 @@ pool_settings::pool_settings(
   const serializers::vector_pool_limits& limits, const std::string& node_name,
   const std::function<void(const std::string&)>& log) {
   auto& owner = setter();
-  std::lock_guard<std::mutex> guard{owner.mtx};
+  lock_guard guard{owner.mtx};
   if (owner.live_nodes > 0 && owner.limits != limits)
     log("warning: this node's ferry.vector-pool settings differ from the "
         "limits in force in this process (set by node " + owner.node_name
@@ -44,7 +45,7 @@ pool_settings::pool_settings(
 
 pool_settings::~pool_settings() {
   auto& owner = setter();
-  std::lock_guard<std::mutex> guard{owner.mtx};
+  lock_guard guard{owner.mtx};
   --owner.live_nodes;
 }
 

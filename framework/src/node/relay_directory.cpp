@@ -12,7 +12,7 @@ relay_directory::relay_directory(clock::duration linger)
 }
 
 relay_offer relay_directory::offer(uint64_t object_id, const std::string& peer) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (entries_.size() >= 2 * pruned_at_)
     prune_locked();
   auto& found = entries_[object_id];

@@ -21,13 +21,13 @@
 #pragma once
 
 #include "link/link_host.hpp"
+#include "thread_safety.hpp"
 #include "wire/relay_hint.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -54,15 +54,18 @@ private:
     std::atomic<clock::rep> released{0};
   };
 
-  /// Drops entries without leases whose linger is over (requires `mtx_`).
-  void prune_locked();
+  /// Drops entries without leases whose linger is over.
+  void prune_locked() FERRY_REQUIRES(mtx_);
 
   const clock::duration linger_;
-  mutable std::mutex mtx_;
-  std::mt19937_64 keys_;
-  std::unordered_map<uint64_t, std::shared_ptr<entry>> entries_;
+  mutable mutex mtx_;
+  std::mt19937_64 keys_ FERRY_GUARDED_BY(mtx_);
+  /// An entry's `key` and `last` are also read and written only under
+  /// `mtx_` (its leases are atomic).
+  std::unordered_map<uint64_t, std::shared_ptr<entry>>
+    entries_ FERRY_GUARDED_BY(mtx_);
   /// Table size after the last prune; the next prune comes at twice that.
-  size_t pruned_at_ = 16;
+  size_t pruned_at_ FERRY_GUARDED_BY(mtx_) = 16;
 };
 
 } // namespace ferry::detail

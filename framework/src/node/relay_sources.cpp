@@ -14,7 +14,7 @@ relay_sources::relay_sources(std::string node_name, clock::duration linger,
 }
 
 void relay_sources::set_timer(std::function<void(clock::duration)> timer) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   timer_ = std::move(timer);
 }
 
@@ -27,7 +27,7 @@ relay_sources::open(uint64_t key, std::span<const std::byte> bytes,
   std::shared_ptr<relay_source> result;
   std::vector<waiting> ready;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     auto& slot = sources_[key];
     if (slot)
       return nullptr;
@@ -53,7 +53,7 @@ void relay_sources::close(uint64_t key,
                           const caf::error& why) {
   if (!source->failed(why))
     return; // sealed: kept for its linger
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto i = sources_.find(key);
   if (i != sources_.end() && i->second == source) {
     sources_.erase(i);
@@ -69,7 +69,7 @@ void relay_sources::serve(const relay_request& req,
   bool parked = false;
   std::function<void(clock::duration)> wake; // called after the lock
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     if (auto i = sources_.find(req.key); i != sources_.end()) {
       source = i->second;
     } else if (grace_ > clock::duration::zero()
@@ -99,7 +99,7 @@ void relay_sources::expire() {
   std::vector<waiting> expired;
   {
     auto now = clock::now();
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     std::erase_if(waiting_, [&](waiting& x) {
       if (x.deadline > now)
         return false;
@@ -114,21 +114,24 @@ void relay_sources::expire() {
 template <class Pred>
 std::vector<std::shared_ptr<relay_source>>
 relay_sources::erase_locked(Pred pred) {
+  // A loop, not std::erase_if: the analysis sees gone_locked under the lock.
   std::vector<std::shared_ptr<relay_source>> dropped;
-  std::erase_if(sources_, [&](auto& x) {
-    if (!pred(*x.second))
-      return false;
-    gone_locked(x.first);
-    dropped.emplace_back(std::move(x.second));
-    return true;
-  });
+  for (auto i = sources_.begin(); i != sources_.end();) {
+    if (!pred(*i->second)) {
+      ++i;
+      continue;
+    }
+    gone_locked(i->first);
+    dropped.emplace_back(std::move(i->second));
+    i = sources_.erase(i);
+  }
   return dropped;
 }
 
 void relay_sources::sweep() {
   auto cutoff = clock::now() - linger_;
   std::vector<std::shared_ptr<relay_source>> dropped; // released after
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   dropped = erase_locked(
     [cutoff](const relay_source& x) { return x.idle_since(cutoff); });
 }
@@ -137,7 +140,7 @@ void relay_sources::clear() {
   decltype(sources_) dropped;
   std::vector<waiting> expired;
   {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     dropped.swap(sources_);
     expired.swap(waiting_);
     timer_ = nullptr;
@@ -151,7 +154,7 @@ void relay_sources::clear() {
 }
 
 size_t relay_sources::size() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return sources_.size();
 }
 

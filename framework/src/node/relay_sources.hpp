@@ -26,13 +26,13 @@
 
 #include "link/link_host.hpp"
 #include "link/relay_source.hpp"
+#include "thread_safety.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -108,12 +108,13 @@ private:
   };
 
   /// Forgets the sources `pred` selects, noting their keys as gone;
-  /// returns them, to be dropped after the lock (requires `mtx_`).
+  /// returns them, to be dropped after the lock.
   template <class Pred>
-  std::vector<std::shared_ptr<relay_source>> erase_locked(Pred pred);
+  std::vector<std::shared_ptr<relay_source>> erase_locked(Pred pred)
+    FERRY_REQUIRES(mtx_);
 
-  /// Notes `key` as let go (requires `mtx_`).
-  void gone_locked(uint64_t key);
+  /// Notes `key` as let go.
+  void gone_locked(uint64_t key) FERRY_REQUIRES(mtx_);
 
   /// Answers `x` with the error for a key this node does not hold.
   void not_here(waiting& x) const;
@@ -121,11 +122,12 @@ private:
   const std::string node_name_;
   const clock::duration linger_;
   const clock::duration grace_;
-  std::function<void(clock::duration)> timer_;
-  mutable std::mutex mtx_;
-  std::unordered_map<uint64_t, std::shared_ptr<relay_source>> sources_;
-  std::vector<waiting> waiting_;
-  std::deque<uint64_t> gone_;
+  mutable mutex mtx_;
+  std::function<void(clock::duration)> timer_ FERRY_GUARDED_BY(mtx_);
+  std::unordered_map<uint64_t, std::shared_ptr<relay_source>>
+    sources_ FERRY_GUARDED_BY(mtx_);
+  std::vector<waiting> waiting_ FERRY_GUARDED_BY(mtx_);
+  std::deque<uint64_t> gone_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

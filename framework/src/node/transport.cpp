@@ -99,7 +99,7 @@ caf::expected<uint16_t> node_impl::open_port(uint16_t port,
     [this](const std::string& line) { log(line); });
   if (!made)
     return std::move(made.error());
-  std::lock_guard<std::mutex> guard{listen_mtx_};
+  lock_guard guard{listen_mtx_};
   listeners_.push_back(*made);
   return (*made)->port();
 }

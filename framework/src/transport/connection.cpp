@@ -132,7 +132,7 @@ void connection::handshake() {
   switch (r.state) {
     case st::ok: {
       {
-        std::lock_guard<std::mutex> guard{send_mtx_};
+        lock_guard guard{send_mtx_};
         open_ = true;
       }
       // Before anything else: the preface, then the handler's first frames.
@@ -259,7 +259,7 @@ void connection::read_ready() {
 void connection::send(wire::out_frame&& frame) {
   last_sent_.store(clock::now().time_since_epoch().count(),
                    std::memory_order_relaxed);
-  std::unique_lock<std::mutex> guard{send_mtx_};
+  unique_lock guard{send_mtx_};
   if (!accepting_)
     return;
   if (!queue_.empty() || write_armed_ || !open_) {
@@ -342,7 +342,7 @@ void connection::arm_write_locked(io_result::status need) {
 }
 
 void connection::write_ready() {
-  std::unique_lock<std::mutex> guard{send_mtx_};
+  unique_lock guard{send_mtx_};
   write_armed_ = false;
   if (closed_ || ended_ || !open_)
     return;
@@ -428,7 +428,7 @@ void connection::tick() {
 
 void connection::close(bool drain) {
   {
-    std::lock_guard<std::mutex> guard{send_mtx_};
+    lock_guard guard{send_mtx_};
     if (!accepting_)
       return;
     // Frames sent from now on are dropped; those queued still go (drain).
@@ -438,7 +438,12 @@ void connection::close(bool drain) {
   asio::post(sock_.get_executor(), [self = shared_from_this(), drain] {
     if (self->ended_ || self->draining_)
       return;
-    if (!drain || !self->open_) {
+    auto ready = false;
+    {
+      lock_guard guard{self->send_mtx_};
+      ready = self->open_;
+    }
+    if (!drain || !ready) {
       self->end(caf::none);
       return;
     }
@@ -450,7 +455,7 @@ void connection::close(bool drain) {
 
 void connection::finish_drain() {
   {
-    std::lock_guard<std::mutex> guard{send_mtx_};
+    lock_guard guard{send_mtx_};
     closed_ = true;
   }
   stream_->shutdown();
@@ -469,7 +474,7 @@ void connection::end(caf::error why) {
     return;
   ended_ = true;
   {
-    std::lock_guard<std::mutex> guard{send_mtx_};
+    lock_guard guard{send_mtx_};
     accepting_ = false;
     closed_ = true;
     queue_.clear();

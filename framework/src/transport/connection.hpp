@@ -34,6 +34,7 @@
 // everything else runs on the connection's I/O thread.
 #pragma once
 
+#include "thread_safety.hpp"
 #include "transport/frame_reader.hpp"
 #include "transport/stream.hpp"
 #include "transport/transport.hpp"
@@ -50,7 +51,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -166,12 +166,12 @@ private:
   /// writable).
   void write_ready();
 
-  /// Writes queued frames as far as the socket takes them (requires
-  /// `send_mtx_`); returns what the stream needs to go on.
-  io_result write_locked();
+  /// Writes queued frames as far as the socket takes them; returns what
+  /// the stream needs to go on.
+  io_result write_locked() FERRY_REQUIRES(send_mtx_);
 
-  /// Asks the I/O thread to wait for writability (requires `send_mtx_`).
-  void arm_write_locked(io_result::status need);
+  /// Asks the I/O thread to wait for writability.
+  void arm_write_locked(io_result::status need) FERRY_REQUIRES(send_mtx_);
 
   /// Arms the timer for its next tick.
   void schedule_tick();
@@ -203,8 +203,6 @@ private:
   std::shared_ptr<handler> handler_;
   frame_reader reader_;
   bool tls_ = false;
-  /// The stream is ready (written under `send_mtx_`, as senders read it).
-  bool open_ = false;
   bool linked_ = false;
   bool ended_ = false;
   bool draining_ = false;
@@ -212,15 +210,17 @@ private:
   std::atomic<clock::rep> last_sent_{0};
   clock::rep last_received_ = 0;
 
-  std::mutex send_mtx_;
-  std::deque<queued> queue_;
-  std::vector<piece> pieces_;
-  bool write_armed_ = false;
+  mutex send_mtx_;
+  /// The stream is ready (senders read it).
+  bool open_ FERRY_GUARDED_BY(send_mtx_) = false;
+  std::deque<queued> queue_ FERRY_GUARDED_BY(send_mtx_);
+  std::vector<piece> pieces_ FERRY_GUARDED_BY(send_mtx_);
+  bool write_armed_ FERRY_GUARDED_BY(send_mtx_) = false;
   /// Whether `send` takes frames (not after `close`).
-  bool accepting_ = true;
+  bool accepting_ FERRY_GUARDED_BY(send_mtx_) = true;
   /// Whether nothing more is written (after a failure, a close without
   /// draining, or once a draining close wrote everything).
-  bool closed_ = false;
+  bool closed_ FERRY_GUARDED_BY(send_mtx_) = false;
 };
 
 } // namespace ferry::detail::net

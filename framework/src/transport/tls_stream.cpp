@@ -114,7 +114,7 @@ tls_stream::make(SSL_CTX* ctx, int fd, bool server) {
     return caf::make_error(errc::handshake_failed,
                            "OpenSSL cannot make a TLS session for the "
                            "connection with "
-                             + result->diag_.peer_addr + ": "
+                             + result->peer_addr() + ": "
                              + take_openssl_error() + " (out of memory?)");
   };
   ERR_clear_error();
@@ -139,7 +139,7 @@ tls_stream::make(SSL_CTX* ctx, int fd, bool server) {
 // -- handshake ----------------------------------------------------------------
 
 io_result tls_stream::handshake() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return drive_handshake();
 }
 
@@ -172,7 +172,7 @@ io_result tls_stream::read(std::span<std::byte> out) {
   static_cast<void>(take_socket_read());
   while (result.bytes < out.size()) {
     // The lock is taken per record, so a writer waits one record at most.
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     io_result step;
     if (read_closed_) {
       step = with_state(io_result::status::closed);
@@ -212,7 +212,7 @@ io_result tls_stream::read(std::span<std::byte> out) {
 // -- writing ------------------------------------------------------------------
 
 io_result tls_stream::write_to_ssl(const std::byte* data, size_t size) {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (auto step = drive_handshake(); !step.ok())
     return step;
   ERR_clear_error();
@@ -241,7 +241,7 @@ io_result tls_stream::write(std::span<const piece> pieces) {
     return step;
   };
   auto broken_contract = [&] {
-    std::lock_guard<std::mutex> guard{mtx_};
+    lock_guard guard{mtx_};
     return stop(
       fail("TLS stream misused: write was not given the same bytes again after "
            "a write OpenSSL could not finish (pass the pieces not taken, from "
@@ -298,7 +298,7 @@ io_result tls_stream::write(std::span<const piece> pieces) {
 }
 
 io_result tls_stream::flush_socket() {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!failure_.empty())
     return fail(failure_);
   auto* bio = SSL_get_wbio(ssl_);
@@ -316,7 +316,7 @@ io_result tls_stream::flush_socket() {
 // -- the end ------------------------------------------------------------------
 
 void tls_stream::shutdown() noexcept {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   auto sent = false;
   if (diag_.handshake_done && failure_.empty()) {
     ERR_clear_error();
@@ -334,22 +334,22 @@ void tls_stream::shutdown() noexcept {
 // -- what the connection showed ----------------------------------------------
 
 bool tls_stream::handshake_done() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return diag_.handshake_done;
 }
 
 std::vector<std::string> tls_stream::peer_names() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return peer_names_;
 }
 
 long tls_stream::verify_result() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return verify_result_;
 }
 
 std::string tls_stream::check_name(const std::string& claimed) const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!diag_.handshake_done)
     return "the TLS handshake with " + peer_of(diag_)
            + " has not finished: its certificate is not known yet";
@@ -357,12 +357,12 @@ std::string tls_stream::check_name(const std::string& claimed) const {
 }
 
 std::string tls_stream::explain() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   return failure_;
 }
 
 std::string tls_stream::cipher() const {
-  std::lock_guard<std::mutex> guard{mtx_};
+  lock_guard guard{mtx_};
   if (!diag_.handshake_done)
     return {};
   return std::string{SSL_get_version(ssl_)} + " "

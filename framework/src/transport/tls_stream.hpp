@@ -44,10 +44,10 @@
 #include <openssl/ossl_typ.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "thread_safety.hpp"
 #include "transport/stream.hpp"
 #include "transport/tls_diagnosis.hpp"
 
@@ -106,7 +106,11 @@ public:
   std::string cipher() const;
 
   /// Returns the peer's address as the sentences name it ("addr:port").
-  const std::string& peer_addr() const noexcept { return diag_.peer_addr; }
+  // Unchecked: `diag_.peer_addr` is constant after construction.
+  const std::string& peer_addr() const noexcept
+    FERRY_NO_THREAD_SAFETY_ANALYSIS {
+    return diag_.peer_addr;
+  }
 
 private:
   friend class tls_context;
@@ -117,28 +121,29 @@ private:
   tls_stream(int fd, bool server);
 
   /// Makes the stream's SSL from `ctx`; see `tls_context::make_stream`.
+  // Unchecked: it sets up the new stream before any other thread sees it.
   [[nodiscard]] static caf::expected<std::unique_ptr<tls_stream>>
-  make(SSL_CTX* ctx, int fd, bool server);
+  make(SSL_CTX* ctx, int fd, bool server) FERRY_NO_THREAD_SAFETY_ANALYSIS;
 
-  /// Drives the handshake one step. Requires `mtx_`.
-  io_result drive_handshake();
+  /// Drives the handshake one step.
+  io_result drive_handshake() FERRY_REQUIRES(mtx_);
 
   /// Hands `size` bytes at `data` to one `SSL_write` under the lock.
-  io_result write_to_ssl(const std::byte* data, size_t size);
+  io_result write_to_ssl(const std::byte* data, size_t size)
+    FERRY_EXCLUDES(mtx_);
 
   /// Writes the staging buffer; on `want_*` it stays unfinished.
-  io_result flush_staging();
+  io_result flush_staging() FERRY_EXCLUDES(mtx_);
 
   /// Sends the records OpenSSL's write buffer holds (transport/tls_bio.hpp).
-  io_result flush_socket();
+  io_result flush_socket() FERRY_EXCLUDES(mtx_);
 
   /// Turns an OpenSSL call's failure into a result; `err` is errno right
-  /// after the call, `doing` what it did ("reading the socket"). Requires
-  /// `mtx_`.
-  io_result outcome(int err, const char* doing);
+  /// after the call, `doing` what it did ("reading the socket").
+  io_result outcome(int err, const char* doing) FERRY_REQUIRES(mtx_);
 
-  /// Makes the failure sticky and returns it. Requires `mtx_`.
-  io_result fail(std::string sentence);
+  /// Makes the failure sticky and returns it.
+  io_result fail(std::string sentence) FERRY_REQUIRES(mtx_);
 
   // -- constant after construction ------------------------------------------
 
@@ -146,20 +151,22 @@ private:
 
   // -- guarded by mtx_ ------------------------------------------------------
 
-  mutable std::mutex mtx_;
-  SSL* ssl_ = nullptr;
+  mutable mutex mtx_;
+  SSL* ssl_ FERRY_GUARDED_BY(mtx_) = nullptr;
   /// Filled by the SSL's callbacks, which run inside calls holding `mtx_`;
   /// its `peer_addr` and `server` are constant after construction.
-  tls_diagnosis diag_;
+  tls_diagnosis diag_ FERRY_GUARDED_BY(mtx_);
   /// Why the connection failed (empty: it has not).
-  std::string failure_;
+  std::string failure_ FERRY_GUARDED_BY(mtx_);
   /// Whether the peer's close_notify arrived.
-  bool read_closed_ = false;
-  /// The last read ended for want of the socket's bytes (the reader's
-  /// alone).
+  bool read_closed_ FERRY_GUARDED_BY(mtx_) = false;
+  std::vector<std::string> peer_names_ FERRY_GUARDED_BY(mtx_);
+  long verify_result_ FERRY_GUARDED_BY(mtx_) = -1;
+
+  // -- the reader's alone ---------------------------------------------------
+
+  /// The last read ended for want of the socket's bytes.
   bool drained_ = false;
-  std::vector<std::string> peer_names_;
-  long verify_result_ = -1;
 
   // -- the writer's alone ---------------------------------------------------
 
