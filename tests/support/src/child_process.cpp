@@ -74,8 +74,14 @@ child_process::child_process(const std::string& program,
                              std::vector<std::string> args) {
   int in_pipe[2];
   int out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0)
+  if (pipe2(in_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error("pipe2 failed: " + std::string{strerror(errno)});
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    auto err = errno;
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+    throw std::runtime_error("pipe2 failed: " + std::string{strerror(err)});
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
@@ -94,6 +100,8 @@ child_process::child_process(const std::string& program,
   stdout_fd_ = out_pipe[0];
   if (rc != 0) {
     pid_ = -1;
+    close(stdin_fd_);
+    close(stdout_fd_);
     throw std::runtime_error("cannot start " + program + ": " + strerror(rc));
   }
 }
