@@ -2,7 +2,8 @@
 # ferry's two set-up commands (see README.md, "Quick start"):
 #   bash dev.sh bench   install what is missing, build Release, run the main job
 #   bash dev.sh test    install what is missing, build, run the whole test suite
-# Other commands used by CI: deps, build <preset>, ctest <preset> [args...].
+# Other commands used by CI: deps, build <preset>, ctest <preset> [args...],
+# format-check (clang-format-14 over the libraries' sources).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -59,8 +60,14 @@ case "$cmd" in
     shift || true
     ctest --preset "$preset" "$@"
     ;;
+  format-check)
+    deps clang-format-14
+    git ls-files 'framework/*.cpp' 'framework/*.hpp' 'serializers/*.cpp' \
+      'serializers/*.hpp' 'store/*.cpp' 'store/*.hpp' \
+      | xargs clang-format-14 --dry-run -Werror
+    ;;
   *)
-    echo "usage: bash dev.sh {bench|test|deps|build <preset>|ctest <preset>}" >&2
+    echo "usage: bash dev.sh {bench|test|deps|build <preset>|ctest <preset>|format-check}" >&2
     exit 2
     ;;
 esac

@@ -127,17 +127,22 @@ function(ferry_add_test_binary name)
     set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
   endif()
   if(ARG_TIMING_TESTS)
-    # One label here: `timing` (and what remains of LABELS without `unit`).
+    # `timing` and what remains of LABELS without `unit` (several labels
+    # through a file, as above).
     list(GET timing_labels 0 first_timing_label)
     list(LENGTH timing_labels timing_label_count)
-    if(timing_label_count GREATER 1)
-      message(FATAL_ERROR "ferry_add_test_binary(${name}): TIMING_TESTS with "
-                          "LABELS other than unit are not supported")
-    endif()
     gtest_discover_tests(
       ${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "${timing_filter}"
       TEST_LIST ${name}_timing_tests
       PROPERTIES LABELS ${first_timing_label} TIMEOUT ${ARG_TIMEOUT}
                  RUN_SERIAL ${serial} FIXTURES_REQUIRED ferry_shm)
+    if(timing_label_count GREATER 1)
+      set(timing_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_timing_labels.cmake")
+      file(WRITE "${timing_file}"
+           "if(${name}_timing_tests)\n"
+           "  set_tests_properties(\${${name}_timing_tests} PROPERTIES LABELS \"${timing_labels}\")\n"
+           "endif()\n")
+      set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${timing_file}")
+    endif()
   endif()
 endfunction()

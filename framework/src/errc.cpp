@@ -9,26 +9,46 @@ namespace ferry {
 
 std::string to_string(errc x) {
   switch (x) {
-    case errc::none: return "none";
-    case errc::connect_failed: return "connect_failed";
-    case errc::handshake_failed: return "handshake_failed";
-    case errc::no_common_family: return "no_common_family";
-    case errc::family_refused: return "family_refused";
-    case errc::unregistered_type: return "unregistered_type";
-    case errc::message_too_large: return "message_too_large";
-    case errc::link_down: return "link_down";
-    case errc::no_such_actor: return "no_such_actor";
-    case errc::transfer_failed: return "transfer_failed";
-    case errc::invalid_config: return "invalid_config";
-    case errc::decode_failed: return "decode_failed";
-    case errc::send_timeout: return "send_timeout";
-    case errc::too_many_proxies: return "too_many_proxies";
-    case errc::too_many_actors: return "too_many_actors";
-    case errc::receiver_full: return "receiver_full";
-    case errc::type_mismatch: return "type_mismatch";
-    case errc::lane_failed: return "lane_failed";
-    case errc::already_linked: return "already_linked";
-    case errc::cluster_refused: return "cluster_refused";
+  case errc::none:
+    return "none";
+  case errc::connect_failed:
+    return "connect_failed";
+  case errc::handshake_failed:
+    return "handshake_failed";
+  case errc::no_common_family:
+    return "no_common_family";
+  case errc::family_refused:
+    return "family_refused";
+  case errc::unregistered_type:
+    return "unregistered_type";
+  case errc::message_too_large:
+    return "message_too_large";
+  case errc::link_down:
+    return "link_down";
+  case errc::no_such_actor:
+    return "no_such_actor";
+  case errc::transfer_failed:
+    return "transfer_failed";
+  case errc::invalid_config:
+    return "invalid_config";
+  case errc::decode_failed:
+    return "decode_failed";
+  case errc::send_timeout:
+    return "send_timeout";
+  case errc::too_many_proxies:
+    return "too_many_proxies";
+  case errc::too_many_actors:
+    return "too_many_actors";
+  case errc::receiver_full:
+    return "receiver_full";
+  case errc::type_mismatch:
+    return "type_mismatch";
+  case errc::lane_failed:
+    return "lane_failed";
+  case errc::already_linked:
+    return "already_linked";
+  case errc::cluster_refused:
+    return "cluster_refused";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

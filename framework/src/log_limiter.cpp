@@ -6,7 +6,7 @@
 namespace ferry::detail {
 
 std::optional<std::string> log_limiter::pass(const std::string& line) {
-  auto now = std::chrono::steady_clock::now();
+  auto now = clock_->now();
   uint64_t left_out = 0;
   {
     lock_guard guard{mtx_};
@@ -19,8 +19,8 @@ std::optional<std::string> log_limiter::pass(const std::string& line) {
   }
   if (left_out == 0)
     return line;
-  return line + " (and " + std::to_string(left_out)
-         + " more like it since the last line)";
+  return line + " (and " + std::to_string(left_out) +
+         " more like it since the last line)";
 }
 
 } // namespace ferry::detail

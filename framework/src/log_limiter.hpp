@@ -5,9 +5,11 @@
 // interval; the next line that passes says how many were left out since.
 // Counters (`link_stats`) still count every event.
 //
-// Thread-safety: `pass` may be called from any thread.
+// Thread-safety: `pass` may be called from any thread; the clock must
+// outlive the limiter.
 #pragma once
 
+#include "clock.hpp"
 #include "thread_safety.hpp"
 
 #include <chrono>
@@ -19,8 +21,12 @@ namespace ferry::detail {
 
 class log_limiter {
 public:
-  explicit log_limiter(std::chrono::steady_clock::duration interval)
-    : interval_(interval) {
+  /// A limiter of one line per `interval` on `time` (the steady clock by
+  /// default; tests pass a manual clock).
+  explicit log_limiter(clock::duration interval,
+                       const clock& time = clock::steady())
+    : interval_(interval),
+      clock_(&time) {
     // nop
   }
 
@@ -29,10 +35,10 @@ public:
   std::optional<std::string> pass(const std::string& line);
 
 private:
-  std::chrono::steady_clock::duration interval_;
+  clock::duration interval_;
+  const clock* clock_;
   mutex mtx_;
-  std::optional<std::chrono::steady_clock::time_point> last_
-    FERRY_GUARDED_BY(mtx_);
+  std::optional<clock::time_point> last_ FERRY_GUARDED_BY(mtx_);
   uint64_t left_out_ FERRY_GUARDED_BY(mtx_) = 0;
 };
 

@@ -69,9 +69,9 @@ int main(int argc, char** argv) {
     else
       words.emplace_back(argv[i]);
   }
-  if (words.size() < 2 || (words[1] == "members" && words.size() != 2)
-      || (words[1] == "down" && words.size() != 3)
-      || (words[1] != "members" && words[1] != "down"))
+  if (words.size() < 2 || (words[1] == "members" && words.size() != 2) ||
+      (words[1] == "down" && words.size() != 3) ||
+      (words[1] != "members" && words[1] != "down"))
     return usage();
   auto colon = words[0].rfind(':');
   if (colon == std::string::npos)
@@ -92,8 +92,8 @@ int main(int argc, char** argv) {
     std::cerr << "ferry-cluster: " << ferry::render(n.error()) << '\n';
     return 1;
   }
-  auto daemon = (*n)->remote_actor(host, static_cast<uint16_t>(port),
-                                   daemon_name);
+  auto daemon =
+    (*n)->remote_actor(host, static_cast<uint16_t>(port), daemon_name);
   if (!daemon) {
     std::cerr << "ferry-cluster: cannot reach the cluster daemon at "
               << words[0] << ": " << ferry::render(daemon.error()) << '\n';
@@ -120,16 +120,15 @@ int main(int argc, char** argv) {
         },
         failed);
   } else {
-    self
-      ->request(*daemon, std::chrono::seconds{10}, down_atom::value, words[2])
+    self->request(*daemon, std::chrono::seconds{10}, down_atom::value, words[2])
       .receive(
         [&](bool any) {
           if (any) {
             std::cout << "downed " << words[2] << '\n';
             status = 0;
           } else {
-            std::cerr << "ferry-cluster: " << words[0]
-                      << " knows no member at " << words[2] << '\n';
+            std::cerr << "ferry-cluster: " << words[0] << " knows no member at "
+                      << words[2] << '\n';
           }
         },
         failed);

@@ -69,25 +69,25 @@ caf::error require_main_frame(const call_info& info,
                               std::span<const frame> frames) {
   if (frames.empty())
     return make_error(errc::frame_mismatch,
-                      describe(info)
-                        + ": the payload has no frames; the sender is broken "
-                          "or the payload was truncated");
+                      describe(info) +
+                        ": the payload has no frames; the sender is broken "
+                        "or the payload was truncated");
   return {};
 }
 
 caf::error require_frames_read(const call_info& info, size_t count) {
   auto scope = current_scope();
   for (size_t i = 1; i < count; ++i) {
-    if (scope != nullptr && i < scope->frames_read.size()
-        && scope->frames_read[i])
+    if (scope != nullptr && i < scope->frames_read.size() &&
+        scope->frames_read[i])
       continue;
     return make_error(errc::unused_frame,
-                      describe(info) + " (frame " + std::to_string(i)
-                        + " of " + std::to_string(count)
-                        + "): the value reads no member from this frame; its "
-                          "encoder makes a frame only for a separate member "
-                          "it names, so the sender's type differs from the "
-                          "receiver's or the payload is corrupt");
+                      describe(info) + " (frame " + std::to_string(i) + " of " +
+                        std::to_string(count) +
+                        "): the value reads no member from this frame; its "
+                        "encoder makes a frame only for a separate member "
+                        "it names, so the sender's type differs from the "
+                        "receiver's or the payload is corrupt");
   }
   return {};
 }

@@ -72,22 +72,22 @@ void refuse_text(std::string_view text, size_t bad, bool nul,
                  std::string_view fix) {
   if (nul)
     throw decode_fault{errc::invalid_text,
-                       "a string holding a NUL character (" + where + "); "
-                         + family + " cannot carry NUL inside a string; "
-                         + std::string{fix}};
+                       "a string holding a NUL character (" + where + "); " +
+                         family + " cannot carry NUL inside a string; " +
+                         std::string{fix}};
   auto byte = static_cast<unsigned>(static_cast<unsigned char>(text[bad]));
   throw decode_fault{errc::invalid_text,
-                     "a string that is not well-formed UTF-8 (byte "
-                       + std::to_string(byte) + " " + where + "); " + family
-                       + " carries strings as UTF-8 text, without surrogates "
-                         "or overlong forms; "
-                       + std::string{fix}};
+                     "a string that is not well-formed UTF-8 (byte " +
+                       std::to_string(byte) + " " + where + "); " + family +
+                       " carries strings as UTF-8 text, without surrogates "
+                       "or overlong forms; " +
+                       std::string{fix}};
 }
 
 std::string inexact_text(const std::string& what, const char* type) {
-  return what + " does not fit the member's type (" + type
-         + ") exactly; the sender's type differs from the receiver's, or the "
-           "input is corrupt or hostile";
+  return what + " does not fit the member's type (" + type +
+         ") exactly; the sender's type differs from the receiver's, or the "
+         "input is corrupt or hostile";
 }
 
 void note_member(std::string& text, const std::type_info& owner, size_t index,

@@ -21,9 +21,9 @@ function_family::encode(std::type_index type, const void* value,
                         const context& ctx) const {
   auto i = entries_.find(type);
   if (i == entries_.end())
-    return detail::make_error(errc::encode_failed,
-                              std::string{"function_family has no encoder for "}
-                                + type.name());
+    return detail::make_error(
+      errc::encode_failed,
+      std::string{"function_family has no encoder for "} + type.name());
   return i->second.encode(value, ctx);
 }
 
@@ -33,9 +33,9 @@ caf::error function_family::decode(std::type_index type,
                                    const limits& lim) const {
   auto i = entries_.find(type);
   if (i == entries_.end())
-    return detail::make_error(errc::decode_failed,
-                              std::string{"function_family has no decoder for "}
-                                + type.name());
+    return detail::make_error(
+      errc::decode_failed,
+      std::string{"function_family has no decoder for "} + type.name());
   return i->second.decode(frames, out, ctx, lim);
 }
 

@@ -73,8 +73,9 @@ class header_reader {
 public:
   header_reader(std::span<const std::byte> in, const limits& lim,
                 size_t pos = 0)
-    : in_(in), lim_(lim), pos_(pos) {
-  }
+    : in_(in),
+      lim_(lim),
+      pos_(pos) {}
 
   bool read(uint64_t& x, int bytes) {
     if (in_.size() - pos_ < static_cast<size_t>(bytes))
@@ -90,14 +91,14 @@ public:
       return false;
     if (n > lim_.max_name_bytes)
       return fail(errc::length_out_of_range,
-                  std::string{what} + " is " + std::to_string(n)
-                    + " bytes, more than limits::max_name_bytes ("
-                    + std::to_string(lim_.max_name_bytes) + ")");
+                  std::string{what} + " is " + std::to_string(n) +
+                    " bytes, more than limits::max_name_bytes (" +
+                    std::to_string(lim_.max_name_bytes) + ")");
     if (in_.size() - pos_ < n)
       return fail(errc::truncated_frame,
-                  std::string{what} + " claims " + std::to_string(n)
-                    + " bytes but only " + std::to_string(in_.size() - pos_)
-                    + " remain");
+                  std::string{what} + " claims " + std::to_string(n) +
+                    " bytes but only " + std::to_string(in_.size() - pos_) +
+                    " remain");
     auto first = reinterpret_cast<const char*>(in_.data() + pos_);
     auto lowest = printable_only ? 0x21 : 0x20;
     for (size_t i = 0; i < n; ++i) {
@@ -115,25 +116,21 @@ public:
   bool fail(errc code, std::string what) {
     // A header above this end's limits is well-formed: only a malformed one
     // says anything about the sender.
-    auto limit = code == errc::payload_too_large
-                 || code == errc::length_out_of_range;
-    err_ = detail::make_error(code, "payload header, offset "
-                                      + std::to_string(pos_) + ": "
-                                      + std::move(what)
-                                      + (limit ? ""
-                                               : "; the sender is not a "
-                                                 "compatible ferry node or "
-                                                 "the bytes are corrupt"));
+    auto limit =
+      code == errc::payload_too_large || code == errc::length_out_of_range;
+    err_ =
+      detail::make_error(code, "payload header, offset " +
+                                 std::to_string(pos_) + ": " + std::move(what) +
+                                 (limit ? ""
+                                        : "; the sender is not a "
+                                          "compatible ferry node or "
+                                          "the bytes are corrupt"));
     return false;
   }
 
-  size_t pos() const noexcept {
-    return pos_;
-  }
+  size_t pos() const noexcept { return pos_; }
 
-  caf::error& err() noexcept {
-    return err_;
-  }
+  caf::error& err() noexcept { return err_; }
 
 private:
   std::span<const std::byte> in_;
@@ -144,8 +141,8 @@ private:
 
 /// Bytes of the key of a header naming `x`'s family, type and stand-in.
 size_t key_size(const payload_header& x) {
-  return 3 + 2 + x.family.size() + 2 + x.type_name.size() + 2
-         + x.stand_in.size() + 4;
+  return 3 + 2 + x.family.size() + 2 + x.type_name.size() + 2 +
+         x.stand_in.size() + 4;
 }
 
 void write_key(const payload_header& x, std::byte* out) {
@@ -188,8 +185,8 @@ std::vector<std::byte> encode_header_key(const payload_header& x) {
   return out;
 }
 
-void write_header(std::span<const std::byte> key,
-                  std::span<const frame> frames, std::byte* out) noexcept {
+void write_header(std::span<const std::byte> key, std::span<const frame> frames,
+                  std::byte* out) noexcept {
   if (!key.empty())
     std::memcpy(out, key.data(), key.size());
   write_sizes(frames, out + key.size());
@@ -223,15 +220,15 @@ caf::error decode_header(std::span<const std::byte> bytes, const limits& lim,
   uint64_t magic = 0;
   if (!rd.read(magic, 3))
     return std::move(rd.err());
-  if (magic != (uint64_t{'F'} | (uint64_t{'S'} << 8)
-                | (uint64_t{header_format_version} << 16))) {
+  if (magic != (uint64_t{'F'} | (uint64_t{'S'} << 8) |
+                (uint64_t{header_format_version} << 16))) {
     rd.fail(errc::malformed_header,
             "bad magic or header version (expected 'F','S',1)");
     return std::move(rd.err());
   }
-  if (!rd.read_string(result.family, "family name", true)
-      || !rd.read_string(result.type_name, "type name", false)
-      || !rd.read_string(result.stand_in, "stand-in name", false))
+  if (!rd.read_string(result.family, "family name", true) ||
+      !rd.read_string(result.type_name, "type name", false) ||
+      !rd.read_string(result.stand_in, "stand-in name", false))
     return std::move(rd.err());
   if (result.family.empty()) {
     rd.fail(errc::malformed_header, "empty family name");
@@ -244,28 +241,27 @@ caf::error decode_header(std::span<const std::byte> bytes, const limits& lim,
   return decode_frame_sizes(bytes, rd.pos(), lim, result.frame_sizes);
 }
 
-caf::error decode_frame_sizes(std::span<const std::byte> bytes,
-                              size_t key_size, const limits& lim,
-                              std::vector<uint64_t>& sizes) {
+caf::error decode_frame_sizes(std::span<const std::byte> bytes, size_t key_size,
+                              const limits& lim, std::vector<uint64_t>& sizes) {
   if (key_size > bytes.size())
-    return detail::make_error(errc::truncated_frame,
-                              "payload header of " + std::to_string(bytes.size())
-                                + " bytes ends inside its key of "
-                                + std::to_string(key_size) + " bytes");
+    return detail::make_error(
+      errc::truncated_frame,
+      "payload header of " + std::to_string(bytes.size()) +
+        " bytes ends inside its key of " + std::to_string(key_size) + " bytes");
   header_reader rd{bytes, lim, key_size};
   uint64_t count = 0;
   if (!rd.read(count, 4))
     return std::move(rd.err());
   if (count > lim.max_frames) {
     rd.fail(errc::length_out_of_range,
-            "claims " + std::to_string(count)
-              + " frames, more than limits::max_frames ("
-              + std::to_string(lim.max_frames) + ")");
+            "claims " + std::to_string(count) +
+              " frames, more than limits::max_frames (" +
+              std::to_string(lim.max_frames) + ")");
     return std::move(rd.err());
   }
   if ((bytes.size() - rd.pos()) / 8 < count) {
-    rd.fail(errc::truncated_frame, "claims " + std::to_string(count)
-                                     + " frames but the sizes are missing");
+    rd.fail(errc::truncated_frame, "claims " + std::to_string(count) +
+                                     " frames but the sizes are missing");
     return std::move(rd.err());
   }
   sizes.resize(count);
@@ -275,17 +271,17 @@ caf::error decode_frame_sizes(std::span<const std::byte> bytes,
       return std::move(rd.err());
     if (n > lim.max_payload_bytes || total + n > lim.max_payload_bytes) {
       rd.fail(errc::payload_too_large,
-              "frames sum to more than limits::max_payload_bytes ("
-                + std::to_string(lim.max_payload_bytes)
-                + "); raise the limit or send large values through the "
-                  "store");
+              "frames sum to more than limits::max_payload_bytes (" +
+                std::to_string(lim.max_payload_bytes) +
+                "); raise the limit or send large values through the "
+                "store");
       return std::move(rd.err());
     }
     total += n;
   }
   if (rd.pos() != bytes.size()) {
-    rd.fail(errc::trailing_bytes, std::to_string(bytes.size() - rd.pos())
-                                    + " bytes follow the header");
+    rd.fail(errc::trailing_bytes, std::to_string(bytes.size() - rd.pos()) +
+                                    " bytes follow the header");
     return std::move(rd.err());
   }
   return caf::none;

@@ -101,44 +101,44 @@ uint64_t registry::generation() const noexcept {
   return generation_.load(std::memory_order_acquire);
 }
 
-// -- types ---------------------------------------------------------------------
+// -- types --------------------------------------------------------------------
 
 caf::error registry::add_type_impl(const detail::type_ops& ops,
                                    std::string name, uint16_t type_nr,
                                    decode_message_fn fn) {
   caf::error err;
   if (name.empty() || name.size() > 1024)
-    return make_error(errc::unknown_type,
-                      "add_type: the name of "
-                        + detail::demangle_name(ops.type.name())
-                        + " must have 1 to 1024 characters");
+    return make_error(errc::invalid_type_name,
+                      "add_type: the name of " +
+                        detail::demangle_name(ops.type.name()) +
+                        " must have 1 to 1024 characters");
   update([&](state& st) {
     auto i = st.types.find(ops.type);
     auto j = st.names.find(name);
     if (i != st.types.end() && i->second.name == name)
       return false;
     if (i != st.types.end()) {
-      err = make_error(errc::unknown_type,
-                       "add_type: " + detail::demangle_name(ops.type.name())
-                         + " is registered as '" + i->second.name
-                         + "' already, not adding it as '" + name
-                         + "'; use one name per type on every node");
+      err = make_error(errc::type_name_taken,
+                       "add_type: " + detail::demangle_name(ops.type.name()) +
+                         " is registered as '" + i->second.name +
+                         "' already, not adding it as '" + name +
+                         "'; use one name per type on every node");
       return false;
     }
     if (j != st.names.end()) {
-      err = make_error(errc::unknown_type,
-                       "add_type: the name '" + name + "' belongs to "
-                         + detail::demangle_name(j->second.name())
-                         + " already, not giving it to "
-                         + detail::demangle_name(ops.type.name())
-                         + "; choose another name");
+      err = make_error(errc::type_name_taken,
+                       "add_type: the name '" + name + "' belongs to " +
+                         detail::demangle_name(j->second.name()) +
+                         " already, not giving it to " +
+                         detail::demangle_name(ops.type.name()) +
+                         "; choose another name");
       return false;
     }
     st.types.emplace(ops.type, state::type_entry{name, &ops, fn});
     st.names.emplace(name, ops.type);
     // CAF gives integer types of one size one number: the first keeps it.
-    if (type_nr != 0 && type_nr < st.builtin_types.size()
-        && !st.builtin_types[type_nr])
+    if (type_nr != 0 && type_nr < st.builtin_types.size() &&
+        !st.builtin_types[type_nr])
       st.builtin_types[type_nr] = ops.type;
     return true;
   });
@@ -167,15 +167,14 @@ std::vector<registry::type_shape> registry::type_shapes() const {
   result.reserve(st->types.size());
   for (auto& [type, entry] : st->types)
     result.push_back(type_shape{entry.name, entry.ops->shape()});
-  std::sort(result.begin(), result.end(),
-            [](const type_shape& x, const type_shape& y) {
-              return x.name < y.name;
-            });
+  std::sort(
+    result.begin(), result.end(),
+    [](const type_shape& x, const type_shape& y) { return x.name < y.name; });
   return result;
 }
 
-std::optional<std::type_index>
-registry::element_type(const caf::message& msg, size_t pos) const {
+std::optional<std::type_index> registry::element_type(const caf::message& msg,
+                                                      size_t pos) const {
   if (pos >= msg.size())
     return std::nullopt;
   auto [type_nr, info] = msg.type(pos);
@@ -191,7 +190,7 @@ registry::element_type(const caf::message& msg, size_t pos) const {
   return type;
 }
 
-// -- families ------------------------------------------------------------------
+// -- families -----------------------------------------------------------------
 
 std::vector<std::string> registry::families() const {
   std::vector<std::string> result;
@@ -223,22 +222,22 @@ caf::error registry::register_family(std::string name,
                                      std::shared_ptr<const family> f) {
   if (!valid_family_name(name) || f == nullptr)
     return make_error(errc::family_exists,
-                      "register_family: '" + name
-                        + "' is not a valid family (1 to 255 printable "
-                          "characters, no spaces, and a non-null family)");
+                      "register_family: '" + name +
+                        "' is not a valid family (1 to 255 printable "
+                        "characters, no spaces, and a non-null family)");
   if (detail::builtin_from_name(name))
     return make_error(errc::family_exists,
-                      "register_family: '" + name
-                        + "' is a built-in family; choose another name");
+                      "register_family: '" + name +
+                        "' is a built-in family; choose another name");
   caf::error err;
   update([&](state& st) {
     auto i = st.families.find(name);
     if (i != st.families.end()) {
       if (i->second != f)
         err = make_error(errc::family_exists,
-                         "register_family: '" + name
-                           + "' is registered already with another family; "
-                             "deregister_family it first");
+                         "register_family: '" + name +
+                           "' is registered already with another family; "
+                           "deregister_family it first");
       return false;
     }
     st.families.emplace(name, std::move(f));
@@ -257,7 +256,7 @@ bool registry::deregister_family(std::string_view name) {
   });
 }
 
-// -- per-type serializers ------------------------------------------------------
+// -- per-type serializers -----------------------------------------------------
 
 bool registry::register_serializer_impl(std::type_index type,
                                         stand_in_spec spec) {
@@ -266,10 +265,10 @@ bool registry::register_serializer_impl(std::type_index type,
     auto i = st.stand_ins.find(type);
     if (i != st.stand_ins.end()) {
       auto& old = *i->second;
-      bool same = old.ops == ptr->ops && old.to_type == ptr->to_type
-                  && old.from_type == ptr->from_type
-                  && old.to_ptr == ptr->to_ptr && old.from_ptr == ptr->from_ptr
-                  && old.stateless && ptr->stateless;
+      bool same = old.ops == ptr->ops && old.to_type == ptr->to_type &&
+                  old.from_type == ptr->from_type &&
+                  old.to_ptr == ptr->to_ptr && old.from_ptr == ptr->from_ptr &&
+                  old.stateless && ptr->stateless;
       if (same)
         return false;
       i->second = ptr;
@@ -284,7 +283,7 @@ bool registry::deregister_serializer_impl(std::type_index type) {
   return update([&](state& st) { return st.stand_ins.erase(type) > 0; });
 }
 
-// -- exceptions carrying errors ------------------------------------------------
+// -- exceptions carrying errors -----------------------------------------------
 
 bool registry::register_error_exception_impl(detail::error_exception x) {
   return update([&](state& st) {
@@ -296,7 +295,7 @@ bool registry::register_error_exception_impl(detail::error_exception x) {
   });
 }
 
-// -- tracing -------------------------------------------------------------------
+// -- tracing ------------------------------------------------------------------
 
 void registry::trace(bool on) noexcept {
   trace_ = on;

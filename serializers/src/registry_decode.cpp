@@ -32,16 +32,14 @@ registry::route_decode(const state& st, const detail::type_ops& ops,
                        const payload_header& hdr,
                        const decode_options& opts) const {
   if (std::find(opts.deserializers.begin(), opts.deserializers.end(),
-                hdr.family)
-      == opts.deserializers.end())
-    return make_error(errc::family_not_allowed,
-                      "refusing a payload of type '" + hdr.type_name
-                        + "' in family '" + hdr.family
-                        + "': this link accepts only "
-                        + detail::list_names(opts.deserializers) + "; add '"
-                        + hdr.family
-                        + "' to the link's deserializers, or make the sender "
-                          "prefer an allowed family");
+                hdr.family) == opts.deserializers.end())
+    return make_error(
+      errc::family_not_allowed,
+      "refusing a payload of type '" + hdr.type_name + "' in family '" +
+        hdr.family + "': this link accepts only " +
+        detail::list_names(opts.deserializers) + "; add '" + hdr.family +
+        "' to the link's deserializers, or make the sender "
+        "prefer an allowed family");
   decode_route route;
   route.type_name = st.name_of(ops.type);
   route.payload_type = hdr.type_name;
@@ -50,27 +48,26 @@ registry::route_decode(const state& st, const detail::type_ops& ops,
     name_ok = name_ok || hdr.type_name == st.name_of(t);
   if (!name_ok)
     return make_error(errc::type_mismatch,
-                      "the payload holds a '" + hdr.type_name
-                        + "', the receiver decodes a '" + route.type_name
-                        + "'; both ends must add_type the same type under the "
-                          "same name");
+                      "the payload holds a '" + hdr.type_name +
+                        "', the receiver decodes a '" + route.type_name +
+                        "'; both ends must add_type the same type under the "
+                        "same name");
   // Resolve the registered stand-in, if the sender used one.
   if (!hdr.stand_in.empty()) {
     auto s = st.stand_ins.find(ops.type);
     if (s == st.stand_ins.end())
       return make_error(errc::stand_in_mismatch,
-                        "the sender encoded '" + hdr.type_name
-                          + "' through the registered stand-in '"
-                          + hdr.stand_in
-                          + "', this registry has no serializer for it; call "
-                            "register_serializer<T>(to, from) here too");
+                        "the sender encoded '" + hdr.type_name +
+                          "' through the registered stand-in '" + hdr.stand_in +
+                          "', this registry has no serializer for it; call "
+                          "register_serializer<T>(to, from) here too");
     route.stand = s->second;
     if (st.name_of(route.stand->ops->type) != hdr.stand_in)
       return make_error(errc::stand_in_mismatch,
-                        "the sender's stand-in for '" + hdr.type_name + "' is '"
-                          + hdr.stand_in + "', this registry's is '"
-                          + st.name_of(route.stand->ops->type)
-                          + "'; register the same serializer on both nodes");
+                        "the sender's stand-in for '" + hdr.type_name +
+                          "' is '" + hdr.stand_in + "', this registry's is '" +
+                          st.name_of(route.stand->ops->type) +
+                          "'; register the same serializer on both nodes");
     route.dops = route.stand->ops;
     route.dname = hdr.stand_in;
   } else {
@@ -81,36 +78,35 @@ registry::route_decode(const state& st, const detail::type_ops& ops,
   if (auto b = detail::builtin_from_name(hdr.family)) {
     if (hdr.version != 1)
       return make_error(errc::version_mismatch,
-                        "payload of type '" + hdr.type_name + "' in family "
-                          + hdr.family + " has format version "
-                          + std::to_string(hdr.version)
-                          + ", this build reads version 1; upgrade this node");
+                        "payload of type '" + hdr.type_name + "' in family " +
+                          hdr.family + " has format version " +
+                          std::to_string(hdr.version) +
+                          ", this build reads version 1; upgrade this node");
     if (!route.dops->can_decode(*b))
       return make_error(errc::type_mismatch,
-                        "family " + hdr.family + " cannot decode into "
-                          + route.dname + ": " + route.dops->why_not(*b));
+                        "family " + hdr.family + " cannot decode into " +
+                          route.dname + ": " + route.dops->why_not(*b));
     route.builtin = b;
   } else if (auto f = st.families.find(hdr.family); f != st.families.end()) {
     if (hdr.version != f->second->version())
       return make_error(errc::version_mismatch,
-                        "payload of type '" + hdr.type_name + "' in family "
-                          + hdr.family + " has format version "
-                          + std::to_string(hdr.version)
-                          + ", the registered family reads version "
-                          + std::to_string(f->second->version()));
+                        "payload of type '" + hdr.type_name + "' in family " +
+                          hdr.family + " has format version " +
+                          std::to_string(hdr.version) +
+                          ", the registered family reads version " +
+                          std::to_string(f->second->version()));
     if (!f->second->can_encode(route.dops->type))
       return make_error(errc::type_mismatch,
-                        "family " + hdr.family + " cannot decode into "
-                          + route.dname + ": "
-                          + f->second->why_not(route.dops->type));
+                        "family " + hdr.family + " cannot decode into " +
+                          route.dname + ": " +
+                          f->second->why_not(route.dops->type));
     route.user = f->second.get();
   } else {
-    return make_error(errc::unknown_family,
-                      "payload of type '" + hdr.type_name
-                        + "' names the family '" + hdr.family
-                        + "', unknown here (this registry knows "
-                        + detail::list_names(families())
-                        + "); register_family it on this node");
+    return make_error(
+      errc::unknown_family,
+      "payload of type '" + hdr.type_name + "' names the family '" +
+        hdr.family + "', unknown here (this registry knows " +
+        detail::list_names(families()) + "); register_family it on this node");
   }
   return route;
 }
@@ -123,32 +119,31 @@ caf::error registry::run_decode(const state& st, const decode_route& route,
   auto& tname = route.payload_type;
   if (p.frames.size() != hdr.frame_sizes.size())
     return make_error(errc::frame_mismatch,
-                      "payload of type '" + tname + "': the header "
-                        + "names " + std::to_string(hdr.frame_sizes.size())
-                        + " frames, " + std::to_string(p.frames.size())
-                        + " arrived; the transport lost or added frames");
+                      "payload of type '" + tname + "': the header " +
+                        "names " + std::to_string(hdr.frame_sizes.size()) +
+                        " frames, " + std::to_string(p.frames.size()) +
+                        " arrived; the transport lost or added frames");
   if (p.frames.size() > lim.max_frames)
     return make_error(errc::length_out_of_range,
-                      "payload of type '" + tname + "' has "
-                        + std::to_string(p.frames.size())
-                        + " frames, more than limits::max_frames");
+                      "payload of type '" + tname + "' has " +
+                        std::to_string(p.frames.size()) +
+                        " frames, more than limits::max_frames");
   uint64_t total = 0;
   for (size_t i = 0; i < p.frames.size(); ++i) {
     if (p.frames[i].size() != hdr.frame_sizes[i])
-      return make_error(errc::frame_mismatch,
-                        "payload of type '" + tname + "': frame "
-                          + std::to_string(i) + " has "
-                          + std::to_string(p.frames[i].size())
-                          + " bytes, the header says "
-                          + std::to_string(hdr.frame_sizes[i]));
+      return make_error(
+        errc::frame_mismatch,
+        "payload of type '" + tname + "': frame " + std::to_string(i) +
+          " has " + std::to_string(p.frames[i].size()) +
+          " bytes, the header says " + std::to_string(hdr.frame_sizes[i]));
     total += p.frames[i].size();
   }
   if (total > lim.max_payload_bytes)
     return make_error(errc::payload_too_large,
-                      "payload of type '" + tname + "' has "
-                        + std::to_string(total)
-                        + " bytes, more than limits::max_payload_bytes ("
-                        + std::to_string(lim.max_payload_bytes) + ")");
+                      "payload of type '" + tname + "' has " +
+                        std::to_string(total) +
+                        " bytes, more than limits::max_payload_bytes (" +
+                        std::to_string(lim.max_payload_bytes) + ")");
   const trace_fn* sink = nullptr;
   if (trace_.load(std::memory_order_relaxed) || opts.trace)
     sink = st.sink.get();
@@ -186,12 +181,11 @@ caf::error registry::run_decode(const state& st, const decode_route& route,
     err = dops->decode(*route.builtin, p.frames, adopt, target, lim, info);
   } else {
     try {
-      err = route.user->decode(dops->type, p.frames, target, opts.context,
-                               lim);
+      err = route.user->decode(dops->type, p.frames, target, opts.context, lim);
     } catch (...) {
       err = make_error(errc::decode_failed,
-                       "decoding " + dname + " with family " + fam
-                         + " threw: " + detail::current_exception_text());
+                       "decoding " + dname + " with family " + fam +
+                         " threw: " + detail::current_exception_text());
     }
   }
   if (err)
@@ -201,10 +195,10 @@ caf::error registry::run_decode(const state& st, const decode_route& route,
       route.stand->from(target, out);
     } catch (...) {
       return make_error(errc::decode_failed,
-                        "decoding " + route.type_name
-                          + ": the registered serializer's `from` function "
-                            "threw: "
-                          + detail::current_exception_text());
+                        "decoding " + route.type_name +
+                          ": the registered serializer's `from` function "
+                          "threw: " +
+                          detail::current_exception_text());
     }
   }
   return {};
@@ -250,17 +244,17 @@ registry::plan_decode(const payload_header& header,
   auto i = st.names.find(header.type_name);
   if (i == st.names.end())
     return make_error(errc::unknown_type,
-                      "the payload holds a '" + header.type_name
-                        + "', a name not added to this registry; call "
-                          "add_type<T>(\""
-                        + header.type_name + "\") on this node");
+                      "the payload holds a '" + header.type_name +
+                        "', a name not added to this registry; call "
+                        "add_type<T>(\"" +
+                        header.type_name + "\") on this node");
   auto& entry = st.types.at(i->second);
   if (entry.decode_message == nullptr)
     return make_error(errc::unknown_type,
-                      "'" + header.type_name
-                        + "' cannot travel in a caf::message: give it an "
-                          "inspect function or mark it "
-                          "CAF_ALLOW_UNSAFE_MESSAGE_TYPE in this program");
+                      "'" + header.type_name +
+                        "' cannot travel in a caf::message: give it an "
+                        "inspect function or mark it "
+                        "CAF_ALLOW_UNSAFE_MESSAGE_TYPE in this program");
   auto route = route_decode(st, *entry.ops, header, opts);
   if (!route)
     return std::move(route.error());
@@ -272,9 +266,8 @@ registry::plan_decode(const payload_header& header,
 caf::expected<caf::message>
 registry::decode_message(const decode_plan& plan, payload&& p,
                          const decode_options& opts) const {
-  return plan.decode_message_(*this, plan, p,
-                              p.frames.empty() ? nullptr : &p.frames.back(),
-                              opts);
+  return plan.decode_message_(
+    *this, plan, p, p.frames.empty() ? nullptr : &p.frames.back(), opts);
 }
 
 } // namespace ferry::serializers

@@ -27,8 +27,7 @@ namespace ferry::serializers {
 
 using detail::make_error;
 
-caf::expected<payload> registry::encode(std::type_index type,
-                                        const void* value,
+caf::expected<payload> registry::encode(std::type_index type, const void* value,
                                         const encode_options& opts) const {
   return encode(type, value, opts, opts.keep_alive);
 }
@@ -41,9 +40,9 @@ registry::encode(std::type_index type, const void* value,
   auto i = st->types.find(type);
   if (i == st->types.end())
     return make_error(errc::unknown_type,
-                      "cannot encode " + detail::demangle_name(type.name())
-                        + ": the type was not added to this registry; call "
-                          "add_type<T>(name) on every node before sending it");
+                      "cannot encode " + detail::demangle_name(type.name()) +
+                        ": the type was not added to this registry; call "
+                        "add_type<T>(name) on every node before sending it");
   return encode_impl(*i->second.ops, value, opts, keep_alive);
 }
 
@@ -51,8 +50,7 @@ caf::error registry::encode_with(const state& st, const encode_route& route,
                                  const std::string& fam, const void* value,
                                  const std::shared_ptr<const void>& keep,
                                  bool views_allowed, const encode_options& opts,
-                                 const std::string& tname,
-                                 const trace_fn* sink,
+                                 const std::string& tname, const trace_fn* sink,
                                  std::vector<frame>& frames) const {
   if (route.builtin) {
     detail::codec_scope scope;
@@ -86,21 +84,21 @@ caf::error registry::check_encoded(const std::string& fam,
     total += fr.size();
   if (total > opts.limits.max_payload_bytes)
     return make_error(errc::payload_too_large,
-                      "encoding " + tname + " with family " + fam + " made "
-                        + std::to_string(total)
-                        + " bytes, more than limits::max_payload_bytes ("
-                        + std::to_string(opts.limits.max_payload_bytes)
-                        + "); send large values through the store or raise "
-                          "the limit");
+                      "encoding " + tname + " with family " + fam + " made " +
+                        std::to_string(total) +
+                        " bytes, more than limits::max_payload_bytes (" +
+                        std::to_string(opts.limits.max_payload_bytes) +
+                        "); send large values through the store or raise "
+                        "the limit");
   if (frames.size() > opts.limits.max_frames)
     return make_error(errc::length_out_of_range,
-                      "encoding " + tname + " with family " + fam + " made "
-                        + std::to_string(frames.size())
-                        + " frames, more than limits::max_frames");
+                      "encoding " + tname + " with family " + fam + " made " +
+                        std::to_string(frames.size()) +
+                        " frames, more than limits::max_frames");
   if (sink != nullptr)
-    (*sink)("ferry.serializers trace: encode " + tname + ": encoded with "
-            + fam + " into " + std::to_string(frames.size()) + " frame(s), "
-            + std::to_string(total) + " bytes");
+    (*sink)("ferry.serializers trace: encode " + tname + ": encoded with " +
+            fam + " into " + std::to_string(frames.size()) + " frame(s), " +
+            std::to_string(total) + " bytes");
   return caf::none;
 }
 
@@ -125,17 +123,17 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
   std::shared_ptr<const void> keep = keep_alive;
   std::string stand_name;
   // (Most registries have no stand-ins: skip hashing the type then.)
-  auto s = st->stand_ins.empty() ? st->stand_ins.end()
-                                 : st->stand_ins.find(ops.type);
+  auto s =
+    st->stand_ins.empty() ? st->stand_ins.end() : st->stand_ins.find(ops.type);
   if (s != st->stand_ins.end()) {
     try {
       keep = s->second->to(value);
     } catch (...) {
       return make_error(errc::encode_failed,
-                        "encoding " + tname
-                          + ": the registered serializer's `to` function "
-                            "threw: "
-                          + detail::current_exception_text());
+                        "encoding " + tname +
+                          ": the registered serializer's `to` function "
+                          "threw: " +
+                          detail::current_exception_text());
     }
     evalue = keep.get();
     eops = s->second->ops;
@@ -144,9 +142,9 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
   }
   if (opts.serializers.empty())
     return make_error(errc::no_family_can_encode,
-                      "cannot encode " + tname
-                        + ": the preference list (serializers) is empty; name "
-                          "at least one family, e.g. cereal.binary");
+                      "cannot encode " + tname +
+                        ": the preference list (serializers) is empty; name "
+                        "at least one family, e.g. cereal.binary");
   std::string reasons;
   auto refuse = [&](const std::string& fam, const std::string& why) {
     reasons += "\n  - " + fam + ": " + why;
@@ -193,14 +191,14 @@ registry::encode_impl(const detail::type_ops& ops, const void* value,
   }
   return make_error(
     errc::no_family_can_encode,
-    "cannot encode " + tname + " with any family of the preference list "
-      + detail::list_names(opts.serializers) + ":" + reasons
-      + "\nFixes: put a family that can encode the type in the link's "
-        "serializers list; give the type serialization functions (member "
-        "serialize/save/load for cereal, inspect for caf, MSGPACK_DEFINE for "
-        "msgpack) or make it a plain aggregate; or register_serializer<T>(to, "
-        "from) with a stand-in those families can encode. "
-        "inspect_serializability<T>() reports member by member.");
+    "cannot encode " + tname + " with any family of the preference list " +
+      detail::list_names(opts.serializers) + ":" + reasons +
+      "\nFixes: put a family that can encode the type in the link's "
+      "serializers list; give the type serialization functions (member "
+      "serialize/save/load for cereal, inspect for caf, MSGPACK_DEFINE for "
+      "msgpack) or make it a plain aggregate; or register_serializer<T>(to, "
+      "from) with a stand-in those families can encode. "
+      "inspect_serializability<T>() reports member by member.");
 }
 
 std::optional<registry::encode_route>
@@ -225,8 +223,8 @@ registry::route_encode(const state& st, const detail::type_ops& ops,
     route.version = f->second->version();
     return route;
   }
-  why = "unknown family (this registry knows "
-        + detail::list_names(families()) + ")";
+  why = "unknown family (this registry knows " +
+        detail::list_names(families()) + ")";
   return std::nullopt;
 }
 
@@ -282,9 +280,9 @@ caf::error registry::encode(const encode_plan& plan, const void* value,
       return err;
   } catch (...) {
     return make_error(errc::encode_failed,
-                      "encoding " + plan.type_name_ + " with family "
-                        + plan.family_
-                        + " threw: " + detail::current_exception_text());
+                      "encoding " + plan.type_name_ + " with family " +
+                        plan.family_ +
+                        " threw: " + detail::current_exception_text());
   }
   return check_encoded(plan.family_, frames, opts, plan.type_name_, sink);
 }

@@ -29,11 +29,11 @@ void charge(uint64_t n, uint64_t size, std::string_view what) {
   if (n > s->budget / size)
     throw decode_fault{
       errc::allocation_limit_exceeded,
-      std::string{what} + " claims " + std::to_string(n) + " elements of "
-        + std::to_string(size) + " bytes, more than the allocation budget of "
-        + std::to_string(s->budget)
-        + " bytes left; the input is hostile or corrupt, or raise "
-          "limits::allocation_factor"};
+      std::string{what} + " claims " + std::to_string(n) + " elements of " +
+        std::to_string(size) + " bytes, more than the allocation budget of " +
+        std::to_string(s->budget) +
+        " bytes left; the input is hostile or corrupt, or raise "
+        "limits::allocation_factor"};
   s->budget -= n * size;
 }
 

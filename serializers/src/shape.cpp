@@ -18,8 +18,8 @@ namespace {
 using detail::shape_node;
 
 bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-         || (c >= '0' && c <= '9') || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_';
 }
 
 class parser {
@@ -36,9 +36,7 @@ public:
     return result;
   }
 
-  size_t error_at() const {
-    return pos_;
-  }
+  size_t error_at() const { return pos_; }
 
 private:
   bool eat(char c) {
@@ -141,7 +139,8 @@ std::string names_of(const shape_node& record) {
 }
 
 /// The path of template argument `i` of `parent` below `path`.
-std::string arg_path(const shape_node& parent, size_t i, const std::string& path) {
+std::string arg_path(const shape_node& parent, size_t i,
+                     const std::string& path) {
   auto head = parent.head;
   if (head == "map" || head == "multimap")
     return path + (i == 0 ? "[key]" : "[]");
@@ -164,30 +163,30 @@ std::optional<std::string> compare(const shape_node& a, const shape_node& b,
   if (a.record && b.record) {
     for (auto& [name, shape] : a.fields)
       if (detail::field_of(b, name) == nullptr)
-        return "member '" + path + "." + std::string{name} + "' ("
-               + show(shape.text) + ") exists on " + s.here + " but not on "
-               + s.there;
+        return "member '" + path + "." + std::string{name} + "' (" +
+               show(shape.text) + ") exists on " + s.here + " but not on " +
+               s.there;
     for (auto& [name, shape] : b.fields)
       if (detail::field_of(a, name) == nullptr)
-        return "member '" + path + "." + std::string{name} + "' ("
-               + show(shape.text) + ") exists on " + s.there + " but not on "
-               + s.here;
+        return "member '" + path + "." + std::string{name} + "' (" +
+               show(shape.text) + ") exists on " + s.there + " but not on " +
+               s.here;
     for (auto& [name, shape] : a.fields)
       if (auto diff = compare(shape, *detail::field_of(b, name),
                               path + "." + std::string{name}, s))
         return diff;
     if (names_of(a) != names_of(b))
-      return "the members of '" + path + "' are in another order: "
-             + names_of(a) + " on " + s.here + ", " + names_of(b) + " on "
-             + s.there;
-    return "'" + path + "' is version " + std::to_string(a.version) + " on "
-           + s.here + " and version " + std::to_string(b.version) + " on "
-           + s.there;
+      return "the members of '" + path +
+             "' are in another order: " + names_of(a) + " on " + s.here + ", " +
+             names_of(b) + " on " + s.there;
+    return "'" + path + "' is version " + std::to_string(a.version) + " on " +
+           s.here + " and version " + std::to_string(b.version) + " on " +
+           s.there;
   }
-  if (a.record != b.record || a.head != b.head || a.version != b.version
-      || a.args.size() != b.args.size())
-    return "'" + path + "' is " + show(a.text) + " on " + s.here + " and "
-           + show(b.text) + " on " + s.there;
+  if (a.record != b.record || a.head != b.head || a.version != b.version ||
+      a.args.size() != b.args.size())
+    return "'" + path + "' is " + show(a.text) + " on " + s.here + " and " +
+           show(b.text) + " on " + s.there;
   for (size_t i = 0; i < a.args.size(); ++i)
     if (auto diff = compare(a.args[i], b.args[i], arg_path(a, i, path), s))
       return diff;
@@ -199,9 +198,9 @@ std::optional<std::string> compare(const shape_node& a, const shape_node& b,
 bool numbers_bridge(const shape_node& a, const shape_node& b) {
   using detail::is_float_shape;
   using detail::is_integer_shape;
-  return a.args.empty() && b.args.empty()
-         && ((is_integer_shape(a.head) && is_integer_shape(b.head))
-             || (is_float_shape(a.head) && is_float_shape(b.head)));
+  return a.args.empty() && b.args.empty() &&
+         ((is_integer_shape(a.head) && is_integer_shape(b.head)) ||
+          (is_float_shape(a.head) && is_float_shape(b.head)));
 }
 
 /// See `shapes_bridge`, by member name (msgpack, cereal.json).
@@ -219,8 +218,8 @@ bool bridges_by_name(const shape_node& a, const shape_node& b) {
   }
   if (a.args.empty() && b.args.empty())
     return numbers_bridge(a, b);
-  if (a.head != b.head || a.args.size() != b.args.size() || a.head == "tuple"
-      || a.head == "variant" || a.head == "array")
+  if (a.head != b.head || a.args.size() != b.args.size() || a.head == "tuple" ||
+      a.head == "variant" || a.head == "array")
     return false;
   for (size_t i = 0; i < a.args.size(); ++i)
     if (!bridges_by_name(a.args[i], b.args[i]))
@@ -241,14 +240,14 @@ bool skippable(const shape_node& x) {
     return true;
   }
   if (x.args.empty())
-    return x.head == "tuple" || detail::binary_scalar_size(x.head) != 0
-           || detail::binary_string_width(x.head) != 0;
+    return x.head == "tuple" || detail::binary_scalar_size(x.head) != 0 ||
+           detail::binary_string_width(x.head) != 0;
   auto head = x.head;
   if (head == "array")
     return x.args.size() == 2 && skippable(x.args[0]);
-  if (head != "list" && head != "set" && head != "multiset" && head != "map"
-      && head != "multimap" && head != "tuple" && head != "opt"
-      && head != "variant" && head != "enum")
+  if (head != "list" && head != "set" && head != "multiset" && head != "map" &&
+      head != "multimap" && head != "tuple" && head != "opt" &&
+      head != "variant" && head != "enum")
     return false;
   for (auto& arg : x.args)
     if (!skippable(arg))
@@ -267,7 +266,8 @@ bool bridges_by_shape(const shape_node& a, const shape_node& b) {
       return false;
     for (auto& [name, shape] : a.fields) {
       auto* other = detail::field_of(b, name);
-      if (other == nullptr ? !skippable(shape) : !bridges_by_shape(shape, *other))
+      if (other == nullptr ? !skippable(shape)
+                           : !bridges_by_shape(shape, *other))
         return false;
     }
     for (auto& [name, shape] : b.fields)
@@ -278,9 +278,9 @@ bool bridges_by_shape(const shape_node& a, const shape_node& b) {
   if (a.args.empty() && b.args.empty())
     return numbers_bridge(a, b) && a.head != "f80" && b.head != "f80";
   auto head = a.head;
-  if (head != b.head || a.args.size() != b.args.size()
-      || (head != "list" && head != "set" && head != "map" && head != "opt"
-          && head != "enum"))
+  if (head != b.head || a.args.size() != b.args.size() ||
+      (head != "list" && head != "set" && head != "map" && head != "opt" &&
+       head != "enum"))
     return false;
   for (size_t i = 0; i < a.args.size(); ++i)
     if (!bridges_by_shape(a.args[i], b.args[i]))
@@ -292,8 +292,7 @@ bool bridges_by_shape(const shape_node& a, const shape_node& b) {
 
 namespace detail {
 
-std::optional<shape_node> parse_shape(std::string_view text,
-                                      size_t* error_at) {
+std::optional<shape_node> parse_shape(std::string_view text, size_t* error_at) {
   if (text.size() > max_shape_size) {
     if (error_at != nullptr)
       *error_at = max_shape_size;
@@ -324,10 +323,10 @@ const shape_node* field_of(const shape_node& record,
 
 size_t binary_scalar_size(std::string_view head) noexcept {
   constexpr std::pair<std::string_view, size_t> sizes[] = {
-    {"bool", 1},   {"char", 1},   {"byte", 1},   {"char8", 1},
-    {"char16", 2}, {"char32", 4}, {"i8", 1},     {"u8", 1},
-    {"i16", 2},    {"u16", 2},    {"i32", 4},    {"u32", 4},
-    {"i64", 8},    {"u64", 8},    {"f32", 4},    {"f64", 8}};
+    {"bool", 1},   {"char", 1},   {"byte", 1}, {"char8", 1},
+    {"char16", 2}, {"char32", 4}, {"i8", 1},   {"u8", 1},
+    {"i16", 2},    {"u16", 2},    {"i32", 4},  {"u32", 4},
+    {"i64", 8},    {"u64", 8},    {"f32", 4},  {"f64", 8}};
   for (auto [name, size] : sizes)
     if (name == head)
       return size;
@@ -375,37 +374,37 @@ std::string shape_fingerprint_text(std::string_view shape) {
   return buf;
 }
 
-std::optional<std::string>
-shape_difference(std::string_view type, std::string_view mine,
-                 std::string_view theirs, std::string_view here,
-                 std::string_view there) {
+std::optional<std::string> shape_difference(std::string_view type,
+                                            std::string_view mine,
+                                            std::string_view theirs,
+                                            std::string_view here,
+                                            std::string_view there) {
   if (mine == theirs)
     return std::nullopt;
   sides s{std::string{here}, std::string{there}};
   if (theirs.size() > max_shape_size)
-    return s.there + " describes type '" + std::string{type} + "' in "
-           + std::to_string(theirs.size()) + " bytes, above the "
-           + std::to_string(max_shape_size) + " ferry reads";
+    return s.there + " describes type '" + std::string{type} + "' in " +
+           std::to_string(theirs.size()) + " bytes, above the " +
+           std::to_string(max_shape_size) + " ferry reads";
   size_t theirs_error = 0;
   auto b = detail::parse_shape(theirs, &theirs_error);
   if (!b)
-    return s.there + " describes type '" + std::string{type}
-           + "' with a malformed shape (at byte "
-           + std::to_string(theirs_error) + " of "
-           + std::to_string(theirs.size()) + ", or nested deeper than "
-           + std::to_string(max_shape_depth) + ")";
+    return s.there + " describes type '" + std::string{type} +
+           "' with a malformed shape (at byte " + std::to_string(theirs_error) +
+           " of " + std::to_string(theirs.size()) + ", or nested deeper than " +
+           std::to_string(max_shape_depth) + ")";
   size_t mine_error = 0;
   auto a = detail::parse_shape(mine, &mine_error);
   if (!a)
-    return "type '" + std::string{type} + "' has a shape on " + s.here
-           + " that ferry cannot read back (at byte "
-           + std::to_string(mine_error) + ")";
+    return "type '" + std::string{type} + "' has a shape on " + s.here +
+           " that ferry cannot read back (at byte " +
+           std::to_string(mine_error) + ")";
   if (auto diff = compare(*a, *b, std::string{type}, s))
     return diff;
   // Equal trees from unequal texts cannot happen; say so rather than claim
   // the types match.
-  return "type '" + std::string{type} + "' is described differently on "
-         + s.here + " and " + s.there;
+  return "type '" + std::string{type} + "' is described differently on " +
+         s.here + " and " + s.there;
 }
 
 } // namespace ferry::serializers

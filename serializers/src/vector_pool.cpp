@@ -45,10 +45,11 @@ pool_state& the_pool() {
 }
 
 /// Moves the vectors idle too long (all with `all`), then the oldest while
-/// more than `max_bytes` are kept, into `out`.
-void evict(pool_state& st, bool all, std::vector<kept_vector>& out)
+/// more than `max_bytes` are kept, into `out`; idle as of `now`.
+void evict(pool_state& st, bool all, std::vector<kept_vector>& out,
+           clock_type::time_point now = clock_type::now())
   FERRY_REQUIRES(st.mtx) {
-  auto deadline = clock_type::now() - st.limits.max_idle;
+  auto deadline = now - st.limits.max_idle;
   auto first_kept = std::stable_partition(
     st.kept.begin(), st.kept.end(),
     [&](const kept_vector& x) { return all || x.since < deadline; });
@@ -118,10 +119,20 @@ void trim_vector_pool(bool all) {
 
 namespace detail {
 
+void trim_vector_pool_at(std::chrono::steady_clock::time_point now) {
+  auto& st = the_pool();
+  std::vector<kept_vector> evicted;
+  {
+    lock_guard guard{st.mtx};
+    evict(st, false, evicted, now);
+  }
+  destroy_all(evicted);
+}
+
 bool pool_keeps(size_t bytes) noexcept {
   auto& st = the_pool();
-  return bytes > 0 && bytes >= st.min_bytes.load(std::memory_order_relaxed)
-         && bytes <= st.max_bytes.load(std::memory_order_relaxed);
+  return bytes > 0 && bytes >= st.min_bytes.load(std::memory_order_relaxed) &&
+         bytes <= st.max_bytes.load(std::memory_order_relaxed);
 }
 
 void* take_pooled(const std::type_info& element, size_t bytes) noexcept {
@@ -139,9 +150,9 @@ void* take_pooled(const std::type_info& element, size_t bytes) noexcept {
     // what a burst left beyond them idles out after `max_idle`.
     auto best = st.kept.end();
     for (auto i = st.kept.begin(); i != st.kept.end(); ++i)
-      if (*i->element == element && i->bytes >= bytes
-          && i->bytes / 2 <= bytes
-          && (best == st.kept.end() || i->bytes <= best->bytes))
+      if (*i->element == element && i->bytes >= bytes &&
+          i->bytes / 2 <= bytes &&
+          (best == st.kept.end() || i->bytes <= best->bytes))
         best = i;
     if (best != st.kept.end()) {
       result = best->vec;

@@ -34,8 +34,8 @@ uint64_t allocator::block_size_for(uint64_t payload) noexcept {
   constexpr auto largest = ~(block_align - 1);
   if (payload > largest - block_header_size)
     return largest;
-  auto size = (payload + block_header_size + block_align - 1)
-              & ~(block_align - 1);
+  auto size =
+    (payload + block_header_size + block_align - 1) & ~(block_align - 1);
   return std::max(size, min_block_size);
 }
 

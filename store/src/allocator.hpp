@@ -24,7 +24,8 @@ namespace ferry::store::detail {
 class allocator {
 public:
   allocator(allocator_state& state, std::byte* data) noexcept
-    : state_(state), data_(data) {
+    : state_(state),
+      data_(data) {
     // nop
   }
 

@@ -13,7 +13,8 @@
 namespace ferry::store::detail {
 
 guard::guard(object_tables& tables, uint32_t self)
-  : tables_(tables), self_(self) {
+  : tables_(tables),
+    self_(self) {
   lock();
 }
 
@@ -21,9 +22,9 @@ guard::~guard() {
   unlock();
   // Logged after unlocking: the hook may call into the store.
   if (recovered_)
-    log_warning("ferry.store: store '" + tables_.name
-                + "': a process died holding the store lock; the segment "
-                  "was repaired and the dead process reaped");
+    log_warning("ferry.store: store '" + tables_.name +
+                "': a process died holding the store lock; the segment "
+                "was repaired and the dead process reaped");
 }
 
 bool guard::lock() {
@@ -45,11 +46,11 @@ void guard::unlock() {
 }
 
 caf::error guard::error() const {
-  return fail(errc::lock_failed, "store '", tables_.name,
-              "': cannot take the store lock: ",
-              errno_text(rc_ < 0 ? EINVAL : rc_),
-              "; remove the store with `ferry-store remove ", tables_.name,
-              "` once no process uses it");
+  return fail(
+    errc::lock_failed, "store '", tables_.name,
+    "': cannot take the store lock: ", errno_text(rc_ < 0 ? EINVAL : rc_),
+    "; remove the store with `ferry-store remove ", tables_.name,
+    "` once no process uses it");
 }
 
 } // namespace ferry::store::detail

@@ -40,9 +40,7 @@ public:
   void unlock();
 
   /// Returns true if the guard holds the lock.
-  bool ok() const noexcept {
-    return rc_ == 0;
-  }
+  bool ok() const noexcept { return rc_ == 0; }
 
   /// Returns why the lock could not be taken.
   [[nodiscard]] caf::error error() const;

@@ -13,7 +13,9 @@ thread_local import_scope* current_scope = nullptr;
 } // namespace
 
 import_scope::import_scope(uint64_t foreign_token, others other_stores)
-  : token_(foreign_token), others_(other_stores), previous_(current_scope) {
+  : token_(foreign_token),
+    others_(other_stores),
+    previous_(current_scope) {
   current_scope = this;
 }
 
@@ -54,11 +56,11 @@ caf::expected<object_ref> import_scope::resolve(object_id foreign) const {
       return ref;
   return caf::make_error(
     errc::object_not_found,
-    "a serialized object_ref names object " + to_string(foreign)
-      + " of another host's store (token " + std::to_string(token_)
-      + "), but the message carried no copy of it; handles to another "
-        "host's objects only resolve inside the message that transferred "
-        "them");
+    "a serialized object_ref names object " + to_string(foreign) +
+      " of another host's store (token " + std::to_string(token_) +
+      "), but the message carried no copy of it; handles to another "
+      "host's objects only resolve inside the message that transferred "
+      "them");
 }
 
 } // namespace ferry::store

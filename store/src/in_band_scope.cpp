@@ -13,7 +13,8 @@ thread_local in_band_scope* current_scope = nullptr;
 } // namespace
 
 in_band_scope::in_band_scope(const object_store& store)
-  : store_(store.impl()), previous_(current_scope) {
+  : store_(store.impl()),
+    previous_(current_scope) {
   current_scope = this;
 }
 

@@ -55,8 +55,8 @@ inline constexpr uint64_t small_block = uint64_t{sl_count} << align_shift;
 inline constexpr uint32_t fl_count = 48;
 /// Largest data region the bins can index: first level `fl_count - 1` holds
 /// blocks below 2^57 bytes (128 PiB).
-inline constexpr uint64_t max_capacity
-  = (uint64_t{1} << (fl_count + sl_bits + align_shift - 1)) - block_align;
+inline constexpr uint64_t max_capacity =
+  (uint64_t{1} << (fl_count + sl_bits + align_shift - 1)) - block_align;
 
 /// Header at the start of every block in the data region.
 struct block_header {
@@ -251,10 +251,10 @@ struct segment_header {
 /// Returns the sizes of the table entries and block header packed in one
 /// word, to tell segments of a different build apart.
 constexpr uint64_t entry_sizes() noexcept {
-  return uint64_t{sizeof(slot_entry)} | uint64_t{sizeof(holder_entry)} << 16
-         | uint64_t{sizeof(ticket_entry)} << 32
-         | uint64_t{sizeof(process_entry)} << 48
-         | uint64_t{sizeof(block_header)} << 56;
+  return uint64_t{sizeof(slot_entry)} | uint64_t{sizeof(holder_entry)} << 16 |
+         uint64_t{sizeof(ticket_entry)} << 32 |
+         uint64_t{sizeof(process_entry)} << 48 |
+         uint64_t{sizeof(block_header)} << 56;
 }
 
 } // namespace ferry::store::detail

@@ -3,8 +3,8 @@
 #include "thread_safety.hpp"
 
 #include <cstdio>
-#include <utility>
 #include <string>
+#include <utility>
 
 namespace ferry::store {
 

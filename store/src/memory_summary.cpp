@@ -38,9 +38,9 @@ std::string to_string(const memory_summary& x) {
     for (auto& h : obj.holders) {
       if (!holders.empty())
         holders += ", ";
-      holders += std::to_string(h.pid) + ": " + std::to_string(h.handles)
-                 + "/" + std::to_string(h.in_transit) + "/"
-                 + std::to_string(h.pins) + "/" + std::to_string(h.parked);
+      holders += std::to_string(h.pid) + ": " + std::to_string(h.handles) +
+                 "/" + std::to_string(h.in_transit) + "/" +
+                 std::to_string(h.pins) + "/" + std::to_string(h.parked);
     }
     std::snprintf(line, sizeof(line), "%-22s %14llu %6llu %-8s %-6s %-7s %s\n",
                   to_string(obj.id).c_str(),
@@ -50,14 +50,14 @@ std::string to_string(const memory_summary& x) {
                   obj.spilled ? "yes" : "no", holders.c_str());
     out += line;
   }
-  out += "--- store '" + x.name + "': " + std::to_string(x.objects.size())
-         + " objects\n";
-  out += "capacity " + human(x.capacity) + ", used " + human(x.bytes_used)
-         + ", pinned " + human(x.bytes_pinned) + ", largest free block "
-         + human(x.largest_free_block) + "\n";
-  out += "spilled " + human(x.bytes_spilled) + " of " + human(x.spill_limit)
-         + " in " + x.spill_directory + ", lock recoveries "
-         + std::to_string(x.recoveries) + "\n";
+  out += "--- store '" + x.name + "': " + std::to_string(x.objects.size()) +
+         " objects\n";
+  out += "capacity " + human(x.capacity) + ", used " + human(x.bytes_used) +
+         ", pinned " + human(x.bytes_pinned) + ", largest free block " +
+         human(x.largest_free_block) + "\n";
+  out += "spilled " + human(x.bytes_spilled) + " of " + human(x.spill_limit) +
+         " in " + x.spill_directory + ", lock recoveries " +
+         std::to_string(x.recoveries) + "\n";
   out += "processes:";
   for (auto& p : x.processes) {
     out += ' ';

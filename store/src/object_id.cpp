@@ -7,8 +7,8 @@ std::string to_string(object_id x) {
 }
 
 std::string to_string(const transfer_ticket& x) {
-  return "ticket(" + std::to_string(x.id) + " for object "
-         + to_string(x.object) + ")";
+  return "ticket(" + std::to_string(x.id) + " for object " +
+         to_string(x.object) + ")";
 }
 
 } // namespace ferry::store

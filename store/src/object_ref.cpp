@@ -12,13 +12,14 @@
 namespace ferry::store {
 
 ref_serialization_error::ref_serialization_error(caf::error err)
-  : std::runtime_error(render(err)), err_(std::move(err)) {
+  : std::runtime_error(render(err)),
+    err_(std::move(err)) {
   // nop
 }
 
-object_ref::object_ref(std::shared_ptr<detail::store_impl> store,
-                       uint32_t slot, uint32_t holder, object_id id,
-                       const std::byte* data, uint64_t size) noexcept
+object_ref::object_ref(std::shared_ptr<detail::store_impl> store, uint32_t slot,
+                       uint32_t holder, object_id id, const std::byte* data,
+                       uint64_t size) noexcept
   : store_(std::move(store)),
     slot_(slot),
     holder_(holder),
@@ -108,8 +109,8 @@ caf::error object_ref::unpin() const {
 }
 
 std::string to_string(const object_ref& x) {
-  return "object_ref(" + to_string(x.id()) + ", " + std::to_string(x.size())
-         + " bytes)";
+  return "object_ref(" + to_string(x.id()) + ", " + std::to_string(x.size()) +
+         " bytes)";
 }
 
 caf::expected<ref_wire> to_wire(const object_ref& x) {
@@ -124,31 +125,31 @@ caf::expected<ref_wire> to_wire(const object_ref& x) {
     scope->add(*ticket);
     return ref_wire{store.token(), static_cast<uint64_t>(x.id_), ticket->id};
   }
-  auto what = "object " + to_string(x.id_) + " (" + std::to_string(x.size_)
-              + " bytes) of store '" + store.name() + "'";
+  auto what = "object " + to_string(x.id_) + " (" + std::to_string(x.size_) +
+              " bytes) of store '" + store.name() + "'";
   if (!store.allow_out_of_band())
     return caf::make_error(
       errc::out_of_band_ref,
-      "an object_ref to " + what
-        + " was serialized outside ferry's message path. The store cannot "
-          "track a handle copied that way (the anti-pattern \"out-of-band "
-          "serialization of an ObjectRef\"), so it cannot know when the "
-          "object may be freed. Fix: send the object_ref inside a ferry "
-          "message (it is then transferred in band), or copy the bytes out "
-          "(bytes() / to_vector()), or allow it to pin the object until this "
-          "process exits: store_config::allow_out_of_band_ref_serialization "
-          "= true (a ferry node: drop --ferry.store.strict-refs, or set "
-          "node_config::allow_out_of_band_ref_serialization = true)");
+      "an object_ref to " + what +
+        " was serialized outside ferry's message path. The store cannot "
+        "track a handle copied that way (the anti-pattern \"out-of-band "
+        "serialization of an ObjectRef\"), so it cannot know when the "
+        "object may be freed. Fix: send the object_ref inside a ferry "
+        "message (it is then transferred in band), or copy the bytes out "
+        "(bytes() / to_vector()), or allow it to pin the object until this "
+        "process exits: store_config::allow_out_of_band_ref_serialization "
+        "= true (a ferry node: drop --ferry.store.strict-refs, or set "
+        "node_config::allow_out_of_band_ref_serialization = true)");
   auto first = store.pin(x.slot_, x.id_);
   if (!first)
     return std::move(first.error());
   if (*first)
-    log_warning("ferry.store warning: an object_ref to " + what
-                + " was serialized outside ferry's message path "
-                  "(out-of-band serialization); the store cannot track that "
-                  "copy, so the object is pinned until this process exits or "
-                  "calls unpin(). Send handles inside ferry messages, or copy "
-                  "the bytes.");
+    log_warning("ferry.store warning: an object_ref to " + what +
+                " was serialized outside ferry's message path "
+                "(out-of-band serialization); the store cannot track that "
+                "copy, so the object is pinned until this process exits or "
+                "calls unpin(). Send handles inside ferry messages, or copy "
+                "the bytes.");
   return ref_wire{store.token(), static_cast<uint64_t>(x.id_), 0};
 }
 
@@ -160,22 +161,22 @@ caf::expected<object_ref> from_wire(const ref_wire& x) {
   if (auto* scope = import_scope::exclusive())
     return caf::make_error(
       errc::foreign_handle,
-      "a serialized object_ref names object " + std::to_string(x.object)
-        + " of store token " + std::to_string(x.store)
-        + " in a message from another host (store token "
-        + std::to_string(scope->token())
-        + "); such a message carries copies of the objects it names, and "
-          "cannot name objects of this host's store or a third one. Send "
-          "the object itself in the message (a shared_array or object_ref "
-          "of the sender's store)");
+      "a serialized object_ref names object " + std::to_string(x.object) +
+        " of store token " + std::to_string(x.store) +
+        " in a message from another host (store token " +
+        std::to_string(scope->token()) +
+        "); such a message carries copies of the objects it names, and "
+        "cannot name objects of this host's store or a third one. Send "
+        "the object itself in the message (a shared_array or object_ref "
+        "of the sender's store)");
   auto store = detail::store_impl::find_by_token(x.store);
   if (!store)
     return caf::make_error(
       errc::store_not_attached,
-      "a serialized object_ref names object " + std::to_string(x.object)
-        + " of a store (token " + std::to_string(x.store)
-        + ") that this process has not attached; attach that store "
-          "(object_store::attach) before deserializing");
+      "a serialized object_ref names object " + std::to_string(x.object) +
+        " of a store (token " + std::to_string(x.store) +
+        ") that this process has not attached; attach that store "
+        "(object_store::attach) before deserializing");
   if (x.ticket != 0)
     return store->redeem(transfer_ticket{object_id{x.object}, x.ticket});
   return store->get(object_id{x.object});

@@ -77,8 +77,7 @@ caf::expected<object_ref> object_store::get(object_id id) {
   return impl_->get(id);
 }
 
-caf::expected<object_ref>
-object_store::redeem(const transfer_ticket& ticket) {
+caf::expected<object_ref> object_store::redeem(const transfer_ticket& ticket) {
   if (!impl_)
     return detached();
   return impl_->redeem(ticket);

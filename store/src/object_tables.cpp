@@ -47,8 +47,7 @@ object_tables::find_or_add_holder_locked(uint32_t slot, uint32_t process) {
     return i;
   auto i = hdr->free_holder;
   if (i == npos32)
-    return fail(errc::table_full, "store '", name, "': all ",
-                hdr->max_holders,
+    return fail(errc::table_full, "store '", name, "': all ", hdr->max_holders,
                 " holder entries are taken; drop handles or create the store "
                 "with larger max_objects / max_tickets");
   auto& h = holders[i];
@@ -67,8 +66,8 @@ object_tables::find_or_add_holder_locked(uint32_t slot, uint32_t process) {
 
 void object_tables::release_holder_if_empty_locked(uint32_t index) noexcept {
   auto& h = holders[index];
-  if (h.slot == npos32 || h.handles != 0 || h.tickets != 0 || h.pins != 0
-      || h.parked != 0)
+  if (h.slot == npos32 || h.handles != 0 || h.tickets != 0 || h.pins != 0 ||
+      h.parked != 0)
     return;
   auto slot = h.slot;
   h.slot = npos32;
@@ -120,8 +119,7 @@ void object_tables::free_object_locked(uint32_t slot) noexcept {
   hdr->free_slot = slot;
 }
 
-void object_tables::free_object_if_unreferenced_locked(
-  uint32_t slot) noexcept {
+void object_tables::free_object_if_unreferenced_locked(uint32_t slot) noexcept {
   if (slots[slot].id != 0 && slots[slot].ref_count == 0)
     free_object_locked(slot);
 }
@@ -130,19 +128,19 @@ uint64_t object_tables::bytes_pinned_locked() const noexcept {
   uint64_t result = 0;
   for (uint32_t i = 0; i < hdr->max_objects; ++i) {
     auto& s = slots[i];
-    if (s.id != 0 && s.state != slot_state::spilled && s.block != npos64
-        && (s.state == slot_state::creating || s.handles > 0))
+    if (s.id != 0 && s.state != slot_state::spilled && s.block != npos64 &&
+        (s.state == slot_state::creating || s.handles > 0))
       result += s.block_size;
   }
   return result;
 }
 
-uint32_t
-object_tables::find_ticket_locked(const transfer_ticket& ticket) const noexcept {
+uint32_t object_tables::find_ticket_locked(
+  const transfer_ticket& ticket) const noexcept {
   auto index = ticket.id & ((uint64_t{1} << hdr->ticket_bits) - 1);
-  if (ticket.id != 0 && index < hdr->max_tickets
-      && tickets[index].id == ticket.id
-      && tickets[index].object == static_cast<uint64_t>(ticket.object))
+  if (ticket.id != 0 && index < hdr->max_tickets &&
+      tickets[index].id == ticket.id &&
+      tickets[index].object == static_cast<uint64_t>(ticket.object))
     return static_cast<uint32_t>(index);
   return npos32;
 }

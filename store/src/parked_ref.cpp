@@ -16,9 +16,8 @@ caf::expected<parked_ref> park(const object_ref& ref) {
   return parked_ref{ref.store_, ref.slot_, *holder, ref.id_, ref.size_};
 }
 
-parked_ref::parked_ref(std::shared_ptr<detail::store_impl> store,
-                       uint32_t slot, uint32_t holder, object_id id,
-                       uint64_t size) noexcept
+parked_ref::parked_ref(std::shared_ptr<detail::store_impl> store, uint32_t slot,
+                       uint32_t holder, object_id id, uint64_t size) noexcept
   : store_(std::move(store)),
     slot_(slot),
     holder_(holder),

@@ -87,8 +87,9 @@ caf::error check_pid_namespace(const std::string& name, uint64_t theirs,
     return caf::none;
   return fail(errc::foreign_pid_namespace, "store '", name,
               "' is used from another PID namespace (its segment was "
-              "created in pid:[", theirs, "], this process runs in pid:[",
-              ours, "]), e.g. by a container sharing /dev/shm; a ferry store "
+              "created in pid:[",
+              theirs, "], this process runs in pid:[", ours,
+              "]), e.g. by a container sharing /dev/shm; a ferry store "
               "needs all its processes in one PID namespace, since it tells "
               "live processes from dead ones by pid; run them in one PID "
               "namespace (e.g. share the pod's process namespace), or give "

@@ -23,8 +23,8 @@ caf::expected<uint32_t> register_process(object_tables& t,
       // A stale entry with our pid belongs to a dead process whose pid was
       // reused: reap it now.
       for (uint32_t i = 0; i < t.hdr->max_processes; ++i)
-        if (t.procs[i].pid == self.pid
-            && t.procs[i].start_time != self.start_time)
+        if (t.procs[i].pid == self.pid &&
+            t.procs[i].start_time != self.start_time)
           reap_process_locked(t, i);
       for (uint32_t i = 0; i < t.hdr->max_processes; ++i) {
         if (t.procs[i].pid == 0) {

@@ -18,8 +18,8 @@ void reaper::start(std::chrono::milliseconds interval,
     while (!stopping_) {
       // Wait out the interval (spurious wake-ups wait on); stop wakes it.
       auto until = std::chrono::steady_clock::now() + interval;
-      while (!stopping_ && cv_.wait_until(lock.native(), until)
-                             == std::cv_status::no_timeout) {
+      while (!stopping_ && cv_.wait_until(lock.native(), until) ==
+                             std::cv_status::no_timeout) {
         // nop
       }
       if (stopping_)

@@ -21,18 +21,17 @@ void clean_spill_directory_locked(object_tables& t) noexcept {
   // Keeps the files of spilled objects and those that live processes are
   // writing or reading right now; removes everything else of this store
   // (and nothing of other stores sharing the directory).
-  remove_spill_files(
-    std::filesystem::path{t.hdr->spill_directory}, t.name,
-    [&t](const spill_file& file) {
-      auto* s = t.lookup_locked(object_id{file.id});
-      if (s != nullptr && !file.tmp)
-        return s->state == slot_state::spilled
-               || s->state == slot_state::restoring
-               || s->state == slot_state::spilling;
-      if (s != nullptr)
-        return s->state == slot_state::spilling;
-      return false;
-    });
+  remove_spill_files(std::filesystem::path{t.hdr->spill_directory}, t.name,
+                     [&t](const spill_file& file) {
+                       auto* s = t.lookup_locked(object_id{file.id});
+                       if (s != nullptr && !file.tmp)
+                         return s->state == slot_state::spilled ||
+                                s->state == slot_state::restoring ||
+                                s->state == slot_state::spilling;
+                       if (s != nullptr)
+                         return s->state == slot_state::spilling;
+                       return false;
+                     });
 }
 
 } // namespace
@@ -46,16 +45,16 @@ void recover_locked(object_tables& t, uint32_t self) noexcept {
   // 1. Drop primary entries that point to nothing.
   for (uint32_t i = 0; i < h.max_tickets; ++i) {
     auto& x = tickets[i];
-    if (x.id != 0
-        && (x.slot >= h.max_objects || slots[x.slot].id != x.object
-            || x.process >= h.max_processes || procs[x.process].pid == 0))
+    if (x.id != 0 &&
+        (x.slot >= h.max_objects || slots[x.slot].id != x.object ||
+         x.process >= h.max_processes || procs[x.process].pid == 0))
       x.id = 0;
   }
   for (uint32_t i = 0; i < h.max_holders; ++i) {
     auto& x = holders[i];
-    if (x.slot != npos32
-        && (x.slot >= h.max_objects || slots[x.slot].id == 0
-            || x.process >= h.max_processes || procs[x.process].pid == 0))
+    if (x.slot != npos32 &&
+        (x.slot >= h.max_objects || slots[x.slot].id == 0 ||
+         x.process >= h.max_processes || procs[x.process].pid == 0))
       x.slot = npos32;
   }
   // 2. Free list of holders, then per-object lists and totals.
@@ -151,16 +150,14 @@ void recover_locked(object_tables& t, uint32_t self) noexcept {
   //    process) gives up its counts, rolling back its own I/O first.
   for (uint32_t i = 0; i < h.max_objects; ++i) {
     auto& s = slots[i];
-    if (s.id != 0
-        && (s.state == slot_state::spilling
-            || s.state == slot_state::restoring)
-        && (s.io_process >= h.max_processes
-            || procs[s.io_process].pid == 0))
+    if (s.id != 0 &&
+        (s.state == slot_state::spilling || s.state == slot_state::restoring) &&
+        (s.io_process >= h.max_processes || procs[s.io_process].pid == 0))
       roll_back_io_locked(t, i);
   }
   for (uint32_t i = 0; i < h.max_processes; ++i)
-    if (procs[i].pid != 0 && i != self
-        && !process_alive(procs[i].pid, procs[i].start_time))
+    if (procs[i].pid != 0 && i != self &&
+        !process_alive(procs[i].pid, procs[i].start_time))
       reap_process_locked(t, i);
 }
 

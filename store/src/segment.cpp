@@ -82,10 +82,10 @@ caf::error segment::init(const store_config& cfg,
   auto process_offset = header_size;
   auto slot_offset = round_up(
     process_offset + uint64_t{cfg.max_processes} * sizeof(process_entry), 64);
-  auto holder_offset = round_up(
-    slot_offset + uint64_t{cfg.max_objects} * sizeof(slot_entry), 64);
-  auto ticket_offset = round_up(
-    holder_offset + uint64_t{max_holders} * sizeof(holder_entry), 64);
+  auto holder_offset =
+    round_up(slot_offset + uint64_t{cfg.max_objects} * sizeof(slot_entry), 64);
+  auto ticket_offset =
+    round_up(holder_offset + uint64_t{max_holders} * sizeof(holder_entry), 64);
   auto data_offset = round_up(
     ticket_offset + uint64_t{cfg.max_tickets} * sizeof(ticket_entry), 4096);
   auto segment_size = data_offset + capacity;
@@ -93,8 +93,10 @@ caf::error segment::init(const store_config& cfg,
     shm_.truncate(static_cast<bip::offset_t>(segment_size));
   } catch (const bip::interprocess_exception& ex) {
     bip::shared_memory_object::remove(name_.c_str());
-    return fail(errc::segment_unavailable, "store '", name_, "': cannot size "
-                "the segment to ", segment_size, " bytes: ", ex.what());
+    return fail(errc::segment_unavailable, "store '", name_,
+                "': cannot size "
+                "the segment to ",
+                segment_size, " bytes: ", ex.what());
   }
   if (auto err = map()) {
     bip::shared_memory_object::remove(name_.c_str());
@@ -124,8 +126,8 @@ caf::error segment::init(const store_config& cfg,
   h->header_size = sizeof(segment_header);
   h->entry_sizes = entry_sizes();
   std::random_device rd;
-  h->token = (uint64_t{rd()} << 32 | rd())
-             ^ static_cast<uint64_t>(
+  h->token = (uint64_t{rd()} << 32 | rd()) ^
+             static_cast<uint64_t>(
                std::chrono::steady_clock::now().time_since_epoch().count());
   if (h->token == 0)
     h->token = 1;
@@ -204,13 +206,13 @@ caf::error segment::open_existing(const store_config& cfg,
                                   const process_identity& self, int attempt) {
   // Open an existing segment; wait (briefly) for its creator to finish.
   try {
-    shm_ = bip::shared_memory_object(bip::open_only, name_.c_str(),
-                                     bip::read_write);
+    shm_ =
+      bip::shared_memory_object(bip::open_only, name_.c_str(), bip::read_write);
   } catch (const bip::interprocess_exception& ex) {
     // The name went between our create and this open: the store's last
     // process retired it. Start over, which creates it anew.
-    if (!cfg.open_only && ex.get_error_code() == bip::not_found_error
-        && attempt < max_open_attempts)
+    if (!cfg.open_only && ex.get_error_code() == bip::not_found_error &&
+        attempt < max_open_attempts)
       return open(cfg, self, attempt + 1);
     return fail(errc::segment_unavailable, "store '", name_,
                 "': cannot open shared memory segment /dev/shm/", name_, ": ",
@@ -228,8 +230,8 @@ caf::error segment::open_existing(const store_config& cfg,
     int32_t creator = 0;
     uint64_t start = 0;
     uint64_t creator_ns = 0;
-    if (shm_.get_size(size)
-        && static_cast<uint64_t>(size) >= sizeof(segment_header)) {
+    if (shm_.get_size(size) &&
+        static_cast<uint64_t>(size) >= sizeof(segment_header)) {
       if (auto err = map())
         return err;
       auto* h = reinterpret_cast<segment_header*>(base_);
@@ -237,8 +239,7 @@ caf::error segment::open_existing(const store_config& cfg,
         break;
       creator = *static_cast<volatile int32_t*>(&h->creator_pid);
       start = *static_cast<volatile uint64_t*>(&h->creator_start_time);
-      creator_ns
-        = *static_cast<volatile uint64_t*>(&h->creator_pid_namespace);
+      creator_ns = *static_cast<volatile uint64_t*>(&h->creator_pid_namespace);
       region_ = bip::mapped_region{};
       base_ = nullptr;
     }
@@ -260,7 +261,8 @@ caf::error segment::open_existing(const store_config& cfg,
       return fail(errc::segment_unavailable, "store '", name_,
                   "': the process that created the segment (pid ", creator,
                   ") died before initializing it; remove it with "
-                  "`ferry-store remove ", name_, "`");
+                  "`ferry-store remove ",
+                  name_, "`");
     }
     if (creator == 0 && std::chrono::steady_clock::now() > deadline)
       return fail(errc::segment_unavailable, "store '", name_,
@@ -270,8 +272,7 @@ caf::error segment::open_existing(const store_config& cfg,
     std::this_thread::sleep_for(1ms);
   }
   auto* h = reinterpret_cast<segment_header*>(base_);
-  if (h->version != layout_version
-      || h->header_size != sizeof(segment_header))
+  if (h->version != layout_version || h->header_size != sizeof(segment_header))
     return fail(errc::incompatible_segment, "store '", name_,
                 "': segment has layout version ", h->version,
                 " and header size ", h->header_size, ", expected version ",
@@ -285,13 +286,15 @@ caf::error segment::open_existing(const store_config& cfg,
                 " but table entry sizes 0x", std::hex, h->entry_sizes,
                 ", expected 0x", entry_sizes(), std::dec,
                 " (made by a build of ferry with another layout); remove it "
-                "with `ferry-store remove ", name_, "`");
+                "with `ferry-store remove ",
+                name_, "`");
   if (h->segment_size != region_.get_size())
     return fail(errc::incompatible_segment, "store '", name_,
                 "': segment header says ", h->segment_size,
                 " bytes but the segment has ", region_.get_size(),
                 " bytes (resized or damaged); remove it with "
-                "`ferry-store remove ", name_, "`");
+                "`ferry-store remove ",
+                name_, "`");
   // Pids and start times name processes only within one PID namespace: a
   // process of another one would take every process here for dead.
   if (auto err = check_pid_namespace(name_, h->creator_pid_namespace,
@@ -328,16 +331,15 @@ int back_pages(std::byte* first, uint64_t size) noexcept {
   auto begin = reinterpret_cast<uintptr_t>(first) / page * page;
   auto end = reinterpret_cast<uintptr_t>(first) + size;
   if (::madvise(reinterpret_cast<void*>(begin), end - begin,
-                MADV_POPULATE_WRITE)
-      == 0)
+                MADV_POPULATE_WRITE) == 0)
     return 0;
   switch (errno) {
-    case EFAULT: // a write would have raised SIGBUS: tmpfs is full
-      return ENOSPC;
-    case ENOMEM:
-      return ENOMEM;
-    default: // EINVAL: not supported by this kernel
-      return 0;
+  case EFAULT: // a write would have raised SIGBUS: tmpfs is full
+    return ENOSPC;
+  case ENOMEM:
+    return ENOMEM;
+  default: // EINVAL: not supported by this kernel
+    return 0;
   }
 }
 
@@ -356,9 +358,9 @@ bool segment::current() const noexcept {
   struct stat mine {};
   struct stat named {};
   auto path = "/dev/shm/" + name_;
-  return ::fstat(shm_.get_mapping_handle().handle, &mine) == 0
-         && ::stat(path.c_str(), &named) == 0 && mine.st_ino == named.st_ino
-         && mine.st_dev == named.st_dev;
+  return ::fstat(shm_.get_mapping_handle().handle, &mine) == 0 &&
+         ::stat(path.c_str(), &named) == 0 && mine.st_ino == named.st_ino &&
+         mine.st_dev == named.st_dev;
 }
 
 caf::error segment::remove(const std::string& name) {
@@ -367,8 +369,7 @@ caf::error segment::remove(const std::string& name) {
                 "' is not valid: use 1 to 200 characters without '/'");
   // Delete the spill files first (their directory is in the header).
   try {
-    bip::shared_memory_object shm(bip::open_only, name.c_str(),
-                                  bip::read_only);
+    bip::shared_memory_object shm(bip::open_only, name.c_str(), bip::read_only);
     bip::mapped_region region(shm, bip::read_only);
     if (region.get_size() >= sizeof(segment_header)) {
       auto* h = static_cast<const segment_header*>(region.get_address());

@@ -61,14 +61,10 @@ public:
   bool current() const noexcept;
 
   /// Returns the header, or null if `open` did not succeed.
-  segment_header* header() const noexcept {
-    return hdr_;
-  }
+  segment_header* header() const noexcept { return hdr_; }
 
   /// Returns the start of the mapping (the header's address once open).
-  std::byte* base() const noexcept {
-    return base_;
-  }
+  std::byte* base() const noexcept { return base_; }
 
   /// Removes the segment `name` and the spill files of its store.
   [[nodiscard]] static caf::error remove(const std::string& name);

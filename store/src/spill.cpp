@@ -30,16 +30,15 @@ void run_io_hook() {
 caf::error store_full_locked(object_tables& t, uint64_t payload,
                              const std::string& why) {
   allocator alloc{t.hdr->alloc, t.data};
-  return fail(errc::store_full, "store '", t.name,
-              "' cannot hold an object of ", payload, " bytes: ", why,
-              " (capacity ", t.hdr->alloc.capacity, " bytes, used ",
-              t.hdr->alloc.used, " bytes, pinned ", t.bytes_pinned_locked(),
-              " bytes, largest free block ", alloc.largest_free_payload(),
-              " bytes, spilled ", t.hdr->bytes_spilled, " of ",
-              t.hdr->spill_limit,
-              " bytes). Fix: drop handles no longer needed, let transfers "
-              "complete, enable spilling or raise spill_limit, or create the "
-              "store with a larger capacity");
+  return fail(
+    errc::store_full, "store '", t.name, "' cannot hold an object of ", payload,
+    " bytes: ", why, " (capacity ", t.hdr->alloc.capacity, " bytes, used ",
+    t.hdr->alloc.used, " bytes, pinned ", t.bytes_pinned_locked(),
+    " bytes, largest free block ", alloc.largest_free_payload(),
+    " bytes, spilled ", t.hdr->bytes_spilled, " of ", t.hdr->spill_limit,
+    " bytes). Fix: drop handles no longer needed, let transfers "
+    "complete, enable spilling or raise spill_limit, or create the "
+    "store with a larger capacity");
 }
 
 /// Writes the object in `slot` to its spill file without the lock and
@@ -70,8 +69,8 @@ caf::error spill_locked(guard& g, object_tables& t, uint32_t self,
     return g.error();
   bool spilled = false;
   if (s.state == slot_state::spilling) {
-    if (!err && s.handles == 1
-        && t.hdr->bytes_spilled + size <= t.hdr->spill_limit) {
+    if (!err && s.handles == 1 &&
+        t.hdr->bytes_spilled + size <= t.hdr->spill_limit) {
       s.state = slot_state::spilled;
       commit();
       s.block = npos64;
@@ -104,12 +103,12 @@ allocate_locked(guard& g, object_tables& t, uint32_t self, uint64_t payload,
   // largest payload is one block spanning the whole data region.
   auto largest = hdr->alloc.capacity - block_header_size;
   if (payload > largest)
-    return fail(errc::store_full, "store '", t.name,
-                "' cannot hold an object of ", payload,
-                " bytes: the object is larger than the store (capacity ",
-                hdr->alloc.capacity, " bytes, the largest object that fits ",
-                largest, " bytes). Fix: create the store with a larger "
-                "capacity or split the object");
+    return fail(
+      errc::store_full, "store '", t.name, "' cannot hold an object of ",
+      payload, " bytes: the object is larger than the store (capacity ",
+      hdr->alloc.capacity, " bytes, the largest object that fits ", largest,
+      " bytes). Fix: create the store with a larger "
+      "capacity or split the object");
   for (;;) {
     auto [offset, size] = allocator{hdr->alloc, t.data}.allocate(payload);
     if (offset != npos64)
@@ -121,8 +120,8 @@ allocate_locked(guard& g, object_tables& t, uint32_t self, uint64_t payload,
     bool over_bound = false;
     for (uint32_t i = 0; i < hdr->max_objects; ++i) {
       auto& s = t.slots[i];
-      if (s.id == 0 || i == keep || s.state != slot_state::sealed
-          || s.handles != 0 || s.ref_count == 0)
+      if (s.id == 0 || i == keep || s.state != slot_state::sealed ||
+          s.handles != 0 || s.ref_count == 0)
         continue;
       if (hdr->bytes_spilled + s.size > hdr->spill_limit) {
         over_bound = true;
@@ -148,48 +147,48 @@ acquire_locked(guard& g, object_tables& t, uint32_t self, object_id id) {
   for (;;) {
     auto* s = t.lookup_locked(id);
     if (s == nullptr)
-      return fail(errc::object_not_found, "store '", t.name,
-                  "' has no object ", to_string(id),
+      return fail(errc::object_not_found, "store '", t.name, "' has no object ",
+                  to_string(id),
                   " (never created, or freed when its last reference "
                   "dropped)");
     auto slot = static_cast<uint32_t>(s - t.slots);
     switch (s->state) {
-      case slot_state::creating:
-        return fail(errc::object_not_sealed, t.describe(id),
-                    " is still being written; get it after its builder "
-                    "seals it");
-      case slot_state::sealed:
-      case slot_state::spilling: {
-        auto holder = t.find_or_add_holder_locked(slot, self);
-        if (!holder)
-          return std::move(holder.error());
-        t.holders[*holder].handles += 1;
-        s->handles += 1;
-        s->ref_count += 1;
-        s->last_use = ++hdr->tick;
-        return std::pair{slot, *holder};
-      }
-      case slot_state::restoring: {
-        // Another process (or thread) reads the file: wait for it, unless
-        // it died doing so, or no attached process does it any more.
-        auto io = s->io_process;
-        if (io >= hdr->max_processes || t.procs[io].pid == 0) {
-          roll_back_io_locked(t, slot);
-          continue;
-        }
-        if (io != self
-            && !process_alive(t.procs[io].pid, t.procs[io].start_time)) {
-          reap_process_locked(t, io);
-          continue;
-        }
-        g.unlock();
-        std::this_thread::sleep_for(std::chrono::microseconds{100});
-        if (!g.lock())
-          return g.error();
+    case slot_state::creating:
+      return fail(errc::object_not_sealed, t.describe(id),
+                  " is still being written; get it after its builder "
+                  "seals it");
+    case slot_state::sealed:
+    case slot_state::spilling: {
+      auto holder = t.find_or_add_holder_locked(slot, self);
+      if (!holder)
+        return std::move(holder.error());
+      t.holders[*holder].handles += 1;
+      s->handles += 1;
+      s->ref_count += 1;
+      s->last_use = ++hdr->tick;
+      return std::pair{slot, *holder};
+    }
+    case slot_state::restoring: {
+      // Another process (or thread) reads the file: wait for it, unless
+      // it died doing so, or no attached process does it any more.
+      auto io = s->io_process;
+      if (io >= hdr->max_processes || t.procs[io].pid == 0) {
+        roll_back_io_locked(t, slot);
         continue;
       }
-      default:
-        break;
+      if (io != self &&
+          !process_alive(t.procs[io].pid, t.procs[io].start_time)) {
+        reap_process_locked(t, io);
+        continue;
+      }
+      g.unlock();
+      std::this_thread::sleep_for(std::chrono::microseconds{100});
+      if (!g.lock())
+        return g.error();
+      continue;
+    }
+    default:
+      break;
     }
     // Spilled: allocate (perhaps spilling others, which releases the lock),
     // then read the file without the lock.
@@ -199,8 +198,7 @@ acquire_locked(guard& g, object_tables& t, uint32_t self, object_id id) {
       return std::move(block.error());
     auto [offset, block_size] = *block;
     s = &t.slots[slot];
-    if (s->id != static_cast<uint64_t>(id)
-        || s->state != slot_state::spilled) {
+    if (s->id != static_cast<uint64_t>(id) || s->state != slot_state::spilled) {
       allocator{hdr->alloc, t.data}.deallocate(offset);
       continue; // changed while the lock was released: look again
     }

@@ -52,8 +52,8 @@ bool read_all(int fd, std::byte* data, uint64_t size) {
 
 std::optional<spill_file> parse_spill_file(std::string_view file,
                                            std::string_view store) noexcept {
-  if (!file.starts_with(store) || file.size() <= store.size()
-      || file[store.size()] != '.')
+  if (!file.starts_with(store) || file.size() <= store.size() ||
+      file[store.size()] != '.')
     return std::nullopt;
   file.remove_prefix(store.size() + 1);
   uint64_t id = 0;
@@ -81,15 +81,14 @@ caf::error write_spill_file(const std::string& store, const std::string& dir,
     std::filesystem::create_directories(dir, ec);
     if (ec)
       return fail(errc::spill_failed, "store '", store,
-                  "': cannot create spill directory ", dir, ": ",
-                  ec.message());
+                  "': cannot create spill directory ", dir, ": ", ec.message());
     std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   }
   // The directory may live in a shared place like /tmp: only write into a
   // real directory of our own that nobody else can write to.
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)
-      || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
     return fail(errc::spill_failed, "store '", store, "': spill directory ",
                 dir,
                 " is not a directory owned by this user and closed to "
@@ -97,8 +96,7 @@ caf::error write_spill_file(const std::string& store, const std::string& dir,
                 "choose another spill_directory");
   auto tmp = path + ".tmp";
   auto fd = ::open(tmp.c_str(),
-                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                   0600);
+                   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     return fail(errc::spill_failed, "store '", store, "': cannot create ", tmp,
                 ": ", errno_text(errno));
@@ -114,8 +112,8 @@ caf::error write_spill_file(const std::string& store, const std::string& dir,
   }
   if (!ok) {
     ::unlink(tmp.c_str());
-    return fail(errc::spill_failed, "store '", store, "': cannot write ",
-                size, " bytes to ", path, ": ", errno_text(err),
+    return fail(errc::spill_failed, "store '", store, "': cannot write ", size,
+                " bytes to ", path, ": ", errno_text(err),
                 "; free disk space or lower spill_limit");
   }
   return caf::none;

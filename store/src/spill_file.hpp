@@ -54,8 +54,7 @@ std::string spill_file_path(const std::string& dir, const std::string& store,
 [[nodiscard]] caf::error write_spill_file(const std::string& store,
                                           const std::string& dir,
                                           const std::string& path,
-                                          const std::byte* data,
-                                          uint64_t size);
+                                          const std::byte* data, uint64_t size);
 
 /// Reads `size` bytes from `path` into `data`; returns false (with errno
 /// set) if the file cannot be opened or is shorter than `size`.

@@ -59,14 +59,16 @@ caf::error no_ticket(const std::string& name, const transfer_ticket& x) {
 // -- attach / detach ----------------------------------------------------------
 
 store_impl::store_impl(attach_tag, const store_config& cfg)
-  : cfg_(cfg), name_(cfg.name), identity_(process_identity::self()) {
+  : cfg_(cfg),
+    name_(cfg.name),
+    identity_(process_identity::self()) {
   // nop
 }
 
 caf::expected<std::shared_ptr<store_impl>>
 store_impl::attach(const store_config& cfg) {
-  if (cfg.name.empty() || cfg.name.size() > 200
-      || cfg.name.find('/') != std::string::npos)
+  if (cfg.name.empty() || cfg.name.size() > 200 ||
+      cfg.name.find('/') != std::string::npos)
     return fail(errc::invalid_config, "store name '", cfg.name,
                 "' is not valid: use 1 to 200 characters without '/'");
   if (cfg.capacity < min_block_size)
@@ -75,11 +77,11 @@ store_impl::attach(const store_config& cfg) {
                 min_block_size, " bytes");
   if (cfg.capacity > max_capacity)
     return fail(errc::invalid_config, "store '", cfg.name, "': capacity ",
-                cfg.capacity, " bytes is too large; use at most ",
-                max_capacity, " bytes (128 PiB)");
-  if (cfg.max_objects == 0 || cfg.max_objects > (1u << 24)
-      || cfg.max_processes == 0 || cfg.max_processes > 65536
-      || cfg.max_tickets == 0 || cfg.max_tickets > (1u << 24))
+                cfg.capacity, " bytes is too large; use at most ", max_capacity,
+                " bytes (128 PiB)");
+  if (cfg.max_objects == 0 || cfg.max_objects > (1u << 24) ||
+      cfg.max_processes == 0 || cfg.max_processes > 65536 ||
+      cfg.max_tickets == 0 || cfg.max_tickets > (1u << 24))
     return fail(errc::invalid_config, "store '", cfg.name,
                 "': max_objects and max_tickets must be in 1..16777216, "
                 "max_processes in 1..65536");
@@ -292,7 +294,8 @@ caf::expected<object_ref> store_impl::seal(uint32_t slot, uint32_t holder,
   return make_ref(slot, holder);
 }
 
-void store_impl::abandon(uint32_t slot, uint32_t holder, object_id id) noexcept {
+void store_impl::abandon(uint32_t slot, uint32_t holder,
+                         object_id id) noexcept {
   if (tables_.slots[slot].id != static_cast<uint64_t>(id))
     return;
   drop_handle(slot, holder);
@@ -390,8 +393,7 @@ caf::expected<transfer_ticket> store_impl::export_ticket(uint32_t slot,
                 " no longer exists");
   auto index = hdr->free_ticket;
   if (index == npos32)
-    return fail(errc::table_full, "store '", name_, "': all ",
-                hdr->max_tickets,
+    return fail(errc::table_full, "store '", name_, "': all ", hdr->max_tickets,
                 " transfer tickets are in transit; redeem or cancel some, or "
                 "create the store with a larger max_tickets");
   auto holder = tables_.find_or_add_holder_locked(slot, self_);

@@ -66,23 +66,15 @@ public:
   store_impl(const store_impl&) = delete;
   store_impl& operator=(const store_impl&) = delete;
 
-  const std::string& name() const noexcept {
-    return name_;
-  }
+  const std::string& name() const noexcept { return name_; }
 
   /// Returns true if the segment this process mapped is still the one named
   /// `name()` (not removed or replaced since).
-  bool current() const noexcept {
-    return segment_.current();
-  }
+  bool current() const noexcept { return segment_.current(); }
 
-  uint64_t token() const noexcept {
-    return tables_.hdr->token;
-  }
+  uint64_t token() const noexcept { return tables_.hdr->token; }
 
-  uint64_t capacity() const noexcept {
-    return tables_.hdr->alloc.capacity;
-  }
+  uint64_t capacity() const noexcept { return tables_.hdr->alloc.capacity; }
 
   bool allow_out_of_band() const noexcept {
     return cfg_.allow_out_of_band_ref_serialization;
@@ -121,8 +113,7 @@ public:
   [[nodiscard]] caf::expected<transfer_ticket> export_ticket(uint32_t slot,
                                                              object_id id);
 
-  [[nodiscard]] caf::expected<object_ref>
-  redeem(const transfer_ticket& ticket);
+  [[nodiscard]] caf::expected<object_ref> redeem(const transfer_ticket& ticket);
 
   [[nodiscard]] caf::error cancel(const transfer_ticket& ticket);
 
@@ -137,9 +128,7 @@ public:
 
   /// Returns how many dead processes `attach` reaped when it made this
   /// attachment.
-  size_t reaped_at_attach() const noexcept {
-    return reaped_at_attach_;
-  }
+  size_t reaped_at_attach() const noexcept { return reaped_at_attach_; }
 
   [[nodiscard]] caf::expected<ferry::store::memory_summary> summary();
 

@@ -26,10 +26,10 @@ caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
     result.bytes_pinned = t.bytes_pinned_locked();
     result.bytes_spilled = hdr->bytes_spilled;
     result.spill_limit = hdr->spill_limit;
-    result.spill_directory.assign(
-      hdr->spill_directory, ::strnlen(hdr->spill_directory, max_path));
-    result.largest_free_block
-      = allocator{hdr->alloc, t.data}.largest_free_payload();
+    result.spill_directory.assign(hdr->spill_directory,
+                                  ::strnlen(hdr->spill_directory, max_path));
+    result.largest_free_block =
+      allocator{hdr->alloc, t.data}.largest_free_payload();
     result.recoveries = hdr->recoveries;
     for (uint32_t i = 0; i < hdr->max_objects; ++i) {
       auto& s = t.slots[i];
@@ -41,8 +41,8 @@ caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
       info.ref_count = s.ref_count;
       info.sealed = s.state != slot_state::creating;
       info.pinned = s.pins > 0;
-      info.spilled = s.state == slot_state::spilled
-                     || s.state == slot_state::restoring;
+      info.spilled =
+        s.state == slot_state::spilled || s.state == slot_state::restoring;
       for (auto j = s.holders; j != npos32; j = t.holders[j].next) {
         auto& x = t.holders[j];
         info.holders.push_back(

@@ -175,8 +175,8 @@ std::string one_command_help(std::string_view command) {
 }
 
 std::string full_help() {
-  auto result = std::string{intro_text} + std::string{usage_text}
-                + with_defaults(std::string{options_text});
+  auto result = std::string{intro_text} + std::string{usage_text} +
+                with_defaults(std::string{options_text});
   for (auto c : commands)
     result += command_help(c);
   return result + std::string{exit_text};
@@ -203,8 +203,8 @@ struct command_line {
 };
 
 int unknown_command(const std::string& arg) {
-  return usage_error("unknown command '" + arg + "' (commands: "
-                     + command_list() + ")");
+  return usage_error("unknown command '" + arg +
+                     "' (commands: " + command_list() + ")");
 }
 
 /// Parses `argv`; returns an exit code for a wrong command line.
@@ -220,8 +220,8 @@ std::optional<int> parse(int argc, char** argv, command_line& out) {
     } else if (arg.starts_with("--name=")) {
       out.name = arg.substr(7);
     } else if (arg.starts_with("-")) {
-      return usage_error("unknown option '" + arg
-                         + "' (options: --name NAME, --help)");
+      return usage_error("unknown option '" + arg +
+                         "' (options: --name NAME, --help)");
     } else if (!out.given) {
       if (!is_command(arg))
         return unknown_command(arg);
@@ -232,8 +232,8 @@ std::optional<int> parse(int argc, char** argv, command_line& out) {
         return unknown_command(arg);
       out.topic = arg;
     } else {
-      return usage_error("unexpected argument '" + arg + "' after command '"
-                         + out.command + "'");
+      return usage_error("unexpected argument '" + arg + "' after command '" +
+                         out.command + "'");
     }
   }
   if (out.name.empty())

@@ -54,9 +54,7 @@ struct cluster_config {
   std::chrono::milliseconds stable_after{10000};
 
   /// Returns whether the node joins a cluster.
-  bool enabled() const {
-    return !name.empty();
-  }
+  bool enabled() const { return !name.empty(); }
 };
 
 } // namespace ferry

@@ -62,8 +62,8 @@ struct member_info {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_info& x) {
-  return f(caf::meta::type_name("ferry.member_info"), x.address, x.name,
-           x.uid, x.status, x.reachable, x.up_number);
+  return f(caf::meta::type_name("ferry.member_info"), x.address, x.name, x.uid,
+           x.status, x.reachable, x.up_number);
 }
 
 #define FERRY_MEMBER_EVENT(type)                                               \

@@ -44,7 +44,8 @@ enum class compression : uint8_t {
 std::string to_string(compression x);
 
 /// Parses "none", "lz4" or "zstd".
-[[nodiscard]] caf::expected<compression> parse_compression(const std::string& x);
+[[nodiscard]] caf::expected<compression>
+parse_compression(const std::string& x);
 
 /// Settings of one link. Defaults work with no configuration at all.
 struct link_config {

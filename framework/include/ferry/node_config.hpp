@@ -193,8 +193,8 @@ public:
   /// Returns whether any `tls_*` option is set (the node is a TLS node, or
   /// refuses to start naming what is missing).
   bool tls_enabled() const {
-    return !tls_certificate.empty() || !tls_key.empty()
-           || !tls_ca_file.empty() || !tls_passphrase.empty();
+    return !tls_certificate.empty() || !tls_key.empty() ||
+           !tls_ca_file.empty() || !tls_passphrase.empty();
   }
 
   /// Where the node writes its warnings and the refusals it sees, one line

@@ -2,14 +2,14 @@
 // links to, and when a link comes or goes.
 //
 // `node::watch_nodes(whom)` makes the actor `whom` receive a `node_up` each
-// time this node makes a link to another node, and a `node_down` each time
-// such a link goes down: the other node stopped (it said goodbye), its
-// process died, the connection closed, or it went silent past the link's
+// time this node makes a link to another node, and a `node_down` each time such
+// a link goes down: the other node stopped (it said goodbye), its process died,
+// the connection closed, or it went silent past the link's
 // `connection-timeout`; the reason says which (`ferry_fw: link_down`: "node
-// beta shut down", "the peer at ... closed the connection", "the peer at
-// ... reset the connection", "heard nothing from ... for ..."). These are
-// local messages of this node (like CAF 0.18's `node_down_msg` or Akka's
-// member events); they never travel. `node::peers()` returns the same view on demand.
+// beta shut down", "the peer at ... closed the connection", "the peer at ...
+// reset the connection", "heard nothing from ... for ..."). These are local
+// messages of this node (like CAF 0.18's `node_down_msg` or Akka's member
+// events); they never travel. `node::peers()` returns the same view on demand.
 //
 // Usage:
 //

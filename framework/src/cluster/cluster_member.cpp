@@ -53,9 +53,7 @@ public:
       disconnect_(uid, why);
   }
 
-  void log(const std::string& line) override {
-    log_(line);
-  }
+  void log(const std::string& line) override { log_(line); }
 
   /// Refuses dials from now on and waits for those under way.
   void detach() {
@@ -79,8 +77,8 @@ split_address(const std::string& address, const std::string& key) {
   auto colon = address.rfind(':');
   auto bad = [&] {
     return caf::make_error(errc::invalid_config,
-                           key + " is '" + address
-                             + "'; write it as host:port (10.0.0.1:4000)");
+                           key + " is '" + address +
+                             "'; write it as host:port (10.0.0.1:4000)");
   };
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size())
     return bad();
@@ -130,8 +128,8 @@ cluster_member::start(node& n, const cluster_config& cfg, uint64_t uid,
   s.policy = *policy;
   s.node_name = n.name();
   s.uid = uid;
-  self->daemon_ = spawn_daemon(n.system(), std::move(s), self->host_,
-                               self->view_);
+  self->daemon_ =
+    spawn_daemon(n.system(), std::move(s), self->host_, self->view_);
   n.expose(daemon_name, self->daemon_);
   return self;
 }

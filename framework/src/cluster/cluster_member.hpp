@@ -58,22 +58,16 @@ public:
   cluster_member& operator=(const cluster_member&) = delete;
 
   /// Returns the members as this node sees them.
-  std::vector<member_info> members() const {
-    return view_->members();
-  }
+  std::vector<member_info> members() const { return view_->members(); }
 
   /// Returns what a metrics scrape shows of the cluster.
   cluster_figures figures() const;
 
   /// Sends member events to `whom` from now on.
-  void watch(const caf::actor& whom) {
-    view_->watch(whom);
-  }
+  void watch(const caf::actor& whom) { view_->watch(whom); }
 
   /// Stops the member events to `whom`.
-  void unwatch(const caf::actor& whom) {
-    view_->unwatch(whom);
-  }
+  void unwatch(const caf::actor& whom) { view_->unwatch(whom); }
 
   /// Tells the cluster this node leaves.
   void leave();

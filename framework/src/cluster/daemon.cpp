@@ -29,8 +29,9 @@ member_status status_of(member_state x) {
 }
 
 member_info info_of(const gossip& view, const member& m) {
-  return member_info{m.address,     m.name, m.uid, status_of(m.state),
-                     !view.unreachable(m.uid), m.up_number};
+  return member_info{
+    m.address,  m.name, m.uid, status_of(m.state), !view.unreachable(m.uid),
+    m.up_number};
 }
 
 // -- the registry ----------------------------------------------------------
@@ -76,17 +77,17 @@ bool gone_member(const daemon_state& st, uint64_t uid) {
 // Why this node ends its link to a member that went down.
 caf::error downed_error(const daemon_state& st, const member_info& who) {
   return caf::make_error(errc::link_down,
-                         "cluster " + st.s.cfg.name + " downed member "
-                           + who.name + " at " + who.address
-                           + "; its links end (it rejoins only as a new "
-                             "incarnation, after a restart)");
+                         "cluster " + st.s.cfg.name + " downed member " +
+                           who.name + " at " + who.address +
+                           "; its links end (it rejoins only as a new "
+                           "incarnation, after a restart)");
 }
 
 // Why a downed node ends its links to the members.
 caf::error downed_self_error(const daemon_state& st) {
-  return caf::make_error(errc::link_down,
-                         "this node was downed from cluster " + st.s.cfg.name
-                           + "; its links to the members end");
+  return caf::make_error(errc::link_down, "this node was downed from cluster " +
+                                            st.s.cfg.name +
+                                            "; its links to the members end");
 }
 
 // This node is no member any more: it stops acting as one. A node that
@@ -99,14 +100,14 @@ void stop_membership(daemon_actor* self) {
   st.watched.clear();
   st.pub->set_phi({});
   if (st.left) {
-    st.host->log("cluster " + st.s.cfg.name + ": this node ("
-                 + st.s.cfg.address + ") left the cluster");
+    st.host->log("cluster " + st.s.cfg.name + ": this node (" +
+                 st.s.cfg.address + ") left the cluster");
     return;
   }
-  st.host->log("cluster " + st.s.cfg.name + ": this node (" + st.s.cfg.address
-               + ") is " + to_string(st.m->self().state)
-               + "; it no longer acts as a member and ends its links to the "
-                 "members (restart it to rejoin)");
+  st.host->log("cluster " + st.s.cfg.name + ": this node (" + st.s.cfg.address +
+               ") is " + to_string(st.m->self().state) +
+               "; it no longer acts as a member and ends its links to the "
+               "members (restart it to rejoin)");
   auto why = downed_self_error(st);
   for (auto& m : st.m->view().members)
     if (m.uid != st.s.uid)
@@ -160,34 +161,34 @@ void publish_events(daemon_actor* self) {
     if (e.kind == member_event::removed)
       info.status = member_status::removed;
     switch (e.kind) {
-      case member_event::up:
-        st.pub->tell(caf::make_message(member_up{info}));
-        break;
-      case member_event::unreachable:
-        info.reachable = false;
-        st.pub->tell(caf::make_message(member_unreachable{info}));
-        break;
-      case member_event::reachable:
-        st.pub->tell(caf::make_message(member_reachable{info}));
-        break;
-      case member_event::down:
-        forget_entries(self, e.who.uid);
-        if (e.who.uid != st.s.uid) {
-          // The downed member hears of it before its link ends (the link
-          // sends what it queued first), so that it stops too.
-          if (auto peer = st.peers.find(e.who.uid); peer != st.peers.end())
-            send_gossip(self, peer->second);
-          st.host->disconnect(e.who.uid, downed_error(st, info));
-        }
-        st.pub->tell(caf::make_message(member_down{info}));
-        break;
-      case member_event::removed:
-        forget_entries(self, e.who.uid);
-        st.pub->tell(caf::make_message(member_removed{info}));
-        break;
-      case member_event::converged:
-        st.pub->tell(caf::make_message(members_converged{info}));
-        break;
+    case member_event::up:
+      st.pub->tell(caf::make_message(member_up{info}));
+      break;
+    case member_event::unreachable:
+      info.reachable = false;
+      st.pub->tell(caf::make_message(member_unreachable{info}));
+      break;
+    case member_event::reachable:
+      st.pub->tell(caf::make_message(member_reachable{info}));
+      break;
+    case member_event::down:
+      forget_entries(self, e.who.uid);
+      if (e.who.uid != st.s.uid) {
+        // The downed member hears of it before its link ends (the link
+        // sends what it queued first), so that it stops too.
+        if (auto peer = st.peers.find(e.who.uid); peer != st.peers.end())
+          send_gossip(self, peer->second);
+        st.host->disconnect(e.who.uid, downed_error(st, info));
+      }
+      st.pub->tell(caf::make_message(member_down{info}));
+      break;
+    case member_event::removed:
+      forget_entries(self, e.who.uid);
+      st.pub->tell(caf::make_message(member_removed{info}));
+      break;
+    case member_event::converged:
+      st.pub->tell(caf::make_message(members_converged{info}));
+      break;
     }
   }
   st.published = view;
@@ -213,8 +214,8 @@ void changed(daemon_actor* self) {
   bool new_version = view.version != version_before;
   if (new_version)
     st.version_seen_at = now;
-  if (st.published_converged && st.m->joined()
-      && (new_version || !converged_before))
+  if (st.published_converged && st.m->joined() &&
+      (new_version || !converged_before))
     st.pub->set_convergence(now - st.version_seen_at);
   auto me = st.m->self();
   if (!st.stopped && me.state >= member_state::down && st.m->joined()) {
@@ -236,8 +237,8 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
   st.s = std::move(s);
   st.host = std::move(host);
   st.pub = std::move(view);
-  st.m = std::make_unique<membership>(st.s.cfg.address, st.s.uid,
-                                      st.s.node_name);
+  st.m =
+    std::make_unique<membership>(st.s.cfg.address, st.s.uid, st.s.node_name);
   st.started = st.s.now();
   st.version_seen_at = st.started;
   changed(self);
@@ -267,10 +268,10 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
       if (cluster != st.s.cfg.name || protocol != protocol_version)
         return caf::make_error(
           errc::cluster_refused,
-          "node " + name + " at " + address + " asks to join cluster '"
-            + cluster + "' (protocol " + std::to_string(protocol)
-            + "); this node is in cluster '" + st.s.cfg.name + "' (protocol "
-            + std::to_string(protocol_version) + ")");
+          "node " + name + " at " + address + " asks to join cluster '" +
+            cluster + "' (protocol " + std::to_string(protocol) +
+            "); this node is in cluster '" + st.s.cfg.name + "' (protocol " +
+            std::to_string(protocol_version) + ")");
       if (!st.m->joined() && first_seed(st)) {
         // Asked as the first seed: no other node can have formed the
         // cluster, so this one forms it now.
@@ -279,14 +280,14 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
       }
       if (!st.m->joined() || st.stopped)
         return caf::make_error(errc::cluster_refused,
-                               "node " + st.s.node_name + " at "
-                                 + st.s.cfg.address
-                                 + " is not a member of cluster '"
-                                 + st.s.cfg.name + "'; ask another seed");
-      if (st.m->add_joining(member{address, uid, member_state::joining, 0,
-                                   name})) {
-        st.host->log("cluster " + st.s.cfg.name + ": " + name + " at "
-                     + address + " joins");
+                               "node " + st.s.node_name + " at " +
+                                 st.s.cfg.address +
+                                 " is not a member of cluster '" +
+                                 st.s.cfg.name + "'; ask another seed");
+      if (st.m->add_joining(
+            member{address, uid, member_state::joining, 0, name})) {
+        st.host->log("cluster " + st.s.cfg.name + ": " + name + " at " +
+                     address + " joins");
         changed(self);
       }
       add_peer(self, uid, daemon);
@@ -299,12 +300,12 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
         return;
       auto view = decode(bytes);
       if (!view) {
-        st.host->log("cluster: gossip from " + std::to_string(from)
-                     + " that does not decode: " + render(view.error()));
+        st.host->log("cluster: gossip from " + std::to_string(from) +
+                     " that does not decode: " + render(view.error()));
         return;
       }
-      if (view->find(st.s.uid) == nullptr
-          && view->tombstones.count(st.s.uid) == 0)
+      if (view->find(st.s.uid) == nullptr &&
+          view->tombstones.count(st.s.uid) == 0)
         return; // a view from before this node joined
       if (!st.peers.count(from))
         add_peer(self, from, daemon);
@@ -313,8 +314,8 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
       // A sender with an older view, or one that does not know this node
       // has seen its view, hears this node's view back (so that convergence
       // takes round trips, not gossip rounds).
-      if (daemon && !st.stopped
-          && (order == version_order::before || !view->seen.count(st.s.uid)))
+      if (daemon && !st.stopped &&
+          (order == version_order::before || !view->seen.count(st.s.uid)))
         send_gossip(self, daemon);
     },
     [self](heartbeat_atom, uint64_t uid, const caf::actor& from) {
@@ -379,8 +380,8 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
         if (m.address == address)
           any |= st.m->down(m.uid);
       if (any) {
-        st.host->log("cluster " + st.s.cfg.name + ": the member at "
-                     + address + " is downed on an operator's word");
+        st.host->log("cluster " + st.s.cfg.name + ": the member at " + address +
+                     " is downed on an operator's word");
         changed(self);
       }
       return any;

@@ -64,8 +64,9 @@ struct daemon_settings {
   std::string node_name;
   uint64_t uid = 0;
   /// The clock (tests pass their own).
-  std::function<std::chrono::steady_clock::time_point()> now
-    = [] { return std::chrono::steady_clock::now(); };
+  std::function<std::chrono::steady_clock::time_point()> now = [] {
+    return std::chrono::steady_clock::now();
+  };
 };
 
 /// Spawns the daemon. It starts joining at once.

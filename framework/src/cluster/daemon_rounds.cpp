@@ -63,8 +63,8 @@ void dial(daemon_actor* self, const std::string& address,
         finish();
         auto& st = self->state;
         st.redial_after[address] = st.s.now() + redial_pause;
-        if (auto line = st.dial_log->pass("cluster: cannot reach " + address
-                                          + ": " + render(err)))
+        if (auto line = st.dial_log->pass("cluster: cannot reach " + address +
+                                          ": " + render(err)))
           st.host->log(*line);
         done(caf::actor{});
       });
@@ -100,11 +100,11 @@ void join_round(daemon_actor* self) {
   for (auto& seed : st.s.cfg.seeds)
     if (seed != st.s.cfg.address)
       others.push_back(seed);
-  if (first_seed(st)
-      && (others.empty() || now - st.started >= st.s.cfg.seed_timeout)) {
+  if (first_seed(st) &&
+      (others.empty() || now - st.started >= st.s.cfg.seed_timeout)) {
     st.m->form();
-    st.host->log("cluster " + st.s.cfg.name + ": formed by "
-                 + st.s.cfg.address + " (no other seed answered)");
+    st.host->log("cluster " + st.s.cfg.name + ": formed by " +
+                 st.s.cfg.address + " (no other seed answered)");
     changed(self);
     return;
   }
@@ -124,14 +124,13 @@ void join_round(daemon_actor* self) {
                 protocol_version, me.address, me.name, me.uid,
                 caf::actor_cast<caf::actor>(self))
       .then(
-        [self, whom, seed](welcome_atom,
-                           const std::vector<std::byte>& bytes) {
+        [self, whom, seed](welcome_atom, const std::vector<std::byte>& bytes) {
           auto& st = self->state;
           st.join_pending = false;
           auto view = decode(bytes);
           if (!view) {
-            st.host->log("cluster: a welcome that does not decode: "
-                         + render(view.error()));
+            st.host->log("cluster: a welcome that does not decode: " +
+                         render(view.error()));
             return;
           }
           if (view->find(st.s.uid) == nullptr) {
@@ -147,8 +146,8 @@ void join_round(daemon_actor* self) {
         [self, seed](caf::error& err) {
           auto& st = self->state;
           st.join_pending = false;
-          st.host->log("cluster " + st.s.cfg.name + ": " + seed
-                       + " did not let this node in: " + render(err));
+          st.host->log("cluster " + st.s.cfg.name + ": " + seed +
+                       " did not let this node in: " + render(err));
         });
   });
 }
@@ -254,8 +253,8 @@ void downing_round(daemon_actor* self) {
   for (auto uid : verdict.down)
     any |= st.m->down(uid);
   if (verdict.down_self) {
-    st.host->log("cluster " + st.s.cfg.name + ": this node's side lost ("
-                 + to_string(st.s.policy) + "); it downs itself");
+    st.host->log("cluster " + st.s.cfg.name + ": this node's side lost (" +
+                 to_string(st.s.policy) + "); it downs itself");
     any |= st.m->down(st.s.uid);
   }
   if (any)

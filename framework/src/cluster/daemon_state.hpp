@@ -46,8 +46,8 @@ struct daemon_state {
   // An address whose dial failed is tried again after a pause.
   std::map<std::string, clock::time_point> redial_after;
   // Failed dials are logged at most once per 10 s.
-  std::unique_ptr<log_limiter> dial_log
-    = std::make_unique<log_limiter>(std::chrono::seconds{10});
+  std::unique_ptr<log_limiter> dial_log =
+    std::make_unique<log_limiter>(std::chrono::seconds{10});
   // The members this node watches, and their detectors.
   std::map<uint64_t, phi_detector> watched;
   // Joining: the seed asked next, whether a join is under way.

@@ -17,18 +17,18 @@ caf::expected<downing_policy> parse_downing_policy(std::string_view name) {
   if (name == "keep-oldest")
     return downing_policy::keep_oldest;
   return caf::make_error(errc::invalid_config,
-                         "ferry.cluster.downing is '" + std::string{name}
-                           + "'; use none, keep-majority or keep-oldest");
+                         "ferry.cluster.downing is '" + std::string{name} +
+                           "'; use none, keep-majority or keep-oldest");
 }
 
 const char* to_string(downing_policy x) {
   switch (x) {
-    case downing_policy::none:
-      return "none";
-    case downing_policy::keep_majority:
-      return "keep-majority";
-    case downing_policy::keep_oldest:
-      return "keep-oldest";
+  case downing_policy::none:
+    return "none";
+  case downing_policy::keep_majority:
+    return "keep-majority";
+  case downing_policy::keep_oldest:
+    return "keep-oldest";
   }
   return "unknown";
 }

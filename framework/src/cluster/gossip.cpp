@@ -109,8 +109,8 @@ const reachability_record& later(const reachability_record& x,
 // Walks two lists sorted by `less` in order and gives `keep` each value of
 // one list only, and `both(a, b)` for a value in both.
 template <class T, class Less, class Both, class Keep>
-void merge_sorted(const std::vector<T>& xs, const std::vector<T>& ys,
-                  Less less, Both both, Keep keep) {
+void merge_sorted(const std::vector<T>& xs, const std::vector<T>& ys, Less less,
+                  Both both, Keep keep) {
   auto i = xs.begin();
   auto j = ys.begin();
   while (i != xs.end() || j != ys.end()) {
@@ -127,10 +127,12 @@ void merge_sorted(const std::vector<T>& xs, const std::vector<T>& ys,
 
 gossip merge(const gossip& x, const gossip& y) {
   gossip out;
-  std::set_union(x.tombstones.begin(), x.tombstones.end(),
-                 y.tombstones.begin(), y.tombstones.end(),
+  std::set_union(x.tombstones.begin(), x.tombstones.end(), y.tombstones.begin(),
+                 y.tombstones.end(),
                  std::inserter(out.tombstones, out.tombstones.end()));
-  auto dead = [&](uint64_t uid) { return out.tombstones.count(uid) > 0; };
+  auto dead = [&](uint64_t uid) {
+    return out.tombstones.count(uid) > 0;
+  };
   // Members: a sorted merge of two sorted lists.
   auto keep = [&](const member& m) {
     if (dead(m.uid))
@@ -205,13 +207,13 @@ size_t read_count(wire::reader& in, size_t bound, size_t min_size,
                   const char* what) {
   auto n = in.le32();
   if (n > bound) {
-    in.fail(std::string{what} + ": " + std::to_string(n) + " entries, at most "
-            + std::to_string(bound) + " taken");
+    in.fail(std::string{what} + ": " + std::to_string(n) +
+            " entries, at most " + std::to_string(bound) + " taken");
     return 0;
   }
   if (static_cast<uint64_t>(n) * min_size > in.remaining()) {
-    in.fail(std::string{what} + ": " + std::to_string(n)
-            + " entries claimed, the gossip is shorter");
+    in.fail(std::string{what} + ": " + std::to_string(n) +
+            " entries claimed, the gossip is shorter");
     return 0;
   }
   return n;
@@ -243,14 +245,14 @@ caf::expected<gossip> decode(std::span<const std::byte> bytes) {
     m.up_number = in.le64();
     m.name = in.str();
     if (m.address.empty() || m.address.size() > max_address)
-      in.fail("a member's address has " + std::to_string(m.address.size())
-              + " bytes (1 to 255 taken)");
+      in.fail("a member's address has " + std::to_string(m.address.size()) +
+              " bytes (1 to 255 taken)");
     else if (m.name.size() > max_address)
-      in.fail("member " + m.address + " has a name of "
-              + std::to_string(m.name.size()) + " bytes (at most 255 taken)");
+      in.fail("member " + m.address + " has a name of " +
+              std::to_string(m.name.size()) + " bytes (at most 255 taken)");
     else if (state > static_cast<uint8_t>(member_state::down))
-      in.fail("member " + m.address + " has unknown state "
-              + std::to_string(state));
+      in.fail("member " + m.address + " has unknown state " +
+              std::to_string(state));
     else if (!out.members.empty() && !member_less(out.members.back(), m))
       in.fail("members out of order or repeated at " + m.address);
     m.state = static_cast<member_state>(state);
@@ -264,8 +266,7 @@ caf::expected<gossip> decode(std::span<const std::byte> bytes) {
     r.subject = in.le64();
     r.reachable = in.boolean();
     r.version = in.le64();
-    if (!out.reachability.empty()
-        && !record_less(out.reachability.back(), r))
+    if (!out.reachability.empty() && !record_less(out.reachability.back(), r))
       in.fail("reachability records out of order or repeated");
     out.reachability.push_back(r);
   }

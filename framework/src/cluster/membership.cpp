@@ -13,18 +13,18 @@ namespace ferry::detail::cluster {
 
 const char* to_string(member_event::kind_t x) {
   switch (x) {
-    case member_event::up:
-      return "member_up";
-    case member_event::unreachable:
-      return "member_unreachable";
-    case member_event::reachable:
-      return "member_reachable";
-    case member_event::down:
-      return "member_down";
-    case member_event::removed:
-      return "member_removed";
-    case member_event::converged:
-      return "members_converged";
+  case member_event::up:
+    return "member_up";
+  case member_event::unreachable:
+    return "member_unreachable";
+  case member_event::reachable:
+    return "member_reachable";
+  case member_event::down:
+    return "member_down";
+  case member_event::removed:
+    return "member_removed";
+  case member_event::converged:
+    return "members_converged";
   }
   return "unknown";
 }
@@ -65,8 +65,8 @@ void membership::changed() {
 }
 
 bool membership::add_joining(const member& m) {
-  if (m.uid == uid_ || view_.tombstones.count(m.uid) > 0
-      || view_.find(m.uid) != nullptr || m.address.empty())
+  if (m.uid == uid_ || view_.tombstones.count(m.uid) > 0 ||
+      view_.find(m.uid) != nullptr || m.address.empty())
     return false;
   for (auto& other : view_.members)
     if (other.address == m.address && other.state < member_state::down)
@@ -74,8 +74,8 @@ bool membership::add_joining(const member& m) {
   auto entry = m;
   entry.state = member_state::joining;
   entry.up_number = 0;
-  auto pos = std::lower_bound(view_.members.begin(), view_.members.end(),
-                              entry, member_less);
+  auto pos = std::lower_bound(view_.members.begin(), view_.members.end(), entry,
+                              member_less);
   view_.members.insert(pos, entry);
   changed();
   return true;
@@ -84,17 +84,17 @@ bool membership::add_joining(const member& m) {
 version_order membership::receive(const gossip& other) {
   auto order = compare(other.version, view_.version);
   switch (order) {
-    case version_order::same:
-      view_.seen.insert(other.seen.begin(), other.seen.end());
-      break;
-    case version_order::after:
-      view_ = other;
-      break;
-    case version_order::before:
-      return order;
-    case version_order::concurrent:
-      view_ = merge(view_, other);
-      break;
+  case version_order::same:
+    view_.seen.insert(other.seen.begin(), other.seen.end());
+    break;
+  case version_order::after:
+    view_ = other;
+    break;
+  case version_order::before:
+    return order;
+  case version_order::concurrent:
+    view_ = merge(view_, other);
+    break;
   }
   view_.seen.insert(uid_);
   if (view_.find(uid_) != nullptr && view_.members.size() > 1)
@@ -113,11 +113,11 @@ bool membership::observe(uint64_t subject, bool reachable) {
     if (reachable)
       return false;
     reachability_record rec{uid_, subject, false, ++record_version_};
-    auto at = std::lower_bound(
-      records.begin(), records.end(), rec, [](auto& x, auto& y) {
-        return std::tie(x.observer, x.subject)
-               < std::tie(y.observer, y.subject);
-      });
+    auto at = std::lower_bound(records.begin(), records.end(), rec,
+                               [](auto& x, auto& y) {
+                                 return std::tie(x.observer, x.subject) <
+                                        std::tie(y.observer, y.subject);
+                               });
     records.insert(at, rec);
   } else {
     if (pos->reachable == reachable)
@@ -173,8 +173,8 @@ std::optional<uint64_t> membership::leader() const {
 std::vector<member> membership::live_peers() const {
   std::vector<member> out;
   for (auto& m : view_.members)
-    if (m.uid != uid_ && m.state < member_state::down
-        && !view_.unreachable(m.uid))
+    if (m.uid != uid_ && m.state < member_state::down &&
+        !view_.unreachable(m.uid))
       out.push_back(m);
   return out;
 }
@@ -197,22 +197,22 @@ bool membership::leader_actions() {
   std::vector<uint64_t> gone;
   for (auto& m : view_.members) {
     switch (m.state) {
-      case member_state::joining:
-        m.state = member_state::up;
-        m.up_number = next_up++;
-        any = true;
-        break;
-      case member_state::leaving:
-        m.state = member_state::exiting;
-        any = true;
-        break;
-      case member_state::exiting:
-      case member_state::down:
-        if (m.uid != uid_)
-          gone.push_back(m.uid);
-        break;
-      default:
-        break;
+    case member_state::joining:
+      m.state = member_state::up;
+      m.up_number = next_up++;
+      any = true;
+      break;
+    case member_state::leaving:
+      m.state = member_state::exiting;
+      any = true;
+      break;
+    case member_state::exiting:
+    case member_state::down:
+      if (m.uid != uid_)
+        gone.push_back(m.uid);
+      break;
+    default:
+      break;
     }
   }
   for (auto uid : gone) {
@@ -230,8 +230,7 @@ bool membership::leader_actions() {
 
 std::vector<member_event>
 membership::diff(const gossip& before, bool converged_before,
-                 const gossip& after, bool converged_after,
-                 uint64_t self_uid) {
+                 const gossip& after, bool converged_after, uint64_t self_uid) {
   std::vector<member_event> out;
   for (auto& m : after.members) {
     auto* prev = before.find(m.uid);

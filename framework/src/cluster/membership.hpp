@@ -68,15 +68,11 @@ public:
   member self() const;
 
   /// Returns the view.
-  const gossip& view() const noexcept {
-    return view_;
-  }
+  const gossip& view() const noexcept { return view_; }
 
   /// Returns whether this node is in a cluster (its view holds another
   /// member, or it formed one).
-  bool joined() const noexcept {
-    return joined_;
-  }
+  bool joined() const noexcept { return joined_; }
 
   /// Adds `m` as joining (a node that asked this one to join). An older
   /// incarnation at the same address is downed: a restarted node replaces

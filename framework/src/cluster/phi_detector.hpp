@@ -65,9 +65,7 @@ public:
   [[nodiscard]] double mean_interval() const;
 
   /// Returns the number of intervals kept.
-  [[nodiscard]] size_t samples() const noexcept {
-    return intervals_.size();
-  }
+  [[nodiscard]] size_t samples() const noexcept { return intervals_.size(); }
 
 private:
   void add(double interval_ms);

@@ -32,8 +32,8 @@ registry_table::remove_local(const caf::actor_addr& who) {
 }
 
 std::string registry_table::apply(uint64_t from, uint64_t id,
-                                  const std::string& key,
-                                  const caf::actor& who, bool present) {
+                                  const std::string& key, const caf::actor& who,
+                                  bool present) {
   auto& theirs = remote_[from];
   if (present) {
     if (!who || theirs.count(id) > 0)

@@ -54,9 +54,7 @@ public:
   std::vector<caf::actor> find(const std::string& key) const;
 
   /// Returns this node's own entries.
-  const entries& local() const noexcept {
-    return local_;
-  }
+  const entries& local() const noexcept { return local_; }
 
 private:
   uint64_t next_id_ = 1;

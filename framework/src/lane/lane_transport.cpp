@@ -20,7 +20,8 @@ constexpr std::chrono::milliseconds room_poll{100};
 
 lane_transport::lane_transport(std::shared_ptr<ring> out,
                                std::shared_ptr<transport> beside)
-  : out_(std::move(out)), beside_(std::move(beside)) {
+  : out_(std::move(out)),
+    beside_(std::move(beside)) {
   // nop
 }
 
@@ -34,25 +35,25 @@ void lane_transport::send(wire::out_frame&& frame) {
   pieces_.clear();
   frame.pieces(pieces_);
   switch (out_->try_write(pieces_)) {
-    case ring::status::done:
-      return;
-    case ring::status::full: {
-      // Longer than the room (or than half the ring): as much as fits now,
-      // the length first; the rest waits in the backlog.
-      uint64_t total = 0;
-      for (auto& piece : pieces_)
-        total += piece.size();
-      std::byte length[8];
-      ring::encode_length(total, length);
-      pieces_.insert(pieces_.begin(), std::span<const std::byte>{length});
-      stream_locked(pieces_);
-      return;
-    }
-    case ring::status::closed:
-      broken_locked();
-      return;
-    default:
-      broken_locked(ring::status::corrupt);
+  case ring::status::done:
+    return;
+  case ring::status::full: {
+    // Longer than the room (or than half the ring): as much as fits now,
+    // the length first; the rest waits in the backlog.
+    uint64_t total = 0;
+    for (auto& piece : pieces_)
+      total += piece.size();
+    std::byte length[8];
+    ring::encode_length(total, length);
+    pieces_.insert(pieces_.begin(), std::span<const std::byte>{length});
+    stream_locked(pieces_);
+    return;
+  }
+  case ring::status::closed:
+    broken_locked();
+    return;
+  default:
+    broken_locked(ring::status::corrupt);
   }
 }
 
@@ -101,9 +102,8 @@ bool lane_transport::pump_locked() {
   while (!backlog_.empty()) {
     auto& front = backlog_.front();
     uint64_t put = 0;
-    auto st = out_->put_some(std::span<const std::byte>{front.bytes}.subspan(
-                               front.done),
-                             put);
+    auto st = out_->put_some(
+      std::span<const std::byte>{front.bytes}.subspan(front.done), put);
     front.done += static_cast<size_t>(put);
     if (st == ring::status::done) {
       backlog_.pop_front();
@@ -127,9 +127,9 @@ void lane_transport::broken_locked(ring::status st) {
   // would stay up, its frames dropped.
   if (first && st == ring::status::corrupt)
     beside_->fail(caf::make_error(
-      errc::lane_failed, "the peer broke same-host lane " + out_->name()
-                           + " (its read counter out of range); the link "
-                             "goes down"));
+      errc::lane_failed, "the peer broke same-host lane " + out_->name() +
+                           " (its read counter out of range); the link "
+                           "goes down"));
 }
 
 void lane_transport::fail(caf::error why) {

@@ -101,8 +101,8 @@ private:
   bool broken_ FERRY_GUARDED_BY(mtx_) = false;
   std::vector<std::span<const std::byte>> pieces_ FERRY_GUARDED_BY(mtx_);
   std::deque<pending> backlog_ FERRY_GUARDED_BY(mtx_);
-  const std::shared_ptr<std::atomic<bool>> backlog_pending_
-    = std::make_shared<std::atomic<bool>>(false);
+  const std::shared_ptr<std::atomic<bool>> backlog_pending_ =
+    std::make_shared<std::atomic<bool>>(false);
 };
 
 } // namespace ferry::detail

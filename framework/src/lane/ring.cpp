@@ -116,7 +116,8 @@ struct ring::mapping {
 };
 
 ring::ring(std::string name, std::unique_ptr<mapping> map)
-    : name_(std::move(name)), map_(std::move(map)) {
+  : name_(std::move(name)),
+    map_(std::move(map)) {
   auto* base = static_cast<std::byte*>(map_->region.get_address());
   head_ = reinterpret_cast<ring_header*>(base);
   data_ = base + header_bytes;
@@ -124,14 +125,17 @@ ring::ring(std::string name, std::unique_ptr<mapping> map)
 }
 
 ring::ring(ring&& other) noexcept
-    : name_(std::move(other.name_)), map_(std::move(other.map_)),
-      head_(std::exchange(other.head_, nullptr)),
-      data_(std::exchange(other.data_, nullptr)),
-      capacity_(std::exchange(other.capacity_, 0)),
-      unlinked_(std::exchange(other.unlinked_, true)), spin_(other.spin_),
-      spin_misses_(other.spin_misses_),
-      waits_since_poll_(other.waits_since_poll_),
-      polls_(other.polls_.load()), hits_(other.hits_.load()) {
+  : name_(std::move(other.name_)),
+    map_(std::move(other.map_)),
+    head_(std::exchange(other.head_, nullptr)),
+    data_(std::exchange(other.data_, nullptr)),
+    capacity_(std::exchange(other.capacity_, 0)),
+    unlinked_(std::exchange(other.unlinked_, true)),
+    spin_(other.spin_),
+    spin_misses_(other.spin_misses_),
+    waits_since_poll_(other.waits_since_poll_),
+    polls_(other.polls_.load()),
+    hits_(other.hits_.load()) {
   // nop
 }
 
@@ -506,8 +510,8 @@ ring::status ring::await_room(uint64_t n, std::chrono::milliseconds wait) {
       futex_wait(head_->space_word, word,
                  std::min(poll_interval,
                           std::chrono::duration_cast<std::chrono::milliseconds>(
-                            deadline - now)
-                            + std::chrono::milliseconds{1}));
+                            deadline - now) +
+                            std::chrono::milliseconds{1}));
     head_->writer_sleeps.fetch_sub(1, std::memory_order_relaxed);
   }
 }

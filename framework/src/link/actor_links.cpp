@@ -42,8 +42,7 @@ caf::behavior linker(caf::event_based_actor*) {
         return;
       if (x.establish)
         link->export_actor(x.partner);
-      link->send_control(link_request{x.target, x.partner->id(),
-                                      x.establish});
+      link->send_control(link_request{x.target, x.partner->id(), x.establish});
     },
   };
 }
@@ -58,9 +57,9 @@ void apply_link_request(link_state& link, const link_request& x,
   auto partner = link.sender_proxy(x.partner);
   if (!partner) {
     link.log_limited(link_state::log_topic::send_failed,
-                     "could not link an actor with actor "
-                       + std::to_string(x.partner) + " of node "
-                       + link.peer_name() + ": " + render(partner.error()));
+                     "could not link an actor with actor " +
+                       std::to_string(x.partner) + " of node " +
+                       link.peer_name() + ": " + render(partner.error()));
     return;
   }
   quiet_link_changes guard;

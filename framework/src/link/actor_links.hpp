@@ -22,9 +22,10 @@
 // forwarded (`remote_proxy::enqueue`), or X would get two.
 //
 // The linker handles changes in the order they were posted, so a link and an
-// unlink made one after the other reach the peer in that order; a Y that ends before its
-// link_request is sent is reported down first, and the peer links X with an
-// already terminated proxy, which CAF answers with an exit message at once.
+// unlink made one after the other reach the peer in that order; a Y that ends
+// before its link_request is sent is reported down first, and the peer links X
+// with an already terminated proxy, which CAF answers with an exit message at
+// once.
 //
 // Thread-safety: `post_link_change` may be called under actor locks from any
 // thread; the linker runs `send_link_change`, the dispatcher
@@ -34,8 +35,8 @@
 #include "wire/control.hpp"
 
 #include <caf/abstract_actor.hpp>
-#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/actor_control_block.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/behavior.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/execution_unit.hpp>

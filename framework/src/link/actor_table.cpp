@@ -31,8 +31,8 @@ caf::strong_actor_ptr actor_table::proxy(uint64_t id, bool limited) {
   // and take no slot; only a live proxy counts against max_proxies.
   auto dead = std::find_if(recently_down_.begin(), recently_down_.end(),
                            [id](const auto& x) { return x.first == id; });
-  if (limited && !closed_ && dead == recently_down_.end()
-      && proxies_.size() >= max_proxies_)
+  if (limited && !closed_ && dead == recently_down_.end() &&
+      proxies_.size() >= max_proxies_)
     return nullptr;
   auto result = make_proxy_(id);
   if (closed_) {

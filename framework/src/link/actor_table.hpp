@@ -131,14 +131,13 @@ private:
 
   mutable mutex mtx_;
   bool closed_ FERRY_GUARDED_BY(mtx_) = false;
-  std::unordered_map<uint64_t, caf::strong_actor_ptr> proxies_
-    FERRY_GUARDED_BY(mtx_);
-  std::deque<std::pair<uint64_t, caf::error>> recently_down_
-    FERRY_GUARDED_BY(mtx_);
-  std::unordered_map<uint64_t, caf::strong_actor_ptr> exported_
-    FERRY_GUARDED_BY(mtx_);
-  std::unordered_map<caf::actor_id, caf::actor> spawned_
-    FERRY_GUARDED_BY(mtx_);
+  std::unordered_map<uint64_t, caf::strong_actor_ptr>
+    proxies_ FERRY_GUARDED_BY(mtx_);
+  std::deque<std::pair<uint64_t, caf::error>>
+    recently_down_ FERRY_GUARDED_BY(mtx_);
+  std::unordered_map<uint64_t, caf::strong_actor_ptr>
+    exported_ FERRY_GUARDED_BY(mtx_);
+  std::unordered_map<caf::actor_id, caf::actor> spawned_ FERRY_GUARDED_BY(mtx_);
   /// Slots of spawns under way (spawn_slot objects alive).
   uint64_t spawns_reserved_ FERRY_GUARDED_BY(mtx_) = 0;
 };

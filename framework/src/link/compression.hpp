@@ -24,13 +24,13 @@ namespace ferry::detail {
 
 /// Compresses `in` with `codec` (lz4 or zstd).
 caf::expected<std::vector<std::byte>> compress(compression codec,
-                                                std::span<const std::byte> in);
+                                               std::span<const std::byte> in);
 
 /// Decompresses a frame of `kind` (inline_lz4 or inline_zstd) that claims to
 /// hold `size` bytes, refusing claims above `limit` or beyond the codec's
 /// ratio.
-caf::expected<std::vector<std::byte>>
-decompress(frame_kind kind, std::span<const std::byte> in, uint64_t size,
-           uint64_t limit);
+caf::expected<std::vector<std::byte>> decompress(frame_kind kind,
+                                                 std::span<const std::byte> in,
+                                                 uint64_t size, uint64_t limit);
 
 } // namespace ferry::detail

@@ -6,7 +6,8 @@
 namespace ferry::detail {
 
 credit_return::credit_return(uint64_t byte_batch, uint64_t message_batch)
-  : byte_batch_(byte_batch), message_batch_(message_batch) {
+  : byte_batch_(byte_batch),
+    message_batch_(message_batch) {
   // nop
 }
 
@@ -16,8 +17,8 @@ std::optional<credit> credit_return::processed(uint64_t bytes) {
   unreturned_messages_ += 1;
   // Batch the credit (one control message per quarter window); a sender
   // that waits for the remainder asks for it with a probe.
-  if (!flush_requested_ && unreturned_bytes_ < byte_batch_
-      && unreturned_messages_ < message_batch_)
+  if (!flush_requested_ && unreturned_bytes_ < byte_batch_ &&
+      unreturned_messages_ < message_batch_)
     return std::nullopt;
   return take_locked();
 }

@@ -22,10 +22,9 @@ credit_window::credit_window(uint64_t window_bytes, uint64_t window_messages,
 }
 
 bool credit_window::fits(uint64_t bytes) const {
-  return closed_
-         || ((in_flight_bytes_ == 0
-              || in_flight_bytes_ + bytes <= window_bytes_)
-             && in_flight_messages_ < window_messages_);
+  return closed_ || ((in_flight_bytes_ == 0 ||
+                      in_flight_bytes_ + bytes <= window_bytes_) &&
+                     in_flight_messages_ < window_messages_);
 }
 
 caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
@@ -57,8 +56,8 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
         guard.lock();
         continue;
       }
-      timed_out = cv_.wait_until(guard.native(), deadline)
-                  == std::cv_status::timeout;
+      timed_out =
+        cv_.wait_until(guard.native(), deadline) == std::cv_status::timeout;
     }
     leave_queue(me, waited_since);
   }
@@ -83,13 +82,13 @@ void credit_window::leave_queue(uint64_t me,
 caf::error credit_window::timeout_error(uint64_t bytes) const {
   return caf::make_error(
     errc::send_timeout,
-    "no credit from node " + peer_name_ + " within "
-      + std::to_string(send_timeout_.count())
-      + " ms: its actors process messages slower than they arrive ("
-      + std::to_string(in_flight_messages_) + " messages, "
-      + std::to_string(in_flight_bytes_) + " bytes in flight, this message "
-      + std::to_string(bytes)
-      + "); raise send-timeout or window-bytes, or slow the sender down");
+    "no credit from node " + peer_name_ + " within " +
+      std::to_string(send_timeout_.count()) +
+      " ms: its actors process messages slower than they arrive (" +
+      std::to_string(in_flight_messages_) + " messages, " +
+      std::to_string(in_flight_bytes_) + " bytes in flight, this message " +
+      std::to_string(bytes) +
+      "); raise send-timeout or window-bytes, or slow the sender down");
 }
 
 void credit_window::release(uint64_t bytes, uint64_t messages) {

@@ -10,8 +10,8 @@ namespace ferry::detail {
 namespace {
 
 /// Freed element blocks (at most 1024, about 100 KiB).
-using element_pool
-  = serializers::detail::block_pool<sizeof(credited_element), 1024>;
+using element_pool =
+  serializers::detail::block_pool<sizeof(credited_element), 1024>;
 
 } // namespace
 

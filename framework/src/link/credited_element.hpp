@@ -34,7 +34,9 @@ class credit_token {
 public:
   credit_token() = default;
   credit_token(std::weak_ptr<link_state> link, uint64_t bytes, bool held)
-    : link_(std::move(link)), bytes_(bytes), held_(held) {
+    : link_(std::move(link)),
+      bytes_(bytes),
+      held_(held) {
     // nop
   }
   credit_token(credit_token&& other) noexcept
@@ -68,8 +70,8 @@ public:
   caf::message copy_content_to_message() const override;
 
   /// Elements come from a bounded free list shared by all threads (one per
-  /// message taken off a link; made on the thread reading the link, destroyed on
-  /// the receiving actor's): a message costs no allocation for its element
+  /// message taken off a link; made on the thread reading the link, destroyed
+  /// on the receiving actor's): a message costs no allocation for its element
   /// while the list has one.
   static void* operator new(std::size_t size);
   static void operator delete(void* ptr, std::size_t size) noexcept;

@@ -45,15 +45,16 @@ using payload_lease = thread_lease<serializers::payload, &reset_payload>;
 /// Returns a predicate for plans of headers with `key` made in `generation`.
 auto plan_for_key(std::span<const std::byte> key, uint64_t generation) {
   return [key, generation](const auto& x) {
-    return x.generation == generation && x.key.size() == key.size()
-           && std::memcmp(x.key.data(), key.data(), key.size()) == 0;
+    return x.generation == generation && x.key.size() == key.size() &&
+           std::memcmp(x.key.data(), key.data(), key.size()) == 0;
   };
 }
 
 } // namespace
 
 decoder::decoder(const link_context& ctx, family_counters& received_by_family)
-  : ctx_(ctx), received_by_family_(received_by_family) {
+  : ctx_(ctx),
+    received_by_family_(received_by_family) {
   opts_.deserializers = ctx_.cfg.deserializers;
   opts_.context = serializers::context{ctx_.peer_name, ctx_.node_name,
                                        ctx_.peer_name, ctx_.same_host};
@@ -96,15 +97,15 @@ caf::error decoder::import_inline_handles(wire_message& msg) {
         return std::any_of(msg.imports.begin(), msg.imports.end(),
                            [&](auto& x) { return x.first == frame.object_id; });
       };
-      if (kind == frame_kind::remote_object
-          || (kind == frame_kind::remote_handle && !imported()))
+      if (kind == frame_kind::remote_object ||
+          (kind == frame_kind::remote_handle && !imported()))
         return caf::make_error(
           errc::transfer_failed,
-          "node " + ctx_.peer_name + " sent " + std::to_string(frame.size)
-            + " bytes to pull (a large frame or a store handle) in a message "
-              "that is decoded without pulling (spawn arguments); pass large "
-              "values and store handles to another host in a message after "
-              "the spawn");
+          "node " + ctx_.peer_name + " sent " + std::to_string(frame.size) +
+            " bytes to pull (a large frame or a store handle) in a message "
+            "that is decoded without pulling (spawn arguments); pass large "
+            "values and store handles to another host in a message after "
+            "the spawn");
       if (kind != frame_kind::inline_handle)
         continue;
       if (imported()) {
@@ -139,11 +140,11 @@ caf::expected<caf::message> decoder::decode_element(wire_element& element) {
     if (is(err, serializers::errc::payload_too_large))
       return caf::make_error(
         errc::message_too_large,
-        "node " + ctx_.peer_name + " sent a message above node "
-          + ctx_.node_name + "'s max-message-size of "
-          + std::to_string(ctx_.cfg.max_message_size)
-          + " bytes; raise max-message-size on node " + ctx_.node_name + " ("
-          + serializers::render(err) + ")");
+        "node " + ctx_.peer_name + " sent a message above node " +
+          ctx_.node_name + "'s max-message-size of " +
+          std::to_string(ctx_.cfg.max_message_size) +
+          " bytes; raise max-message-size on node " + ctx_.node_name + " (" +
+          serializers::render(err) + ")");
     return err;
   };
   auto bytes = element.header.bytes();
@@ -157,14 +158,14 @@ caf::expected<caf::message> decoder::decode_element(wire_element& element) {
           bytes, key.size(), opts_.limits, input.header.frame_sizes))
       return header_error(std::move(err));
   } else {
-    if (auto err = serializers::decode_header(bytes, opts_.limits,
-                                              input.header))
+    if (auto err =
+          serializers::decode_header(bytes, opts_.limits, input.header))
       return header_error(std::move(err));
     // A type of another shape on the peer is decoded only from a family
     // that bridges the two versions; any other never gets a plan, so each
     // of its messages comes here and is refused.
-    if (auto err = ctx_.types.refusal(input.header.type_name,
-                                      input.header.family))
+    if (auto err =
+          ctx_.types.refusal(input.header.type_name, input.header.family))
       return err;
     auto made = ctx_.registry.plan_decode(input.header, opts_);
     if (!made)
@@ -184,23 +185,23 @@ caf::expected<caf::message> decoder::decode_element(wire_element& element) {
 
 caf::error decoder::explain(const serializers::payload_header& header,
                             caf::error err) const {
-  if (is(err, serializers::errc::unknown_type)
-      && !ctx_.registry.has_type(header.type_name))
+  if (is(err, serializers::errc::unknown_type) &&
+      !ctx_.registry.has_type(header.type_name))
     return caf::make_error(
       errc::unregistered_type,
-      "node " + ctx_.node_name + " received type \"" + header.type_name
-        + "\" from node " + ctx_.peer_name
-        + " but has not registered it; call cfg.add_message_type<T>(\""
-        + header.type_name + "\") in this process too");
+      "node " + ctx_.node_name + " received type \"" + header.type_name +
+        "\" from node " + ctx_.peer_name +
+        " but has not registered it; call cfg.add_message_type<T>(\"" +
+        header.type_name + "\") in this process too");
   if (is(err, serializers::errc::family_not_allowed))
     return caf::make_error(
       errc::family_refused,
-      "node " + ctx_.node_name + " refuses family \"" + header.family
-        + "\" for type \"" + header.type_name + "\" on the link from node "
-        + ctx_.peer_name + ": its deserializers are "
-        + list_names(ctx_.cfg.deserializers)
-        + "; add the family to deserializers in [ferry.links."
-        + ctx_.peer_name + "] or remove it from the sender's serializers");
+      "node " + ctx_.node_name + " refuses family \"" + header.family +
+        "\" for type \"" + header.type_name + "\" on the link from node " +
+        ctx_.peer_name + ": its deserializers are " +
+        list_names(ctx_.cfg.deserializers) +
+        "; add the family to deserializers in [ferry.links." + ctx_.peer_name +
+        "] or remove it from the sender's serializers");
   return err;
 }
 
@@ -209,66 +210,67 @@ caf::error decoder::gather_frames(wire_element& element,
   input.frames.reserve(element.frames.size());
   for (auto& in : element.frames) {
     switch (static_cast<frame_kind>(in.kind)) {
-      case frame_kind::inline_plain:
-        if (in.data.size() != in.size)
-          return caf::make_error(errc::decode_failed,
-                                 "inline frame size does not match its data");
-        if (in.data.sole_owner())
-          input.frames.emplace_back(serializers::frame{in.data.take()});
-        else
-          input.frames.emplace_back(
-            serializers::frame::view(in.data.bytes(), in.data.keep_alive()));
-        ctx_.counters.bytes_inline_received += in.size;
-        break;
-      case frame_kind::inline_lz4:
-      case frame_kind::inline_zstd: {
-        auto bytes = decompress(static_cast<frame_kind>(in.kind),
-                                in.data.bytes(), in.size,
-                                ctx_.cfg.max_message_size);
-        if (!bytes)
-          return std::move(bytes.error());
-        ctx_.counters.bytes_inline_received += in.data.size();
-        input.frames.emplace_back(serializers::frame{std::move(*bytes)});
-        break;
-      }
-      case frame_kind::store_object: {
-        if (!ctx_.same_host)
-          // A ticket is redeemable by anyone who names it: a peer of
-          // another host could take another sender's object in transit.
-          return caf::make_error(
-            errc::transfer_failed,
-            "node " + ctx_.peer_name + " sent a store ticket, but it does "
+    case frame_kind::inline_plain:
+      if (in.data.size() != in.size)
+        return caf::make_error(errc::decode_failed,
+                               "inline frame size does not match its data");
+      if (in.data.sole_owner())
+        input.frames.emplace_back(serializers::frame{in.data.take()});
+      else
+        input.frames.emplace_back(
+          serializers::frame::view(in.data.bytes(), in.data.keep_alive()));
+      ctx_.counters.bytes_inline_received += in.size;
+      break;
+    case frame_kind::inline_lz4:
+    case frame_kind::inline_zstd: {
+      auto bytes = decompress(static_cast<frame_kind>(in.kind), in.data.bytes(),
+                              in.size, ctx_.cfg.max_message_size);
+      if (!bytes)
+        return std::move(bytes.error());
+      ctx_.counters.bytes_inline_received += in.data.size();
+      input.frames.emplace_back(serializers::frame{std::move(*bytes)});
+      break;
+    }
+    case frame_kind::store_object: {
+      if (!ctx_.same_host)
+        // A ticket is redeemable by anyone who names it: a peer of
+        // another host could take another sender's object in transit.
+        return caf::make_error(
+          errc::transfer_failed,
+          "node " + ctx_.peer_name +
+            " sent a store ticket, but it does "
             "not share this host's store (another host, or another store "
             "name); such a node sends large frames to be pulled");
-        if (ctx_.store == nullptr)
-          return caf::make_error(
-            errc::transfer_failed,
-            "node " + ctx_.peer_name + " sent a store handle but this node "
+      if (ctx_.store == nullptr)
+        return caf::make_error(
+          errc::transfer_failed,
+          "node " + ctx_.peer_name +
+            " sent a store handle but this node "
             "has no store; enable ferry.store on both nodes of a host");
-        store::transfer_ticket ticket;
-        ticket.object = store::object_id{in.object_id};
-        ticket.id = in.ticket;
-        auto ref = ctx_.store->redeem(ticket);
-        if (!ref)
-          return std::move(ref.error());
-        if (ref->size() != in.size)
-          return caf::make_error(errc::transfer_failed,
-                                 "store object size does not match the frame");
-        auto holder = std::make_shared<store::object_ref>(std::move(*ref));
-        auto bytes = holder->bytes();
-        input.frames.emplace_back(
-          serializers::frame::view(bytes, std::move(holder)));
-        ctx_.counters.bytes_spilled_received += in.size;
-        break;
-      }
-      case frame_kind::remote_handle:
-      case frame_kind::inline_handle:
-        // Not payload frames: decode_message imported their objects.
-        break;
-      default:
-        return caf::make_error(errc::decode_failed,
-                               "unknown frame kind "
-                                 + std::to_string(static_cast<int>(in.kind)));
+      store::transfer_ticket ticket;
+      ticket.object = store::object_id{in.object_id};
+      ticket.id = in.ticket;
+      auto ref = ctx_.store->redeem(ticket);
+      if (!ref)
+        return std::move(ref.error());
+      if (ref->size() != in.size)
+        return caf::make_error(errc::transfer_failed,
+                               "store object size does not match the frame");
+      auto holder = std::make_shared<store::object_ref>(std::move(*ref));
+      auto bytes = holder->bytes();
+      input.frames.emplace_back(
+        serializers::frame::view(bytes, std::move(holder)));
+      ctx_.counters.bytes_spilled_received += in.size;
+      break;
+    }
+    case frame_kind::remote_handle:
+    case frame_kind::inline_handle:
+      // Not payload frames: decode_message imported their objects.
+      break;
+    default:
+      return caf::make_error(errc::decode_failed,
+                             "unknown frame kind " +
+                               std::to_string(static_cast<int>(in.kind)));
     }
   }
   return caf::none;
@@ -280,36 +282,36 @@ decoder::plan_for(std::span<const std::byte> key) const {
   return found != nullptr ? &found->plan : nullptr;
 }
 
-const serializers::registry::decode_plan* decoder::keep_plan(
-  std::span<const std::byte> key, serializers::registry::decode_plan plan,
-  std::optional<serializers::registry::decode_plan>& own) {
+const serializers::registry::decode_plan*
+decoder::keep_plan(std::span<const std::byte> key,
+                   serializers::registry::decode_plan plan,
+                   std::optional<serializers::registry::decode_plan>& own) {
   auto generation = plan.generation();
   // A copy of the plan goes in: if the cache fills meanwhile, it is needed
   // here.
   if (!plans_.full())
-    if (auto* kept = plans_.add(
-          cached_plan{{key.begin(), key.end()}, generation, plan},
-          plan_for_key(key, generation)))
+    if (auto* kept =
+          plans_.add(cached_plan{{key.begin(), key.end()}, generation, plan},
+                     plan_for_key(key, generation)))
       return &kept->plan;
   own = std::move(plan);
   return &*own;
 }
 
-caf::expected<store::object_builder>
-decoder::create_import(uint64_t object_id, uint64_t size) {
+caf::expected<store::object_builder> decoder::create_import(uint64_t object_id,
+                                                            uint64_t size) {
   auto copy = ctx_.store != nullptr
                 ? ctx_.store->create(size)
                 : caf::expected<store::object_builder>{caf::make_error(
-                  errc::transfer_failed,
-                  "this node has no store; enable ferry.store to receive "
-                  "store handles")};
+                    errc::transfer_failed,
+                    "this node has no store; enable ferry.store to receive "
+                    "store handles")};
   if (!copy)
-    return caf::make_error(errc::transfer_failed,
-                           "cannot copy object " + std::to_string(object_id)
-                             + " (" + std::to_string(size)
-                             + " bytes) that node " + ctx_.peer_name
-                             + " sent a handle to into this node's store: "
-                             + render(copy.error()));
+    return caf::make_error(
+      errc::transfer_failed,
+      "cannot copy object " + std::to_string(object_id) + " (" +
+        std::to_string(size) + " bytes) that node " + ctx_.peer_name +
+        " sent a handle to into this node's store: " + render(copy.error()));
   return copy;
 }
 

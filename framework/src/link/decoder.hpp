@@ -61,8 +61,7 @@ private:
   caf::expected<caf::message> decode_element(wire_element& element);
 
   /// Reads the frames of `element` into `input`.
-  caf::error gather_frames(wire_element& element,
-                           serializers::payload& input);
+  caf::error gather_frames(wire_element& element, serializers::payload& input);
 
   /// Returns the decode plan for payload headers with `key` that the link
   /// accepted before, or null.

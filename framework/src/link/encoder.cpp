@@ -61,9 +61,7 @@ public:
       spare.reset(); // a frame holds it: the next message gets a new block
   }
 
-  const std::shared_ptr<caf::message>& get() const noexcept {
-    return ptr_;
-  }
+  const std::shared_ptr<caf::message>& get() const noexcept { return ptr_; }
 
 private:
   static std::shared_ptr<caf::message>& kept() noexcept {
@@ -101,12 +99,12 @@ encoder::encoder(const link_context& ctx,
   opts_.limits.max_payload_bytes = ctx_.cfg.max_message_size;
 }
 
-caf::error
-encoder::encode_message(uint64_t target, uint64_t sender, caf::message_id mid,
-                        const caf::message& msg,
-                        std::vector<store::transfer_ticket>& tickets,
-                        std::vector<uint64_t>& transfers,
-                        inline_one<std::string>& families, wire_message& out) {
+caf::error encoder::encode_message(uint64_t target, uint64_t sender,
+                                   caf::message_id mid, const caf::message& msg,
+                                   std::vector<store::transfer_ticket>& tickets,
+                                   std::vector<uint64_t>& transfers,
+                                   inline_one<std::string>& families,
+                                   wire_message& out) {
   out.target = target;
   out.mid = mid.integer_value();
   out.sender = sender;
@@ -121,10 +119,10 @@ encoder::encode_message(uint64_t target, uint64_t sender, caf::message_id mid,
     if (!type)
       return caf::make_error(
         errc::unregistered_type,
-        "cannot send element " + std::to_string(pos) + " of type "
-          + describe_element(msg, pos) + " to node " + ctx_.peer_name
-          + ": the type is not registered; call "
-            "cfg.add_message_type<T>(\"name\") in both processes");
+        "cannot send element " + std::to_string(pos) + " of type " +
+          describe_element(msg, pos) + " to node " + ctx_.peer_name +
+          ": the type is not registered; call "
+          "cfg.add_message_type<T>(\"name\") in both processes");
     // A type of another shape on the peer goes only with the families that
     // bridge the two versions, or not at all.
     std::optional<std::vector<std::string>> bridging;
@@ -156,21 +154,19 @@ caf::error encoder::check_sizes(const wire_message& out) const {
   if (size > ctx_.cfg.max_message_size)
     return caf::make_error(
       errc::message_too_large,
-      "message to node " + ctx_.peer_name + " needs " + std::to_string(size)
-        + " bytes in all frames, above the link's max-message-size of "
-        + std::to_string(ctx_.cfg.max_message_size)
-        + "; raise max-message-size on both nodes or send less");
+      "message to node " + ctx_.peer_name + " needs " + std::to_string(size) +
+        " bytes in all frames, above the link's max-message-size of " +
+        std::to_string(ctx_.cfg.max_message_size) +
+        "; raise max-message-size on both nodes or send less");
   return caf::none;
 }
 
-caf::error
-encoder::encode_element(std::type_index type, const void* value,
-                        const std::shared_ptr<const void>& keep_alive,
-                        const std::vector<std::string>* only,
-                        std::string& family_used,
-                        std::vector<store::transfer_ticket>& tickets,
-                        std::vector<uint64_t>& transfers,
-                        wire_element& result) {
+caf::error encoder::encode_element(
+  std::type_index type, const void* value,
+  const std::shared_ptr<const void>& keep_alive,
+  const std::vector<std::string>* only, std::string& family_used,
+  std::vector<store::transfer_ticket>& tickets,
+  std::vector<uint64_t>& transfers, wire_element& result) {
   // Tickets of handles inside the value (the store's in-band hook).
   std::vector<store::transfer_ticket> handles;
   encoded_lease lease;
@@ -208,19 +204,19 @@ caf::error encoder::place_frames(encoded_value& encoded,
                                  wire_element& result) {
   auto& frames = encoded.frames;
   auto copied = [this](const serializers::frame& frame) {
-    return frame.size() <= small_frame_bytes
-           && placement_of(frame.size()) == placement::inline_plain;
+    return frame.size() <= small_frame_bytes &&
+           placement_of(frame.size()) == placement::inline_plain;
   };
-  auto header_bytes = encoded.key.empty()
-                        ? encoded.header.size()
-                        : serializers::header_size(encoded.key.size(),
-                                                   frames.size());
+  auto header_bytes =
+    encoded.key.empty()
+      ? encoded.header.size()
+      : serializers::header_size(encoded.key.size(), frames.size());
   auto block_bytes = header_bytes;
   for (auto& frame : frames)
     if (copied(frame))
       block_bytes += frame.size();
-  std::shared_ptr<std::byte[]> block
-    = std::make_shared_for_overwrite<std::byte[]>(block_bytes);
+  std::shared_ptr<std::byte[]> block =
+    std::make_shared_for_overwrite<std::byte[]>(block_bytes);
   std::shared_ptr<const void> keep{block};
   auto* pos = block.get();
   if (encoded.key.empty())
@@ -267,8 +263,7 @@ encoder::placement encoder::placement_of(uint64_t size) const {
     return placement::store;
   if (!ctx_.same_host && size >= cfg.pull_threshold)
     return placement::pull;
-  if (cfg.compression != compression::none
-      && size >= cfg.compression_threshold)
+  if (cfg.compression != compression::none && size >= cfg.compression_threshold)
     return placement::compress;
   return placement::inline_plain;
 }
@@ -277,19 +272,19 @@ caf::error encoder::explain(caf::error err) const {
   if (is(err, serializers::errc::payload_too_large))
     return caf::make_error(
       errc::message_too_large,
-      "message to node " + ctx_.peer_name
-        + " is above the link's max-message-size of "
-        + std::to_string(ctx_.cfg.max_message_size)
-        + " bytes; raise max-message-size on both nodes or send less ("
-        + serializers::render(err) + ")");
-  if (is(err, serializers::errc::no_family_can_encode)
-      && send_families_ != ctx_.cfg.serializers)
+      "message to node " + ctx_.peer_name +
+        " is above the link's max-message-size of " +
+        std::to_string(ctx_.cfg.max_message_size) +
+        " bytes; raise max-message-size on both nodes or send less (" +
+        serializers::render(err) + ")");
+  if (is(err, serializers::errc::no_family_can_encode) &&
+      send_families_ != ctx_.cfg.serializers)
     return caf::make_error(
       serializers::errc::no_family_can_encode,
-      "on the link to node " + ctx_.peer_name + ", serializers "
-        + list_names(ctx_.cfg.serializers) + " narrowed to " + list_names(send_families_)
-        + " because node " + ctx_.peer_name
-        + " does not accept the others: " + serializers::render(err));
+      "on the link to node " + ctx_.peer_name + ", serializers " +
+        list_names(ctx_.cfg.serializers) + " narrowed to " +
+        list_names(send_families_) + " because node " + ctx_.peer_name +
+        " does not accept the others: " + serializers::render(err));
   return err;
 }
 
@@ -300,48 +295,48 @@ caf::error encoder::place_frame(serializers::frame&& frame,
   auto& cfg = ctx_.cfg;
   out.size = frame.size();
   switch (placement_of(out.size)) {
-    case placement::store: {
-      auto ref = ctx_.store->put(frame.bytes());
-      if (!ref)
-        return std::move(ref.error());
-      auto ticket = ref->export_in_band();
-      if (!ticket)
-        return std::move(ticket.error());
-      tickets.push_back(*ticket);
-      out.kind = static_cast<uint8_t>(frame_kind::store_object);
-      out.object_id = static_cast<uint64_t>(ticket->object);
-      out.ticket = ticket->id;
-      ctx_.counters.bytes_spilled_sent += out.size;
-      break;
-    }
-    case placement::pull: {
-      // Stays here until the peer pulled it (or the link dies).
-      auto id = transfers_.add(
-        std::make_shared<serializers::frame>(std::move(frame)));
-      transfers.push_back(id);
-      out.kind = static_cast<uint8_t>(frame_kind::remote_object);
-      out.ticket = id;
-      break;
-    }
-    case placement::compress: {
-      auto packed = compress(cfg.compression, frame.bytes());
-      if (!packed)
-        return std::move(packed.error());
-      out.kind = static_cast<uint8_t>(cfg.compression == compression::lz4
-                                        ? frame_kind::inline_lz4
-                                        : frame_kind::inline_zstd);
-      out.data = wire_bytes{std::move(*packed)};
-      ctx_.counters.bytes_inline_sent += out.data.size();
-      break;
-    }
-    case placement::inline_plain: {
-      out.kind = static_cast<uint8_t>(frame_kind::inline_plain);
-      auto holder = std::make_shared<serializers::frame>(std::move(frame));
-      auto bytes = holder->bytes();
-      out.data = wire_bytes{bytes, std::move(holder)};
-      ctx_.counters.bytes_inline_sent += out.size;
-      break;
-    }
+  case placement::store: {
+    auto ref = ctx_.store->put(frame.bytes());
+    if (!ref)
+      return std::move(ref.error());
+    auto ticket = ref->export_in_band();
+    if (!ticket)
+      return std::move(ticket.error());
+    tickets.push_back(*ticket);
+    out.kind = static_cast<uint8_t>(frame_kind::store_object);
+    out.object_id = static_cast<uint64_t>(ticket->object);
+    out.ticket = ticket->id;
+    ctx_.counters.bytes_spilled_sent += out.size;
+    break;
+  }
+  case placement::pull: {
+    // Stays here until the peer pulled it (or the link dies).
+    auto id =
+      transfers_.add(std::make_shared<serializers::frame>(std::move(frame)));
+    transfers.push_back(id);
+    out.kind = static_cast<uint8_t>(frame_kind::remote_object);
+    out.ticket = id;
+    break;
+  }
+  case placement::compress: {
+    auto packed = compress(cfg.compression, frame.bytes());
+    if (!packed)
+      return std::move(packed.error());
+    out.kind = static_cast<uint8_t>(cfg.compression == compression::lz4
+                                      ? frame_kind::inline_lz4
+                                      : frame_kind::inline_zstd);
+    out.data = wire_bytes{std::move(*packed)};
+    ctx_.counters.bytes_inline_sent += out.data.size();
+    break;
+  }
+  case placement::inline_plain: {
+    out.kind = static_cast<uint8_t>(frame_kind::inline_plain);
+    auto holder = std::make_shared<serializers::frame>(std::move(frame));
+    auto bytes = holder->bytes();
+    out.data = wire_bytes{bytes, std::move(holder)};
+    ctx_.counters.bytes_inline_sent += out.size;
+    break;
+  }
   }
   return caf::none;
 }
@@ -366,8 +361,8 @@ caf::error encoder::encode_value(std::type_index type, const void* value,
     // The family refused this value: the general path tries the next one,
     // or names every family tried.
   }
-  auto encoded = reg.encode(type, value, narrowed ? *narrowed : opts_,
-                            keep_alive);
+  auto encoded =
+    reg.encode(type, value, narrowed ? *narrowed : opts_, keep_alive);
   if (!encoded)
     return std::move(encoded.error());
   out.key = {};
@@ -423,10 +418,9 @@ encoder::export_handles(const std::vector<store::transfer_ticket>& tickets,
     return failure;
   for (auto& ref : refs) {
     auto id = static_cast<uint64_t>(ref.id());
-    auto known = std::find_if(element.frames.begin(), element.frames.end(),
-                              [id](const wire_frame& x) {
-                                return x.object_id == id;
-                              });
+    auto known =
+      std::find_if(element.frames.begin(), element.frames.end(),
+                   [id](const wire_frame& x) { return x.object_id == id; });
     if (known != element.frames.end())
       continue; // the same object twice: one copy serves both handles
     wire_frame out;
@@ -436,8 +430,8 @@ encoder::export_handles(const std::vector<store::transfer_ticket>& tickets,
     if (out.size < ctx_.cfg.pull_threshold) {
       // Small: the bytes go with the message (no round trip to pull them).
       out.kind = static_cast<uint8_t>(frame_kind::inline_handle);
-      out.data = wire_bytes{
-        bytes, std::make_shared<store::object_ref>(std::move(ref))};
+      out.data =
+        wire_bytes{bytes, std::make_shared<store::object_ref>(std::move(ref))};
       ctx_.counters.bytes_inline_sent += out.size;
     } else {
       // Large: the peer pulls it. The frame's data tells it the object's

@@ -22,16 +22,15 @@ handle_translation::save(const caf::strong_actor_ptr& x) {
 caf::expected<caf::strong_actor_ptr>
 handle_translation::load(const serializers::handle_token& x) {
   switch (static_cast<handle_kind>(x.kind)) {
-    case handle_kind::sender:
-      return link_.sender_proxy(x.id);
-    case handle_kind::receiver:
-      return link_.addressable(x.id);
-    default:
-      return caf::make_error(errc::decode_failed,
-                             "node " + link_.peer_name()
-                               + " sent an actor handle of unknown kind "
-                               + std::to_string(x.kind)
-                               + " (ferry's links know 1 and 2)");
+  case handle_kind::sender:
+    return link_.sender_proxy(x.id);
+  case handle_kind::receiver:
+    return link_.addressable(x.id);
+  default:
+    return caf::make_error(
+      errc::decode_failed,
+      "node " + link_.peer_name() + " sent an actor handle of unknown kind " +
+        std::to_string(x.kind) + " (ferry's links know 1 and 2)");
   }
 }
 

@@ -23,7 +23,8 @@ namespace ferry::detail {
 class held_limits {
 public:
   held_limits(uint64_t max_bytes, uint64_t max_messages)
-    : max_bytes_(max_bytes), max_messages_(max_messages) {
+    : max_bytes_(max_bytes),
+      max_messages_(max_messages) {
     // nop
   }
 
@@ -32,9 +33,8 @@ public:
     auto held = bytes_.load(std::memory_order_relaxed);
     auto count = messages_.load(std::memory_order_relaxed);
     // (A peer's wild sizes saturate in wire_size: no sum that wraps.)
-    return count == 0
-           || (held <= max_bytes_ && bytes <= max_bytes_ - held
-               && count < max_messages_);
+    return count == 0 || (held <= max_bytes_ && bytes <= max_bytes_ - held &&
+                          count < max_messages_);
   }
 
   /// Counts a message of `bytes` as held.

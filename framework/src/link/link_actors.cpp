@@ -25,12 +25,12 @@ caf::expected<caf::strong_actor_ptr> link_state::sender_proxy(uint64_t id) {
     return result;
   return caf::make_error(
     errc::too_many_proxies,
-    "node " + ctx_.node_name + " refused a message from actor "
-      + std::to_string(id) + " of node " + peer_name_ + ": the link keeps "
-      + std::to_string(cfg_.max_proxies) + " proxies of that node's live "
-      + "actors already (max-proxies); raise ferry.link.max-proxies (or "
-      + "ferry.links." + peer_name_ + ") if the peer has that many actors "
-      + "talking to this node");
+    "node " + ctx_.node_name + " refused a message from actor " +
+      std::to_string(id) + " of node " + peer_name_ + ": the link keeps " +
+      std::to_string(cfg_.max_proxies) + " proxies of that node's live " +
+      "actors already (max-proxies); raise ferry.link.max-proxies (or " +
+      "ferry.links." + peer_name_ + ") if the peer has that many actors " +
+      "talking to this node");
 }
 
 caf::strong_actor_ptr link_state::addressable(uint64_t id) {
@@ -62,20 +62,22 @@ link_state::reserve_spawn(const std::string& type_name) {
   if (auto slot = actors_.reserve_spawn())
     return std::move(*slot);
   auto& me = ctx_.node_name;
-  auto where = "node " + me + " refused to spawn \"" + type_name
-               + "\" for node " + peer_name_ + ": ";
+  auto where = "node " + me + " refused to spawn \"" + type_name +
+               "\" for node " + peer_name_ + ": ";
   if (actors_.max_spawned() == 0)
     return caf::make_error(
       errc::too_many_actors,
-      where + "its link to that node allows no spawns (max-spawned-actors "
-        "is 0); to allow them, set max-spawned-actors above 0 on node "
-        + me + " in [ferry.link] or for " + peer_name_ + " in [ferry.links]");
+      where +
+        "its link to that node allows no spawns (max-spawned-actors "
+        "is 0); to allow them, set max-spawned-actors above 0 on node " +
+        me + " in [ferry.link] or for " + peer_name_ + " in [ferry.links]");
   return caf::make_error(
     errc::too_many_actors,
-    where + "that node has " + std::to_string(actors_.max_spawned())
-      + " live actors spawned here already (max-spawned-actors); let some "
-        "of them end, or raise ferry.link.max-spawned-actors (or "
-        "ferry.links." + peer_name_ + ") on node " + me);
+    where + "that node has " + std::to_string(actors_.max_spawned()) +
+      " live actors spawned here already (max-spawned-actors); let some "
+      "of them end, or raise ferry.link.max-spawned-actors (or "
+      "ferry.links." +
+      peer_name_ + ") on node " + me);
 }
 
 void link_state::adopt_spawned(spawn_slot slot, caf::actor whom) {

@@ -13,8 +13,8 @@ namespace ferry::detail {
 void link_counters::count_refusal(const caf::error& reason) {
   ++refusals;
   auto slot = reason_slots - 1; // any other error
-  if (reason.category() == caf::atom("ferry_fw")
-      && reason.code() < reason_slots - 1)
+  if (reason.category() == caf::atom("ferry_fw") &&
+      reason.code() < reason_slots - 1)
     slot = reason.code();
   refusals_by_reason_[slot].fetch_add(1, std::memory_order_relaxed);
 }

@@ -1,8 +1,8 @@
 // link_counters and family_counters: what a link counts for `link_stats`.
 //
-// Plain atomic counters and histograms (metrics/histogram.hpp), written on
-// the data path without locks (atomic increments, relaxed for histograms
-// and refusal reasons) and read by `link_state::snapshot`. A snapshot is not atomic
+// Plain atomic counters and histograms (metrics/histogram.hpp), written on the
+// data path without locks (atomic increments, relaxed for histograms and
+// refusal reasons) and read by `link_state::snapshot`. A snapshot is not atomic
 // across counters: each figure is exact, their sum at one instant is not.
 //
 // Thread-safety: every member may be used from any thread.

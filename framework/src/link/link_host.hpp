@@ -58,14 +58,12 @@ public:
   virtual std::shared_ptr<relay_source>
   open(uint64_t key, std::span<const std::byte> bytes,
        std::shared_ptr<landing_buffer> buffer, const std::string& owner,
-       uint64_t max_chunk)
-    = 0;
+       uint64_t max_chunk) = 0;
 
   /// Gives up relaying `source` (its pull failed): requests for `key` get
   /// `why`.
   virtual void close(uint64_t key, const std::shared_ptr<relay_source>& source,
-                     const caf::error& why)
-    = 0;
+                     const caf::error& why) = 0;
 };
 
 class link_host {
@@ -95,8 +93,8 @@ public:
 
   /// Notes that store object `object_id` goes to node `peer` now and
   /// returns the transfer's relay offer (node/relay_directory.hpp).
-  virtual relay_offer offer_relay(uint64_t object_id, const std::string& peer)
-    = 0;
+  virtual relay_offer offer_relay(uint64_t object_id,
+                                  const std::string& peer) = 0;
 
   /// Returns the objects the node relays.
   virtual std::shared_ptr<relay_registry> relays() = 0;

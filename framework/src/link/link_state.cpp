@@ -55,9 +55,9 @@ uint64_t quarter(uint64_t mine, uint64_t theirs) {
 
 // -- construction -------------------------------------------------------------
 
-link_state::link_state(link_host& host, const peer_info& peer,
-                       link_config cfg, std::vector<std::string> send_families,
-                       bool same_host, std::shared_ptr<transport> out)
+link_state::link_state(link_host& host, const peer_info& peer, link_config cfg,
+                       std::vector<std::string> send_families, bool same_host,
+                       std::shared_ptr<transport> out)
   : alive_(host.live_links()),
     host_(host),
     peer_name_(peer.who.node_name),
@@ -67,9 +67,15 @@ link_state::link_state(link_host& host, const peer_info& peer,
     sent_by_family_(send_families),
     received_by_family_(cfg_.deserializers),
     types_(host.registry(), peer.offer, peer_name_, host.node_name()),
-    ctx_{host.registry(),     host.store(),    cfg_,
-         host.node_name(),    peer_name_,      same_host,
-         peer.who.store_token, counters_,      types_,
+    ctx_{host.registry(),
+         host.store(),
+         cfg_,
+         host.node_name(),
+         peer_name_,
+         same_host,
+         peer.who.store_token,
+         counters_,
+         types_,
          host},
     transfers_(cfg_.chunk_size, ctx_.node_name, peer_name_),
     encoder_(ctx_, std::move(send_families), transfers_, sent_by_family_),
@@ -78,8 +84,9 @@ link_state::link_state(link_host& host, const peer_info& peer,
     outbox_(out_, cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
             counters_,
             [this] { return host_.system().spawn(flusher, weak_from_this()); }),
-    window_(cfg_.window_bytes, cfg_.window_messages, cfg_.send_timeout,
-            [this] { send_control(credit_probe{}); }, counters_, peer_name_),
+    window_(
+      cfg_.window_bytes, cfg_.window_messages, cfg_.send_timeout,
+      [this] { send_control(credit_probe{}); }, counters_, peer_name_),
     returns_(quarter(cfg_.window_bytes, peer.offer.window_bytes),
              quarter(cfg_.window_messages, peer.offer.window_messages)),
     held_(cfg_.max_held_bytes, cfg_.max_held_messages),
@@ -90,18 +97,18 @@ link_state::link_state(link_host& host, const peer_info& peer,
     }) {
   for (auto& line : types_.report(encoder_.send_families()))
     host_.log(line);
-  if (peer.offer.window_bytes > cfg_.max_held_bytes
-      || peer.offer.window_messages > cfg_.max_held_messages)
-    host_.log("node " + peer_name_ + " sends with a credit window of "
-              + std::to_string(peer.offer.window_messages) + " messages and "
-              + std::to_string(peer.offer.window_bytes)
-              + " bytes, above what this node holds of a peer's ("
-              + std::to_string(cfg_.max_held_messages) + " messages, "
-              + std::to_string(cfg_.max_held_bytes)
-              + " bytes): when this node's actors fall behind, its messages "
-                "beyond that are refused (receiver_full); raise "
-                "ferry.link.max-held-messages / max-held-bytes here or "
-                "lower window-messages / window-bytes there");
+  if (peer.offer.window_bytes > cfg_.max_held_bytes ||
+      peer.offer.window_messages > cfg_.max_held_messages)
+    host_.log("node " + peer_name_ + " sends with a credit window of " +
+              std::to_string(peer.offer.window_messages) + " messages and " +
+              std::to_string(peer.offer.window_bytes) +
+              " bytes, above what this node holds of a peer's (" +
+              std::to_string(cfg_.max_held_messages) + " messages, " +
+              std::to_string(cfg_.max_held_bytes) +
+              " bytes): when this node's actors fall behind, its messages "
+              "beyond that are refused (receiver_full); raise "
+              "ferry.link.max-held-messages / max-held-bytes here or "
+              "lower window-messages / window-bytes there");
 }
 
 link_state::~link_state() = default;
@@ -113,13 +120,11 @@ void link_state::log_limited(log_topic topic, const std::string& line) {
 
 // -- sending ------------------------------------------------------------------
 
-caf::error
-link_state::encode_message(uint64_t target, const caf::strong_actor_ptr& sender,
-                           caf::message_id mid, const caf::message& msg,
-                           std::vector<store::transfer_ticket>& tickets,
-                           std::vector<uint64_t>& transfers,
-                           inline_one<std::string>& families,
-                           wire_message& out) {
+caf::error link_state::encode_message(
+  uint64_t target, const caf::strong_actor_ptr& sender, caf::message_id mid,
+  const caf::message& msg, std::vector<store::transfer_ticket>& tickets,
+  std::vector<uint64_t>& transfers, inline_one<std::string>& families,
+  wire_message& out) {
   auto sender_id = sender ? export_actor(sender) : uint64_t{0};
   serializers::handle_scope handles{handles_};
   return encoder_.encode_message(target, sender_id, mid, msg, tickets,
@@ -156,11 +161,11 @@ caf::error link_state::send(uint64_t target,
                                 families, out))
     return fail(std::move(err));
   auto size = wire_size(out);
-  // Responses never wait, and neither does a delivery: a message delivered
-  // to a proxy of another link (an actor forwarded from a third node) is
-  // sent on the thread reading a connection or lane, which must not stop
-  // reading for credit that it would itself have to read. A batch's messages reach
-  // their actors after `deliver`, at the end of the batch's scope.
+  // Responses never wait, and neither does a delivery: a message delivered to a
+  // proxy of another link (an actor forwarded from a third node) is sent on the
+  // thread reading a connection or lane, which must not stop reading for credit
+  // that it would itself have to read. A batch's messages reach their actors
+  // after `deliver`, at the end of the batch's scope.
   auto delivery = delivering || delivery_batch::open();
   if (auto err = window_.acquire(size, !mid.is_response() && !delivery))
     return fail(std::move(err));
@@ -170,9 +175,8 @@ caf::error link_state::send(uint64_t target,
   // Once the link is down, the table takes no request: shut_down answers
   // every one it holds with link_down, and this one gets it here.
   if (mid.is_request() && sender && !requests_.add(sender, mid))
-    return fail(caf::make_error(errc::link_down, "the link to node "
-                                                   + peer_name_
-                                                   + " went down"));
+    return fail(caf::make_error(errc::link_down, "the link to node " +
+                                                   peer_name_ + " went down"));
   if (!outbox_.post(std::move(out), size, tickets, transfers)) {
     // The link went down meanwhile: nobody would cancel these, and the
     // message goes nowhere (a request hears of it from shut_down).
@@ -206,23 +210,23 @@ void link_state::return_credit(uint64_t bytes, bool held) {
 // -- receiving ----------------------------------------------------------------
 
 caf::error link_state::hold(const wire_message& msg, uint64_t wire_size) {
-  if (!held_.fits(wire_size)
-      && !requests_.claim_held_answer(msg.target, caf::message_id{msg.mid})) {
+  if (!held_.fits(wire_size) &&
+      !requests_.claim_held_answer(msg.target, caf::message_id{msg.mid})) {
     auto& me = ctx_.node_name;
     return caf::make_error(
       errc::receiver_full,
-      "node " + me + " holds " + std::to_string(held_.messages())
-        + " messages (" + std::to_string(held_.bytes()) + " bytes) from node "
-        + peer_name_ + " that its actors have not processed yet; its limits "
-        + "are " + std::to_string(held_.max_messages()) + " messages and "
-        + std::to_string(held_.max_bytes())
-        + " bytes (max-held-messages, max-held-bytes); this message ("
-        + std::to_string(wire_size) + " bytes, to actor "
-        + std::to_string(msg.target) + ") is refused: node " + peer_name_
-        + " sends beyond its credit window, or its window-messages or "
-          "window-bytes exceed these limits; lower them on node "
-        + peer_name_ + " or raise ferry.link.max-held-messages / "
-        + "max-held-bytes on node " + me);
+      "node " + me + " holds " + std::to_string(held_.messages()) +
+        " messages (" + std::to_string(held_.bytes()) + " bytes) from node " +
+        peer_name_ + " that its actors have not processed yet; its limits " +
+        "are " + std::to_string(held_.max_messages()) + " messages and " +
+        std::to_string(held_.max_bytes()) +
+        " bytes (max-held-messages, max-held-bytes); this message (" +
+        std::to_string(wire_size) + " bytes, to actor " +
+        std::to_string(msg.target) + ") is refused: node " + peer_name_ +
+        " sends beyond its credit window, or its window-messages or "
+        "window-bytes exceed these limits; lower them on node " +
+        peer_name_ + " or raise ferry.link.max-held-messages / " +
+        "max-held-bytes on node " + me);
   }
   held_.hold(wire_size);
   return caf::none;
@@ -238,16 +242,16 @@ void link_state::receive(wire_message& msg, uint64_t wire_size,
   }
   caf::actor wake;
   switch (inbox_.push(msg, wire_size, wake)) {
-    case pull_queue::outcome::deliver_now:
-      deliver(msg, wire_size, host);
-      break;
-    case pull_queue::outcome::queued:
-      break;
-    case pull_queue::outcome::queued_wake:
-      // The puller delivers on its own thread: what came before goes first.
-      delivery_batch::flush();
-      caf::anon_send(wake, pull_atom::value);
-      break;
+  case pull_queue::outcome::deliver_now:
+    deliver(msg, wire_size, host);
+    break;
+  case pull_queue::outcome::queued:
+    break;
+  case pull_queue::outcome::queued_wake:
+    // The puller delivers on its own thread: what came before goes first.
+    delivery_batch::flush();
+    caf::anon_send(wake, pull_atom::value);
+    break;
   }
 }
 
@@ -262,8 +266,8 @@ void link_state::refuse(wire_message& msg, caf::error reason,
   for (auto& element : msg.elements)
     for (auto& frame : element.frames) {
       auto kind = static_cast<frame_kind>(frame.kind);
-      if (kind == frame_kind::store_object && store != nullptr
-          && ctx_.same_host) {
+      if (kind == frame_kind::store_object && store != nullptr &&
+          ctx_.same_host) {
         store::transfer_ticket ticket;
         ticket.object = store::object_id{frame.object_id};
         ticket.id = frame.ticket;
@@ -284,8 +288,8 @@ void link_state::refuse(wire_message& msg, caf::error reason,
     if (window_.acquire(size, false) == caf::none)
       static_cast<void>(outbox_.post(std::move(answer), size, {}, {}));
   } else {
-    log_limited(log_topic::refused, "refused a message from node "
-                                      + peer_name_ + ": " + render(reason));
+    log_limited(log_topic::refused, "refused a message from node " +
+                                      peer_name_ + ": " + render(reason));
     send_control(refusal{msg.target, reason});
   }
 }
@@ -314,11 +318,11 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
     requests_.answered(msg.target, mid);
   auto target = addressable(msg.target);
   if (!target) {
-    refuse(msg, caf::make_error(errc::no_such_actor,
-                           "node " + ctx_.node_name + " has no actor "
-                             + std::to_string(msg.target) + " for node "
-                             + peer_name_
-                             + " (terminated or never exposed)"),
+    refuse(msg,
+           caf::make_error(errc::no_such_actor,
+                           "node " + ctx_.node_name + " has no actor " +
+                             std::to_string(msg.target) + " for node " +
+                             peer_name_ + " (terminated or never exposed)"),
            token, host);
     return;
   }
@@ -326,9 +330,8 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
     if (mid.is_response()) {
       // The requester gets the reason now instead of waiting out its
       // timeout; the peer hears of it too (refuse).
-      delivery_batch::post(target,
-                           caf::make_mailbox_element(nullptr, mid, {}, reason),
-                           host);
+      delivery_batch::post(
+        target, caf::make_mailbox_element(nullptr, mid, {}, reason), host);
     }
     refuse(msg, std::move(reason), token, host);
   };
@@ -350,21 +353,21 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
     try {
       return decode_message(msg);
     } catch (...) {
-      return caf::make_error(errc::decode_failed,
-                             "decoding a message from node " + peer_name_
-                               + " threw: "
-                               + serializers::detail::current_exception_text());
+      return caf::make_error(
+        errc::decode_failed,
+        "decoding a message from node " + peer_name_ +
+          " threw: " + serializers::detail::current_exception_text());
     }
   }();
   if (!content) {
     fail(std::move(content.error()));
     return;
   }
-  delivery_batch::post(target,
-                       caf::mailbox_element_ptr{new credited_element(
-                         std::move(sender), mid, std::move(*content),
-                         std::move(token))},
-                       host);
+  delivery_batch::post(
+    target,
+    caf::mailbox_element_ptr{new credited_element(
+      std::move(sender), mid, std::move(*content), std::move(token))},
+    host);
 }
 
 caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
@@ -376,9 +379,9 @@ caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
 
 void link_state::count_unasked() {
   log_limited(log_topic::unasked,
-              "dropped an answer from node " + peer_name_
-                + " to a request this node is not waiting for (answered "
-                  "after its timeout, or never asked)");
+              "dropped an answer from node " + peer_name_ +
+                " to a request this node is not waiting for (answered "
+                "after its timeout, or never asked)");
   ++counters_.unasked_answers;
 }
 
@@ -431,22 +434,22 @@ bool link_state::shut_down(const caf::error& reason, caf::execution_unit* host,
     caf::anon_send_exit(flusher, caf::exit_reason::remote_link_unreachable);
   for (auto& victim : actors.proxies)
     kill_proxy(victim, reason, host);
-  auto down = caf::make_error(errc::link_down,
-                              "the link to node " + peer_name_
-                                + " went down before the answer arrived: "
-                                + render(reason));
+  auto down = caf::make_error(
+    errc::link_down,
+    "the link to node " + peer_name_ +
+      " went down before the answer arrived: " + render(reason));
   asks_.fail_all(down);
   // Fail every request still waiting for an answer from the peer.
   for (auto& entry : requests_.close())
-    if (auto requester
-        = caf::actor_cast<caf::strong_actor_ptr>(entry.requester))
+    if (auto requester =
+          caf::actor_cast<caf::strong_actor_ptr>(entry.requester))
       requester->enqueue(
         caf::make_mailbox_element(
           nullptr, entry.mid.response_id(), {},
-          caf::make_error(errc::link_down,
-                          "the link to node " + peer_name_
-                            + " went down before the response arrived: "
-                            + render(reason))),
+          caf::make_error(
+            errc::link_down,
+            "the link to node " + peer_name_ +
+              " went down before the response arrived: " + render(reason))),
         host);
   return true;
 }
@@ -480,7 +483,7 @@ void link_state::adopt_lane_in(std::shared_ptr<lane::ring> in) {
   }
 }
 
-// -- this node's requests -------------------------------------------------------
+// -- this node's requests -----------------------------------------------------
 
 uint64_t link_state::ask_lookup(const std::string& name,
                                 pending_asks::callback done) {
@@ -490,8 +493,7 @@ uint64_t link_state::ask_lookup(const std::string& name,
   return id;
 }
 
-uint64_t link_state::ask_spawn(spawn_request req,
-                               pending_asks::callback done) {
+uint64_t link_state::ask_spawn(spawn_request req, pending_asks::callback done) {
   req.request = asks_.add(pending_asks::kind::actor, std::move(done));
   if (req.request != 0)
     send_frame(spawn_frame(req));
@@ -534,8 +536,8 @@ link_stats link_state::snapshot() const {
   result.refused_by_peer = counters_.refused_by_peer;
   result.send_errors = counters_.send_errors;
   result.credit_waits = counters_.credit_waits;
-  result.credit_wait_seconds
-    = static_cast<double>(counters_.credit_wait_nanos.load()) * 1e-9;
+  result.credit_wait_seconds =
+    static_cast<double>(counters_.credit_wait_nanos.load()) * 1e-9;
   result.refusals_by_reason = counters_.refusal_reasons();
   result.batch_messages = counters_.batch_messages.snapshot();
   result.peak_in_flight_bytes = counters_.peak_in_flight_bytes;

@@ -15,12 +15,12 @@
 // The link composes parts with one job each, each guarding its own state:
 // encoder, decoder, outbox (with ticket_ledger and transfer_table),
 // credit_window (sender), credit_return and held_limits (receiver),
-// pending_requests (actors' requests), pending_asks (this node's own
-// requests: lookups, spawns, chunks), actor_table, pull_queue, and
-// counters. Everything the link sends leaves through its transport
-// (transport/transport.hpp); everything that arrives on it belongs to it. link_state holds
-// no lock of its own; what spans parts lives here: sending (encode, credit,
-// post), receiving (hold, deliver or refuse), and going down.
+// pending_requests (actors' requests), pending_asks (this node's own requests:
+// lookups, spawns, chunks), actor_table, pull_queue, and counters. Everything
+// the link sends leaves through its transport (transport/transport.hpp);
+// everything that arrives on it belongs to it. link_state holds no lock of its
+// own; what spans parts lives here: sending (encode, credit, post), receiving
+// (hold, deliver or refuse), and going down.
 //
 // Invariants:
 // - Every wire_message a node sends takes credit for `wire_size(msg)` bytes
@@ -38,6 +38,7 @@
 #pragma once
 
 #include "activity_counter.hpp"
+#include "lane/ring.hpp"
 #include "link/actor_table.hpp"
 #include "link/credit_return.hpp"
 #include "link/credit_window.hpp"
@@ -45,7 +46,6 @@
 #include "link/decoder.hpp"
 #include "link/encoder.hpp"
 #include "link/handle_translation.hpp"
-#include "lane/ring.hpp"
 #include "link/held_limits.hpp"
 #include "link/link_context.hpp"
 #include "link/link_counters.hpp"
@@ -393,10 +393,9 @@ private:
   handle_translation handles_{*this};
 
   // One limiter per log_topic.
-  std::array<log_limiter, 4> logged_{log_limiter{std::chrono::seconds{1}},
-                                     log_limiter{std::chrono::seconds{1}},
-                                     log_limiter{std::chrono::seconds{1}},
-                                     log_limiter{std::chrono::seconds{1}}};
+  std::array<log_limiter, 4> logged_{
+    log_limiter{std::chrono::seconds{1}}, log_limiter{std::chrono::seconds{1}},
+    log_limiter{std::chrono::seconds{1}}, log_limiter{std::chrono::seconds{1}}};
 };
 
 } // namespace ferry::detail

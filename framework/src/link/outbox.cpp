@@ -36,10 +36,13 @@ outbox::outbox(std::shared_ptr<transport> out, uint32_t batch_messages,
                std::chrono::microseconds batch_gap, ticket_ledger& tickets,
                transfer_table& transfers, link_counters& counters,
                std::function<caf::actor()> spawn_flusher)
-  : out_(std::move(out)), batch_messages_(batch_messages),
+  : out_(std::move(out)),
+    batch_messages_(batch_messages),
     batch_gap_(batch_gap),
     max_batch_wait_(std::min(batch_gap * max_batch_gaps, max_batch_wait)),
-    tickets_(tickets), transfers_(transfers), counters_(counters),
+    tickets_(tickets),
+    transfers_(transfers),
+    counters_(counters),
     spawn_flusher_(std::move(spawn_flusher)) {
   // nop
 }
@@ -120,8 +123,8 @@ bool outbox::flush() {
   auto now = clock::now();
   auto started = batch_started_.load(std::memory_order_relaxed);
   auto last = last_post_.load(std::memory_order_relaxed);
-  if (started != no_batch && since(last, now) < batch_gap_
-      && since(started, now) < max_batch_wait_)
+  if (started != no_batch && since(last, now) < batch_gap_ &&
+      since(started, now) < max_batch_wait_)
     return false;
   auto wait = may_wait();
   if (wait)

@@ -43,9 +43,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <memory>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 

@@ -77,8 +77,8 @@ bool pending_asks::complete(uint64_t id, answer x, kind k, bool failed) {
     };
     x = answer{};
     x.error = caf::make_error(errc::decode_failed,
-                              std::string{"the peer answered a request for "}
-                                + name(asked) + " with " + name(k));
+                              std::string{"the peer answered a request for "} +
+                                name(asked) + " with " + name(k));
   }
   if (cb)
     cb(std::move(x));

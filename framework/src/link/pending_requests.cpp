@@ -54,9 +54,9 @@ bool pending_requests::claim_held_answer(uint64_t requester,
 
 void pending_requests::forget(uint64_t requester) {
   lock_guard guard{mtx_};
-  pending_.erase(pending_.lower_bound(std::make_pair(requester, uint64_t{0})),
-                 pending_.lower_bound(
-                   std::make_pair(requester + 1, uint64_t{0})));
+  pending_.erase(
+    pending_.lower_bound(std::make_pair(requester, uint64_t{0})),
+    pending_.lower_bound(std::make_pair(requester + 1, uint64_t{0})));
 }
 
 std::vector<pending_requests::entry> pending_requests::close() {

@@ -18,9 +18,9 @@
 #include "thread_safety.hpp"
 
 #include <caf/actor_addr.hpp>
+#include <caf/fwd.hpp>
 #include <caf/message_id.hpp>
 #include <caf/weak_intrusive_ptr.hpp>
-#include <caf/fwd.hpp>
 
 #include <cstdint>
 #include <map>

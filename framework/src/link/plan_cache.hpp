@@ -33,9 +33,7 @@ public:
   }
 
   /// Returns whether the cache holds `N` entries (`add` adds no more).
-  bool full() const {
-    return size_.load(std::memory_order_acquire) == N;
-  }
+  bool full() const { return size_.load(std::memory_order_acquire) == N; }
 
   /// Appends `x` unless an entry satisfying `same` is there already (made by
   /// a concurrent caller) or the cache is full; returns the entry that

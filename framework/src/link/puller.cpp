@@ -45,11 +45,11 @@
 #include <caf/stateful_actor.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <new>
-#include <deque>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ferry::detail {
@@ -105,8 +105,8 @@ struct puller_state {
 
   ~puller_state() {
     forget_all();
-    close_sources(caf::make_error(errc::link_down,
-                                  "the link to the owner went down"));
+    close_sources(
+      caf::make_error(errc::link_down, "the link to the owner went down"));
   }
 
   /// Gives up relaying the objects of the current message that did not
@@ -213,22 +213,22 @@ void on_chunk(puller_actor* self, const asked_chunk& x,
   auto from = via ? via->peer_name() : link->peer_name();
   std::string wrong;
   if (reply.error)
-    wrong = "node " + from + " answered a chunk request with an error: "
-            + render(reply.error);
+    wrong = "node " + from +
+            " answered a chunk request with an error: " + render(reply.error);
   else if (!reply.landed && reply.data.size() != x.length)
-    wrong = "node " + from + " sent a chunk of "
-            + std::to_string(reply.data.size()) + " bytes for a request of "
-            + std::to_string(x.length);
+    wrong = "node " + from + " sent a chunk of " +
+            std::to_string(reply.data.size()) + " bytes for a request of " +
+            std::to_string(x.length);
   else if (!reply.landed && !job.buffer->land(x.offset, reply.data.bytes()))
-    wrong = "a chunk at offset " + std::to_string(x.offset) + " from node "
-            + from + " does not fit its frame of " + std::to_string(job.size)
-            + " bytes";
+    wrong = "a chunk at offset " + std::to_string(x.offset) + " from node " +
+            from + " does not fit its frame of " + std::to_string(job.size) +
+            " bytes";
   if (!wrong.empty()) {
     if (!x.relayed) {
       abandon(self, link,
               caf::make_error(errc::transfer_failed,
-                              "pulling a large frame from node "
-                                + link->peer_name() + " failed: " + wrong));
+                              "pulling a large frame from node " +
+                                link->peer_name() + " failed: " + wrong));
       return;
     }
     // A relaying node's bad answer costs that chunk a request to the owner.
@@ -309,8 +309,7 @@ void request_more(puller_actor* self, const std::shared_ptr<link_state>& link) {
       st.asked.emplace(key, std::move(x));
       // A link that is down failed the ask at once: its answer is queued.
       if (id != 0)
-        self->delayed_send(self, chunk_timeout, chunk_timeout_atom::value,
-                           key);
+        self->delayed_send(self, chunk_timeout, chunk_timeout_atom::value, key);
     }
   }
 }
@@ -336,8 +335,8 @@ void expired(puller_actor* self, uint64_t key) {
     l->forget_ask(i->second.request);
   pending_asks::answer a;
   a.error = caf::make_error(errc::transfer_failed,
-                            "no answer to a chunk request within "
-                              + std::to_string(chunk_timeout.count()) + " s");
+                            "no answer to a chunk request within " +
+                              std::to_string(chunk_timeout.count()) + " s");
   answered(self, key, a);
 }
 
@@ -348,11 +347,10 @@ void relay(puller_actor* self, link_state& link, frame_job& job,
            const relay_hint& hint) {
   auto& st = self->state;
   job.relay_key = hint.key;
-  job.source = st.relays->open(hint.key, job.buffer->object_bytes(),
-                               job.buffer, link.peer_name(),
-                               4 * link.config().chunk_size);
-  if (hint.from.empty() || hint.from == link.peer_name()
-      || hint.from == link.host().node_name())
+  job.source = st.relays->open(hint.key, job.buffer->object_bytes(), job.buffer,
+                               link.peer_name(), 4 * link.config().chunk_size);
+  if (hint.from.empty() || hint.from == link.peer_name() ||
+      hint.from == link.host().node_name())
     return;
   if (auto via = link.host().link_to(hint.from); via && !via->is_down())
     job.relay_link = via;
@@ -372,8 +370,7 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
       if (!is_pulled(static_cast<frame_kind>(frame.kind)))
         continue;
       // Saturates: a peer's sizes may add up beyond 2^64.
-      total = frame.size > UINT64_MAX - total ? UINT64_MAX
-                                              : total + frame.size;
+      total = frame.size > UINT64_MAX - total ? UINT64_MAX : total + frame.size;
       frame_job job;
       job.element = e;
       job.frame = f;
@@ -384,14 +381,13 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
   if (total > link->config().max_message_size) {
     abandon(self, link,
             caf::make_error(errc::message_too_large,
-                            "node " + link->peer_name() + " offers "
-                              + (total == UINT64_MAX
-                                   ? std::string{"2^64 or more"}
-                                   : std::to_string(total))
-                              + " bytes of large frames, above the link's "
-                                "max-message-size of "
-                              + std::to_string(link->config().max_message_size)
-                              + "; raise max-message-size on the receiver"));
+                            "node " + link->peer_name() + " offers " +
+                              (total == UINT64_MAX ? std::string{"2^64 or more"}
+                                                   : std::to_string(total)) +
+                              " bytes of large frames, above the link's "
+                              "max-message-size of " +
+                              std::to_string(link->config().max_message_size) +
+                              "; raise max-message-size on the receiver"));
     return;
   }
   for (auto& job : st.jobs) {
@@ -415,11 +411,11 @@ void start(puller_actor* self, const std::shared_ptr<link_state>& link) {
     // std::bad_alloc, or std::length_error for a size no vector can hold.
     abandon(self, link,
             caf::make_error(errc::transfer_failed,
-                            "cannot allocate " + std::to_string(total)
-                              + " bytes for frames from node "
-                              + link->peer_name() + " (" + e.what()
-                              + "); lower max-message-size to what this "
-                                "host can hold"));
+                            "cannot allocate " + std::to_string(total) +
+                              " bytes for frames from node " +
+                              link->peer_name() + " (" + e.what() +
+                              "); lower max-message-size to what this "
+                              "host can hold"));
     return;
   }
   for (auto& job : st.jobs)
@@ -460,8 +456,8 @@ void advance(puller_actor* self) {
         abandon(self, link,
                 caf::make_error(errc::transfer_failed,
                                 "cannot start pulling the large frames of a "
-                                "message from node "
-                                  + link->peer_name() + ": " + e.what()));
+                                "message from node " +
+                                  link->peer_name() + ": " + e.what()));
     }
   }
 }

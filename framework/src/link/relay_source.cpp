@@ -12,12 +12,14 @@ namespace ferry::detail {
 relay_source::relay_source(std::span<const std::byte> bytes,
                            std::shared_ptr<landing_buffer> buffer,
                            std::string owner, std::string node_name,
-                           uint64_t max_chunk)
+                           uint64_t max_chunk, const clock& time)
   : bytes_(bytes),
     owner_(std::move(owner)),
     node_name_(std::move(node_name)),
     max_chunk_(max_chunk),
-    memory_(std::make_shared<memory>(memory{std::move(buffer), {}})) {
+    memory_(std::make_shared<memory>(memory{std::move(buffer), {}})),
+    clock_(&time),
+    last_use_(time.now()) {
   // nop
 }
 
@@ -74,7 +76,7 @@ void relay_source::sealed(const store::object_ref& ref,
     landed_.clear();
     landed_.emplace(0, bytes_.size());
     ready.swap(parked_);
-    last_use_ = clock::now();
+    last_use_ = clock_->now();
     from = origin_locked();
   }
   for (auto& x : ready)
@@ -91,35 +93,35 @@ bool relay_source::failed(const caf::error& why) {
     waiting.swap(parked_);
   }
   for (auto& x : waiting)
-    x.reply(caf::make_error(errc::transfer_failed,
-                            "node " + node_name_ + " gave up pulling the "
-                              "object from node " + owner_ + ": "
-                              + render(why)));
+    x.reply(caf::make_error(errc::transfer_failed, "node " + node_name_ +
+                                                     " gave up pulling the "
+                                                     "object from node " +
+                                                     owner_ + ": " +
+                                                     render(why)));
   return true;
 }
 
 void relay_source::serve(const std::string& requester, uint64_t offset,
                          uint64_t length, uint64_t request, reply_fn reply) {
   auto refuse = [&](const std::string& why) {
-    reply(caf::make_error(errc::transfer_failed,
-                          "node " + node_name_ + " does not relay bytes "
-                            + std::to_string(offset) + " to "
-                            + std::to_string(offset + length)
-                            + " of an object of node " + owner_ + " to node "
-                            + requester + ": " + why));
+    reply(caf::make_error(
+      errc::transfer_failed,
+      "node " + node_name_ + " does not relay bytes " + std::to_string(offset) +
+        " to " + std::to_string(offset + length) + " of an object of node " +
+        owner_ + " to node " + requester + ": " + why));
   };
   unique_lock guard{mtx_};
-  if (offset > bytes_.size() || length > bytes_.size() - offset
-      || length == 0) {
+  if (offset > bytes_.size() || length > bytes_.size() - offset ||
+      length == 0) {
     guard.unlock();
     refuse("the object holds " + std::to_string(bytes_.size()) + " bytes");
     return;
   }
   if (length > max_chunk_) {
     guard.unlock();
-    refuse("a chunk of more than " + std::to_string(max_chunk_)
-           + " bytes (4 times chunk-size); set the same chunk-size on every "
-             "node");
+    refuse("a chunk of more than " + std::to_string(max_chunk_) +
+           " bytes (4 times chunk-size); set the same chunk-size on every "
+           "node");
     return;
   }
   if (failure_) {
@@ -136,7 +138,7 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
     return;
   }
   served += length;
-  last_use_ = clock::now();
+  last_use_ = clock_->now();
   if (covers_locked(offset, length)) {
     auto from = origin_locked();
     // The last request of the last node pulling from here lets the object
@@ -151,8 +153,8 @@ void relay_source::serve(const std::string& requester, uint64_t offset,
   if (parked_.size() >= max_parked) {
     served -= length;
     guard.unlock();
-    refuse(std::to_string(max_parked)
-           + " requests wait for bytes not yet landed");
+    refuse(std::to_string(max_parked) +
+           " requests wait for bytes not yet landed");
     return;
   }
   parked_.push_back(parked{offset, length, request, std::move(reply)});
@@ -172,30 +174,32 @@ bool relay_source::covers_locked(uint64_t offset, uint64_t length) const {
 }
 
 bool relay_source::pulled_from_locked() const {
-  return std::any_of(served_.begin(), served_.end(), [this](auto& x) {
-    return x.second < bytes_.size();
-  });
+  return std::any_of(served_.begin(), served_.end(),
+                     [this](auto& x) { return x.second < bytes_.size(); });
 }
 
 relay_source::origin relay_source::origin_locked() const {
   return origin{memory_, memory_ ? std::nullopt : store_, id_};
 }
 
-caf::expected<chunk_reply>
-relay_source::reply_for(const origin& from, uint64_t offset, uint64_t length,
-                        uint64_t request) const {
+caf::expected<chunk_reply> relay_source::reply_for(const origin& from,
+                                                   uint64_t offset,
+                                                   uint64_t length,
+                                                   uint64_t request) const {
   if (from.landing)
-    return chunk_reply{request, wire_bytes{bytes_.subspan(offset, length),
-                                           from.landing}};
+    return chunk_reply{
+      request, wire_bytes{bytes_.subspan(offset, length), from.landing}};
   // Sealed: served while anyone on this host holds the object.
   auto store = from.store;
   auto ref = store->get(from.id);
   if (!ref)
     return caf::make_error(errc::transfer_failed,
-                           "node " + node_name_ + " no longer holds the "
-                             "object of node " + owner_
-                             + " (its receivers let it go); pull it from "
-                               "its owner");
+                           "node " + node_name_ +
+                             " no longer holds the "
+                             "object of node " +
+                             owner_ +
+                             " (its receivers let it go); pull it from "
+                             "its owner");
   auto held = std::make_shared<store::object_ref>(std::move(*ref));
   auto bytes = held->bytes().subspan(offset, length);
   return chunk_reply{request, wire_bytes{bytes, std::move(held)}};

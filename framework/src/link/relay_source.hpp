@@ -30,6 +30,7 @@
 // mutex guards the state, and replies are sent after it.
 #pragma once
 
+#include "clock.hpp"
 #include "link/landing_buffer.hpp"
 #include "thread_safety.hpp"
 #include "wire/control.hpp"
@@ -53,8 +54,6 @@ namespace ferry::detail {
 
 class relay_source {
 public:
-  using clock = std::chrono::steady_clock;
-
   /// Answers one relay request (on the caller's thread, or later on the
   /// thread that lands the range).
   using reply_fn = std::function<void(caf::expected<chunk_reply>)>;
@@ -63,10 +62,12 @@ public:
   static constexpr size_t max_parked = 64;
 
   /// The object `bytes`, landing in `buffer`, pulled from node `owner`;
-  /// `node_name` goes into errors.
+  /// `node_name` goes into errors; uses are timed on `time`, which must
+  /// outlive the source.
   relay_source(std::span<const std::byte> bytes,
                std::shared_ptr<landing_buffer> buffer, std::string owner,
-               std::string node_name, uint64_t max_chunk);
+               std::string node_name, uint64_t max_chunk,
+               const clock& time = clock::steady());
 
   /// Bytes `offset` to `offset + length` have landed: answers the requests
   /// waiting for them.
@@ -150,7 +151,8 @@ private:
   /// Bytes served to each node.
   std::map<std::string, uint64_t> served_ FERRY_GUARDED_BY(mtx_);
   std::vector<parked> parked_ FERRY_GUARDED_BY(mtx_);
-  clock::time_point last_use_ FERRY_GUARDED_BY(mtx_) = clock::now();
+  const clock* clock_;
+  clock::time_point last_use_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

@@ -23,7 +23,9 @@ void fail_request(caf::abstract_actor* self, caf::mailbox_element& what,
 
 remote_proxy::remote_proxy(caf::actor_config& cfg,
                            std::weak_ptr<link_state> link, uint64_t remote_id)
-  : caf::monitorable_actor(cfg), link_(std::move(link)), remote_id_(remote_id) {
+  : caf::monitorable_actor(cfg),
+    link_(std::move(link)),
+    remote_id_(remote_id) {
   // nop
 }
 
@@ -33,8 +35,8 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
   if (!link || link->is_down()) {
     fail_request(this, *what,
                  caf::make_error(errc::link_down,
-                                 link ? "the link to node " + link->peer_name()
-                                          + " is down"
+                                 link ? "the link to node " +
+                                          link->peer_name() + " is down"
                                       : std::string{"the link to the actor's "
                                                     "node is gone"}),
                  host);
@@ -51,9 +53,9 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
     }
     fail_request(this, *what,
                  caf::make_error(errc::no_such_actor,
-                                 "actor " + std::to_string(remote_id_)
-                                   + " on node " + link->peer_name()
-                                   + " has terminated (" + reason + ")"),
+                                 "actor " + std::to_string(remote_id_) +
+                                   " on node " + link->peer_name() +
+                                   " has terminated (" + reason + ")"),
                  host);
     return;
   }
@@ -78,8 +80,8 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
     fail_request(this, *what, std::move(err), host);
   } else {
     link->log_limited(link_state::log_topic::send_failed,
-                      "could not send a message to node " + link->peer_name()
-                        + ": " + render(err));
+                      "could not send a message to node " + link->peer_name() +
+                        ": " + render(err));
   }
 }
 

@@ -32,9 +32,7 @@ public:
     slot().busy = false;
   }
 
-  T& get() noexcept {
-    return owned_ ? slot().value : own_;
-  }
+  T& get() noexcept { return owned_ ? slot().value : own_; }
 
 private:
   struct state {

@@ -9,8 +9,8 @@ namespace {
 bool spilled(const wire_message& msg, const store::transfer_ticket& ticket) {
   for (auto& element : msg.elements)
     for (auto& frame : element.frames)
-      if (static_cast<frame_kind>(frame.kind) == frame_kind::store_object
-          && frame.ticket == ticket.id)
+      if (static_cast<frame_kind>(frame.kind) == frame_kind::store_object &&
+          frame.ticket == ticket.id)
         return true;
   return false;
 }

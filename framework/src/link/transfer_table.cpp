@@ -34,37 +34,34 @@ caf::expected<chunk_reply> transfer_table::serve(const chunk_request& req) {
   auto i = transfers_.find(req.transfer);
   if (i == transfers_.end())
     return caf::make_error(errc::transfer_failed,
-                           "node " + node_name_ + " holds no transfer "
-                             + std::to_string(req.transfer) + " for node "
-                             + peer_name_ + " (finished or link restarted)");
+                           "node " + node_name_ + " holds no transfer " +
+                             std::to_string(req.transfer) + " for node " +
+                             peer_name_ + " (finished or link restarted)");
   auto frame = i->second.frame;
   auto bytes = frame->bytes();
   if (req.offset > bytes.size() || req.length > bytes.size() - req.offset)
     return caf::make_error(errc::transfer_failed,
-                           "node " + peer_name_ + " asked for bytes "
-                             + std::to_string(req.offset) + " to "
-                             + std::to_string(req.offset + req.length)
-                             + " of transfer " + std::to_string(req.transfer)
-                             + ", which holds "
-                             + std::to_string(bytes.size()));
+                           "node " + peer_name_ + " asked for bytes " +
+                             std::to_string(req.offset) + " to " +
+                             std::to_string(req.offset + req.length) +
+                             " of transfer " + std::to_string(req.transfer) +
+                             ", which holds " + std::to_string(bytes.size()));
   if (req.length > chunk_size_ * 4)
-    return caf::make_error(errc::transfer_failed,
-                           "node " + peer_name_ + " asked for a chunk of "
-                             + std::to_string(req.length)
-                             + " bytes, more than 4 times chunk-size ("
-                             + std::to_string(chunk_size_) + ") on node "
-                             + node_name_
-                             + "; set the same chunk-size on both nodes");
+    return caf::make_error(
+      errc::transfer_failed,
+      "node " + peer_name_ + " asked for a chunk of " +
+        std::to_string(req.length) + " bytes, more than 4 times chunk-size (" +
+        std::to_string(chunk_size_) + ") on node " + node_name_ +
+        "; set the same chunk-size on both nodes");
   if (req.length > bytes.size() - i->second.served)
-    return caf::make_error(errc::transfer_failed,
-                           "node " + peer_name_ + " asked for "
-                             + std::to_string(req.length)
-                             + " more bytes of transfer "
-                             + std::to_string(req.transfer) + ", of which "
-                             + std::to_string(i->second.served) + " of "
-                             + std::to_string(bytes.size())
-                             + " bytes were served already; a node pulls "
-                               "each chunk once");
+    return caf::make_error(
+      errc::transfer_failed,
+      "node " + peer_name_ + " asked for " + std::to_string(req.length) +
+        " more bytes of transfer " + std::to_string(req.transfer) +
+        ", of which " + std::to_string(i->second.served) + " of " +
+        std::to_string(bytes.size()) +
+        " bytes were served already; a node pulls "
+        "each chunk once");
   i->second.served += req.length;
   guard.unlock();
   return chunk_reply{req.request,

@@ -85,8 +85,7 @@ private:
   uint64_t next_id_ FERRY_GUARDED_BY(mtx_) = 1;
   std::unordered_map<uint64_t, held_transfer> transfers_ FERRY_GUARDED_BY(mtx_);
   /// (sequence number of the message, transfer id), in sequence order.
-  std::deque<std::pair<uint64_t, uint64_t>> by_message_
-    FERRY_GUARDED_BY(mtx_);
+  std::deque<std::pair<uint64_t, uint64_t>> by_message_ FERRY_GUARDED_BY(mtx_);
 };
 
 } // namespace ferry::detail

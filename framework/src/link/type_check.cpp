@@ -13,9 +13,9 @@ namespace ferry::detail {
 namespace {
 
 /// Why a type no family bridges is refused.
-constexpr const char* unbridged
-  = "no family bridges the two versions, so its messages are refused on this "
-    "link in both directions, before any decoding";
+constexpr const char* unbridged =
+  "no family bridges the two versions, so its messages are refused on this "
+  "link in both directions, before any decoding";
 
 } // namespace
 
@@ -76,8 +76,11 @@ caf::error type_check::refuse(const std::string& name, const changed& x,
                               const std::string& why) const {
   return caf::make_error(
     errc::type_mismatch,
-    x.text + "; " + why + ". Fix: build both nodes with the same definition "
-      "of \"" + name + "\", or give both versions a ferry_version and change "
+    x.text + "; " + why +
+      ". Fix: build both nodes with the same definition "
+      "of \"" +
+      name +
+      "\", or give both versions a ferry_version and change "
       "the type only as docs/evolution.md lists safe for a family both "
       "nodes use (msgpack, cereal.json, cereal.binary or cereal.portable)");
 }
@@ -94,11 +97,11 @@ type_check::send_families(std::string_view name,
   auto result = x.bridging_in(prefs);
   if (result.empty())
     return refuse(i->first, x,
-                  serializers::detail::list_names(x.bridging)
-                    + " bridge the two versions, and the link sends with "
-                      "none of them (its serializers, as the peer accepts "
-                      "them, are "
-                    + serializers::detail::list_names(prefs) + ")");
+                  serializers::detail::list_names(x.bridging) +
+                    " bridge the two versions, and the link sends with "
+                    "none of them (its serializers, as the peer accepts "
+                    "them, are " +
+                    serializers::detail::list_names(prefs) + ")");
   return result;
 }
 
@@ -111,10 +114,10 @@ caf::error type_check::refusal(std::string_view name,
   if (x.bridging.empty())
     return refuse(i->first, x, unbridged);
   return refuse(i->first, x,
-                "it arrived in " + std::string{family}
-                  + ", which does not bridge the two versions ("
-                  + serializers::detail::list_names(x.bridging)
-                  + " do), so it is refused before any decoding");
+                "it arrived in " + std::string{family} +
+                  ", which does not bridge the two versions (" +
+                  serializers::detail::list_names(x.bridging) +
+                  " do), so it is refused before any decoding");
 }
 
 std::vector<std::string>
@@ -125,16 +128,15 @@ type_check::report(const std::vector<std::string>& prefs) const {
     if (x.bridging.empty())
       result.push_back(x.text + "; refused on this link in both directions");
     else if (!sent.empty())
-      result.push_back(x.text + "; sent in "
-                       + serializers::detail::list_names(sent)
-                       + " and received in "
-                       + serializers::detail::list_names(x.bridging)
-                       + " only, which bridge the two versions");
+      result.push_back(
+        x.text + "; sent in " + serializers::detail::list_names(sent) +
+        " and received in " + serializers::detail::list_names(x.bridging) +
+        " only, which bridge the two versions");
     else
-      result.push_back(x.text + "; received in "
-                       + serializers::detail::list_names(x.bridging)
-                       + " only, which bridge the two versions, and not "
-                         "sent: this link sends with none of them");
+      result.push_back(x.text + "; received in " +
+                       serializers::detail::list_names(x.bridging) +
+                       " only, which bridge the two versions, and not "
+                       "sent: this link sends with none of them");
   }
   return result;
 }

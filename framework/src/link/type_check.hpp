@@ -46,9 +46,7 @@ public:
              const std::string& peer_name, const std::string& node_name);
 
   /// Whether every type both nodes registered has one shape.
-  bool empty() const noexcept {
-    return types_.empty();
-  }
+  bool empty() const noexcept { return types_.empty(); }
 
   /// Whether the type registered as `name` has another shape on the peer.
   bool differs(std::string_view name) const;

@@ -29,10 +29,9 @@ using label = std::pair<std::string_view, std::string_view>;
 
 /// The refusal reasons written even at zero.
 constexpr std::array<std::string_view, 11> known_reasons{
-  "decode_failed",    "family_refused",   "link_down",
-  "message_too_large", "no_such_actor",   "receiver_full",
-  "too_many_actors",  "too_many_proxies", "transfer_failed",
-  "type_mismatch",    "unregistered_type"};
+  "decode_failed",   "family_refused", "link_down",        "message_too_large",
+  "no_such_actor",   "receiver_full",  "too_many_actors",  "too_many_proxies",
+  "transfer_failed", "type_mismatch",  "unregistered_type"};
 
 std::string format_number(double x) {
   if (std::isinf(x))
@@ -82,8 +81,8 @@ public:
     uint64_t cumulative = 0;
     for (size_t i = 0; i < h.counts.size(); ++i) {
       cumulative += h.counts[i];
-      auto le = i < h.bounds.size() ? format_number(h.bounds[i])
-                                    : std::string{"+Inf"};
+      auto le =
+        i < h.bounds.size() ? format_number(h.bounds[i]) : std::string{"+Inf"};
       head(bucket, labels, {"le", le});
       out_ += std::to_string(cumulative);
       out_ += '\n';
@@ -92,9 +91,7 @@ public:
     sample(std::string{name} + "_count", labels, h.count);
   }
 
-  std::string take() {
-    return std::move(out_);
-  }
+  std::string take() { return std::move(out_); }
 
 private:
   void head(std::string_view name, std::initializer_list<label> labels,
@@ -173,9 +170,10 @@ void write_links(writer& w, const node_figures& x) {
              "Message elements this node received and decoded on a link, by "
              "family.",
              &link_stats::received_by_family);
-  per_link(w, x, "ferry_link_bytes_sent_total", "counter",
-           "Frame bytes this node sent inline (inside message frames) on a link.",
-           [](auto& l) { return l.bytes_inline_sent; });
+  per_link(
+    w, x, "ferry_link_bytes_sent_total", "counter",
+    "Frame bytes this node sent inline (inside message frames) on a link.",
+    [](auto& l) { return l.bytes_inline_sent; });
   per_link(w, x, "ferry_link_bytes_received_total", "counter",
            "Frame bytes this node received inline on a link.",
            [](auto& l) { return l.bytes_inline_received; });

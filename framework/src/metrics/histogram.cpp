@@ -8,12 +8,12 @@ namespace {
 // Upper bounds in nanoseconds: 1, 5, 10, 50, 100, 500 us, 1, 5, 10, 50,
 // 100, 500 ms, 1, 10 s.
 constexpr std::array<uint64_t, 14> nanosecond_bounds{
-  1'000,       5'000,       10'000,        50'000,       100'000,
-  500'000,     1'000'000,   5'000'000,     10'000'000,   50'000'000,
+  1'000,       5'000,       10'000,        50'000,        100'000,
+  500'000,     1'000'000,   5'000'000,     10'000'000,    50'000'000,
   100'000'000, 500'000'000, 1'000'000'000, 10'000'000'000};
 
-constexpr std::array<uint64_t, 9> count_bounds{1, 2, 4, 8, 16, 32, 64, 128,
-                                               256};
+constexpr std::array<uint64_t, 9> count_bounds{1,  2,  4,   8,  16,
+                                               32, 64, 128, 256};
 
 static_assert(nanosecond_bounds.size() < histogram::max_buckets);
 static_assert(count_bounds.size() < histogram::max_buckets);
@@ -54,8 +54,8 @@ histogram_stats histogram::snapshot() const {
     result.counts.push_back(n);
     result.count += n;
   }
-  result.sum = static_cast<double>(sum_.load(std::memory_order_relaxed))
-               * scale_;
+  result.sum =
+    static_cast<double>(sum_.load(std::memory_order_relaxed)) * scale_;
   return result;
 }
 

@@ -48,13 +48,12 @@ struct shared_state {
 class connection : public std::enable_shared_from_this<connection> {
 public:
   connection(tcp::socket socket, std::shared_ptr<shared_state> state)
-    : stream_(std::move(socket)), state_(std::move(state)) {
+    : stream_(std::move(socket)),
+      state_(std::move(state)) {
     ++state_->open;
   }
 
-  ~connection() {
-    --state_->open;
-  }
+  ~connection() { --state_->open; }
 
   void read() {
     parser_.emplace();
@@ -62,8 +61,7 @@ public:
     parser_->body_limit(state_->lim.max_header_bytes);
     stream_.expires_after(state_->lim.read_timeout);
     http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec,
-                                                 size_t) {
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
                        self->guarded([&] { self->on_read(ec); });
                      });
   }
@@ -75,8 +73,8 @@ private:
     try {
       f();
     } catch (...) {
-      state_->log("metrics endpoint: dropped a connection: "
-                  + serializers::detail::current_exception_text());
+      state_->log("metrics endpoint: dropped a connection: " +
+                  serializers::detail::current_exception_text());
       close();
     }
   }
@@ -87,9 +85,10 @@ private:
              "request header too large\n", false);
       return;
     }
-    if (ec && ec.category() == http::make_error_code(http::error::bad_method)
-                                 .category()
-        && ec != http::error::end_of_stream) {
+    if (ec &&
+        ec.category() ==
+          http::make_error_code(http::error::bad_method).category() &&
+        ec != http::error::end_of_stream) {
       answer(http::status::bad_request, "malformed request\n", false);
       return;
     }
@@ -108,18 +107,16 @@ private:
     auto target = std::string_view{req.target().data(), req.target().size()};
     target = target.substr(0, target.find('?'));
     if (target != "/metrics") {
-      answer(http::status::not_found, "only /metrics is served\n",
-             keep_alive);
+      answer(http::status::not_found, "only /metrics is served\n", keep_alive);
       return;
     }
     std::string body;
     try {
       body = state_->render();
     } catch (...) {
-      state_->log("metrics endpoint: rendering the metrics failed: "
-                  + serializers::detail::current_exception_text());
-      answer(http::status::internal_server_error, "rendering failed\n",
-             false);
+      state_->log("metrics endpoint: rendering the metrics failed: " +
+                  serializers::detail::current_exception_text());
+      answer(http::status::internal_server_error, "rendering failed\n", false);
       return;
     }
     answer(http::status::ok, std::move(body), keep_alive, exposition_type);
@@ -138,11 +135,10 @@ private:
     res_.body() = std::move(body);
     res_.prepare_payload();
     stream_.expires_after(state_->lim.read_timeout);
-    http::async_write(stream_, res_,
-                      [self = shared_from_this()](beast::error_code ec,
-                                                  size_t) {
-                        self->guarded([&] { self->on_write(ec); });
-                      });
+    http::async_write(
+      stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
+        self->guarded([&] { self->on_write(ec); });
+      });
   }
 
   void on_write(beast::error_code ec) {
@@ -207,7 +203,7 @@ class metrics_server::impl {
 public:
   impl(render_fn render, log_fn log, limits lim)
     : state_(std::make_shared<shared_state>(
-      shared_state{std::move(render), std::move(log), lim, 0})) {
+        shared_state{std::move(render), std::move(log), lim, 0})) {
     // nop
   }
 
@@ -220,16 +216,16 @@ public:
   caf::error listen(const std::string& address, uint16_t port) {
     auto fail = [&](const std::string& why) {
       return caf::make_error(errc::invalid_config,
-                             "ferry.metrics.port: cannot listen on " + address
-                               + ":" + std::to_string(port) + " (set by "
-                               + "ferry.metrics.address and "
-                               + "ferry.metrics.port): " + why);
+                             "ferry.metrics.port: cannot listen on " + address +
+                               ":" + std::to_string(port) + " (set by " +
+                               "ferry.metrics.address and " +
+                               "ferry.metrics.port): " + why);
     };
     beast::error_code ec;
     auto ip = asio::ip::make_address(address, ec);
     if (ec)
-      return fail("ferry.metrics.address is not an IP address ("
-                  + ec.message() + ")");
+      return fail("ferry.metrics.address is not an IP address (" +
+                  ec.message() + ")");
     tcp::endpoint endpoint{ip, port};
     if (acceptor_.open(endpoint.protocol(), ec); ec)
       return fail(ec.message());
@@ -243,13 +239,13 @@ public:
     if (ec)
       return fail(ec.message());
     accept();
-    thread_ = std::thread{[this] { run(); }};
+    thread_ = std::thread{[this] {
+      run();
+    }};
     return caf::none;
   }
 
-  uint16_t port() const {
-    return port_;
-  }
+  uint16_t port() const { return port_; }
 
 private:
   void run() {
@@ -258,35 +254,36 @@ private:
         ioc_.run();
         return;
       } catch (...) {
-        state_->log("metrics endpoint: " + serializers::detail::current_exception_text());
+        state_->log("metrics endpoint: " +
+                    serializers::detail::current_exception_text());
       }
     }
   }
 
   void accept() {
-    acceptor_.async_accept(ioc_, [this](beast::error_code ec,
-                                        tcp::socket socket) {
-      if (ec == asio::error::operation_aborted)
-        return;
-      if (ec) {
-        // Out of descriptors, say: try again shortly instead of spinning.
-        retry_.expires_after(std::chrono::milliseconds{10});
-        retry_.async_wait([this](beast::error_code) { accept(); });
-        return;
-      }
-      try {
-        if (state_->open >= state_->lim.max_connections) {
-          beast::error_code ignored;
-          socket.close(ignored);
-        } else {
-          std::make_shared<connection>(std::move(socket), state_)->read();
+    acceptor_.async_accept(
+      ioc_, [this](beast::error_code ec, tcp::socket socket) {
+        if (ec == asio::error::operation_aborted)
+          return;
+        if (ec) {
+          // Out of descriptors, say: try again shortly instead of spinning.
+          retry_.expires_after(std::chrono::milliseconds{10});
+          retry_.async_wait([this](beast::error_code) { accept(); });
+          return;
         }
-      } catch (...) {
-        state_->log("metrics endpoint: dropped a connection: "
-                    + serializers::detail::current_exception_text());
-      }
-      accept();
-    });
+        try {
+          if (state_->open >= state_->lim.max_connections) {
+            beast::error_code ignored;
+            socket.close(ignored);
+          } else {
+            std::make_shared<connection>(std::move(socket), state_)->read();
+          }
+        } catch (...) {
+          state_->log("metrics endpoint: dropped a connection: " +
+                      serializers::detail::current_exception_text());
+        }
+        accept();
+      });
   }
 
   std::shared_ptr<shared_state> state_;
@@ -309,9 +306,9 @@ metrics_server::start(const std::string& address, uint16_t port,
     return std::unique_ptr<metrics_server>{new metrics_server(std::move(ptr))};
   } catch (...) {
     return caf::make_error(errc::invalid_config,
-                           "ferry.metrics.port: cannot serve on " + address
-                             + ":" + std::to_string(port) + ": "
-                             + serializers::detail::current_exception_text());
+                           "ferry.metrics.port: cannot serve on " + address +
+                             ":" + std::to_string(port) + ": " +
+                             serializers::detail::current_exception_text());
   }
 }
 

@@ -51,8 +51,8 @@ public:
   /// of its own. Fails with `invalid_config` naming `option`, the address,
   /// the port and the OS error when it cannot listen.
   [[nodiscard]] static caf::expected<std::unique_ptr<metrics_server>>
-  start(const std::string& address, uint16_t port, render_fn render,
-        log_fn log, limits lim = {});
+  start(const std::string& address, uint16_t port, render_fn render, log_fn log,
+        limits lim = {});
 
   /// Stops serving: closes every connection and joins the thread.
   ~metrics_server();

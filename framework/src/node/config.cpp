@@ -45,9 +45,9 @@ caf::error read_vector_pool(const caf::settings& section,
       err = read_duration(value, "ferry.vector-pool.max-idle", out.max_idle);
     } else {
       return caf::make_error(errc::invalid_config,
-                             "unknown setting \"ferry.vector-pool." + key
-                               + "\": known are min-bytes, max-bytes, "
-                                 "max-idle");
+                             "unknown setting \"ferry.vector-pool." + key +
+                               "\": known are min-bytes, max-bytes, "
+                               "max-idle");
     }
     if (err)
       return err;
@@ -85,10 +85,10 @@ std::string default_node_name() {
 
 // Lets `actor_system::render` print ferry's errors as `ferry::render` does.
 void add_category(caf::actor_system_config& cfg, caf::atom_value category) {
-  cfg.add_error_category(category, [](uint8_t code, caf::atom_value cat,
-                                      const caf::message& ctx) {
-    return render(caf::error{code, cat, ctx});
-  });
+  cfg.add_error_category(
+    category, [](uint8_t code, caf::atom_value cat, const caf::message& ctx) {
+      return render(caf::error{code, cat, ctx});
+    });
 }
 
 } // namespace
@@ -120,8 +120,8 @@ node_config::node_config()
                       "smallest decoded vector kept for reuse (default 1MiB)")
     .add<std::string>("max-bytes",
                       "most bytes of decoded vectors kept for reuse (0: none)")
-    .add<caf::timespan>("max-idle",
-                        "a kept vector unused this long is freed (default 10s)");
+    .add<caf::timespan>(
+      "max-idle", "a kept vector unused this long is freed (default 10s)");
   opt_group{custom_options_, "ferry.store"}
     .add_neg(store_enabled, "disabled",
              "run without the host store (large frames go inline or pulled)")
@@ -175,10 +175,12 @@ node_config::node_config()
          "PEM certificate (chain) of this node; turns TLS on for every link "
          "not configured plain")
     .add(tls_key, "key", "PEM private key of ferry.tls.certificate")
-    .add(tls_ca_file, "ca-file", "PEM file of the CAs that sign peers' "
-                                 "certificates")
-    .add(tls_passphrase, "passphrase", "passphrase of an encrypted "
-                                       "ferry.tls.key");
+    .add(tls_ca_file, "ca-file",
+         "PEM file of the CAs that sign peers' "
+         "certificates")
+    .add(tls_passphrase, "passphrase",
+         "passphrase of an encrypted "
+         "ferry.tls.key");
   opt_group{custom_options_, "ferry.link"}
     .add(default_link.serializers, "serializers",
          "families to send with, in preference order")
@@ -190,8 +192,7 @@ node_config::node_config()
     .add<std::string>("compression-threshold",
                       "smallest inline frame that gets compressed")
     .add<std::string>("max-message-size", "largest message a link carries")
-    .add<std::string>("window-bytes",
-                      "credit window: bytes in flight per link")
+    .add<std::string>("window-bytes", "credit window: bytes in flight per link")
     .add(default_link.window_messages, "window-messages",
          "credit window: messages in flight per link")
     .add<std::string>("pull-threshold",
@@ -281,14 +282,13 @@ caf::error read_cluster(const caf::settings& content, cluster_config& out) {
   };
   if (auto err = duration("ferry.cluster.seed-timeout", out.seed_timeout))
     return err;
-  if (auto err = duration("ferry.cluster.gossip-interval",
-                          out.gossip_interval))
+  if (auto err = duration("ferry.cluster.gossip-interval", out.gossip_interval))
     return err;
-  if (auto err = duration("ferry.cluster.heartbeat-interval",
-                          out.heartbeat_interval))
+  if (auto err =
+        duration("ferry.cluster.heartbeat-interval", out.heartbeat_interval))
     return err;
-  if (auto err = duration("ferry.cluster.acceptable-pause",
-                          out.acceptable_pause))
+  if (auto err =
+        duration("ferry.cluster.acceptable-pause", out.acceptable_pause))
     return err;
   if (auto err = duration("ferry.cluster.stable-after", out.stable_after))
     return err;
@@ -340,7 +340,8 @@ caf::error node_config::finalize() {
   if (auto x = caf::get_if(&content, "ferry.store.capacity"))
     if (auto err = read_size(*x, "ferry.store.capacity", store_capacity))
       return err;
-  if (auto x = caf::get_if<std::string>(&content, "ferry.store.spill-directory"))
+  if (auto x =
+        caf::get_if<std::string>(&content, "ferry.store.spill-directory"))
     store_spill_directory = *x;
   if (auto x = caf::get_if<bool>(&content, "ferry.store.prefault"))
     store_prefault = *x;
@@ -404,15 +405,15 @@ caf::error node_config::finalize() {
       auto section = caf::get_if<caf::settings>(&value);
       if (section == nullptr)
         return caf::make_error(errc::invalid_config,
-                               "ferry.links." + peer
-                                 + " must be a section of link settings");
+                               "ferry.links." + peer +
+                                 " must be a section of link settings");
       if (links.count(peer) != 0)
         continue; // Set in code: takes precedence over the file.
       auto cfg = link_config::from_settings(*section, default_link);
       if (!cfg)
-        return caf::make_error(errc::invalid_config,
-                               "in ferry.links." + peer + ": "
-                                 + render(cfg.error()));
+        return caf::make_error(errc::invalid_config, "in ferry.links." + peer +
+                                                       ": " +
+                                                       render(cfg.error()));
       links.emplace(peer, std::move(*cfg));
     }
   }
@@ -420,8 +421,8 @@ caf::error node_config::finalize() {
   for (auto& [peer, cfg] : links)
     if (auto checked = link_config::from_settings({}, cfg); !checked)
       return caf::make_error(errc::invalid_config,
-                             "in the link config for peer \"" + peer
-                               + "\": " + render(checked.error()));
+                             "in the link config for peer \"" + peer +
+                               "\": " + render(checked.error()));
   return caf::none;
 }
 

@@ -52,8 +52,8 @@ await_link(link_table& table, uint64_t peer,
   if (!result) {
     unique_lock guard{sig->mtx};
     while (!sig->fired)
-      if (sig->cv.wait_until(guard.native(), deadline)
-          == std::cv_status::timeout)
+      if (sig->cv.wait_until(guard.native(), deadline) ==
+          std::cv_status::timeout)
         break;
     guard.unlock();
     result = live();
@@ -70,8 +70,8 @@ node_impl::connect(const std::string& host, uint16_t port) {
   if (auto existing = links_.find_by_address(address))
     return existing;
   // The dial and the handshake each have the handshake timeout.
-  auto deadline = std::chrono::steady_clock::now() + 2 * cfg_.handshake_timeout
-                  + std::chrono::seconds{1};
+  auto deadline = std::chrono::steady_clock::now() +
+                  2 * cfg_.handshake_timeout + std::chrono::seconds{1};
   auto pause = std::chrono::milliseconds{10};
   caf::error last;
   for (int attempt = 0; attempt < max_dials; ++attempt) {
@@ -80,11 +80,10 @@ node_impl::connect(const std::string& host, uint16_t port) {
     auto out = waiter->wait(deadline);
     if (!out)
       return caf::make_error(errc::handshake_failed,
-                             "no handshake with the node at " + address
-                               + " within "
-                               + std::to_string(
-                                 cfg_.handshake_timeout.count())
-                               + " ms (ferry.transport.handshake-timeout)");
+                             "no handshake with the node at " + address +
+                               " within " +
+                               std::to_string(cfg_.handshake_timeout.count()) +
+                               " ms (ferry.transport.handshake-timeout)");
     if (out->link) {
       links_.note_address(address, out->link->peer_id());
       return std::move(out->link);
@@ -93,8 +92,8 @@ node_impl::connect(const std::string& host, uint16_t port) {
       if (out->error.category() == caf::atom("ferry_fw"))
         return std::move(out->error);
       return caf::make_error(errc::handshake_failed,
-                             "handshake with the node at " + address
-                               + " failed: " + render(out->error));
+                             "handshake with the node at " + address +
+                               " failed: " + render(out->error));
     }
     // The two nodes connected to each other at once: the peer's connection
     // brings the link.
@@ -109,11 +108,11 @@ node_impl::connect(const std::string& host, uint16_t port) {
     pause *= 4;
   }
   return caf::make_error(errc::connect_failed,
-                         "cannot connect to " + address
-                           + ": the node refused this connection as a second "
-                             "one, and the link it has with this node went "
-                             "away each time ("
-                           + render(last) + ")");
+                         "cannot connect to " + address +
+                           ": the node refused this connection as a second "
+                           "one, and the link it has with this node went "
+                           "away each time (" +
+                           render(last) + ")");
 }
 
 } // namespace ferry::detail

@@ -58,31 +58,31 @@ link_dispatch::link_dispatch(node_impl& node, std::weak_ptr<link_state> link,
     max_message_(saturated_add(cfg.max_message_size, message_slack)),
     // A relaying node answers chunks of another link's size: the bound is
     // generous, and a chunk takes memory only as its bytes arrive.
-    max_chunk_(saturated_add(std::max(4 * cfg.chunk_size, uint64_t{64} << 20),
-                             64)) {
+    max_chunk_(
+      saturated_add(std::max(4 * cfg.chunk_size, uint64_t{64} << 20), 64)) {
   // nop
 }
 
 uint64_t link_dispatch::max_body(frame_type type) const {
   switch (type) {
-    case frame_type::message:
-    case frame_type::spawn:
-      return max_message_;
-    case frame_type::batch:
-      return max_batch;
-    case frame_type::chunk:
-      return max_chunk_;
-    case frame_type::refuse:
-      return max_control;
-    case frame_type::intro:
-    case frame_type::hello:
-    case frame_type::welcome:
-    case frame_type::heartbeat:
-    case frame_type::goodbye:
-    case frame_type::probe:
-      return 0;
-    default:
-      return max_control;
+  case frame_type::message:
+  case frame_type::spawn:
+    return max_message_;
+  case frame_type::batch:
+    return max_batch;
+  case frame_type::chunk:
+    return max_chunk_;
+  case frame_type::refuse:
+    return max_control;
+  case frame_type::intro:
+  case frame_type::hello:
+  case frame_type::welcome:
+  case frame_type::heartbeat:
+  case frame_type::goodbye:
+  case frame_type::probe:
+    return 0;
+  default:
+    return max_control;
   }
 }
 
@@ -101,11 +101,10 @@ void link_dispatch::on_open(net::connection&) {
 
 void link_dispatch::on_closed(net::connection&, const caf::error& why) {
   if (auto l = link_.lock())
-    node_.link_lost(l, why ? why
-                           : caf::make_error(errc::link_down,
-                                             "the connection to node "
-                                               + l->peer_name()
-                                               + " closed"));
+    node_.link_lost(
+      l, why ? why
+             : caf::make_error(errc::link_down, "the connection to node " +
+                                                  l->peer_name() + " closed"));
 }
 
 caf::error link_dispatch::on_message(wire_message&& msg) {
@@ -149,179 +148,179 @@ caf::error link_dispatch::on_frame(frame_type type,
   if (!l || l->is_down())
     return caf::none;
   switch (type) {
-    case frame_type::batch: {
-      wire::reader in{body, "batch frame"};
-      wire_batch batch;
-      if (auto err = read_batch(in, batch, imports()))
-        return err;
-      delivery_batch scope;
-      for (auto& msg : batch.messages)
-        l->receive(msg, wire_size(msg), nullptr);
+  case frame_type::batch: {
+    wire::reader in{body, "batch frame"};
+    wire_batch batch;
+    if (auto err = read_batch(in, batch, imports()))
+      return err;
+    delivery_batch scope;
+    for (auto& msg : batch.messages)
+      l->receive(msg, wire_size(msg), nullptr);
+    return caf::none;
+  }
+  case frame_type::credit: {
+    auto x = parse<credit>(body);
+    if (!x)
+      return std::move(x.error());
+    l->on_credit(*x);
+    return caf::none;
+  }
+  case frame_type::probe:
+    l->on_probe();
+    return caf::none;
+  case frame_type::down: {
+    auto x = parse<down_notice>(body);
+    if (!x)
+      return std::move(x.error());
+    l->on_down(x->actor, x->reason, nullptr);
+    return caf::none;
+  }
+  case frame_type::exit: {
+    auto x = parse<exit_request>(body);
+    if (!x)
+      return std::move(x.error());
+    if (auto target = l->addressable(x->actor)) {
+      caf::actor_addr source;
+      if (x->source != 0)
+        if (auto proxy = l->sender_proxy(x->source))
+          source = caf::actor_cast<caf::actor_addr>(*proxy);
+      target->enqueue(nullptr, caf::make_message_id(),
+                      caf::make_message(caf::exit_msg{source, x->reason}),
+                      nullptr);
+    }
+    return caf::none;
+  }
+  case frame_type::link: {
+    auto x = parse<link_request>(body);
+    if (!x)
+      return std::move(x.error());
+    apply_link_request(*l, *x, nullptr);
+    return caf::none;
+  }
+  case frame_type::refusal: {
+    auto x = parse<refusal>(body);
+    if (!x)
+      return std::move(x.error());
+    l->on_refusal(*x);
+    return caf::none;
+  }
+  case frame_type::transfer_done: {
+    auto x = parse<transfer_done>(body);
+    if (!x)
+      return std::move(x.error());
+    l->finish_transfer(x->transfer);
+    return caf::none;
+  }
+  case frame_type::chunk_request: {
+    auto x = parse<chunk_request>(body);
+    if (!x)
+      return std::move(x.error());
+    auto reply = l->serve_chunk(*x);
+    if (reply)
+      l->send_frame(
+        chunk_frame(x->request, reply->data.bytes(), reply->data.keep_alive()));
+    else
+      l->send_control(failed_answer{x->request, std::move(reply.error())});
+    return caf::none;
+  }
+  case frame_type::relay_request: {
+    auto x = parse<relay_request>(body);
+    if (!x)
+      return std::move(x.error());
+    // Answered now or, for bytes still on their way here, by the thread
+    // that lands them (link/relay_source.hpp).
+    auto length = x->length;
+    auto request = x->request;
+    node_.relay_table()->serve(
+      *x, l->peer_name(),
+      [link = std::weak_ptr<link_state>{l}, length,
+       request](caf::expected<chunk_reply> reply) {
+        auto l = link.lock();
+        if (!l)
+          return;
+        if (reply) {
+          l->count_relayed(length);
+          l->send_frame(chunk_frame(request, reply->data.bytes(),
+                                    reply->data.keep_alive()));
+        } else {
+          l->send_control(failed_answer{request, std::move(reply.error())});
+        }
+      });
+    return caf::none;
+  }
+  case frame_type::lookup: {
+    auto x = parse<lookup>(body);
+    if (!x)
+      return std::move(x.error());
+    auto id = node_.lookup(x->name);
+    if (!id) {
+      l->send_control(failed_answer{x->request, std::move(id.error())});
       return caf::none;
     }
-    case frame_type::credit: {
-      auto x = parse<credit>(body);
-      if (!x)
-        return std::move(x.error());
-      l->on_credit(*x);
-      return caf::none;
-    }
-    case frame_type::probe:
-      l->on_probe();
-      return caf::none;
-    case frame_type::down: {
-      auto x = parse<down_notice>(body);
-      if (!x)
-        return std::move(x.error());
-      l->on_down(x->actor, x->reason, nullptr);
-      return caf::none;
-    }
-    case frame_type::exit: {
-      auto x = parse<exit_request>(body);
-      if (!x)
-        return std::move(x.error());
-      if (auto target = l->addressable(x->actor)) {
-        caf::actor_addr source;
-        if (x->source != 0)
-          if (auto proxy = l->sender_proxy(x->source))
-            source = caf::actor_cast<caf::actor_addr>(*proxy);
-        target->enqueue(nullptr, caf::make_message_id(),
-                        caf::make_message(caf::exit_msg{source, x->reason}),
-                        nullptr);
-      }
-      return caf::none;
-    }
-    case frame_type::link: {
-      auto x = parse<link_request>(body);
-      if (!x)
-        return std::move(x.error());
-      apply_link_request(*l, *x, nullptr);
-      return caf::none;
-    }
-    case frame_type::refusal: {
-      auto x = parse<refusal>(body);
-      if (!x)
-        return std::move(x.error());
-      l->on_refusal(*x);
-      return caf::none;
-    }
-    case frame_type::transfer_done: {
-      auto x = parse<transfer_done>(body);
-      if (!x)
-        return std::move(x.error());
-      l->finish_transfer(x->transfer);
-      return caf::none;
-    }
-    case frame_type::chunk_request: {
-      auto x = parse<chunk_request>(body);
-      if (!x)
-        return std::move(x.error());
-      auto reply = l->serve_chunk(*x);
-      if (reply)
-        l->send_frame(chunk_frame(x->request, reply->data.bytes(),
-                                  reply->data.keep_alive()));
-      else
-        l->send_control(failed_answer{x->request, std::move(reply.error())});
-      return caf::none;
-    }
-    case frame_type::relay_request: {
-      auto x = parse<relay_request>(body);
-      if (!x)
-        return std::move(x.error());
-      // Answered now or, for bytes still on their way here, by the thread
-      // that lands them (link/relay_source.hpp).
-      auto length = x->length;
-      auto request = x->request;
-      node_.relay_table()->serve(
-        *x, l->peer_name(),
-        [link = std::weak_ptr<link_state>{l}, length,
-         request](caf::expected<chunk_reply> reply) {
-          auto l = link.lock();
-          if (!l)
-            return;
-          if (reply) {
-            l->count_relayed(length);
-            l->send_frame(chunk_frame(request, reply->data.bytes(),
-                                      reply->data.keep_alive()));
-          } else {
-            l->send_control(failed_answer{request, std::move(reply.error())});
-          }
-        });
-      return caf::none;
-    }
-    case frame_type::lookup: {
-      auto x = parse<lookup>(body);
-      if (!x)
-        return std::move(x.error());
-      auto id = node_.lookup(x->name);
-      if (!id) {
-        l->send_control(failed_answer{x->request, std::move(id.error())});
-        return caf::none;
-      }
-      // The peer is to hear when the actor it found ends (its proxy's
-      // monitors and links depend on it).
-      if (auto whom = node_.exposed(*id))
-        l->export_actor(whom);
+    // The peer is to hear when the actor it found ends (its proxy's
+    // monitors and links depend on it).
+    if (auto whom = node_.exposed(*id))
+      l->export_actor(whom);
+    l->send_control(actor_id_answer{x->request, *id});
+    return caf::none;
+  }
+  case frame_type::spawn: {
+    auto x = parse<spawn_request>(body);
+    if (!x)
+      return std::move(x.error());
+    auto id = node_.spawn(*x, l);
+    if (id)
       l->send_control(actor_id_answer{x->request, *id});
-      return caf::none;
-    }
-    case frame_type::spawn: {
-      auto x = parse<spawn_request>(body);
-      if (!x)
-        return std::move(x.error());
-      auto id = node_.spawn(*x, l);
-      if (id)
-        l->send_control(actor_id_answer{x->request, *id});
-      else
-        l->send_control(failed_answer{x->request, std::move(id.error())});
-      return caf::none;
-    }
-    case frame_type::actor_id: {
-      auto x = parse<actor_id_answer>(body);
-      if (!x)
-        return std::move(x.error());
-      pending_asks::answer a;
-      a.actor = x->actor;
-      answered(*l, x->request, std::move(a), pending_asks::kind::actor);
-      return caf::none;
-    }
-    case frame_type::failed: {
-      auto x = parse<failed_answer>(body);
-      if (!x)
-        return std::move(x.error());
-      pending_asks::answer a;
-      a.error = x->reason ? std::move(x->reason)
-                          : caf::make_error(errc::decode_failed,
-                                            "node " + l->peer_name()
-                                              + " answered a request with "
-                                                "an empty error");
-      answered(*l, x->request, std::move(a), pending_asks::kind::actor, true);
-      return caf::none;
-    }
-    case frame_type::heartbeat:
-      return caf::none;
-    case frame_type::goodbye:
-      node_.link_lost(l, caf::make_error(errc::link_down,
-                                         "node " + l->peer_name()
-                                           + " shut down"));
-      return caf::none;
-    case frame_type::refuse: {
-      // The node that did not decide the handshake refused it after all
-      // (it found a link of its own meanwhile, or it stops).
-      auto x = parse<refuse>(body);
-      if (!x)
-        return std::move(x.error());
-      node_.link_lost(l, x->reason ? x->reason
-                                   : caf::make_error(errc::handshake_failed,
-                                                     "node " + l->peer_name()
-                                                       + " refused the link"));
-      return caf::none;
-    }
-    default:
-      return caf::make_error(errc::decode_failed,
-                             std::string{"node "} + l->peer_name() + " sent a "
-                               + wire::name_of(type)
-                               + " frame on a link (a handshake frame)");
+    else
+      l->send_control(failed_answer{x->request, std::move(id.error())});
+    return caf::none;
+  }
+  case frame_type::actor_id: {
+    auto x = parse<actor_id_answer>(body);
+    if (!x)
+      return std::move(x.error());
+    pending_asks::answer a;
+    a.actor = x->actor;
+    answered(*l, x->request, std::move(a), pending_asks::kind::actor);
+    return caf::none;
+  }
+  case frame_type::failed: {
+    auto x = parse<failed_answer>(body);
+    if (!x)
+      return std::move(x.error());
+    pending_asks::answer a;
+    a.error = x->reason ? std::move(x->reason)
+                        : caf::make_error(errc::decode_failed,
+                                          "node " + l->peer_name() +
+                                            " answered a request with "
+                                            "an empty error");
+    answered(*l, x->request, std::move(a), pending_asks::kind::actor, true);
+    return caf::none;
+  }
+  case frame_type::heartbeat:
+    return caf::none;
+  case frame_type::goodbye:
+    node_.link_lost(l,
+                    caf::make_error(errc::link_down,
+                                    "node " + l->peer_name() + " shut down"));
+    return caf::none;
+  case frame_type::refuse: {
+    // The node that did not decide the handshake refused it after all
+    // (it found a link of its own meanwhile, or it stops).
+    auto x = parse<refuse>(body);
+    if (!x)
+      return std::move(x.error());
+    node_.link_lost(l, x->reason ? x->reason
+                                 : caf::make_error(errc::handshake_failed,
+                                                   "node " + l->peer_name() +
+                                                     " refused the link"));
+    return caf::none;
+  }
+  default:
+    return caf::make_error(errc::decode_failed,
+                           std::string{"node "} + l->peer_name() + " sent a " +
+                             wire::name_of(type) +
+                             " frame on a link (a handshake frame)");
   }
 }
 

@@ -38,9 +38,9 @@ caf::expected<uint64_t> exposed_actors::lookup(const std::string& name) const {
     for (auto& [key, value] : by_name_)
       known += (known.empty() ? "" : ", ") + key;
     return caf::make_error(errc::no_such_actor,
-                           "node " + node_name_ + " exposes no actor named \""
-                             + name + "\" (exposed: [" + known
-                             + "]); call node.expose(name, actor) there");
+                           "node " + node_name_ + " exposes no actor named \"" +
+                             name + "\" (exposed: [" + known +
+                             "]); call node.expose(name, actor) there");
   }
   return i->second.id();
 }

@@ -12,9 +12,7 @@ struct landed_object {
   std::shared_ptr<std::atomic<uint64_t>> ahead;
   uint64_t size = 0;
 
-  ~landed_object() {
-    ahead->fetch_sub(size, std::memory_order_relaxed);
-  }
+  ~landed_object() { ahead->fetch_sub(size, std::memory_order_relaxed); }
 };
 
 } // namespace

@@ -12,10 +12,10 @@
 // the connection and the ring offered goes. A node's reader of its own ring
 // starts when its side of the link exists: what the peer wrote before waits
 // in the ring.
+#include "lane/lane_transport.hpp"
 #include "node/dispatch.hpp"
 #include "node/node_impl.hpp"
 #include "transport/frame_reader.hpp"
-#include "lane/lane_transport.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -28,8 +28,8 @@ std::optional<lane::ring> node_impl::offer_lane(const link_config& cfg) {
     return std::nullopt;
   auto made = lane::ring::create(cfg.lane_bytes);
   if (!made) {
-    log("offers no same-host lane (the link uses its TCP connection): "
-        + render(made.error()));
+    log("offers no same-host lane (the link uses its TCP connection): " +
+        render(made.error()));
     return std::nullopt;
   }
   made->set_spin(cfg.lane_spin);
@@ -55,18 +55,21 @@ void node_impl::read_lane(const std::shared_ptr<link_state>& link,
     auto why = err ? err : l->drain_reason();
     if (!why)
       why = caf::make_error(errc::link_down,
-                            "node " + peer_name
-                              + " closed the same-host lane (its side of the "
-                                "link went down)");
+                            "node " + peer_name +
+                              " closed the same-host lane (its side of the "
+                              "link went down)");
     link_lost(l, why, true);
   };
   lane::readers::backlog backlog;
   if (auto lane_out = std::dynamic_pointer_cast<lane_transport>(out)) {
     backlog.pending = lane_out->backlog_flag();
-    backlog.drain = [lane_out] { lane_out->drain_backlog(); };
+    backlog.drain = [lane_out] {
+      lane_out->drain_backlog();
+    };
   } else {
     backlog.pending = std::make_shared<std::atomic<bool>>(false);
-    backlog.drain = [] {};
+    backlog.drain = [] {
+    };
   }
   lanes_.start(std::move(in), max_record, std::move(deliver), std::move(ended),
                std::move(backlog));

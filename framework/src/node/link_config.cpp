@@ -24,9 +24,12 @@ using detail::read_uint;
 
 std::string to_string(compression x) {
   switch (x) {
-    case compression::none: return "none";
-    case compression::lz4: return "lz4";
-    case compression::zstd: return "zstd";
+  case compression::none:
+    return "none";
+  case compression::lz4:
+    return "lz4";
+  case compression::zstd:
+    return "zstd";
   }
   return "none";
 }
@@ -38,18 +41,16 @@ caf::expected<compression> parse_compression(const std::string& x) {
     return compression::lz4;
   if (x == "zstd")
     return compression::zstd;
-  return caf::make_error(errc::invalid_config,
-                         "unknown compression \"" + x
-                           + "\": use none, lz4 or zstd");
+  return caf::make_error(errc::invalid_config, "unknown compression \"" + x +
+                                                 "\": use none, lz4 or zstd");
 }
 
 // -- link_config --------------------------------------------------------------
 
 std::vector<std::string> link_config::default_families() {
-  return {"raw", "cereal.binary", "caf", "msgpack", "cereal.portable",
-          "cereal.json"};
+  return {"raw",     "cereal.binary",   "caf",
+          "msgpack", "cereal.portable", "cereal.json"};
 }
-
 
 caf::expected<link_config>
 link_config::from_settings(const caf::settings& section, link_config base) {
@@ -89,8 +90,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       base.chunks_in_flight = static_cast<uint32_t>(tmp);
     } else if (key == "batch-messages") {
       err = read_uint(value, key, tmp);
-      base.batch_messages
-        = static_cast<uint32_t>(std::min<uint64_t>(tmp, 1u << 20));
+      base.batch_messages =
+        static_cast<uint32_t>(std::min<uint64_t>(tmp, 1u << 20));
     } else if (key == "batch-gap") {
       err = read_duration(value, key, base.batch_gap);
     } else if (key == "lane") {
@@ -128,14 +129,14 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     } else {
       return caf::make_error(
         errc::invalid_config,
-        "unknown link setting \"" + key
-          + "\": known are serializers, deserializers, spill-threshold, "
-            "compression, compression-threshold, max-message-size, "
-            "window-bytes, window-messages, send-timeout, pull-threshold, "
-            "chunk-size, chunks-in-flight, batch-messages, batch-gap, lane, "
-            "no-lane, lane-bytes, lane-spin, max-proxies, max-spawned-actors, "
-            "max-held-bytes, max-held-messages, heartbeat-interval, "
-            "connection-timeout, plain");
+        "unknown link setting \"" + key +
+          "\": known are serializers, deserializers, spill-threshold, "
+          "compression, compression-threshold, max-message-size, "
+          "window-bytes, window-messages, send-timeout, pull-threshold, "
+          "chunk-size, chunks-in-flight, batch-messages, batch-gap, lane, "
+          "no-lane, lane-bytes, lane-spin, max-proxies, max-spawned-actors, "
+          "max-held-bytes, max-held-messages, heartbeat-interval, "
+          "connection-timeout, plain");
     }
     if (err)
       return err;
@@ -149,28 +150,28 @@ link_config::from_settings(const caf::settings& section, link_config base) {
   if (base.window_messages == 0 || base.window_bytes == 0)
     return caf::make_error(errc::invalid_config,
                            "window-bytes and window-messages must be positive");
-  if (base.lane_bytes < (uint64_t{64} << 10)
-      || base.lane_bytes > (uint64_t{1} << 30)
-      || (base.lane_bytes & (base.lane_bytes - 1)) != 0)
+  if (base.lane_bytes < (uint64_t{64} << 10) ||
+      base.lane_bytes > (uint64_t{1} << 30) ||
+      (base.lane_bytes & (base.lane_bytes - 1)) != 0)
     return caf::make_error(errc::invalid_config,
-                           "lane-bytes is " + std::to_string(base.lane_bytes)
-                             + ": use a power of two from 64KiB to 1GiB");
-  if (base.lane_spin.count() < 0
-      || base.lane_spin > std::chrono::milliseconds{10})
+                           "lane-bytes is " + std::to_string(base.lane_bytes) +
+                             ": use a power of two from 64KiB to 1GiB");
+  if (base.lane_spin.count() < 0 ||
+      base.lane_spin > std::chrono::milliseconds{10})
     return caf::make_error(errc::invalid_config,
-                           "lane-spin is "
-                             + std::to_string(base.lane_spin.count())
-                             + "us: use 0 (no polling) to 10ms");
-  if (base.heartbeat_interval.count() <= 0
-      || base.connection_timeout <= base.heartbeat_interval)
+                           "lane-spin is " +
+                             std::to_string(base.lane_spin.count()) +
+                             "us: use 0 (no polling) to 10ms");
+  if (base.heartbeat_interval.count() <= 0 ||
+      base.connection_timeout <= base.heartbeat_interval)
     return caf::make_error(errc::invalid_config,
-                           "heartbeat-interval is "
-                             + std::to_string(base.heartbeat_interval.count())
-                             + "ms and connection-timeout "
-                             + std::to_string(base.connection_timeout.count())
-                             + "ms: use a positive heartbeat-interval and a "
-                               "connection-timeout above it (a link sends a "
-                               "heartbeat each interval it is quiet)");
+                           "heartbeat-interval is " +
+                             std::to_string(base.heartbeat_interval.count()) +
+                             "ms and connection-timeout " +
+                             std::to_string(base.connection_timeout.count()) +
+                             "ms: use a positive heartbeat-interval and a "
+                             "connection-timeout above it (a link sends a "
+                             "heartbeat each interval it is quiet)");
   if (base.max_proxies == 0)
     return caf::make_error(errc::invalid_config,
                            "max-proxies must be positive (it bounds the peer's "

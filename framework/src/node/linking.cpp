@@ -10,9 +10,9 @@
 // down once its reader has taken what the ring holds: the connection beside
 // it may close before the reader got to the peer's last frames.
 #include "lane/lane_transport.hpp"
+#include "link/actor_links.hpp"
 #include "node/dispatch.hpp"
 #include "node/node_impl.hpp"
-#include "link/actor_links.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -31,8 +31,8 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
   auto same_host = shares_store_with(peer.who);
   // A lane when both offered a ring (both sides apply this one rule): the
   // link's way out is then the peer's ring, else the connection.
-  auto lane = same_host && cfg.lane && offered.has_value()
-              && !peer.offer.lane.empty();
+  auto lane =
+    same_host && cfg.lane && offered.has_value() && !peer.offer.lane.empty();
   if (!lane && offered) {
     offered->unlink();
     offered.reset();
@@ -44,15 +44,14 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
       out = std::make_shared<lane_transport>(
         std::make_shared<lane::ring>(std::move(*ring)), conn);
     } else {
-      log("cannot write into the same-host lane node " + peer.who.node_name
-          + " offered (this node sends it through the TCP connection): "
-          + render(ring.error()));
+      log("cannot write into the same-host lane node " + peer.who.node_name +
+          " offered (this node sends it through the TCP connection): " +
+          render(ring.error()));
     }
   }
   auto admitted = links_.admit(peer.who.node_id, [&] {
-    auto link = std::make_shared<link_state>(*this, peer, cfg,
-                                             std::move(send_families),
-                                             same_host, out);
+    auto link = std::make_shared<link_state>(
+      *this, peer, cfg, std::move(send_families), same_host, out);
     // Before anything else can send on the link (it is in the table once
     // this returns).
     first();

@@ -19,7 +19,7 @@
 #include <mutex>
 
 #if defined(__GLIBC__)
-#  include <malloc.h>
+#include <malloc.h>
 #endif
 
 namespace ferry::detail {
@@ -49,8 +49,8 @@ bool tune_malloc() {
   std::call_once(once, [] {
     if (environment_tunes_malloc())
       return;
-    tuned = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1
-            && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+    tuned = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 &&
+            mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
   });
   return tuned;
 #else

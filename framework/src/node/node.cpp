@@ -44,9 +44,9 @@ await_answer(const std::shared_ptr<detail::link_state>& link,
   if (result.wait_for(timeout) != std::future_status::ready) {
     link->forget_ask(id);
     return caf::make_error(caf::sec::request_timeout,
-                           "node " + link->peer_name() + " did not answer "
-                             + what + " within "
-                             + std::to_string(timeout.count()) + " ms");
+                           "node " + link->peer_name() + " did not answer " +
+                             what + " within " +
+                             std::to_string(timeout.count()) + " ms");
   }
   auto a = result.get();
   if (a.error)
@@ -59,9 +59,9 @@ await_answer(const std::shared_ptr<detail::link_state>& link,
 caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
   if (cfg.in_use_.exchange(true))
     return caf::make_error(errc::invalid_config,
-                           "this node_config runs node " + cfg.node_name
-                             + " already; give each node a node_config of "
-                               "its own");
+                           "this node_config runs node " + cfg.node_name +
+                             " already; give each node a node_config of "
+                             "its own");
   config_claim claim{&cfg.in_use_};
   if (auto err = cfg.finalize())
     return err;
@@ -86,7 +86,9 @@ caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
   if (cfg.cluster.enabled()) {
     auto* impl_ptr = result->impl_.get();
     detail::cluster::node_access access;
-    access.log = [impl_ptr](const std::string& line) { impl_ptr->log(line); };
+    access.log = [impl_ptr](const std::string& line) {
+      impl_ptr->log(line);
+    };
     access.disconnect = [impl_ptr](uint64_t uid, const caf::error& why) {
       impl_ptr->disconnect(uid, why);
     };
@@ -134,10 +136,10 @@ caf::expected<uint16_t> node::publish(const caf::actor& whom, uint16_t port,
   impl_->publish_default(whom);
   auto result = impl_->open_port(port, address);
   if (!result)
-    return caf::make_error(errc::connect_failed,
-                           "cannot listen on " + address + ":"
-                             + std::to_string(port) + ": "
-                             + render(result.error()));
+    return caf::make_error(errc::connect_failed, "cannot listen on " + address +
+                                                   ":" + std::to_string(port) +
+                                                   ": " +
+                                                   render(result.error()));
   return *result;
 }
 
@@ -156,9 +158,9 @@ caf::expected<caf::actor> node::remote_actor(const std::string& host,
     id = (*link)->default_actor();
     if (id == 0)
       return caf::make_error(errc::no_such_actor,
-                             "node " + (*link)->peer_name()
-                               + " has no published default actor; pass "
-                                 "the name of an exposed actor");
+                             "node " + (*link)->peer_name() +
+                               " has no published default actor; pass "
+                               "the name of an exposed actor");
   } else {
     auto found = await_answer(
       *link, impl_->config().handshake_timeout,
@@ -173,11 +175,10 @@ caf::expected<caf::actor> node::remote_actor(const std::string& host,
   return caf::actor_cast<caf::actor>((*link)->proxy(id));
 }
 
-caf::expected<caf::actor> node::remote_spawn(const std::string& host,
-                                             uint16_t port,
-                                             const std::string& type_name,
-                                             caf::message args,
-                                             std::chrono::milliseconds timeout) {
+caf::expected<caf::actor>
+node::remote_spawn(const std::string& host, uint16_t port,
+                   const std::string& type_name, caf::message args,
+                   std::chrono::milliseconds timeout) {
   auto link = impl_->connect(host, port);
   if (!link)
     return std::move(link.error());
@@ -190,7 +191,9 @@ caf::expected<caf::actor> node::remote_spawn(const std::string& host,
                                      tickets, transfers, families, req.args);
   // Store tickets and held frames of the arguments go back if the peer never
   // takes them.
-  auto release = [&] { (*link)->release_unsent(tickets, transfers); };
+  auto release = [&] {
+    (*link)->release_unsent(tickets, transfers);
+  };
   if (err) {
     release();
     return err;
@@ -246,8 +249,8 @@ namespace {
 
 caf::error no_cluster(const std::string& name) {
   return caf::make_error(errc::cluster_refused,
-                         "node " + name
-                           + " joins no cluster (ferry.cluster.name)");
+                         "node " + name +
+                           " joins no cluster (ferry.cluster.name)");
 }
 
 } // namespace

@@ -101,8 +101,8 @@ void node_impl::close_links() {
   for (auto& link : links_.close())
     link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr, true);
   auto deadline = std::chrono::steady_clock::now() + close_wait;
-  while (open_connections_->count() > 0
-         && std::chrono::steady_clock::now() < deadline)
+  while (open_connections_->count() > 0 &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds{2});
 }
 
@@ -144,8 +144,8 @@ caf::error node_impl::init() {
                 [this](const std::string& line) { log(line); });
   if (cfg_.vector_pool.max_bytes > 0)
     janitor_ = sys_.spawn<caf::hidden>(
-      pool_janitor, std::max(cfg_.vector_pool.max_idle / 2,
-                             std::chrono::milliseconds{50}));
+      pool_janitor,
+      std::max(cfg_.vector_pool.max_idle / 2, std::chrono::milliseconds{50}));
   if (auto err = check_families())
     return err;
   if (cfg_.store_enabled)
@@ -174,9 +174,9 @@ caf::error node_impl::check_families() const {
     for (auto& family : cfg.serializers)
       if (std::find(known.begin(), known.end(), family) == known.end())
         return caf::make_error(errc::invalid_config,
-                               "unknown family \"" + family
-                                 + "\" in serializers" + where
-                                 + "; known families are " + list_names(known));
+                               "unknown family \"" + family +
+                                 "\" in serializers" + where +
+                                 "; known families are " + list_names(known));
     return caf::none;
   };
   if (auto err = check(cfg_.default_link, ""))
@@ -195,20 +195,20 @@ void node_impl::attach_store() {
   sc.persistent = cfg_.store_persistent;
   if (!cfg_.store_spill_directory.empty())
     sc.spill_directory = cfg_.store_spill_directory;
-  sc.allow_out_of_band_ref_serialization
-    = cfg_.allow_out_of_band_ref_serialization;
+  sc.allow_out_of_band_ref_serialization =
+    cfg_.allow_out_of_band_ref_serialization;
   auto attached = store::object_store::attach(sc);
   if (!attached) {
-    log("runs without a store (large frames travel inline or in chunks): "
-        + render(attached.error()));
+    log("runs without a store (large frames travel inline or in chunks): " +
+        render(attached.error()));
     return;
   }
   store_.emplace(std::move(*attached));
   imports_.import_into(*store_);
   // Rings of same-host lanes that crashed processes of this host left.
   if (auto removed = lane::ring::remove_orphans(); removed > 0)
-    log("removed " + std::to_string(removed)
-        + " same-host lane rings that ended processes left in /dev/shm");
+    log("removed " + std::to_string(removed) +
+        " same-host lane rings that ended processes left in /dev/shm");
 }
 
 std::string node_impl::metrics_text() {
@@ -273,18 +273,18 @@ node_impl::spawn(spawn_request& req, const std::shared_ptr<link_state>& link) {
       return std::move(args.error());
     spawned = sys_.spawn<caf::actor>(req.type_name, std::move(*args));
   } catch (...) {
-    return caf::make_error(errc::decode_failed,
-                           "spawning \"" + req.type_name + "\" for node "
-                             + link->peer_name() + " threw: "
-                             + serializers::detail::current_exception_text());
+    return caf::make_error(
+      errc::decode_failed,
+      "spawning \"" + req.type_name + "\" for node " + link->peer_name() +
+        " threw: " + serializers::detail::current_exception_text());
   }
   if (!spawned)
     return caf::make_error(errc::no_such_actor,
-                           "node " + cfg_.node_name + " cannot spawn \""
-                             + req.type_name + "\": " + render(spawned.error())
-                             + "; register it there with "
-                               "cfg.add_actor_type<T>(\""
-                             + req.type_name + "\")");
+                           "node " + cfg_.node_name + " cannot spawn \"" +
+                             req.type_name + "\": " + render(spawned.error()) +
+                             "; register it there with "
+                             "cfg.add_actor_type<T>(\"" +
+                             req.type_name + "\")");
   link->adopt_spawned(std::move(*slot), *spawned);
   return link->export_actor(caf::actor_cast<caf::strong_actor_ptr>(*spawned));
 }

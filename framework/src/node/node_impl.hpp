@@ -44,8 +44,6 @@
 #include "lane/readers.hpp"
 #include "lane/ring.hpp"
 #include "link/link_state.hpp"
-#include "node/relay_directory.hpp"
-#include "node/relay_sources.hpp"
 #include "log_limiter.hpp"
 #include "metrics/exposition.hpp"
 #include "metrics/metrics_server.hpp"
@@ -54,6 +52,8 @@
 #include "node/link_table.hpp"
 #include "node/node_watch.hpp"
 #include "node/pool_settings.hpp"
+#include "node/relay_directory.hpp"
+#include "node/relay_sources.hpp"
 #include "thread_safety.hpp"
 #include "transport/connection.hpp"
 #include "transport/io_threads.hpp"
@@ -121,7 +121,6 @@ public:
 
   // -- the node's own ---------------------------------------------------------
 
-
   /// Returns this node's id: 64 random bits drawn at start (never 0).
   uint64_t id() const { return id_; }
 
@@ -170,15 +169,15 @@ public:
 
   /// Connects to `host`:`port` (or returns the existing link); see
   /// node/connect.cpp.
-  caf::expected<std::shared_ptr<link_state>>
-  connect(const std::string& host, uint16_t port);
+  caf::expected<std::shared_ptr<link_state>> connect(const std::string& host,
+                                                     uint16_t port);
 
   /// The link `link` lost its way to the peer (`why`): takes it down and
   /// tells the node's watchers. A link with an incoming same-host lane
   /// first reads what the ring still holds (`link_state::drain_lane`); its
   /// reader calls again with `final` once it has.
-  void link_lost(const std::shared_ptr<link_state>& link,
-                 const caf::error& why, bool final = false);
+  void link_lost(const std::shared_ptr<link_state>& link, const caf::error& why,
+                 bool final = false);
 
   // -- transport (node/transport.cpp) ----------------------------------------
 
@@ -256,9 +255,7 @@ public:
   void disconnect(uint64_t id, const caf::error& why);
 
   /// Returns the port of the metrics endpoint (0: none).
-  uint16_t metrics_port() const {
-    return metrics_ ? metrics_->port() : 0;
-  }
+  uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }
 
   // -- logging ----------------------------------------------------------------
 
@@ -288,8 +285,8 @@ private:
   landings imports_;
   activity_counter live_links_;
   /// Counts connections not yet ended (the shutdown waits for them).
-  std::shared_ptr<activity_counter> open_connections_
-    = std::make_shared<activity_counter>();
+  std::shared_ptr<activity_counter> open_connections_ =
+    std::make_shared<activity_counter>();
   /// Made before the actor system starts its threads, which use it (the
   /// relay sweeper, the dispatchers, the pullers): a thread's start orders
   /// what was made before it, where CAF's own hand-offs between threads are
@@ -322,8 +319,8 @@ private:
     listeners_ FERRY_GUARDED_BY(listen_mtx_);
   /// Guards `cluster_figures_`, which scrapes read from the metrics thread.
   mutex cluster_mtx_;
-  std::function<cluster_figures()> cluster_figures_
-    FERRY_GUARDED_BY(cluster_mtx_);
+  std::function<cluster_figures()>
+    cluster_figures_ FERRY_GUARDED_BY(cluster_mtx_);
   /// Last: it reads every member above from its own thread.
   std::unique_ptr<metrics_server> metrics_;
 };

@@ -33,10 +33,11 @@ pool_settings::pool_settings(
   lock_guard guard{owner.mtx};
   if (owner.live_nodes > 0 && owner.limits != limits)
     log("warning: this node's ferry.vector-pool settings differ from the "
-        "limits in force in this process (set by node " + owner.node_name
-        + " when it started); the pool is process-wide, so this node's "
-          "settings now apply to every node of the process (give them all "
-          "the same ferry.vector-pool settings)");
+        "limits in force in this process (set by node " +
+        owner.node_name +
+        " when it started); the pool is process-wide, so this node's "
+        "settings now apply to every node of the process (give them all "
+        "the same ferry.vector-pool settings)");
   serializers::vector_pool_config(limits);
   owner.limits = limits;
   owner.node_name = node_name;

@@ -9,17 +9,19 @@
 // object about once, whatever the number of receivers (the owner's link,
 // not the receivers', is what a broadcast to many hosts runs out of).
 //
-// An entry lives while a transfer of its object is held (every transfer
-// holds a lease on it) and for `linger` after the last one ends, matching
-// the time a receiver keeps a sealed object's source for relaying
-// (node/relay_sources.hpp): an object sent again soon after goes on along
-// the chain, as far as the receivers still hold it. Entries are keyed by the store's object id, which the store
-// never reuses in its life, so a key never names two objects.
+// An entry lives while a transfer of its object is held (every transfer holds a
+// lease on it) and for `linger` after the last one ends, matching the time a
+// receiver keeps a sealed object's source for relaying
+// (node/relay_sources.hpp): an object sent again soon after goes on along the
+// chain, as far as the receivers still hold it. Entries are keyed by the
+// store's object id, which the store never reuses in its life, so a key never
+// names two objects.
 //
 // Thread-safety: every member function may be called from any thread; one
 // mutex guards the table.
 #pragma once
 
+#include "clock.hpp"
 #include "link/link_host.hpp"
 #include "thread_safety.hpp"
 #include "wire/relay_hint.hpp"
@@ -36,9 +38,10 @@ namespace ferry::detail {
 
 class relay_directory {
 public:
-  using clock = std::chrono::steady_clock;
-
-  explicit relay_directory(clock::duration linger = std::chrono::seconds{5});
+  /// A directory whose entries linger `linger` after their last transfer,
+  /// timed on `time` (which must outlive the directory and its leases).
+  explicit relay_directory(clock::duration linger = std::chrono::seconds{5},
+                           const clock& time = clock::steady());
 
   /// Notes that store object `object_id` goes to node `peer` now and
   /// returns its hint for `peer`.
@@ -51,13 +54,14 @@ private:
     std::string last;
     /// Leases held, and when the last one ended (clock ticks).
     std::atomic<size_t> leases{0};
-    std::atomic<clock::rep> released{0};
+    std::atomic<clock::duration::rep> released{0};
   };
 
   /// Drops entries without leases whose linger is over.
   void prune_locked() FERRY_REQUIRES(mtx_);
 
   const clock::duration linger_;
+  const clock* clock_;
   mutable mutex mtx_;
   std::mt19937_64 keys_ FERRY_GUARDED_BY(mtx_);
   /// An entry's `key` and `last` are also read and written only under

@@ -8,8 +8,11 @@
 namespace ferry::detail {
 
 relay_sources::relay_sources(std::string node_name, clock::duration linger,
-                             clock::duration grace)
-  : node_name_(std::move(node_name)), linger_(linger), grace_(grace) {
+                             clock::duration grace, const clock& time)
+  : node_name_(std::move(node_name)),
+    linger_(linger),
+    grace_(grace),
+    clock_(&time) {
   // nop
 }
 
@@ -32,7 +35,7 @@ relay_sources::open(uint64_t key, std::span<const std::byte> bytes,
     if (slot)
       return nullptr;
     slot = std::make_shared<relay_source>(bytes, std::move(buffer), owner,
-                                          node_name_, max_chunk);
+                                          node_name_, max_chunk, *clock_);
     result = slot;
     std::erase(gone_, key);
     std::erase_if(waiting_, [&](waiting& x) {
@@ -72,11 +75,10 @@ void relay_sources::serve(const relay_request& req,
     lock_guard guard{mtx_};
     if (auto i = sources_.find(req.key); i != sources_.end()) {
       source = i->second;
-    } else if (grace_ > clock::duration::zero()
-               && waiting_.size() < max_waiting
-               && std::find(gone_.begin(), gone_.end(), req.key)
-                    == gone_.end()) {
-      refused.deadline = clock::now() + grace_;
+    } else if (grace_ > clock::duration::zero() &&
+               waiting_.size() < max_waiting &&
+               std::find(gone_.begin(), gone_.end(), req.key) == gone_.end()) {
+      refused.deadline = clock_->now() + grace_;
       waiting_.emplace_back(std::move(refused));
       parked = true;
       wake = timer_;
@@ -98,7 +100,7 @@ void relay_sources::serve(const relay_request& req,
 void relay_sources::expire() {
   std::vector<waiting> expired;
   {
-    auto now = clock::now();
+    auto now = clock_->now();
     lock_guard guard{mtx_};
     std::erase_if(waiting_, [&](waiting& x) {
       if (x.deadline > now)
@@ -129,7 +131,7 @@ relay_sources::erase_locked(Pred pred) {
 }
 
 void relay_sources::sweep() {
-  auto cutoff = clock::now() - linger_;
+  auto cutoff = clock_->now() - linger_;
   std::vector<std::shared_ptr<relay_source>> dropped; // released after
   lock_guard guard{mtx_};
   dropped = erase_locked(
@@ -145,8 +147,8 @@ void relay_sources::clear() {
     expired.swap(waiting_);
     timer_ = nullptr;
   }
-  auto why = caf::make_error(errc::link_down,
-                             "node " + node_name_ + " shuts down");
+  auto why =
+    caf::make_error(errc::link_down, "node " + node_name_ + " shuts down");
   for (auto& [key, source] : dropped)
     source->failed(why);
   for (auto& x : expired)
@@ -166,11 +168,11 @@ void relay_sources::gone_locked(uint64_t key) {
 
 void relay_sources::not_here(waiting& x) const {
   x.reply(caf::make_error(errc::transfer_failed,
-                          "node " + node_name_
-                            + " holds no object under the relay key node "
-                            + x.requester
-                            + " named (never pulled here, or no longer "
-                              "kept); pull it from its owner"));
+                          "node " + node_name_ +
+                            " holds no object under the relay key node " +
+                            x.requester +
+                            " named (never pulled here, or no longer "
+                            "kept); pull it from its owner"));
 }
 
 } // namespace ferry::detail

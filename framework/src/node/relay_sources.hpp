@@ -41,8 +41,6 @@ namespace ferry::detail {
 
 class relay_sources final : public relay_registry {
 public:
-  using clock = relay_source::clock;
-
   /// How long a sealed object's source stays after its last use by
   /// default.
   static constexpr auto default_linger = std::chrono::seconds{5};
@@ -56,9 +54,12 @@ public:
   /// Keys let go that are remembered (and refused at once), at most.
   static constexpr size_t max_gone = 1024;
 
+  /// Relays for node `node_name`, timing lingers and graces on `time`
+  /// (which must outlive the table and its sources).
   explicit relay_sources(std::string node_name,
                          clock::duration linger = default_linger,
-                         clock::duration grace = default_grace);
+                         clock::duration grace = default_grace,
+                         const clock& time = clock::steady());
 
   /// Sets what wakes `expire` after a delay (the node's sweeper); without
   /// it, waiting requests expire only when `expire` is called.
@@ -68,10 +69,11 @@ public:
   /// `bytes`, landing in `buffer`, pulled from node `owner`) and hands it
   /// the requests waiting for the key; null when this node relays that
   /// key already (it pulls the object twice: the first pull serves).
-  std::shared_ptr<relay_source>
-  open(uint64_t key, std::span<const std::byte> bytes,
-       std::shared_ptr<landing_buffer> buffer, const std::string& owner,
-       uint64_t max_chunk) override;
+  std::shared_ptr<relay_source> open(uint64_t key,
+                                     std::span<const std::byte> bytes,
+                                     std::shared_ptr<landing_buffer> buffer,
+                                     const std::string& owner,
+                                     uint64_t max_chunk) override;
 
   /// The pull of `source` (key `key`) failed or stopped: answers its
   /// waiting requests with `why` and forgets it, unless it is sealed.
@@ -122,6 +124,7 @@ private:
   const std::string node_name_;
   const clock::duration linger_;
   const clock::duration grace_;
+  const clock* clock_;
   mutable mutex mtx_;
   std::function<void(clock::duration)> timer_ FERRY_GUARDED_BY(mtx_);
   std::unordered_map<uint64_t, std::shared_ptr<relay_source>>

@@ -25,10 +25,10 @@ caf::error read_uint(const caf::config_value& value, const std::string& key,
   return caf::none;
 }
 
-const char* const size_forms
-  = "a byte count (268435456) or a whole number with a unit (256MiB, 2GiB, "
-    "64KiB; KiB, MiB, GiB and TiB are powers of 1024, kB, MB, GB and TB "
-    "powers of 1000)";
+const char* const size_forms =
+  "a byte count (268435456) or a whole number with a unit (256MiB, 2GiB, "
+  "64KiB; KiB, MiB, GiB and TiB are powers of 1024, kB, MB, GB and TB "
+  "powers of 1000)";
 
 namespace {
 
@@ -36,8 +36,8 @@ bool iequals(std::string_view x, std::string_view y) {
   if (x.size() != y.size())
     return false;
   for (size_t i = 0; i < x.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(x[i]))
-        != std::tolower(static_cast<unsigned char>(y[i])))
+    if (std::tolower(static_cast<unsigned char>(x[i])) !=
+        std::tolower(static_cast<unsigned char>(y[i])))
       return false;
   return true;
 }
@@ -56,12 +56,13 @@ caf::expected<uint64_t> parse_size(std::string_view text,
                                    const std::string& key) {
   auto refuse = [&](const std::string& why) {
     return caf::make_error(errc::invalid_config,
-                           "setting \"" + key + "\" = \"" + std::string{text}
-                             + "\" " + why + ": use " + size_forms);
+                           "setting \"" + key + "\" = \"" + std::string{text} +
+                             "\" " + why + ": use " + size_forms);
   };
   auto x = trim(text);
   size_t digits = 0;
-  while (digits < x.size() && std::isdigit(static_cast<unsigned char>(x[digits])))
+  while (digits < x.size() &&
+         std::isdigit(static_cast<unsigned char>(x[digits])))
     ++digits;
   if (digits == 0)
     return refuse("is not a size");
@@ -100,8 +101,8 @@ caf::error read_size(const caf::config_value& value, const std::string& key,
                      uint64_t& out) {
   if (auto x = caf::get_if<int64_t>(&value)) {
     if (*x < 0)
-      return bad_value(key, std::string{"a size, not negative: use "}
-                              + size_forms);
+      return bad_value(key,
+                       std::string{"a size, not negative: use "} + size_forms);
     out = static_cast<uint64_t>(*x);
     return caf::none;
   }

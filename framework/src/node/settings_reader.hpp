@@ -46,8 +46,8 @@ caf::error read_size(const caf::config_value& value, const std::string& key,
 /// Reads a duration: a timespan (`20us`, `30s`), or a non-negative integer
 /// counting `Duration`'s unit.
 template <class Duration>
-caf::error read_duration(const caf::config_value& value,
-                         const std::string& key, Duration& out) {
+caf::error read_duration(const caf::config_value& value, const std::string& key,
+                         Duration& out) {
   if (auto ts = caf::get_if<caf::timespan>(&value)) {
     out = std::chrono::duration_cast<Duration>(*ts);
     return caf::none;

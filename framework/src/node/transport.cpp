@@ -58,15 +58,16 @@ net::stream_maker node_impl::streams(bool server,
   net::stream_maker result;
   auto tls = tls_;
   auto& me = cfg_.node_name;
-  result.make = [tls, me](int fd, bool use_tls, bool is_server)
-    -> caf::expected<std::unique_ptr<net::stream>> {
+  result.make =
+    [tls, me](int fd, bool use_tls,
+              bool is_server) -> caf::expected<std::unique_ptr<net::stream>> {
     if (!use_tls)
       return std::unique_ptr<net::stream>{new net::plain_stream(fd)};
     if (!tls)
       return caf::make_error(errc::handshake_failed,
-                             "a TLS peer connected to node " + me
-                               + ", which has no TLS credentials (its "
-                                 "ferry.tls options are not set)");
+                             "a TLS peer connected to node " + me +
+                               ", which has no TLS credentials (its "
+                               "ferry.tls options are not set)");
     auto made = tls->make_stream(fd, is_server);
     if (!made)
       return std::move(made.error());
@@ -120,11 +121,11 @@ void node_impl::dial(const std::string& host, uint16_t port,
     sock->close(ignored);
   });
   auto failed = [waiter, address](const std::string& what) {
-    waiter->finish({nullptr,
-                    caf::make_error(errc::connect_failed,
-                                    "cannot connect to " + address + ": "
-                                      + what),
-                    0});
+    waiter->finish(
+      {nullptr,
+       caf::make_error(errc::connect_failed,
+                       "cannot connect to " + address + ": " + what),
+       0});
   };
   resolver->async_resolve(
     host, std::to_string(port),

@@ -39,7 +39,7 @@ std::chrono::milliseconds to_ms(std::chrono::steady_clock::duration d) {
 
 } // namespace
 
-// -- making and starting --------------------------------------------------------
+// -- making and starting ------------------------------------------------------
 
 connection::connection(asio::ip::tcp::socket sock, bool server,
                        stream_maker streams, connection_timing timing,
@@ -82,35 +82,34 @@ void connection::start() {
 }
 
 void connection::detect() {
-  sock_.async_wait(asio::socket_base::wait_read,
-                   [self = shared_from_this()](boost::system::error_code ec) {
-                     if (self->ended_ || ec == asio::error::operation_aborted)
-                       return;
-                     if (ec) {
-                       self->end(caf::make_error(errc::handshake_failed,
-                                                 "the connection from "
-                                                   + self->peer_ + " failed: "
-                                                   + ec.message()));
-                       return;
-                     }
-                     std::byte first{};
-                     auto n = ::recv(self->sock_.native_handle(), &first, 1,
-                                     MSG_PEEK | MSG_DONTWAIT);
-                     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                       self->detect();
-                       return;
-                     }
-                     if (n <= 0) {
-                       self->end(caf::make_error(
-                         errc::handshake_failed,
-                         "the peer at " + self->peer_
-                           + " closed the connection before it said a "
-                             "word"));
-                       return;
-                     }
-                     // A TLS record of the handshake begins with 0x16.
-                     self->open(first == std::byte{0x16});
-                   });
+  sock_.async_wait(
+    asio::socket_base::wait_read,
+    [self = shared_from_this()](boost::system::error_code ec) {
+      if (self->ended_ || ec == asio::error::operation_aborted)
+        return;
+      if (ec) {
+        self->end(caf::make_error(errc::handshake_failed,
+                                  "the connection from " + self->peer_ +
+                                    " failed: " + ec.message()));
+        return;
+      }
+      std::byte first{};
+      auto n =
+        ::recv(self->sock_.native_handle(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        self->detect();
+        return;
+      }
+      if (n <= 0) {
+        self->end(caf::make_error(errc::handshake_failed,
+                                  "the peer at " + self->peer_ +
+                                    " closed the connection before it said a "
+                                    "word"));
+        return;
+      }
+      // A TLS record of the handshake begins with 0x16.
+      self->open(first == std::byte{0x16});
+    });
 }
 
 void connection::open(bool tls) {
@@ -130,39 +129,37 @@ void connection::handshake() {
   auto r = stream_->handshake();
   using st = io_result::status;
   switch (r.state) {
-    case st::ok: {
-      {
-        lock_guard guard{send_mtx_};
-        open_ = true;
-      }
-      // Before anything else: the preface, then the handler's first frames.
-      send(wire::out_frame::raw(wire::preface));
-      handler_->on_open(*this);
-      // What on_open sent (and anything sent meanwhile) goes out now.
-      write_ready();
-      read_ready();
-      return;
+  case st::ok: {
+    {
+      lock_guard guard{send_mtx_};
+      open_ = true;
     }
-    case st::want_read:
-    case st::want_write:
-      sock_.async_wait(r.state == st::want_read
-                         ? asio::socket_base::wait_read
-                         : asio::socket_base::wait_write,
-                       [self = shared_from_this()](
-                         boost::system::error_code ec) {
-                         if (ec == asio::error::operation_aborted)
-                           return;
-                         self->handshake();
-                       });
-      return;
-    default: {
-      auto why = tls_ && streams_.explain ? streams_.explain(*stream_, peer_)
-                                          : r.error;
-      if (why.empty())
-        why = "the peer at " + peer_ + " closed the connection";
-      end(caf::make_error(errc::handshake_failed, why));
-      return;
-    }
+    // Before anything else: the preface, then the handler's first frames.
+    send(wire::out_frame::raw(wire::preface));
+    handler_->on_open(*this);
+    // What on_open sent (and anything sent meanwhile) goes out now.
+    write_ready();
+    read_ready();
+    return;
+  }
+  case st::want_read:
+  case st::want_write:
+    sock_.async_wait(r.state == st::want_read ? asio::socket_base::wait_read
+                                              : asio::socket_base::wait_write,
+                     [self = shared_from_this()](boost::system::error_code ec) {
+                       if (ec == asio::error::operation_aborted)
+                         return;
+                       self->handshake();
+                     });
+    return;
+  default: {
+    auto why =
+      tls_ && streams_.explain ? streams_.explain(*stream_, peer_) : r.error;
+    if (why.empty())
+      why = "the peer at " + peer_ + " closed the connection";
+    end(caf::make_error(errc::handshake_failed, why));
+    return;
+  }
   }
 }
 
@@ -182,7 +179,7 @@ void connection::linked(std::chrono::milliseconds heartbeat_interval,
   });
 }
 
-// -- reading --------------------------------------------------------------------
+// -- reading ------------------------------------------------------------------
 
 void connection::await_readable() {
   sock_.async_wait(asio::socket_base::wait_read,
@@ -199,9 +196,9 @@ std::string connection::read_failure(const io_result& r) const {
   // A process that ends with bytes unread in its socket resets it instead
   // of closing it; for the reader that is the peer gone as well.
   if (r.sys_error == ECONNRESET)
-    return "the peer at " + peer_
-           + " reset the connection (its process ended, or it closed the "
-             "connection with bytes unread)";
+    return "the peer at " + peer_ +
+           " reset the connection (its process ended, or it closed the "
+           "connection with bytes unread)";
   return "the connection to " + peer_ + " failed: " + r.error;
 }
 
@@ -211,50 +208,50 @@ void connection::read_ready() {
   while (!ended_) {
     auto r = stream_->read(reader_.buffer());
     switch (r.state) {
-      case st::ok: {
-        last_received_ = clock::now().time_since_epoch().count();
-        // Held here: a handler may hand the connection to another one while
-        // it runs (the handshake, once the link is made).
-        auto h = handler_;
-        if (auto err = reader_.consume(r.bytes, *h)) {
-          end(std::move(err));
-          return;
-        }
-        if (r.bytes >= budget) {
-          // Others on this thread get their turn; this one goes on after.
-          asio::post(sock_.get_executor(),
-                     [self = shared_from_this()] { self->read_ready(); });
-          return;
-        }
-        budget -= r.bytes;
-        continue;
+    case st::ok: {
+      last_received_ = clock::now().time_since_epoch().count();
+      // Held here: a handler may hand the connection to another one while
+      // it runs (the handshake, once the link is made).
+      auto h = handler_;
+      if (auto err = reader_.consume(r.bytes, *h)) {
+        end(std::move(err));
+        return;
       }
-      case st::want_read:
-        await_readable();
+      if (r.bytes >= budget) {
+        // Others on this thread get their turn; this one goes on after.
+        asio::post(sock_.get_executor(),
+                   [self = shared_from_this()] { self->read_ready(); });
         return;
-      case st::want_write:
-        sock_.async_wait(asio::socket_base::wait_write,
-                         [self = shared_from_this()](
-                           boost::system::error_code ec) {
-                           if (ec == asio::error::operation_aborted)
-                             return;
-                           self->read_ready();
-                         });
-        return;
-      case st::closed:
-        end(draining_ ? caf::error{}
-                      : caf::make_error(errc::link_down,
-                                        "the peer at " + peer_
-                                          + " closed the connection"));
-        return;
-      case st::failed:
-        end(caf::make_error(errc::link_down, read_failure(r)));
-        return;
+      }
+      budget -= r.bytes;
+      continue;
+    }
+    case st::want_read:
+      await_readable();
+      return;
+    case st::want_write:
+      sock_.async_wait(
+        asio::socket_base::wait_write,
+        [self = shared_from_this()](boost::system::error_code ec) {
+          if (ec == asio::error::operation_aborted)
+            return;
+          self->read_ready();
+        });
+      return;
+    case st::closed:
+      end(draining_
+            ? caf::error{}
+            : caf::make_error(errc::link_down, "the peer at " + peer_ +
+                                                 " closed the connection"));
+      return;
+    case st::failed:
+      end(caf::make_error(errc::link_down, read_failure(r)));
+      return;
     }
   }
 }
 
-// -- writing --------------------------------------------------------------------
+// -- writing ------------------------------------------------------------------
 
 void connection::send(wire::out_frame&& frame) {
   last_sent_.store(clock::now().time_since_epoch().count(),
@@ -276,8 +273,8 @@ void connection::send(wire::out_frame&& frame) {
     closed_ = true;
     accepting_ = false;
     guard.unlock();
-    fail(caf::make_error(errc::link_down, "writing to " + peer_
-                                            + " failed: " + r.error));
+    fail(caf::make_error(errc::link_down,
+                         "writing to " + peer_ + " failed: " + r.error));
     return;
   }
   queue_.push_back(queued{std::move(frame), r.bytes});
@@ -364,7 +361,7 @@ void connection::write_ready() {
   }
 }
 
-// -- timing ---------------------------------------------------------------------
+// -- timing -------------------------------------------------------------------
 
 void connection::schedule_tick() {
   using namespace std::chrono;
@@ -395,10 +392,10 @@ void connection::tick() {
     if (now >= deadline_) {
       end(caf::make_error(
         errc::handshake_failed,
-        "no handshake with the peer at " + peer_ + " within "
-          + std::to_string(timing_.handshake_timeout.count())
-          + " ms (ferry.transport.handshake-timeout): is it a ferry node, "
-            "and alive?"));
+        "no handshake with the peer at " + peer_ + " within " +
+          std::to_string(timing_.handshake_timeout.count()) +
+          " ms (ferry.transport.handshake-timeout): is it a ferry node, "
+          "and alive?"));
       return;
     }
   } else if (linked_ && !draining_) {
@@ -406,11 +403,11 @@ void connection::tick() {
     if (now - heard >= timing_.connection_timeout) {
       end(caf::make_error(
         errc::link_down,
-        "heard nothing from " + peer_ + " for "
-          + std::to_string(to_ms(now - heard).count())
-          + " ms (connection-timeout is "
-          + std::to_string(timing_.connection_timeout.count())
-          + " ms): the peer's host or process stopped answering"));
+        "heard nothing from " + peer_ + " for " +
+          std::to_string(to_ms(now - heard).count()) +
+          " ms (connection-timeout is " +
+          std::to_string(timing_.connection_timeout.count()) +
+          " ms): the peer's host or process stopped answering"));
       return;
     }
     auto said = clock::time_point{
@@ -424,7 +421,7 @@ void connection::tick() {
   schedule_tick();
 }
 
-// -- ending ---------------------------------------------------------------------
+// -- ending -------------------------------------------------------------------
 
 void connection::close(bool drain) {
   {

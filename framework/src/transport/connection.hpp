@@ -73,7 +73,7 @@ struct stream_maker {
   /// Makes the stream for socket `fd`: TLS (`tls`) or plain, as the
   /// accepting (`server`) or connecting side.
   std::function<caf::expected<std::unique_ptr<stream>>(int fd, bool tls,
-                                                        bool server)>
+                                                       bool server)>
     make;
   /// Explains why the TLS handshake of `s` failed (TLS streams only).
   std::function<std::string(stream& s, const std::string& peer)> explain;

@@ -62,9 +62,8 @@ public:
   virtual uint64_t max_body(wire::frame_type type) const = 0;
 
   /// Takes a frame's whole body (any type but `message` and `chunk`).
-  [[nodiscard]] virtual caf::error on_frame(wire::frame_type type,
-                                            std::span<const std::byte> body)
-    = 0;
+  [[nodiscard]] virtual caf::error
+  on_frame(wire::frame_type type, std::span<const std::byte> body) = 0;
 
   /// Takes a `message` frame.
   [[nodiscard]] virtual caf::error on_message(wire_message&& msg) = 0;
@@ -76,8 +75,7 @@ public:
   /// Takes a `chunk` frame: its bytes landed in `chunk_landing`'s place
   /// (`landed`), else they are `data`.
   [[nodiscard]] virtual caf::error on_chunk(uint64_t request, wire_bytes data,
-                                            bool landed)
-    = 0;
+                                            bool landed) = 0;
 
   /// Returns where inline store handles land (null: nowhere).
   virtual import_landing* imports() = 0;
@@ -132,8 +130,7 @@ private:
 
   /// Handles a whole body (the frame's type in `header_`).
   static caf::error dispatch(const wire::frame_header& header,
-                             std::span<const std::byte> body,
-                             frame_sink& sink);
+                             std::span<const std::byte> body, frame_sink& sink);
 
   /// Copies up to `dst.size()` bytes from the receive buffer; returns how
   /// many.
@@ -150,8 +147,7 @@ private:
   caf::error direct_filled(size_t n, frame_sink& sink);
 
   /// Ends the current message frame.
-  caf::error end_message(frame_sink& sink,
-                         std::span<const std::byte> tail);
+  caf::error end_message(frame_sink& sink, std::span<const std::byte> tail);
 
   /// Ends the current chunk frame.
   caf::error end_chunk(frame_sink& sink);

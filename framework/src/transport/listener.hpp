@@ -33,9 +33,9 @@ public:
   /// `on_accept` gets each connection's socket, bound to an I/O context
   /// from `pick` (the node's next I/O thread).
   [[nodiscard]] static caf::expected<std::shared_ptr<listener>>
-  open(boost::asio::io_context& ioc, const std::string& address,
-       uint16_t port, std::function<boost::asio::io_context&()> pick,
-       accept_fn on_accept, log_fn log);
+  open(boost::asio::io_context& ioc, const std::string& address, uint16_t port,
+       std::function<boost::asio::io_context&()> pick, accept_fn on_accept,
+       log_fn log);
 
   /// Returns the port listened on.
   uint16_t port() const noexcept { return port_; }

@@ -28,8 +28,8 @@ int read_socket(BIO* bio, char* out, int size) {
   if (out == nullptr || size <= 0)
     return 0;
   for (;;) {
-    auto n
-      = ::recv(socket_of(bio), out, static_cast<size_t>(size), MSG_DONTWAIT);
+    auto n =
+      ::recv(socket_of(bio), out, static_cast<size_t>(size), MSG_DONTWAIT);
     if (n > 0) {
       last_read = n < size ? socket_read::drained : socket_read::more;
       return static_cast<int>(n);
@@ -79,16 +79,16 @@ int puts_socket(BIO* bio, const char* text) {
 long control_socket(BIO* bio, int cmd, long num, void* ptr) {
   static auto* forward = BIO_meth_get_ctrl(BIO_s_socket());
   switch (cmd) {
-    case BIO_C_SET_FD:
-    case BIO_C_GET_FD:
-    case BIO_CTRL_GET_CLOSE:
-    case BIO_CTRL_SET_CLOSE:
-    case BIO_CTRL_DUP:
-    case BIO_CTRL_FLUSH:
-    case BIO_CTRL_EOF:
-      return forward(bio, cmd, num, ptr);
-    default:
-      return 0;
+  case BIO_C_SET_FD:
+  case BIO_C_GET_FD:
+  case BIO_CTRL_GET_CLOSE:
+  case BIO_CTRL_SET_CLOSE:
+  case BIO_CTRL_DUP:
+  case BIO_CTRL_FLUSH:
+  case BIO_CTRL_EOF:
+    return forward(bio, cmd, num, ptr);
+  default:
+    return 0;
   }
 }
 
@@ -101,12 +101,12 @@ BIO_METHOD* make_method() {
   if (result == nullptr)
     return nullptr;
   const auto* socket = BIO_s_socket();
-  if (BIO_meth_set_read(result, read_socket) != 1
-      || BIO_meth_set_write(result, write_socket) != 1
-      || BIO_meth_set_puts(result, puts_socket) != 1
-      || BIO_meth_set_ctrl(result, control_socket) != 1
-      || BIO_meth_set_create(result, BIO_meth_get_create(socket)) != 1
-      || BIO_meth_set_destroy(result, BIO_meth_get_destroy(socket)) != 1) {
+  if (BIO_meth_set_read(result, read_socket) != 1 ||
+      BIO_meth_set_write(result, write_socket) != 1 ||
+      BIO_meth_set_puts(result, puts_socket) != 1 ||
+      BIO_meth_set_ctrl(result, control_socket) != 1 ||
+      BIO_meth_set_create(result, BIO_meth_get_create(socket)) != 1 ||
+      BIO_meth_set_destroy(result, BIO_meth_get_destroy(socket)) != 1) {
     BIO_meth_free(result);
     return nullptr;
   }
@@ -137,9 +137,9 @@ socket_read take_socket_read() noexcept {
 bool attach_socket(SSL* ssl, int fd) {
   auto* socket = make_socket_bio(fd);
   auto* buffer = BIO_new(BIO_f_buffer());
-  if (socket == nullptr || buffer == nullptr
-      || BIO_set_write_buffer_size(buffer, write_buffer_size) != 1
-      || BIO_up_ref(socket) != 1) {
+  if (socket == nullptr || buffer == nullptr ||
+      BIO_set_write_buffer_size(buffer, write_buffer_size) != 1 ||
+      BIO_up_ref(socket) != 1) {
     BIO_free(buffer);
     BIO_free(socket);
     return false;

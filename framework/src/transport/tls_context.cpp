@@ -106,8 +106,8 @@ read_key(const std::string& path, const std::string& passphrase) {
   if (source.asked)
     return bad(key, path,
                "bad key passphrase: ferry.tls.passphrase does not decrypt "
-               "it ("
-                 + detail + ")");
+               "it (" +
+                 detail + ")");
   return bad(key, path, "not a PEM private key (" + detail + ")");
 }
 
@@ -127,11 +127,11 @@ caf::error complete(const tls_options& opts) {
     names += (names.empty() ? "" : ", ") + x;
   return caf::make_error(
     errc::invalid_config,
-    "TLS is configured only in part: " + names
-      + (missing.size() == 1 ? " is" : " are")
-      + " missing; set ferry.tls.certificate, ferry.tls.key and "
-        "ferry.tls.ca-file (and ferry.tls.passphrase for an encrypted "
-        "key), or no ferry.tls option for a plain node");
+    "TLS is configured only in part: " + names +
+      (missing.size() == 1 ? " is" : " are") +
+      " missing; set ferry.tls.certificate, ferry.tls.key and "
+      "ferry.tls.ca-file (and ferry.tls.passphrase for an encrypted "
+      "key), or no ferry.tls option for a plain node");
 }
 
 /// Sets up `ctx` for ferry's links (see the header); fails only when
@@ -141,20 +141,20 @@ caf::error configure(SSL_CTX* ctx) {
   // default for an encrypted PEM block); the key has its own callback.
   SSL_CTX_set_default_passwd_cb(ctx, [](char*, int, int, void*) { return 0; });
   SSL_CTX_set_options(
-    ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET | SSL_OP_NO_COMPRESSION
-           | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_ENABLE_KTLS);
+    ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET | SSL_OP_NO_COMPRESSION |
+           SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_ENABLE_KTLS);
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
                      nullptr);
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_read_ahead(ctx, 1);
   SSL_CTX_set_default_read_buffer_len(ctx, read_buffer_size);
-  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1
-      || SSL_CTX_set_num_tickets(ctx, 0) != 1
-      || SSL_CTX_set_ciphersuites(ctx, tls13_suites) != 1
-      || SSL_CTX_set_cipher_list(ctx, tls12_ciphers) != 1)
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+      SSL_CTX_set_num_tickets(ctx, 0) != 1 ||
+      SSL_CTX_set_ciphersuites(ctx, tls13_suites) != 1 ||
+      SSL_CTX_set_cipher_list(ctx, tls12_ciphers) != 1)
     return caf::make_error(errc::invalid_config,
-                           "OpenSSL refuses ferry's TLS settings: "
-                             + openssl_error());
+                           "OpenSSL refuses ferry's TLS settings: " +
+                             openssl_error());
   return caf::none;
 }
 
@@ -178,8 +178,8 @@ tls_context::make(const tls_options& opts) {
   auto* ctx = result->ctx_.get();
   if (ctx == nullptr)
     return caf::make_error(errc::invalid_config,
-                           "OpenSSL cannot make a TLS context: "
-                             + openssl_error());
+                           "OpenSSL cannot make a TLS context: " +
+                             openssl_error());
   if (auto err = configure(ctx))
     return err;
   const auto& cert_path = opts.certificate;
@@ -191,12 +191,12 @@ tls_context::make(const tls_options& opts) {
   auto key = read_key(opts.key, opts.passphrase);
   if (!key)
     return std::move(key.error());
-  if (SSL_CTX_use_PrivateKey(ctx, key->get()) != 1
-      || SSL_CTX_check_private_key(ctx) != 1)
+  if (SSL_CTX_use_PrivateKey(ctx, key->get()) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1)
     return bad("ferry.tls.key", opts.key,
                "does not belong to the certificate in ferry.tls.certificate "
-               "\""
-                 + cert_path + "\" (" + openssl_error() + ")");
+               "\"" +
+                 cert_path + "\" (" + openssl_error() + ")");
   if (auto err = readable("ferry.tls.ca-file", opts.ca_file))
     return err;
   if (SSL_CTX_load_verify_locations(ctx, opts.ca_file.c_str(), nullptr) != 1)
@@ -206,29 +206,29 @@ tls_context::make(const tls_options& opts) {
   // one that does not verify against the CAs this node trusts itself.
   auto* leaf = SSL_CTX_get0_certificate(ctx);
   auto names = names_of(leaf);
-  if (!opts.node_name.empty()
-      && std::find(names.begin(), names.end(), opts.node_name) == names.end()) {
+  if (!opts.node_name.empty() &&
+      std::find(names.begin(), names.end(), opts.node_name) == names.end()) {
     std::string listed;
     for (auto& x : names)
       listed += (listed.empty() ? "'" : ", '") + x + "'";
     result->warnings_.push_back(
-      "ferry.tls.certificate \"" + cert_path + "\" is for "
-      + (listed.empty() ? std::string{"no name"} : listed)
-      + ", not for this node's name '" + opts.node_name
-      + "': peers will refuse its links (name mismatch)");
+      "ferry.tls.certificate \"" + cert_path + "\" is for " +
+      (listed.empty() ? std::string{"no name"} : listed) +
+      ", not for this node's name '" + opts.node_name +
+      "': peers will refuse its links (name mismatch)");
   }
   STACK_OF(X509)* chain = nullptr;
   SSL_CTX_get0_chain_certs(ctx, &chain);
   auto* check = X509_STORE_CTX_new();
-  if (check != nullptr
-      && X509_STORE_CTX_init(check, SSL_CTX_get_cert_store(ctx), leaf, chain)
-           == 1
-      && X509_verify_cert(check) != 1)
+  if (check != nullptr &&
+      X509_STORE_CTX_init(check, SSL_CTX_get_cert_store(ctx), leaf, chain) ==
+        1 &&
+      X509_verify_cert(check) != 1)
     result->warnings_.push_back(
-      "ferry.tls.certificate \"" + cert_path
-      + "\" does not verify against ferry.tls.ca-file: "
-      + describe_x509_error(X509_STORE_CTX_get_error(check))
-      + "; peers that trust the same CAs will refuse it");
+      "ferry.tls.certificate \"" + cert_path +
+      "\" does not verify against ferry.tls.ca-file: " +
+      describe_x509_error(X509_STORE_CTX_get_error(check)) +
+      "; peers that trust the same CAs will refuse it");
   X509_STORE_CTX_free(check);
   ERR_clear_error();
   return std::shared_ptr<const tls_context>{std::move(result)};

@@ -63,8 +63,8 @@ struct tls_options {
   /// Returns whether any TLS option is set (a passphrase alone counts: a
   /// node never falls back to plain links by omission).
   bool enabled() const noexcept {
-    return !certificate.empty() || !key.empty() || !ca_file.empty()
-           || !passphrase.empty();
+    return !certificate.empty() || !key.empty() || !ca_file.empty() ||
+           !passphrase.empty();
   }
 };
 

@@ -16,16 +16,16 @@ namespace {
 /// handshake's other parts or the connection).
 bool certificate_alert(int desc) {
   switch (desc) {
-    case SSL_AD_BAD_CERTIFICATE:
-    case SSL_AD_UNSUPPORTED_CERTIFICATE:
-    case SSL_AD_CERTIFICATE_REVOKED:
-    case SSL_AD_CERTIFICATE_EXPIRED:
-    case SSL_AD_CERTIFICATE_UNKNOWN:
-    case SSL_AD_UNKNOWN_CA:
-    case SSL_AD_CERTIFICATE_REQUIRED:
-      return true;
-    default:
-      return false;
+  case SSL_AD_BAD_CERTIFICATE:
+  case SSL_AD_UNSUPPORTED_CERTIFICATE:
+  case SSL_AD_CERTIFICATE_REVOKED:
+  case SSL_AD_CERTIFICATE_EXPIRED:
+  case SSL_AD_CERTIFICATE_UNKNOWN:
+  case SSL_AD_UNKNOWN_CA:
+  case SSL_AD_CERTIFICATE_REQUIRED:
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -46,8 +46,8 @@ std::string explain(const tls_diagnosis& x, const std::string& own_problem,
                ? std::string{}
                : "; this node's certificate is " + own_problem;
   if (x.x509_error != 0)
-    return "refused the certificate of " + peer + ": "
-           + describe_x509_error(x.x509_error);
+    return "refused the certificate of " + peer + ": " +
+           describe_x509_error(x.x509_error);
   if (x.alert_received >= 0) {
     auto alert = "(TLS alert: " + alert_text(x.alert_received) + ")";
     if (certificate_alert(x.alert_received))
@@ -57,26 +57,24 @@ std::string explain(const tls_diagnosis& x, const std::string& own_problem,
     return peer + " ended the TLS connection " + alert;
   }
   if (!x.peer_spoke_tls)
-    return x.server ? peer
-                        + " does not speak TLS (a plain ferry or CAF node, or "
-                          "no node at all): this node links over TLS only"
-                    : peer
-                        + " does not speak TLS (a plain node: its ferry.tls "
-                          "options are not set): this node links over TLS "
-                          "only";
+    return x.server
+             ? peer + " does not speak TLS (a plain ferry or CAF node, or "
+                      "no node at all): this node links over TLS only"
+             : peer + " does not speak TLS (a plain node: its ferry.tls "
+                      "options are not set): this node links over TLS "
+                      "only";
   if (x.cut_short) {
     if (!x.handshake_done)
-      return peer
-             + " closed the connection during the TLS handshake, "
-               "without a TLS alert saying why"
-             + own;
-    return peer
-           + " closed the TLS connection without a close_notify (it "
-             "stopped, or the connection was cut)";
+      return peer +
+             " closed the connection during the TLS handshake, "
+             "without a TLS alert saying why" +
+             own;
+    return peer + " closed the TLS connection without a close_notify (it "
+                  "stopped, or the connection was cut)";
   }
   if (x.alert_sent >= 0) {
-    auto alert
-      = "(TLS alert: " + alert_text(x.alert_sent) + append_detail(detail) + ")";
+    auto alert =
+      "(TLS alert: " + alert_text(x.alert_sent) + append_detail(detail) + ")";
     if (!x.handshake_done)
       return "refused the TLS handshake with " + peer + " " + alert + own;
     return "ended the TLS connection with " + peer + " " + alert;
@@ -120,35 +118,35 @@ std::vector<std::string> names_of(X509* cert) {
 std::string describe_x509_error(int err) {
   std::string what = X509_verify_cert_error_string(err);
   switch (err) {
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-      return "unknown CA (" + what + ")";
-    case X509_V_ERR_CERT_HAS_EXPIRED:
-      return "expired (" + what + ")";
-    case X509_V_ERR_CERT_NOT_YET_VALID:
-      return "not yet valid (" + what + ")";
-    default:
-      return what;
+  case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+  case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+  case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+  case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+  case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+  case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+    return "unknown CA (" + what + ")";
+  case X509_V_ERR_CERT_HAS_EXPIRED:
+    return "expired (" + what + ")";
+  case X509_V_ERR_CERT_NOT_YET_VALID:
+    return "not yet valid (" + what + ")";
+  default:
+    return what;
   }
 }
 
 std::string alert_text(int desc) {
   switch (desc) {
-    case SSL_AD_UNKNOWN_CA:
-      return "unknown CA";
-    case SSL_AD_CERTIFICATE_EXPIRED:
-      return "certificate expired";
-    case SSL_AD_BAD_CERTIFICATE:
-      return "bad certificate (OpenSSL's alert for a certificate not yet "
-             "valid, among others)";
-    case SSL_AD_CERTIFICATE_REQUIRED:
-      return "certificate required";
-    default:
-      return SSL_alert_desc_string_long(desc);
+  case SSL_AD_UNKNOWN_CA:
+    return "unknown CA";
+  case SSL_AD_CERTIFICATE_EXPIRED:
+    return "certificate expired";
+  case SSL_AD_BAD_CERTIFICATE:
+    return "bad certificate (OpenSSL's alert for a certificate not yet "
+           "valid, among others)";
+  case SSL_AD_CERTIFICATE_REQUIRED:
+    return "certificate required";
+  default:
+    return SSL_alert_desc_string_long(desc);
   }
 }
 
@@ -169,9 +167,9 @@ std::string name_mismatch(const std::vector<std::string>& names,
   std::string listed;
   for (auto& x : names)
     listed += (listed.empty() ? "'" : " or '") + x + "'";
-  return "name mismatch: the peer presents a certificate for "
-         + (listed.empty() ? std::string{"no name"} : listed)
-         + " but calls itself '" + claimed + "'";
+  return "name mismatch: the peer presents a certificate for " +
+         (listed.empty() ? std::string{"no name"} : listed) +
+         " but calls itself '" + claimed + "'";
 }
 
 std::string take_openssl_error() {

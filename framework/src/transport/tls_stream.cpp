@@ -52,8 +52,8 @@ std::string remote_address(int fd) {
 /// The SSL ex_data slot that points to the stream's diagnosis (for the
 /// verify callback, which gets no argument of its own).
 int diagnosis_index() {
-  static int index
-    = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  static int index =
+    SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
   return index;
 }
 
@@ -65,8 +65,8 @@ int on_verify(int ok, X509_STORE_CTX* store) {
     X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
   if (ssl == nullptr)
     return ok;
-  auto* diag
-    = static_cast<tls_diagnosis*>(SSL_get_ex_data(ssl, diagnosis_index()));
+  auto* diag =
+    static_cast<tls_diagnosis*>(SSL_get_ex_data(ssl, diagnosis_index()));
   if (diag != nullptr && diag->x509_error == 0)
     diag->x509_error = X509_STORE_CTX_get_error(store);
   return ok;
@@ -113,9 +113,9 @@ tls_stream::make(SSL_CTX* ctx, int fd, bool server) {
   auto cannot = [&] {
     return caf::make_error(errc::handshake_failed,
                            "OpenSSL cannot make a TLS session for the "
-                           "connection with "
-                             + result->peer_addr() + ": "
-                             + take_openssl_error() + " (out of memory?)");
+                           "connection with " +
+                             result->peer_addr() + ": " + take_openssl_error() +
+                             " (out of memory?)");
   };
   ERR_clear_error();
   result->ssl_ = SSL_new(ctx);
@@ -180,8 +180,7 @@ io_result tls_stream::read(std::span<std::byte> out) {
       ERR_clear_error();
       size_t n = 0;
       if (SSL_read_ex(ssl_, out.data() + result.bytes,
-                      out.size() - result.bytes, &n)
-          == 1) {
+                      out.size() - result.bytes, &n) == 1) {
         result.bytes += n;
         // Nothing left in OpenSSL and the socket found empty: the next
         // SSL_read would only hear so from the socket (stream.hpp).
@@ -227,8 +226,8 @@ io_result tls_stream::flush_staging() {
   if (step.ok()) {
     staged_ = 0;
     unfinished_ = unfinished::none;
-  } else if (step.state == io_result::status::want_read
-             || step.state == io_result::status::want_write) {
+  } else if (step.state == io_result::status::want_read ||
+             step.state == io_result::status::want_write) {
     unfinished_ = unfinished::staging;
   }
   return step;
@@ -276,8 +275,8 @@ io_result tls_stream::write(std::span<const piece> pieces) {
         return broken_contract();
       auto step = write_to_ssl(x.data() + offset, n);
       if (!step.ok()) {
-        if (step.state == io_result::status::want_read
-            || step.state == io_result::status::want_write) {
+        if (step.state == io_result::status::want_read ||
+            step.state == io_result::status::want_write) {
           unfinished_ = unfinished::piece;
           unfinished_size_ = n;
         }
@@ -351,8 +350,8 @@ long tls_stream::verify_result() const {
 std::string tls_stream::check_name(const std::string& claimed) const {
   lock_guard guard{mtx_};
   if (!diag_.handshake_done)
-    return "the TLS handshake with " + peer_of(diag_)
-           + " has not finished: its certificate is not known yet";
+    return "the TLS handshake with " + peer_of(diag_) +
+           " has not finished: its certificate is not known yet";
   return name_mismatch(peer_names_, claimed);
 }
 
@@ -365,44 +364,44 @@ std::string tls_stream::cipher() const {
   lock_guard guard{mtx_};
   if (!diag_.handshake_done)
     return {};
-  return std::string{SSL_get_version(ssl_)} + " "
-         + SSL_CIPHER_get_name(SSL_get_current_cipher(ssl_));
+  return std::string{SSL_get_version(ssl_)} + " " +
+         SSL_CIPHER_get_name(SSL_get_current_cipher(ssl_));
 }
 
 // -- failures -----------------------------------------------------------------
 
 io_result tls_stream::outcome(int err, const char* doing) {
   switch (SSL_get_error(ssl_, 0)) {
-    case SSL_ERROR_WANT_READ:
-      return with_state(io_result::status::want_read);
-    case SSL_ERROR_WANT_WRITE:
-      return with_state(io_result::status::want_write);
-    case SSL_ERROR_ZERO_RETURN:
-      ERR_clear_error();
-      return with_state(io_result::status::closed);
-    case SSL_ERROR_SYSCALL: {
-      // An EOF, or the socket's error (errno); OpenSSL 3 reports an EOF
-      // without close_notify as SSL_ERROR_SSL, but a BIO may still end so.
-      auto detail = take_openssl_error();
-      if (err == 0 && detail.empty())
-        diag_.cut_short = true;
-      else if (detail.empty())
-        detail = std::string{doing} + ": " + std::strerror(err);
-      return fail(net::explain(
-        diag_, validity_problem(SSL_get_certificate(ssl_)), detail));
-    }
-    case SSL_ERROR_SSL: {
-      auto code = ERR_peek_error();
-      if (ERR_GET_LIB(code) == ERR_LIB_SSL
-          && ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
-        diag_.cut_short = true;
-      auto detail = take_openssl_error();
-      return fail(net::explain(
-        diag_, validity_problem(SSL_get_certificate(ssl_)), detail));
-    }
-    default:
-      return fail("OpenSSL stopped the TLS connection with " + peer_of(diag_)
-                  + " in an unexpected state: " + take_openssl_error());
+  case SSL_ERROR_WANT_READ:
+    return with_state(io_result::status::want_read);
+  case SSL_ERROR_WANT_WRITE:
+    return with_state(io_result::status::want_write);
+  case SSL_ERROR_ZERO_RETURN:
+    ERR_clear_error();
+    return with_state(io_result::status::closed);
+  case SSL_ERROR_SYSCALL: {
+    // An EOF, or the socket's error (errno); OpenSSL 3 reports an EOF
+    // without close_notify as SSL_ERROR_SSL, but a BIO may still end so.
+    auto detail = take_openssl_error();
+    if (err == 0 && detail.empty())
+      diag_.cut_short = true;
+    else if (detail.empty())
+      detail = std::string{doing} + ": " + std::strerror(err);
+    return fail(
+      net::explain(diag_, validity_problem(SSL_get_certificate(ssl_)), detail));
+  }
+  case SSL_ERROR_SSL: {
+    auto code = ERR_peek_error();
+    if (ERR_GET_LIB(code) == ERR_LIB_SSL &&
+        ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+      diag_.cut_short = true;
+    auto detail = take_openssl_error();
+    return fail(
+      net::explain(diag_, validity_problem(SSL_get_certificate(ssl_)), detail));
+  }
+  default:
+    return fail("OpenSSL stopped the TLS connection with " + peer_of(diag_) +
+                " in an unexpected state: " + take_openssl_error());
   }
 }
 

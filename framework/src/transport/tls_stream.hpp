@@ -107,8 +107,8 @@ public:
 
   /// Returns the peer's address as the sentences name it ("addr:port").
   // Unchecked: `diag_.peer_addr` is constant after construction.
-  const std::string& peer_addr() const noexcept
-    FERRY_NO_THREAD_SAFETY_ANALYSIS {
+  const std::string&
+  peer_addr() const noexcept FERRY_NO_THREAD_SAFETY_ANALYSIS {
     return diag_.peer_addr;
   }
 

@@ -26,7 +26,8 @@ public:
   /// A view of `bytes`, kept valid by `keep_alive`.
   wire_bytes(std::span<const std::byte> bytes,
              std::shared_ptr<const void> keep_alive)
-    : view_(bytes), keep_alive_(std::move(keep_alive)) {
+    : view_(bytes),
+      keep_alive_(std::move(keep_alive)) {
     // nop
   }
 

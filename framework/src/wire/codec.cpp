@@ -78,8 +78,8 @@ uint64_t reader::get(size_t n) {
   if (!ok())
     return 0;
   if (remaining() < n) {
-    fail("it ends inside a field (" + std::to_string(n) + " bytes wanted, "
-         + std::to_string(remaining()) + " left)");
+    fail("it ends inside a field (" + std::to_string(n) + " bytes wanted, " +
+         std::to_string(remaining()) + " left)");
     return 0;
   }
   auto x = get_le(in_.data() + pos_, n);
@@ -98,8 +98,8 @@ std::span<const std::byte> reader::bytes(uint64_t n) {
   if (!ok())
     return {};
   if (n > remaining()) {
-    fail("a field claims " + std::to_string(n) + " bytes, "
-         + std::to_string(remaining()) + " are left");
+    fail("a field claims " + std::to_string(n) + " bytes, " +
+         std::to_string(remaining()) + " are left");
     return {};
   }
   auto result = in_.subspan(pos_, static_cast<size_t>(n));
@@ -114,8 +114,8 @@ std::span<const std::byte> reader::rest() {
 std::string reader::str() {
   auto n = le32();
   if (n > max_str) {
-    fail("a string claims " + std::to_string(n) + " bytes (at most "
-         + std::to_string(max_str) + ")");
+    fail("a string claims " + std::to_string(n) + " bytes (at most " +
+         std::to_string(max_str) + ")");
     return {};
   }
   auto x = bytes(n);
@@ -126,8 +126,8 @@ std::vector<std::string> reader::strs() {
   auto n = le32();
   // Each string takes at least its length field.
   if (n > max_strs || n > remaining() / 4) {
-    fail("a list claims " + std::to_string(n) + " strings in "
-         + std::to_string(remaining()) + " bytes");
+    fail("a list claims " + std::to_string(n) + " strings in " +
+         std::to_string(remaining()) + " bytes");
     return {};
   }
   std::vector<std::string> result;
@@ -152,9 +152,9 @@ caf::error reader::error() {
 caf::error reader::failure() const {
   if (ok())
     return caf::none;
-  return caf::make_error(errc::decode_failed, std::string{"malformed "}
-                                                + what_ + " from the peer: "
-                                                + failure_);
+  return caf::make_error(errc::decode_failed, std::string{"malformed "} +
+                                                what_ +
+                                                " from the peer: " + failure_);
 }
 
 caf::error reader::finish() const {
@@ -162,10 +162,9 @@ caf::error reader::finish() const {
     return failure();
   if (remaining() != 0)
     return caf::make_error(errc::decode_failed,
-                           std::string{"malformed "} + what_
-                             + " from the peer: "
-                             + std::to_string(remaining())
-                             + " bytes after its last field");
+                           std::string{"malformed "} + what_ +
+                             " from the peer: " + std::to_string(remaining()) +
+                             " bytes after its last field");
   return caf::none;
 }
 

@@ -66,7 +66,8 @@ class reader {
 public:
   /// Reads `in`; `what` names the frame in error texts ("hello").
   reader(std::span<const std::byte> in, const char* what)
-    : in_(in), what_(what) {
+    : in_(in),
+      what_(what) {
     // nop
   }
 

@@ -52,8 +52,8 @@ caf::error hello::read(wire::reader& in) {
   type_shapes = in.strs();
   lane = in.str();
   if (in.ok() && type_names.size() != type_shapes.size())
-    in.fail(std::to_string(type_names.size()) + " type names but "
-            + std::to_string(type_shapes.size()) + " type shapes");
+    in.fail(std::to_string(type_names.size()) + " type names but " +
+            std::to_string(type_shapes.size()) + " type shapes");
   return in.finish();
 }
 
@@ -66,7 +66,7 @@ caf::error refuse::read(wire::reader& in) {
   return in.finish();
 }
 
-// -- a link's control messages --------------------------------------------------
+// -- a link's control messages ------------------------------------------------
 
 void credit::write(wire::writer& out) const {
   out.le64(messages);

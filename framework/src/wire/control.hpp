@@ -97,7 +97,7 @@ struct refuse {
   [[nodiscard]] caf::error read(wire::reader& in);
 };
 
-// -- a link's control messages --------------------------------------------------
+// -- a link's control messages ------------------------------------------------
 
 /// Credit returned by a receiver: messages and bytes its actors processed.
 /// `delivered` counts every message the receiver has taken off this link so

@@ -10,28 +10,50 @@ using serializers::detail::put_le;
 
 const char* name_of(frame_type x) {
   switch (x) {
-    case frame_type::intro: return "intro";
-    case frame_type::hello: return "hello";
-    case frame_type::welcome: return "welcome";
-    case frame_type::refuse: return "refuse";
-    case frame_type::heartbeat: return "heartbeat";
-    case frame_type::goodbye: return "goodbye";
-    case frame_type::message: return "message";
-    case frame_type::batch: return "batch";
-    case frame_type::credit: return "credit";
-    case frame_type::probe: return "probe";
-    case frame_type::down: return "down";
-    case frame_type::exit: return "exit";
-    case frame_type::link: return "link";
-    case frame_type::refusal: return "refusal";
-    case frame_type::transfer_done: return "transfer_done";
-    case frame_type::lookup: return "lookup";
-    case frame_type::spawn: return "spawn";
-    case frame_type::chunk_request: return "chunk_request";
-    case frame_type::relay_request: return "relay_request";
-    case frame_type::actor_id: return "actor_id";
-    case frame_type::chunk: return "chunk";
-    case frame_type::failed: return "failed";
+  case frame_type::intro:
+    return "intro";
+  case frame_type::hello:
+    return "hello";
+  case frame_type::welcome:
+    return "welcome";
+  case frame_type::refuse:
+    return "refuse";
+  case frame_type::heartbeat:
+    return "heartbeat";
+  case frame_type::goodbye:
+    return "goodbye";
+  case frame_type::message:
+    return "message";
+  case frame_type::batch:
+    return "batch";
+  case frame_type::credit:
+    return "credit";
+  case frame_type::probe:
+    return "probe";
+  case frame_type::down:
+    return "down";
+  case frame_type::exit:
+    return "exit";
+  case frame_type::link:
+    return "link";
+  case frame_type::refusal:
+    return "refusal";
+  case frame_type::transfer_done:
+    return "transfer_done";
+  case frame_type::lookup:
+    return "lookup";
+  case frame_type::spawn:
+    return "spawn";
+  case frame_type::chunk_request:
+    return "chunk_request";
+  case frame_type::relay_request:
+    return "relay_request";
+  case frame_type::actor_id:
+    return "actor_id";
+  case frame_type::chunk:
+    return "chunk";
+  case frame_type::failed:
+    return "failed";
   }
   return "unknown";
 }
@@ -58,8 +80,8 @@ get_header(std::span<const std::byte, header_size> in, std::string& why) {
   }
   result.type = static_cast<frame_type>(type);
   if (result.flags != 0) {
-    why = std::string{"a "} + name_of(result.type) + " frame with flags "
-          + std::to_string(result.flags) + " (none are defined)";
+    why = std::string{"a "} + name_of(result.type) + " frame with flags " +
+          std::to_string(result.flags) + " (none are defined)";
     return std::nullopt;
   }
   return result;

@@ -91,7 +91,7 @@ void put_header(std::span<std::byte, header_size> out, const frame_header& x);
 
 /// Reads a header; nothing (and `why` says what) when its type is unknown or
 /// its flags are set.
-std::optional<frame_header> get_header(std::span<const std::byte, header_size> in,
-                                       std::string& why);
+std::optional<frame_header>
+get_header(std::span<const std::byte, header_size> in, std::string& why);
 
 } // namespace ferry::detail::wire

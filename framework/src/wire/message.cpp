@@ -85,8 +85,8 @@ wire::out_frame batch_frame(const std::vector<wire_message>& msgs) {
 
 // -- message_reader -----------------------------------------------------------
 
-caf::error message_reader::start(std::span<const std::byte> head,
-                                 uint64_t left, import_landing* landing) {
+caf::error message_reader::start(std::span<const std::byte> head, uint64_t left,
+                                 import_landing* landing) {
   landing_ = landing;
   wire::reader r{head, "message head"};
   msg_.target = r.le64();
@@ -100,8 +100,8 @@ caf::error message_reader::start(std::span<const std::byte> head,
     return malformed("flags " + std::to_string(flags));
   has_error_ = (flags & has_error_flag) != 0;
   if (element_count > r.remaining() / element_head)
-    return malformed(std::to_string(element_count)
-                     + " elements in a head that holds fewer");
+    return malformed(std::to_string(element_count) +
+                     " elements in a head that holds fewer");
   // Counts and lengths, checked before anything is allocated for a piece.
   uint64_t shared_total = 0;
   auto count = [&](uint64_t length, piece_slot slot) -> bool {
@@ -123,13 +123,13 @@ caf::error message_reader::start(std::span<const std::byte> head,
     auto header_size = r.le32();
     auto frame_count = r.le32();
     if (!r.ok() || frame_count > r.remaining() / frame_head)
-      return malformed("element " + std::to_string(e) + " claims "
-                       + std::to_string(frame_count)
-                       + " frames, more than its head holds");
+      return malformed("element " + std::to_string(e) + " claims " +
+                       std::to_string(frame_count) +
+                       " frames, more than its head holds");
     if (!count(header_size, piece_slot{e, -1, 0, piece_slot::target::shared}))
-      return malformed("element " + std::to_string(e) + " claims a header of "
-                       + std::to_string(header_size)
-                       + " bytes, more than the frame holds");
+      return malformed("element " + std::to_string(e) + " claims a header of " +
+                       std::to_string(header_size) +
+                       " bytes, more than the frame holds");
     auto& frames = msg_.elements[e].frames;
     frames.resize(frame_count);
     for (uint32_t f = 0; f < frame_count; ++f) {
@@ -139,18 +139,17 @@ caf::error message_reader::start(std::span<const std::byte> head,
       frame.object_id = r.le64();
       frame.ticket = r.le64();
       auto data_size = r.le64();
-      auto lands = landing != nullptr && data_size > 0
-                   && data_size == frame.size
-                   && static_cast<frame_kind>(frame.kind)
-                        == frame_kind::inline_handle;
+      auto lands =
+        landing != nullptr && data_size > 0 && data_size == frame.size &&
+        static_cast<frame_kind>(frame.kind) == frame_kind::inline_handle;
       piece_slot slot{e, static_cast<int32_t>(f), 0,
                       lands ? piece_slot::target::import
                             : piece_slot::target::shared};
       if (!count(data_size, slot))
-        return malformed("frame " + std::to_string(f) + " of element "
-                         + std::to_string(e) + " claims "
-                         + std::to_string(data_size)
-                         + " bytes, more than the frame holds");
+        return malformed("frame " + std::to_string(f) + " of element " +
+                         std::to_string(e) + " claims " +
+                         std::to_string(data_size) +
+                         " bytes, more than the frame holds");
     }
   }
   if (r.remaining() != 0)
@@ -200,34 +199,34 @@ void message_reader::open_piece() {
 void message_reader::close_piece() {
   auto& slot = slots_[current_];
   auto& element = msg_.elements[slot.element];
-  auto& bytes = slot.frame < 0 ? element.header
-                               : element.frames[slot.frame].data;
+  auto& bytes =
+    slot.frame < 0 ? element.header : element.frames[slot.frame].data;
   if (slot.length == 0) {
     bytes = wire_bytes{};
     return;
   }
   switch (slot.into) {
-    case piece_slot::target::shared:
-      bytes = wire_bytes{where_, shared_};
-      break;
-    case piece_slot::target::own:
-      bytes = wire_bytes{own_->take()};
-      own_.reset();
-      break;
-    case piece_slot::target::import: {
-      auto& frame = element.frames[slot.frame];
-      auto landed = landing_->seal(std::move(*import_));
-      import_.reset();
-      // Sealing fails only with the store itself; the frame then arrives
-      // without data and decoding refuses the message, naming the frame.
-      if (landed.keep_alive) {
-        bytes = wire_bytes{landed.ref.bytes(), std::move(landed.keep_alive)};
-        msg_.imports.emplace_back(frame.object_id, std::move(landed.ref));
-      } else {
-        bytes = wire_bytes{};
-      }
-      break;
+  case piece_slot::target::shared:
+    bytes = wire_bytes{where_, shared_};
+    break;
+  case piece_slot::target::own:
+    bytes = wire_bytes{own_->take()};
+    own_.reset();
+    break;
+  case piece_slot::target::import: {
+    auto& frame = element.frames[slot.frame];
+    auto landed = landing_->seal(std::move(*import_));
+    import_.reset();
+    // Sealing fails only with the store itself; the frame then arrives
+    // without data and decoding refuses the message, naming the frame.
+    if (landed.keep_alive) {
+      bytes = wire_bytes{landed.ref.bytes(), std::move(landed.keep_alive)};
+      msg_.imports.emplace_back(frame.object_id, std::move(landed.ref));
+    } else {
+      bytes = wire_bytes{};
     }
+    break;
+  }
   }
 }
 
@@ -259,8 +258,8 @@ caf::error read_message(wire::reader& in, wire_message& out,
                         import_landing* landing) {
   auto head_length = in.le32();
   if (!in.ok() || head_length > max_head || head_length > in.remaining())
-    return malformed("a head of " + std::to_string(head_length) + " bytes ("
-                     + std::to_string(in.remaining()) + " bytes left)");
+    return malformed("a head of " + std::to_string(head_length) + " bytes (" +
+                     std::to_string(in.remaining()) + " bytes left)");
   auto head = in.bytes(head_length);
   message_reader body;
   if (auto err = body.start(head, in.remaining(), landing))
@@ -285,17 +284,17 @@ caf::error read_batch(wire::reader& in, wire_batch& out,
                       import_landing* landing) {
   auto count = in.le32();
   if (count > max_batch_messages)
-    return caf::make_error(errc::decode_failed,
-                           "malformed batch frame from the peer: "
-                             + std::to_string(count)
-                             + " messages, more than a batch holds ("
-                             + std::to_string(max_batch_messages) + ")");
+    return caf::make_error(
+      errc::decode_failed,
+      "malformed batch frame from the peer: " + std::to_string(count) +
+        " messages, more than a batch holds (" +
+        std::to_string(max_batch_messages) + ")");
   // Each message takes at least its head length and fixed head.
   if (count > in.remaining() / (4 + fixed_head))
-    return caf::make_error(errc::decode_failed,
-                           "malformed batch frame from the peer: "
-                             + std::to_string(count) + " messages in "
-                             + std::to_string(in.remaining()) + " bytes");
+    return caf::make_error(
+      errc::decode_failed,
+      "malformed batch frame from the peer: " + std::to_string(count) +
+        " messages in " + std::to_string(in.remaining()) + " bytes");
   out.messages.clear();
   out.messages.resize(count);
   for (auto& msg : out.messages)

@@ -159,8 +159,8 @@ public:
   /// Reads the message whose head is `head` (the bytes after the head
   /// length); `left` is what the frame holds after the head. Checks the
   /// head whole; fails with `errc::decode_failed` naming what is wrong.
-  [[nodiscard]] caf::error start(std::span<const std::byte> head,
-                                 uint64_t left, import_landing* landing);
+  [[nodiscard]] caf::error start(std::span<const std::byte> head, uint64_t left,
+                                 import_landing* landing);
 
   /// Returns where the next bytes of the current piece go (empty once every
   /// piece is in).

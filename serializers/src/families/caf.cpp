@@ -19,10 +19,10 @@
 // that made it; the free functions are stateless and safe to call from any
 // number of threads.
 
+#include "ferry/serializers/families/caf.hpp"
 #include "ferry/serializers/detail/exact.hpp"
 #include "ferry/serializers/detail/fresh_memory.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
-#include "ferry/serializers/families/caf.hpp"
 
 #include "caf_bits.hpp"
 
@@ -56,12 +56,12 @@ using caf_bits::to_hex;
 // run); long double as decimal text.
 
 checked_caf_sink::checked_caf_sink(std::vector<std::byte>& out)
-  : caf::serializer(static_cast<caf::execution_unit*>(nullptr)), out_(out) {
+  : caf::serializer(static_cast<caf::execution_unit*>(nullptr)),
+    out_(out) {
   out_.clear();
 }
 
-caf::error checked_caf_sink::begin_object(uint16_t& typenr,
-                                          std::string& name) {
+caf::error checked_caf_sink::begin_object(uint16_t& typenr, std::string& name) {
   if (auto err = apply_impl(typenr))
     return err;
   if (typenr == 0)
@@ -76,9 +76,9 @@ caf::error checked_caf_sink::end_object() {
 caf::error checked_caf_sink::begin_sequence(size_t& num) {
   if (num > UINT32_MAX)
     return make_error(errc::length_out_of_range,
-                      "a sequence of " + std::to_string(num)
-                        + " elements exceeds CAF 0.17's 32-bit lengths; use "
-                          "another family or split the value");
+                      "a sequence of " + std::to_string(num) +
+                        " elements exceeds CAF 0.17's 32-bit lengths; use "
+                        "another family or split the value");
   uint8_t buf[5];
   size_t n = 0;
   auto x = static_cast<uint32_t>(num);
@@ -220,9 +220,9 @@ caf::error caf_load_bytes(checked_caf_source& source,
     return err;
   if (n > source.remaining())
     return make_error(errc::truncated_frame,
-                      "a byte sequence claims " + std::to_string(n)
-                        + " bytes but only "
-                        + std::to_string(source.remaining()) + " remain");
+                      "a byte sequence claims " + std::to_string(n) +
+                        " bytes but only " +
+                        std::to_string(source.remaining()) + " remain");
   assign_fresh(xs, source.in_.data() + source.pos_, n);
   source.pos_ += n;
   return source.end_sequence();
@@ -265,24 +265,22 @@ caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
       ++used;
     }
     if (!done)
-      return make_error(head.size() < 5 ? errc::truncated_frame
-                                        : errc::malformed_frame,
-                        describe(info)
-                          + " (frame 0): not a complete CAF sequence size");
+      return make_error(
+        head.size() < 5 ? errc::truncated_frame : errc::malformed_frame,
+        describe(info) + " (frame 0): not a complete CAF sequence size");
     if (used != head.size())
       return make_error(errc::trailing_bytes,
-                        describe(info) + " (frame 0): "
-                          + std::to_string(head.size() - used)
-                          + " bytes follow the sequence size of a split "
-                            "byte vector");
+                        describe(info) +
+                          " (frame 0): " + std::to_string(head.size() - used) +
+                          " bytes follow the sequence size of a split "
+                          "byte vector");
     frame_index = 1;
     auto bytes = frames[1].bytes();
     if (n != bytes.size())
       return make_error(errc::frame_mismatch,
-                        describe(info)
-                          + " (frame 1): the sequence size says "
-                          + std::to_string(n) + " bytes, the frame holds "
-                          + std::to_string(bytes.size()));
+                        describe(info) + " (frame 1): the sequence size says " +
+                          std::to_string(n) + " bytes, the frame holds " +
+                          std::to_string(bytes.size()));
     // The bytes are frame 1's: the allocation is bounded by what arrived.
     take_elements(frames[1], adopt, out);
     return {};
@@ -311,20 +309,20 @@ caf::error checked_caf_source::begin_sequence(size_t& num) {
   }
   if (x > UINT32_MAX)
     return make_error(errc::length_out_of_range,
-                      "a sequence size of " + std::to_string(x)
-                        + " exceeds CAF 0.17's 32-bit sizes, which its "
-                          "encoder never writes; the input is corrupt or "
-                          "hostile");
+                      "a sequence size of " + std::to_string(x) +
+                        " exceeds CAF 0.17's 32-bit sizes, which its "
+                        "encoder never writes; the input is corrupt or "
+                        "hostile");
   num = static_cast<size_t>(x);
   if (num / 8 > remaining())
     return make_error(errc::length_out_of_range,
-                      "a sequence claims " + std::to_string(num)
-                        + " elements but only " + std::to_string(remaining())
-                        + " bytes remain");
+                      "a sequence claims " + std::to_string(num) +
+                        " elements but only " + std::to_string(remaining()) +
+                        " bytes remain");
   if (++depth_ > max_depth_)
     return make_error(errc::nesting_too_deep,
-                      "nests deeper than limits::max_depth ("
-                        + std::to_string(max_depth_) + ")");
+                      "nests deeper than limits::max_depth (" +
+                        std::to_string(max_depth_) + ")");
   return {};
 }
 
@@ -336,8 +334,9 @@ caf::error checked_caf_source::end_sequence() {
 caf::error checked_caf_source::apply_raw(size_t num_bytes, void* data) {
   if (num_bytes > remaining())
     return make_error(errc::truncated_frame,
-                      "needs " + std::to_string(num_bytes) + " bytes but only "
-                        + std::to_string(remaining()) + " remain");
+                      "needs " + std::to_string(num_bytes) +
+                        " bytes but only " + std::to_string(remaining()) +
+                        " remain");
   if (num_bytes > 0)
     std::memcpy(data, in_.data() + pos_, num_bytes);
   pos_ += num_bytes;
@@ -418,14 +417,14 @@ caf::error checked_caf_source::apply_impl(long double& x) {
       throw std::invalid_argument{"trailing characters"};
     if (!std::isfinite(x))
       return make_error(errc::inexact_value,
-                        "a long double that is not finite ('"
-                          + tmp.substr(0, 64)
-                          + "'), which CAF 0.17's own reader refuses and "
-                            "ferry's encoder never writes");
+                        "a long double that is not finite ('" +
+                          tmp.substr(0, 64) +
+                          "'), which CAF 0.17's own reader refuses and "
+                          "ferry's encoder never writes");
   } catch (const std::exception&) {
     return make_error(errc::malformed_frame,
-                      "a long double is not a number: '" + tmp.substr(0, 64)
-                        + "'");
+                      "a long double is not a number: '" + tmp.substr(0, 64) +
+                        "'");
   }
   return {};
 }
@@ -436,9 +435,9 @@ caf::error checked_caf_source::apply_impl(std::string& x) {
     return err;
   if (n > remaining())
     return make_error(errc::truncated_frame,
-                      "a string claims " + std::to_string(n)
-                        + " bytes but only " + std::to_string(remaining())
-                        + " remain");
+                      "a string claims " + std::to_string(n) +
+                        " bytes but only " + std::to_string(remaining()) +
+                        " remain");
   x.resize(n);
   if (auto err = apply_raw(n, x.data()))
     return err;
@@ -451,9 +450,9 @@ caf::error checked_caf_source::apply_impl(std::u16string& x) {
     return err;
   if (n > remaining() / 2)
     return make_error(errc::truncated_frame,
-                      "a u16string claims " + std::to_string(n)
-                        + " characters but only "
-                        + std::to_string(remaining()) + " bytes remain");
+                      "a u16string claims " + std::to_string(n) +
+                        " characters but only " + std::to_string(remaining()) +
+                        " bytes remain");
   x.resize(n);
   for (auto& c : x) {
     uint16_t tmp = 0;
@@ -470,9 +469,9 @@ caf::error checked_caf_source::apply_impl(std::u32string& x) {
     return err;
   if (n > remaining() / 4)
     return make_error(errc::truncated_frame,
-                      "a u32string claims " + std::to_string(n)
-                        + " characters but only "
-                        + std::to_string(remaining()) + " bytes remain");
+                      "a u32string claims " + std::to_string(n) +
+                        " characters but only " + std::to_string(remaining()) +
+                        " bytes remain");
   x.resize(n);
   for (auto& c : x) {
     uint32_t tmp = 0;
@@ -485,16 +484,16 @@ caf::error checked_caf_source::apply_impl(std::u32string& x) {
 
 caf::error caf_duplicate_key(size_t index) {
   return make_error(errc::duplicate_key,
-                    "a map or set holds a key twice (element "
-                      + std::to_string(index)
-                      + " repeats an earlier key); its encoder writes each "
-                        "key once, so the input is corrupt or hostile");
+                    "a map or set holds a key twice (element " +
+                      std::to_string(index) +
+                      " repeats an earlier key); its encoder writes each "
+                      "key once, so the input is corrupt or hostile");
 }
 
 caf::error caf_in_member(caf::error err, const std::type_info& owner,
                          size_t index, const std::type_info& member) {
-  if (err.category() != caf::atom("ferry_ser")
-      || !err.context().match_elements<std::string>())
+  if (err.category() != caf::atom("ferry_ser") ||
+      !err.context().match_elements<std::string>())
     return err;
   auto what = err.context().get_as<std::string>(0);
   note_member(what, owner, index, member);
@@ -514,28 +513,28 @@ caf::error from_caf_error(const caf::error& err, const call_info& info,
   // CAF's own categories get the family, type and offset; any other is a
   // type's own error (the store's, say) and keeps its code.
   auto category = err.category();
-  if (category == caf::atom("system")
-      && err.code() == static_cast<uint8_t>(caf::sec::no_context))
+  if (category == caf::atom("system") &&
+      err.code() == static_cast<uint8_t>(caf::sec::no_context))
     return make_error(
       errc::actor_handle_unsupported,
-      describe(info) + where
-        + "the value holds an actor handle inside a type with its own "
-          "inspect function, where CAF 0.17 resolves handles through its "
-          "actor registry (CAF reports no_context); ferry does not use that "
-          "registry, so the caf family carries actor handles only as the "
-          "value itself, as members of plain aggregates and in the standard "
-          "containers around them. Send this type with cereal.binary, "
-          "cereal.portable, cereal.json or msgpack, which carry handles "
-          "anywhere");
-  if (category != caf::atom("system") && category != caf::atom("parser")
-      && category != caf::atom("exit"))
+      describe(info) + where +
+        "the value holds an actor handle inside a type with its own "
+        "inspect function, where CAF 0.17 resolves handles through its "
+        "actor registry (CAF reports no_context); ferry does not use that "
+        "registry, so the caf family carries actor handles only as the "
+        "value itself, as members of plain aggregates and in the standard "
+        "containers around them. Send this type with cereal.binary, "
+        "cereal.portable, cereal.json or msgpack, which carry handles "
+        "anywhere");
+  if (category != caf::atom("system") && category != caf::atom("parser") &&
+      category != caf::atom("exit"))
     return err;
   auto code = info.decoding ? errc::decode_failed : errc::encode_failed;
-  return make_error(code, describe(info) + where + "CAF reports "
-                            + caf::to_string(err)
-                            + (info.decoding ? "; the bytes are corrupt or "
-                                               "hostile"
-                                             : ""));
+  return make_error(code, describe(info) + where + "CAF reports " +
+                            caf::to_string(err) +
+                            (info.decoding ? "; the bytes are corrupt or "
+                                             "hostile"
+                                           : ""));
 }
 
 } // namespace ferry::serializers::detail

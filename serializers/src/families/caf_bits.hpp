@@ -10,8 +10,8 @@
 // Thread-safety: stateless functions.
 #pragma once
 
-#include "ferry/serializers/errc.hpp"
 #include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/errc.hpp"
 
 #include <caf/error.hpp>
 
@@ -59,11 +59,11 @@ caf::error refuse_inexact(Float x) {
                       "such values");
   if (std::fpclassify(x) == FP_SUBNORMAL)
     return make_error(errc::inexact_value,
-                      "a subnormal floating-point value ("
-                        + std::to_string(static_cast<double>(x))
-                        + ") would arrive corrupted: CAF 0.17's IEEE 754 "
-                          "packing mishandles subnormals; use cereal.binary "
-                          "or msgpack for such values");
+                      "a subnormal floating-point value (" +
+                        std::to_string(static_cast<double>(x)) +
+                        ") would arrive corrupted: CAF 0.17's IEEE 754 "
+                        "packing mishandles subnormals; use cereal.binary "
+                        "or msgpack for such values");
   if (x == 0 && std::signbit(x))
     return make_error(errc::inexact_value,
                       "-0.0 would arrive as 0: CAF 0.17's IEEE 754 packing "
@@ -83,12 +83,11 @@ caf::error refuse_unwritten(Bits bits, int exponent_bits) {
   auto exponent = static_cast<Bits>((bits >> mantissa_bits) & exponent_mask);
   if ((exponent == 0 && bits != 0) || exponent == exponent_mask)
     return make_error(errc::inexact_value,
-                      "the floating-point bits 0x" + to_hex(bits)
-                        + " are none that CAF 0.17's IEEE 754 packing writes "
-                          "(a subnormal, -0.0, an infinity or a NaN); the "
-                          "input is corrupt or hostile");
+                      "the floating-point bits 0x" + to_hex(bits) +
+                        " are none that CAF 0.17's IEEE 754 packing writes "
+                        "(a subnormal, -0.0, an infinity or a NaN); the "
+                        "input is corrupt or hostile");
   return {};
 }
-
 
 } // namespace ferry::serializers::detail::caf_bits

@@ -74,9 +74,10 @@ caf::error caf_load_numbers(checked_caf_source& source, std::vector<E>& xs) {
     return err;
   if (n > source.remaining() / sizeof(E))
     return make_error(errc::truncated_frame,
-                      "a sequence claims " + std::to_string(n) + " elements of "
-                        + std::to_string(sizeof(E)) + " bytes but only "
-                        + std::to_string(source.remaining()) + " bytes remain");
+                      "a sequence claims " + std::to_string(n) +
+                        " elements of " + std::to_string(sizeof(E)) +
+                        " bytes but only " +
+                        std::to_string(source.remaining()) + " bytes remain");
   xs.resize(n);
   const auto* pos = source.in_.data() + source.pos_;
   for (auto& x : xs) {
@@ -98,8 +99,7 @@ caf::error caf_load_numbers(checked_caf_source& source, std::vector<E>& xs) {
 #define FERRY_CAF_FLAT(E)                                                      \
   template caf::error caf_save_numbers<E>(checked_caf_sink&,                   \
                                           const std::vector<E>&);              \
-  template caf::error caf_load_numbers<E>(checked_caf_source&,                 \
-                                          std::vector<E>&);
+  template caf::error caf_load_numbers<E>(checked_caf_source&, std::vector<E>&);
 FERRY_CAF_FLAT(int8_t)
 FERRY_CAF_FLAT(uint8_t)
 FERRY_CAF_FLAT(int16_t)

@@ -22,21 +22,21 @@ namespace ferry::serializers::detail {
 
 void refuse_writer_shape(std::string_view writer, std::string_view reader) {
   throw decode_fault{errc::member_mismatch,
-                     "the sender writes it as " + std::string{writer}
-                       + ", which cannot be read as " + std::string{reader}
-                       + " here; the link refuses types whose versions "
-                         "cereal.binary and cereal.portable do not bridge "
-                         "(docs/evolution.md), so the bytes or the sender's "
-                         "hello are corrupt or hostile"};
+                     "the sender writes it as " + std::string{writer} +
+                       ", which cannot be read as " + std::string{reader} +
+                       " here; the link refuses types whose versions "
+                       "cereal.binary and cereal.portable do not bridge "
+                       "(docs/evolution.md), so the bytes or the sender's "
+                       "hello are corrupt or hostile"};
 }
 
 void refuse_skip(std::string_view writer) {
   throw decode_fault{errc::member_mismatch,
-                     "the sender writes a member this build does not have as "
-                       + std::string{writer}
-                       + ", which cereal.binary and cereal.portable cannot "
-                         "skip (docs/evolution.md); the bytes or the "
-                         "sender's hello are corrupt or hostile"};
+                     "the sender writes a member this build does not have as " +
+                       std::string{writer} +
+                       ", which cereal.binary and cereal.portable cannot "
+                       "skip (docs/evolution.md); the bytes or the "
+                       "sender's hello are corrupt or hostile"};
 }
 
 // Returns the deepest bracket nesting of a JSON text, ignoring strings. Also
@@ -89,81 +89,81 @@ size_t json_depth(std::span<const std::byte> text) {
     if (i == n)
       break;
     switch (json_classes[s[i]]) {
-      case quote: {
-        // Skip to the closing quote: one preceded by an even number of
-        // backslashes (counted back to the opening quote at most).
-        auto opening = i++;
-        for (;;) {
-          auto* q = static_cast<const unsigned char*>(
-            std::memchr(s + i, '"', n - i));
-          if (q == nullptr) {
-            i = n;
-            break;
-          }
-          auto pos = static_cast<size_t>(q - s);
-          size_t backslashes = 0;
-          while (pos - backslashes > opening + 1
-                 && s[pos - backslashes - 1] == '\\')
-            ++backslashes;
-          i = pos + 1;
-          if (backslashes % 2 == 0)
-            break;
+    case quote: {
+      // Skip to the closing quote: one preceded by an even number of
+      // backslashes (counted back to the opening quote at most).
+      auto opening = i++;
+      for (;;) {
+        auto* q =
+          static_cast<const unsigned char*>(std::memchr(s + i, '"', n - i));
+        if (q == nullptr) {
+          i = n;
+          break;
         }
-        break;
+        auto pos = static_cast<size_t>(q - s);
+        size_t backslashes = 0;
+        while (pos - backslashes > opening + 1 &&
+               s[pos - backslashes - 1] == '\\')
+          ++backslashes;
+        i = pos + 1;
+        if (backslashes % 2 == 0)
+          break;
       }
-      case open:
-        deepest = std::max(deepest, ++depth);
-        ++i;
-        break;
-      case close:
-        if (depth > 0)
-          --depth;
-        ++i;
-        break;
-      default: { // number
-        auto start = i;
-        size_t mantissa = 0;
-        size_t significant = 0;
-        size_t zeros = 0; // after the first nonzero digit, not yet counted
-        size_t exponent = 0;
-        bool nonzero = false;
-        bool has_exponent = false;
-        // JSON's grammar, as rapidjson reads it: one '.' at most, so that
-        // "0.000.5" is the zero "0.000" here too, not one number.
-        auto digits = [&] {
-          for (; i < n && is_digit(s[i]); ++i) {
-            ++mantissa;
-            nonzero = nonzero || s[i] != '0';
-            if (s[i] != '0') {
-              significant += zeros + 1;
-              zeros = 0;
-            } else if (nonzero) {
-              ++zeros;
-            }
+      break;
+    }
+    case open:
+      deepest = std::max(deepest, ++depth);
+      ++i;
+      break;
+    case close:
+      if (depth > 0)
+        --depth;
+      ++i;
+      break;
+    default: { // number
+      auto start = i;
+      size_t mantissa = 0;
+      size_t significant = 0;
+      size_t zeros = 0; // after the first nonzero digit, not yet counted
+      size_t exponent = 0;
+      bool nonzero = false;
+      bool has_exponent = false;
+      // JSON's grammar, as rapidjson reads it: one '.' at most, so that
+      // "0.000.5" is the zero "0.000" here too, not one number.
+      auto digits = [&] {
+        for (; i < n && is_digit(s[i]); ++i) {
+          ++mantissa;
+          nonzero = nonzero || s[i] != '0';
+          if (s[i] != '0') {
+            significant += zeros + 1;
+            zeros = 0;
+          } else if (nonzero) {
+            ++zeros;
           }
-        };
-        if (s[i] == '-')
-          ++i;
+        }
+      };
+      if (s[i] == '-')
+        ++i;
+      digits();
+      if (i < n && s[i] == '.') {
+        ++i;
         digits();
-        if (i < n && s[i] == '.') {
-          ++i;
-          digits();
-        }
-        if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-          has_exponent = true;
-          ++i;
-          if (i < n && (s[i] == '+' || s[i] == '-'))
-            ++i;
-          for (; i < n && is_digit(s[i]); ++i)
-            ++exponent;
-        }
-        if (mantissa > 40 || significant > 20 || exponent > 3
-            || (!nonzero && (has_exponent || mantissa > 17)))
-          throw decode_fault{errc::malformed_frame,
-                             "the number at offset " + std::to_string(start)
-                               + " has more digits than cereal ever writes"};
-        break;
       }
+      if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        has_exponent = true;
+        ++i;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+          ++i;
+        for (; i < n && is_digit(s[i]); ++i)
+          ++exponent;
+      }
+      if (mantissa > 40 || significant > 20 || exponent > 3 ||
+          (!nonzero && (has_exponent || mantissa > 17)))
+        throw decode_fault{errc::malformed_frame,
+                           "the number at offset " + std::to_string(start) +
+                             " has more digits than cereal ever writes"};
+      break;
+    }
     }
   }
   return deepest;

@@ -37,8 +37,8 @@ namespace {
 class tree_builder {
 public:
   tree_builder(json_tree& out, const rapidjson::MemoryStream& in)
-    : out_(out), in_(in) {
-  }
+    : out_(out),
+      in_(in) {}
 
   bool Null() {
     add(json_node::null_value);
@@ -50,13 +50,9 @@ public:
     return true;
   }
 
-  bool Int(int i) {
-    return Int64(i);
-  }
+  bool Int(int i) { return Int64(i); }
 
-  bool Uint(unsigned u) {
-    return Uint64(u);
-  }
+  bool Uint(unsigned u) { return Uint64(u); }
 
   bool Int64(int64_t i) {
     if (i >= 0)
@@ -98,21 +94,13 @@ public:
     return true;
   }
 
-  bool StartObject() {
-    return open(json_node::object_value);
-  }
+  bool StartObject() { return open(json_node::object_value); }
 
-  bool EndObject(rapidjson::SizeType) {
-    return close();
-  }
+  bool EndObject(rapidjson::SizeType) { return close(); }
 
-  bool StartArray() {
-    return open(json_node::array_value);
-  }
+  bool StartArray() { return open(json_node::array_value); }
 
-  bool EndArray(rapidjson::SizeType) {
-    return close();
-  }
+  bool EndArray(rapidjson::SizeType) { return close(); }
 
 private:
   json_node& add(json_node::kind_type kind) {
@@ -162,21 +150,21 @@ private:
 
 const char* kind_name(const json_node& x) {
   switch (x.kind) {
-    case json_node::null_value:
-      return "null";
-    case json_node::bool_value:
-      return "a boolean";
-    case json_node::negative_value:
-    case json_node::unsigned_value:
-      return "an integer";
-    case json_node::double_value:
-      return "a number with a fraction or exponent";
-    case json_node::string_value:
-      return "a string";
-    case json_node::array_value:
-      return "an array";
-    case json_node::object_value:
-      return "an object";
+  case json_node::null_value:
+    return "null";
+  case json_node::bool_value:
+    return "a boolean";
+  case json_node::negative_value:
+  case json_node::unsigned_value:
+    return "an integer";
+  case json_node::double_value:
+    return "a number with a fraction or exponent";
+  case json_node::string_value:
+    return "a string";
+  case json_node::array_value:
+    return "an array";
+  case json_node::object_value:
+    return "an object";
   }
   return "a value";
 }
@@ -194,8 +182,8 @@ std::string at(const json_node& x) {
   return " (ending at offset " + std::to_string(x.offset) + ")";
 }
 
-constexpr const char* json_text_fix
-  = "send bytes as std::vector<char>, or with cereal.binary";
+constexpr const char* json_text_fix =
+  "send bytes as std::vector<char>, or with cereal.binary";
 
 std::string number_text(double d) {
   char buf[64];
@@ -204,9 +192,9 @@ std::string number_text(double d) {
 }
 
 [[noreturn]] void refuse_kind(const json_node& x, const char* expected) {
-  throw decode_fault{errc::decode_failed,
-                     std::string{"found "} + kind_name(x) + at(x)
-                       + " where the type reads " + expected};
+  throw decode_fault{errc::decode_failed, std::string{"found "} + kind_name(x) +
+                                            at(x) + " where the type reads " +
+                                            expected};
 }
 
 /// Refuses `x` for an integer member of type `type`: a number out of its
@@ -215,21 +203,21 @@ std::string number_text(double d) {
                                  const std::type_info& type) {
   std::string what;
   switch (x.kind) {
-    case json_node::negative_value:
-      what = std::to_string(x.number.i);
-      break;
-    case json_node::unsigned_value:
-      what = std::to_string(x.number.u);
-      break;
-    case json_node::double_value:
-      what = number_text(x.number.d);
-      break;
-    default:
-      refuse_kind(x, "an integer");
+  case json_node::negative_value:
+    what = std::to_string(x.number.i);
+    break;
+  case json_node::unsigned_value:
+    what = std::to_string(x.number.u);
+    break;
+  case json_node::double_value:
+    what = number_text(x.number.d);
+    break;
+  default:
+    refuse_kind(x, "an integer");
   }
-  throw decode_fault{errc::inexact_value,
-                     inexact_text("the JSON number " + what + at(x),
-                                  demangle(type).c_str())};
+  throw decode_fault{
+    errc::inexact_value,
+    inexact_text("the JSON number " + what + at(x), demangle(type).c_str())};
 }
 
 } // namespace
@@ -239,37 +227,37 @@ json_tree parse_json(std::span<const std::byte> text, const limits& lim) {
   // behaviour (json_depth).
   if (auto depth = json_depth(text); depth > lim.max_depth)
     throw decode_fault{errc::nesting_too_deep,
-                       "the JSON text nests " + std::to_string(depth)
-                         + " levels, more than limits::max_depth ("
-                         + std::to_string(lim.max_depth) + ")"};
+                       "the JSON text nests " + std::to_string(depth) +
+                         " levels, more than limits::max_depth (" +
+                         std::to_string(lim.max_depth) + ")"};
   json_tree result;
   rapidjson::MemoryStream in{reinterpret_cast<const char*>(text.data()),
                              text.size()};
   tree_builder builder{result, in};
   rapidjson::Reader reader;
-  constexpr unsigned flags = rapidjson::kParseFullPrecisionFlag
-                             | rapidjson::kParseNanAndInfFlag
-                             | rapidjson::kParseIterativeFlag;
+  constexpr unsigned flags = rapidjson::kParseFullPrecisionFlag |
+                             rapidjson::kParseNanAndInfFlag |
+                             rapidjson::kParseIterativeFlag;
   auto ok = reader.Parse<flags>(in, builder);
   if (!ok) {
     auto code = reader.GetParseErrorCode();
     auto offset = std::to_string(reader.GetErrorOffset());
     switch (code) {
-      case rapidjson::kParseErrorDocumentRootNotSingular:
-        throw decode_fault{errc::trailing_bytes,
-                           "data follows the JSON value at offset " + offset
-                             + "; cereal writes one value per frame"};
-      case rapidjson::kParseErrorStringUnicodeSurrogateInvalid:
-      case rapidjson::kParseErrorStringInvalidEncoding:
-        throw decode_fault{errc::invalid_text,
-                           std::string{"a JSON string that is not UTF-8 text ("}
-                             + rapidjson::GetParseError_En(code)
-                             + ") at offset " + offset};
-      default:
-        throw decode_fault{errc::malformed_frame,
-                           std::string{"not JSON: "}
-                             + rapidjson::GetParseError_En(code)
-                             + " (offset " + offset + ")"};
+    case rapidjson::kParseErrorDocumentRootNotSingular:
+      throw decode_fault{errc::trailing_bytes,
+                         "data follows the JSON value at offset " + offset +
+                           "; cereal writes one value per frame"};
+    case rapidjson::kParseErrorStringUnicodeSurrogateInvalid:
+    case rapidjson::kParseErrorStringInvalidEncoding:
+      throw decode_fault{errc::invalid_text,
+                         std::string{"a JSON string that is not UTF-8 text ("} +
+                           rapidjson::GetParseError_En(code) + ") at offset " +
+                           offset};
+    default:
+      throw decode_fault{errc::malformed_frame,
+                         std::string{"not JSON: "} +
+                           rapidjson::GetParseError_En(code) + " (offset " +
+                           offset + ")"};
     }
   }
   return result;
@@ -282,8 +270,8 @@ checked_json_archive::checked_json_archive(std::span<const std::byte> text,
   auto& root = tree_.nodes.front();
   if (root.kind != json_node::object_value)
     throw decode_fault{errc::malformed_frame,
-                       std::string{"the JSON text is "} + kind_name(root)
-                         + ", cereal writes an object" + at(root)};
+                       std::string{"the JSON text is "} + kind_name(root) +
+                         ", cereal writes an object" + at(root)};
   levels_.push_back(level{0, 1});
 }
 
@@ -296,8 +284,8 @@ const json_node& checked_json_archive::next_value() {
     // `seek` found the member: read it; nothing else in this object is.
     if (top.next == top.node)
       throw decode_fault{errc::member_mismatch,
-                         "a member of the object" + at(parent)
-                           + " read without looking it up by name"};
+                         "a member of the object" + at(parent) +
+                           " read without looking it up by name"};
     auto& x = tree_.nodes[top.next];
     top.next = top.node;
     position_ = x.offset;
@@ -308,20 +296,21 @@ const json_node& checked_json_archive::next_value() {
   if (object)
     expected = name != nullptr ? name : "value" + std::to_string(top.unnamed++);
   if (top.read == parent.children)
-    throw decode_fault{errc::member_mismatch,
-                       std::string{object ? "the object" : "the array"}
-                         + at(parent) + " ends after " + std::to_string(parent.children)
-                         + (object ? " members" : " values")
-                         + ", the type reads more"
-                         + (object ? " (next: " + quoted(expected) + ")" : "")};
+    throw decode_fault{
+      errc::member_mismatch,
+      std::string{object ? "the object" : "the array"} + at(parent) +
+        " ends after " + std::to_string(parent.children) +
+        (object ? " members" : " values") + ", the type reads more" +
+        (object ? " (next: " + quoted(expected) + ")" : "")};
   auto& x = tree_.nodes[top.next];
   if (object && tree_.name(x) != expected)
     throw decode_fault{errc::member_mismatch,
-                       "member #" + std::to_string(top.read) + " of the object"
-                         + at(parent) + " is named " + quoted(tree_.name(x))
-                         + ", the type reads " + quoted(expected)
-                         + " there; cereal writes every member in order, "
-                           "under its name"};
+                       "member #" + std::to_string(top.read) +
+                         " of the object" + at(parent) + " is named " +
+                         quoted(tree_.name(x)) + ", the type reads " +
+                         quoted(expected) +
+                         " there; cereal writes every member in order, "
+                         "under its name"};
   top.next = x.end;
   ++top.read;
   position_ = x.offset;
@@ -349,15 +338,14 @@ void checked_json_archive::read_by_name() {
   // Names given twice are refused before anything is read.
   std::vector<std::string_view> names;
   names.reserve(x.children);
-  for (auto i = top.node + 1; names.size() < x.children;
-       i = tree_.nodes[i].end)
+  for (auto i = top.node + 1; names.size() < x.children; i = tree_.nodes[i].end)
     names.push_back(tree_.name(tree_.nodes[i]));
   std::sort(names.begin(), names.end());
   if (auto twice = std::adjacent_find(names.begin(), names.end());
       twice != names.end())
-    throw decode_fault{errc::duplicate_key,
-                       "the object" + at(x) + " names member "
-                         + quoted(*twice) + " twice"};
+    throw decode_fault{errc::duplicate_key, "the object" + at(x) +
+                                              " names member " +
+                                              quoted(*twice) + " twice"};
   top.by_name = true;
   top.next = top.node;
 }
@@ -382,14 +370,13 @@ void checked_json_archive::finishNode() {
   if (!top.by_name && top.read != x.children) {
     auto& first = tree_.nodes[top.next];
     bool object = x.kind == json_node::object_value;
-    throw decode_fault{errc::member_mismatch,
-                       std::string{object ? "the object" : "the array"} + at(x)
-                         + " holds " + std::to_string(x.children)
-                         + (object ? " members" : " values")
-                         + ", the type reads " + std::to_string(top.read)
-                         + (object ? "; the first it does not read is "
-                                       + quoted(tree_.name(first))
-                                   : std::string{})};
+    throw decode_fault{
+      errc::member_mismatch,
+      std::string{object ? "the object" : "the array"} + at(x) + " holds " +
+        std::to_string(x.children) + (object ? " members" : " values") +
+        ", the type reads " + std::to_string(top.read) +
+        (object ? "; the first it does not read is " + quoted(tree_.name(first))
+                : std::string{})};
   }
   position_ = x.offset;
   levels_.pop_back();
@@ -422,24 +409,24 @@ F checked_json_archive::load_float(const char* type) {
   std::optional<F> result;
   std::string what;
   switch (v.kind) {
-    case json_node::double_value:
-      if constexpr (std::is_same_v<F, double>) {
-        return v.number.d;
-      } else {
-        result = exact_narrow(v.number.d);
-        what = number_text(v.number.d);
-      }
-      break;
-    case json_node::negative_value:
-      result = exact_float_of<F>(v.number.i);
-      what = std::to_string(v.number.i);
-      break;
-    case json_node::unsigned_value:
-      result = exact_float_of<F>(v.number.u);
-      what = std::to_string(v.number.u);
-      break;
-    default:
-      wrong_kind(v, "a number");
+  case json_node::double_value:
+    if constexpr (std::is_same_v<F, double>) {
+      return v.number.d;
+    } else {
+      result = exact_narrow(v.number.d);
+      what = number_text(v.number.d);
+    }
+    break;
+  case json_node::negative_value:
+    result = exact_float_of<F>(v.number.i);
+    what = std::to_string(v.number.i);
+    break;
+  case json_node::unsigned_value:
+    result = exact_float_of<F>(v.number.u);
+    what = std::to_string(v.number.u);
+    break;
+  default:
+    wrong_kind(v, "a number");
   }
   if (!result)
     throw decode_fault{errc::inexact_value,
@@ -468,9 +455,8 @@ void checked_json_archive::loadValue(long double& x) {
     // refused below
   }
   throw decode_fault{errc::decode_failed,
-                     "a long double is not a number: " + quoted(text)
-                       + " (ending at offset " + std::to_string(position_)
-                       + ")"};
+                     "a long double is not a number: " + quoted(text) +
+                       " (ending at offset " + std::to_string(position_) + ")"};
 }
 
 void checked_json_archive::loadValue(std::string& x) {
@@ -478,9 +464,8 @@ void checked_json_archive::loadValue(std::string& x) {
   if (v.kind != json_node::string_value)
     wrong_kind(v, "a string");
   auto text = tree_.text(v);
-  check_text(text, false, "cereal.json", json_text_fix, [&](size_t i) {
-    return byte_of_string(i) + at(v);
-  });
+  check_text(text, false, "cereal.json", json_text_fix,
+             [&](size_t i) { return byte_of_string(i) + at(v); });
   x.assign(text.data(), text.size());
 }
 
@@ -489,8 +474,8 @@ int64_t checked_json_archive::load_signed(int64_t lo, int64_t hi,
   auto& v = next_value();
   if (v.kind == json_node::negative_value && v.number.i >= lo)
     return v.number.i;
-  if (v.kind == json_node::unsigned_value
-      && v.number.u <= static_cast<uint64_t>(hi))
+  if (v.kind == json_node::unsigned_value &&
+      v.number.u <= static_cast<uint64_t>(hi))
     return static_cast<int64_t>(v.number.u);
   refuse_integer(v, type);
 }

@@ -42,17 +42,15 @@ public:
     : super(reference_all, nullptr, msgpack::unpack_limit{}),
       base_(base),
       budget_(budget),
-      max_depth_(max_depth) {
-  }
+      max_depth_(max_depth) {}
 
   bool visit_str(const char* v, uint32_t size) {
     // Strings reference the input: `v` points into it.
     auto start = static_cast<size_t>(v - base_);
-    check_text({v, size}, true, "msgpack",
-               "the sender wrote bytes as str; msgpack carries them as bin",
-               [&](size_t i) {
-                 return "at offset " + std::to_string(start + i);
-               });
+    check_text(
+      {v, size}, true, "msgpack",
+      "the sender wrote bytes as str; msgpack carries them as bin",
+      [&](size_t i) { return "at offset " + std::to_string(start + i); });
     return super::visit_str(v, size);
   }
 
@@ -83,15 +81,14 @@ public:
   }
 
   void parse_error(size_t, size_t error_offset) {
-    throw decode_fault{errc::malformed_frame,
-                       "invalid msgpack at offset "
-                         + std::to_string(error_offset)};
+    throw decode_fault{errc::malformed_frame, "invalid msgpack at offset " +
+                                                std::to_string(error_offset)};
   }
 
   void insufficient_bytes(size_t, size_t error_offset) {
     throw decode_fault{errc::truncated_frame,
-                       "the frame ends inside a value (offset "
-                         + std::to_string(error_offset) + ")"};
+                       "the frame ends inside a value (offset " +
+                         std::to_string(error_offset) + ")"};
   }
 
 private:
@@ -102,17 +99,17 @@ private:
   void enter(uint32_t n, size_t size, const char* what) {
     if (++depth_ > max_depth_)
       throw decode_fault{errc::nesting_too_deep,
-                         "nests deeper than limits::max_depth ("
-                           + std::to_string(max_depth_) + ")"};
+                         "nests deeper than limits::max_depth (" +
+                           std::to_string(max_depth_) + ")"};
     auto bytes = uint64_t{n} * size;
     if (bytes > budget_)
       throw decode_fault{errc::allocation_limit_exceeded,
-                         std::string{what} + " claims " + std::to_string(n)
-                           + " elements, more than the allocation budget "
-                             "left ("
-                           + std::to_string(budget_)
-                           + " bytes); the input is hostile or corrupt, or "
-                             "raise limits::allocation_factor"};
+                         std::string{what} + " claims " + std::to_string(n) +
+                           " elements, more than the allocation budget "
+                           "left (" +
+                           std::to_string(budget_) +
+                           " bytes); the input is hostile or corrupt, or "
+                           "raise limits::allocation_factor"};
     budget_ -= bytes;
   }
 
@@ -127,10 +124,9 @@ private:
 }
 
 std::string describe_integer(const msgpack::object& o) {
-  return "the msgpack integer "
-         + (o.type == msgpack::type::POSITIVE_INTEGER
-              ? std::to_string(o.via.u64)
-              : std::to_string(o.via.i64));
+  return "the msgpack integer " + (o.type == msgpack::type::POSITIVE_INTEGER
+                                     ? std::to_string(o.via.u64)
+                                     : std::to_string(o.via.i64));
 }
 
 /// The integer `o` as an F, exactly.
@@ -150,15 +146,15 @@ handle_token msgpack_token(const msgpack::object& o) {
   auto bad = [](const char* what) {
     return decode_fault{errc::malformed_frame,
                         std::string{"an actor handle must be an array [kind, "
-                                    "id] of two non-negative integers, "}
-                          + what};
+                                    "id] of two non-negative integers, "} +
+                          what};
   };
   if (o.type != msgpack::type::ARRAY || o.via.array.size != 2)
     throw bad("this is not an array of two");
   auto& kind = o.via.array.ptr[0];
   auto& id = o.via.array.ptr[1];
-  if (kind.type != msgpack::type::POSITIVE_INTEGER
-      || id.type != msgpack::type::POSITIVE_INTEGER)
+  if (kind.type != msgpack::type::POSITIVE_INTEGER ||
+      id.type != msgpack::type::POSITIVE_INTEGER)
     throw bad("this one holds something else");
   if (kind.via.u64 > UINT8_MAX)
     throw bad("its kind is more than a byte holds");
@@ -175,20 +171,20 @@ msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
   size_t off = 0;
   auto ret = msgpack::v2::detail::parse_imp(base, in.size(), off, v);
   switch (ret) {
-    case msgpack::PARSE_SUCCESS:
-      break;
-    case msgpack::PARSE_EXTRA_BYTES:
-      throw decode_fault{errc::trailing_bytes,
-                         std::to_string(in.size() - off)
-                           + " bytes follow the value at offset "
-                           + std::to_string(off)};
-    case msgpack::PARSE_CONTINUE:
-      throw decode_fault{errc::truncated_frame,
-                         "the frame ends inside a value (offset "
-                           + std::to_string(off) + ")"};
-    default:
-      throw decode_fault{errc::malformed_frame,
-                         "invalid msgpack near offset " + std::to_string(off)};
+  case msgpack::PARSE_SUCCESS:
+    break;
+  case msgpack::PARSE_EXTRA_BYTES:
+    throw decode_fault{errc::trailing_bytes,
+                       std::to_string(in.size() - off) +
+                         " bytes follow the value at offset " +
+                         std::to_string(off)};
+  case msgpack::PARSE_CONTINUE:
+    throw decode_fault{errc::truncated_frame,
+                       "the frame ends inside a value (offset " +
+                         std::to_string(off) + ")"};
+  default:
+    throw decode_fault{errc::malformed_frame,
+                       "invalid msgpack near offset " + std::to_string(off)};
   }
   return msgpack::object_handle{v.data(), std::move(zone)};
 }
@@ -197,13 +193,13 @@ msgpack::object_handle msgpack_unpack_checked(std::span<const std::byte> in,
 
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
-namespace adaptor {
+  namespace adaptor {
 
-using ferry::serializers::detail::decode_fault;
+  using ferry::serializers::detail::decode_fault;
 
-const msgpack::object&
-convert<double>::operator()(const msgpack::object& o, double& v) const {
-  switch (o.type) {
+  const msgpack::object& convert<double>::operator()(const msgpack::object& o,
+                                                     double& v) const {
+    switch (o.type) {
     case msgpack::type::FLOAT32: // holds the float's bits (exact_widen)
     case msgpack::type::FLOAT64:
       v = o.via.f64;
@@ -214,12 +210,12 @@ convert<double>::operator()(const msgpack::object& o, double& v) const {
       return o;
     default:
       throw msgpack::type_error();
+    }
   }
-}
 
-const msgpack::object&
-convert<float>::operator()(const msgpack::object& o, float& v) const {
-  switch (o.type) {
+  const msgpack::object& convert<float>::operator()(const msgpack::object& o,
+                                                    float& v) const {
+    switch (o.type) {
     case msgpack::type::FLOAT32:
     case msgpack::type::FLOAT64: {
       auto f = ferry::serializers::detail::exact_narrow(o.via.f64);
@@ -238,24 +234,25 @@ convert<float>::operator()(const msgpack::object& o, float& v) const {
       return o;
     default:
       throw msgpack::type_error();
+    }
   }
-}
 
-const msgpack::object&
-convert<std::string>::operator()(const msgpack::object& o,
-                                 std::string& v) const {
-  // Every str was checked for UTF-8 when it was read.
-  if (o.type == msgpack::type::BIN)
-    throw decode_fault{ferry::serializers::errc::decode_failed,
-                       "a msgpack bin where the member is a std::string, "
-                       "which msgpack carries as str (UTF-8 text); read bytes "
-                       "into std::vector<char> or std::vector<std::byte>"};
-  if (o.type != msgpack::type::STR)
-    throw msgpack::type_error();
-  v.assign(o.via.str.ptr, o.via.str.size);
-  return o;
-}
+  const msgpack::object&
+  convert<std::string>::operator()(const msgpack::object& o,
+                                   std::string& v) const {
+    // Every str was checked for UTF-8 when it was read.
+    if (o.type == msgpack::type::BIN)
+      throw decode_fault{
+        ferry::serializers::errc::decode_failed,
+        "a msgpack bin where the member is a std::string, "
+        "which msgpack carries as str (UTF-8 text); read bytes "
+        "into std::vector<char> or std::vector<std::byte>"};
+    if (o.type != msgpack::type::STR)
+      throw msgpack::type_error();
+    v.assign(o.via.str.ptr, o.via.str.size);
+    return o;
+  }
 
-} // namespace adaptor
+  } // namespace adaptor
 } // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
 } // namespace msgpack

@@ -41,97 +41,97 @@ struct msgpack_adaptor<store::parked_ref> : std::true_type {};
 
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
-namespace adaptor {
+  namespace adaptor {
 
-/// Packs a handle as `[store, object, ticket]`.
-template <>
-struct pack<ferry::store::object_ref> {
-  template <class Stream>
-  packer<Stream>& operator()(packer<Stream>& o,
-                             const ferry::store::object_ref& x) const {
-    auto wire = to_wire(x);
-    if (!wire)
-      throw ferry::store::ref_serialization_error{std::move(wire.error())};
-    o.pack_array(3);
-    o.pack(wire->store);
-    o.pack(wire->object);
-    o.pack(wire->ticket);
-    return o;
-  }
-};
+  /// Packs a handle as `[store, object, ticket]`.
+  template <>
+  struct pack<ferry::store::object_ref> {
+    template <class Stream>
+    packer<Stream>& operator()(packer<Stream>& o,
+                               const ferry::store::object_ref& x) const {
+      auto wire = to_wire(x);
+      if (!wire)
+        throw ferry::store::ref_serialization_error{std::move(wire.error())};
+      o.pack_array(3);
+      o.pack(wire->store);
+      o.pack(wire->object);
+      o.pack(wire->ticket);
+      return o;
+    }
+  };
 
-/// Reads `[store, object, ticket]` back into a handle.
-template <>
-struct convert<ferry::store::object_ref> {
-  const msgpack::object& operator()(const msgpack::object& o,
-                                    ferry::store::object_ref& x) const {
-    if (o.type != msgpack::type::ARRAY || o.via.array.size != 3)
-      throw msgpack::type_error{};
-    ferry::store::ref_wire wire;
-    wire.store = o.via.array.ptr[0].as<uint64_t>();
-    wire.object = o.via.array.ptr[1].as<uint64_t>();
-    wire.ticket = o.via.array.ptr[2].as<uint64_t>();
-    auto ref = from_wire(wire);
-    if (!ref)
-      throw ferry::store::ref_serialization_error{std::move(ref.error())};
-    x = std::move(*ref);
-    return o;
-  }
-};
+  /// Reads `[store, object, ticket]` back into a handle.
+  template <>
+  struct convert<ferry::store::object_ref> {
+    const msgpack::object& operator()(const msgpack::object& o,
+                                      ferry::store::object_ref& x) const {
+      if (o.type != msgpack::type::ARRAY || o.via.array.size != 3)
+        throw msgpack::type_error{};
+      ferry::store::ref_wire wire;
+      wire.store = o.via.array.ptr[0].as<uint64_t>();
+      wire.object = o.via.array.ptr[1].as<uint64_t>();
+      wire.ticket = o.via.array.ptr[2].as<uint64_t>();
+      auto ref = from_wire(wire);
+      if (!ref)
+        throw ferry::store::ref_serialization_error{std::move(ref.error())};
+      x = std::move(*ref);
+      return o;
+    }
+  };
 
-/// Packs an array as its object's handle.
-template <class T>
-struct pack<ferry::store::shared_array<T>> {
-  template <class Stream>
-  packer<Stream>& operator()(packer<Stream>& o,
-                             const ferry::store::shared_array<T>& x) const {
-    return o.pack(x.ref());
-  }
-};
+  /// Packs an array as its object's handle.
+  template <class T>
+  struct pack<ferry::store::shared_array<T>> {
+    template <class Stream>
+    packer<Stream>& operator()(packer<Stream>& o,
+                               const ferry::store::shared_array<T>& x) const {
+      return o.pack(x.ref());
+    }
+  };
 
-/// Reads an array from its object's handle.
-template <class T>
-struct convert<ferry::store::shared_array<T>> {
-  const msgpack::object& operator()(const msgpack::object& o,
-                                    ferry::store::shared_array<T>& x) const {
-    ferry::store::object_ref ref;
-    o.convert(ref);
-    auto arr = ferry::store::shared_array<T>::from_ref(std::move(ref));
-    if (!arr)
-      throw ferry::store::ref_serialization_error{std::move(arr.error())};
-    x = std::move(*arr);
-    return o;
-  }
-};
+  /// Reads an array from its object's handle.
+  template <class T>
+  struct convert<ferry::store::shared_array<T>> {
+    const msgpack::object& operator()(const msgpack::object& o,
+                                      ferry::store::shared_array<T>& x) const {
+      ferry::store::object_ref ref;
+      o.convert(ref);
+      auto arr = ferry::store::shared_array<T>::from_ref(std::move(ref));
+      if (!arr)
+        throw ferry::store::ref_serialization_error{std::move(arr.error())};
+      x = std::move(*arr);
+      return o;
+    }
+  };
 
-/// Packs a parked reference as its object's handle.
-template <>
-struct pack<ferry::store::parked_ref> {
-  template <class Stream>
-  packer<Stream>& operator()(packer<Stream>& o,
-                             const ferry::store::parked_ref& x) const {
-    auto ref = x.handle();
-    if (!ref)
-      throw ferry::store::ref_serialization_error{std::move(ref.error())};
-    return o.pack(*ref);
-  }
-};
+  /// Packs a parked reference as its object's handle.
+  template <>
+  struct pack<ferry::store::parked_ref> {
+    template <class Stream>
+    packer<Stream>& operator()(packer<Stream>& o,
+                               const ferry::store::parked_ref& x) const {
+      auto ref = x.handle();
+      if (!ref)
+        throw ferry::store::ref_serialization_error{std::move(ref.error())};
+      return o.pack(*ref);
+    }
+  };
 
-/// Reads a parked reference from its object's handle.
-template <>
-struct convert<ferry::store::parked_ref> {
-  const msgpack::object& operator()(const msgpack::object& o,
-                                    ferry::store::parked_ref& x) const {
-    ferry::store::object_ref ref;
-    o.convert(ref);
-    auto parked = ferry::store::parked_ref::from_handle(ref);
-    if (!parked)
-      throw ferry::store::ref_serialization_error{std::move(parked.error())};
-    x = std::move(*parked);
-    return o;
-  }
-};
+  /// Reads a parked reference from its object's handle.
+  template <>
+  struct convert<ferry::store::parked_ref> {
+    const msgpack::object& operator()(const msgpack::object& o,
+                                      ferry::store::parked_ref& x) const {
+      ferry::store::object_ref ref;
+      o.convert(ref);
+      auto parked = ferry::store::parked_ref::from_handle(ref);
+      if (!parked)
+        throw ferry::store::ref_serialization_error{std::move(parked.error())};
+      x = std::move(*parked);
+      return o;
+    }
+  };
 
-} // namespace adaptor
+  } // namespace adaptor
 } // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
 } // namespace msgpack

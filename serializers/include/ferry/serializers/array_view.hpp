@@ -32,33 +32,21 @@ public:
 
   /// Views `xs`; `keep_alive` (may be null) keeps their memory alive.
   array_view(std::span<const T> xs, std::shared_ptr<const void> keep_alive)
-    : xs_(xs), keep_alive_(std::move(keep_alive)) {
-  }
+    : xs_(xs),
+      keep_alive_(std::move(keep_alive)) {}
 
   /// Returns the viewed elements.
-  [[nodiscard]] std::span<const T> span() const noexcept {
-    return xs_;
-  }
+  [[nodiscard]] std::span<const T> span() const noexcept { return xs_; }
 
-  [[nodiscard]] const T* data() const noexcept {
-    return xs_.data();
-  }
+  [[nodiscard]] const T* data() const noexcept { return xs_.data(); }
 
-  [[nodiscard]] size_t size() const noexcept {
-    return xs_.size();
-  }
+  [[nodiscard]] size_t size() const noexcept { return xs_.size(); }
 
-  [[nodiscard]] bool empty() const noexcept {
-    return xs_.empty();
-  }
+  [[nodiscard]] bool empty() const noexcept { return xs_.empty(); }
 
-  [[nodiscard]] const T& operator[](size_t i) const noexcept {
-    return xs_[i];
-  }
+  [[nodiscard]] const T& operator[](size_t i) const noexcept { return xs_[i]; }
 
-  [[nodiscard]] const T* begin() const noexcept {
-    return xs_.data();
-  }
+  [[nodiscard]] const T* begin() const noexcept { return xs_.data(); }
 
   [[nodiscard]] const T* end() const noexcept {
     return xs_.data() + xs_.size();

@@ -82,6 +82,11 @@ enum class errc : uint8_t {
   member_mismatch,
   /// A frame of the payload was not read by the type it was decoded into.
   unused_frame,
+  /// add_type: the type is registered under another name, or the name
+  /// belongs to another type.
+  type_name_taken,
+  /// add_type: the name is empty or longer than 1024 characters.
+  invalid_type_name,
 };
 
 /// Returns the name of `x`, e.g. `"truncated_frame"`.

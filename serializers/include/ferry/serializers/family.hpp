@@ -55,15 +55,14 @@ public:
   /// Encodes `*value`, of type `type`, into frames.
   /// REQUIRES: `can_encode(type)`.
   [[nodiscard]] virtual caf::expected<std::vector<frame>>
-  encode(std::type_index type, const void* value, const context& ctx) const
-    = 0;
+  encode(std::type_index type, const void* value, const context& ctx) const = 0;
 
   /// Decodes hostile `frames` into `*out`, a default-constructed `type`.
   /// REQUIRES: `can_encode(type)`.
-  [[nodiscard]] virtual caf::error
-  decode(std::type_index type, std::span<const frame> frames, void* out,
-         const context& ctx, const limits& lim) const
-    = 0;
+  [[nodiscard]] virtual caf::error decode(std::type_index type,
+                                          std::span<const frame> frames,
+                                          void* out, const context& ctx,
+                                          const limits& lim) const = 0;
 };
 
 /// A family made of per-type encode and decode functions.
@@ -92,9 +91,9 @@ public:
 
   bool can_encode(std::type_index type) const override;
 
-  caf::expected<std::vector<frame>>
-  encode(std::type_index type, const void* value,
-         const context& ctx) const override;
+  caf::expected<std::vector<frame>> encode(std::type_index type,
+                                           const void* value,
+                                           const context& ctx) const override;
 
   caf::error decode(std::type_index type, std::span<const frame> frames,
                     void* out, const context& ctx,

@@ -32,15 +32,16 @@ public:
 
   /// Constructs an owned frame holding `bytes`.
   explicit frame(std::vector<std::byte> bytes) noexcept
-    : owned_(std::move(bytes)), view_(owned_) {
+    : owned_(std::move(bytes)),
+      view_(owned_) {
     // nop
   }
 
   /// Returns a frame viewing `bytes`; `keep_alive` (may be null) holds the
   /// viewed memory alive for the lifetime of the frame and its copies.
-  [[nodiscard]] static frame view(std::span<const std::byte> bytes,
-                                  std::shared_ptr<const void> keep_alive
-                                  = nullptr) noexcept {
+  [[nodiscard]] static frame
+  view(std::span<const std::byte> bytes,
+       std::shared_ptr<const void> keep_alive = nullptr) noexcept {
     frame result;
     result.view_ = bytes;
     result.keep_alive_ = std::move(keep_alive);
@@ -91,14 +92,10 @@ public:
   }
 
   /// Returns the number of bytes.
-  [[nodiscard]] std::size_t size() const noexcept {
-    return view_.size();
-  }
+  [[nodiscard]] std::size_t size() const noexcept { return view_.size(); }
 
   /// Returns whether the frame owns its bytes.
-  [[nodiscard]] bool owned() const noexcept {
-    return !is_view_;
-  }
+  [[nodiscard]] bool owned() const noexcept { return !is_view_; }
 
   /// Returns the keep-alive of a view (null for owned frames).
   [[nodiscard]] const std::shared_ptr<const void>& keep_alive() const noexcept {

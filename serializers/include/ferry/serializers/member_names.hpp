@@ -38,9 +38,9 @@ struct name_probe_holder {
 // Clang warns of a variable template declared and not defined, or of one
 // with internal linkage (a type in an anonymous namespace): by design here.
 #if defined(__clang__)
-#  pragma clang diagnostic push
-#  pragma clang diagnostic ignored "-Wundefined-var-template"
-#  pragma clang diagnostic ignored "-Wundefined-internal"
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wundefined-var-template"
+#pragma clang diagnostic ignored "-Wundefined-internal"
 #endif
 
 /// Declared only: never defined, never read; only its fields' addresses are
@@ -56,17 +56,17 @@ struct field_address {
 
 template <std::size_t I, class... Fs>
 constexpr auto nth_address(const Fs&... fs) {
-  return std::get<I>(std::tuple<field_address<Fs>...>{field_address<Fs>{&fs}...});
+  return std::get<I>(
+    std::tuple<field_address<Fs>...>{field_address<Fs>{&fs}...});
 }
 
 template <class T, std::size_t I>
 constexpr auto address_of_field() {
-  return visit_fields(name_probe<T>.value, [](const auto&... fs) {
-    return nth_address<I>(fs...);
-  });
+  return visit_fields(name_probe<T>.value,
+                      [](const auto&... fs) { return nth_address<I>(fs...); });
 }
 #if defined(__clang__)
-#  pragma clang diagnostic pop
+#pragma clang diagnostic pop
 #endif
 
 template <auto Address>
@@ -75,8 +75,8 @@ consteval std::string_view spelled() {
 }
 
 constexpr bool is_identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-         || (c >= '0' && c <= '9') || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_';
 }
 
 /// The member name at the end of the address in `text`: the identifier just

@@ -52,8 +52,8 @@ struct payload_header {
   /// encoding (`registry::register_serializer`); empty when none.
   std::string stand_in;
 
-  friend bool operator==(const payload_header&, const payload_header&)
-    = default;
+  friend bool operator==(const payload_header&,
+                         const payload_header&) = default;
 };
 
 /// A header plus its frames.
@@ -77,8 +77,7 @@ inline constexpr uint8_t header_format_version = 1;
 [[nodiscard]] std::vector<std::byte> encode_header(const payload_header& x);
 
 /// Returns the key of `x`'s header: its wire format up to the frame count.
-[[nodiscard]] std::vector<std::byte>
-encode_header_key(const payload_header& x);
+[[nodiscard]] std::vector<std::byte> encode_header_key(const payload_header& x);
 
 /// Returns the header made of `key` (from `encode_header_key`) and the sizes
 /// of `frames`: the same bytes as `encode_header` of that header.
@@ -94,8 +93,8 @@ encode_header(std::span<const std::byte> key, std::span<const frame> frames);
 
 /// Writes the bytes `encode_header(key, frames)` returns to `out`, which
 /// holds `header_size(key.size(), frames.size())` bytes.
-void write_header(std::span<const std::byte> key,
-                  std::span<const frame> frames, std::byte* out) noexcept;
+void write_header(std::span<const std::byte> key, std::span<const frame> frames,
+                  std::byte* out) noexcept;
 
 /// Returns the key at the start of the hostile header `bytes`, found by its
 /// three length fields alone (nothing in it is checked); an empty span when
@@ -108,9 +107,9 @@ header_key(std::span<const std::byte> bytes) noexcept;
 /// the hostile header `bytes` into `sizes`, with `decode_header`'s checks
 /// against the input and `lim` (`max_frames`, `max_payload_bytes`, trailing
 /// bytes).
-[[nodiscard]] caf::error
-decode_frame_sizes(std::span<const std::byte> bytes, size_t key_size,
-                   const limits& lim, std::vector<uint64_t>& sizes);
+[[nodiscard]] caf::error decode_frame_sizes(std::span<const std::byte> bytes,
+                                            size_t key_size, const limits& lim,
+                                            std::vector<uint64_t>& sizes);
 
 /// Parses a header from hostile `bytes`; every length is checked against the
 /// input and `lim` (`max_name_bytes`, `max_frames`, `max_payload_bytes`).

@@ -39,7 +39,7 @@ namespace detail {
 template <class Aggregate>
 struct any_field {
   template <class U>
-    requires(!std::is_same_v<std::remove_cvref_t<U>, Aggregate>)
+  requires(!std::is_same_v<std::remove_cvref_t<U>, Aggregate>)
   operator U() const noexcept {
     std::abort();
   }
@@ -47,13 +47,15 @@ struct any_field {
 
 template <class T, std::size_t... Is>
 constexpr bool brace_constructible(std::index_sequence<Is...>) {
-  return requires { T{(static_cast<void>(Is), any_field<T>{})...}; };
+  return requires {
+    T{(static_cast<void>(Is), any_field<T>{})...};
+  };
 }
 
 template <class T, std::size_t N>
 constexpr std::size_t count_fields() {
-  if constexpr (N < 32
-                && brace_constructible<T>(std::make_index_sequence<N + 1>{}))
+  if constexpr (N < 32 &&
+                brace_constructible<T>(std::make_index_sequence<N + 1>{}))
     return count_fields<T, N + 1>();
   else
     return N;
@@ -70,9 +72,9 @@ struct is_std_array<std::array<T, N>> : std::true_type {};
 /// True for class types whose fields `visit_fields` can reach: non-union,
 /// non-polymorphic aggregates other than `std::array`.
 template <class T>
-inline constexpr bool is_reflectable_v
-  = std::is_class_v<T> && std::is_aggregate_v<T> && !std::is_union_v<T>
-    && !std::is_polymorphic_v<T> && !detail::is_std_array<T>::value;
+inline constexpr bool is_reflectable_v =
+  std::is_class_v<T>&& std::is_aggregate_v<T> && !std::is_union_v<T> &&
+  !std::is_polymorphic_v<T> && !detail::is_std_array<T>::value;
 
 /// Returns the number of fields of the aggregate `T`.
 /// @pre `is_reflectable_v<T>`
@@ -88,7 +90,8 @@ template <class T>
 template <class T, class F>
 constexpr decltype(auto) visit_fields(T& x, F&& f) {
   constexpr auto n = field_count<std::remove_cv_t<T>>();
-  static_assert(n <= 32, "ferry: aggregates of more than 32 fields are not reflectable");
+  static_assert(n <= 32,
+                "ferry: aggregates of more than 32 fields are not reflectable");
   if constexpr (n == 0) {
     return f();
   } else if constexpr (n == 1) {
@@ -137,56 +140,97 @@ constexpr decltype(auto) visit_fields(T& x, F&& f) {
     auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14] = x;
     return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14);
   } else if constexpr (n == 16) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+           m15] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15);
   } else if constexpr (n == 17) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16);
   } else if constexpr (n == 18) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17);
   } else if constexpr (n == 19) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18);
   } else if constexpr (n == 20) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19);
   } else if constexpr (n == 21) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20);
   } else if constexpr (n == 22) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21);
   } else if constexpr (n == 23) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22);
   } else if constexpr (n == 24) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23);
   } else if constexpr (n == 25) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24);
   } else if constexpr (n == 26) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24, m25] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25);
   } else if constexpr (n == 27) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26);
   } else if constexpr (n == 28) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27);
   } else if constexpr (n == 29) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27,
+             m28);
   } else if constexpr (n == 30) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28,
+           m29] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27,
+             m28, m29);
   } else if constexpr (n == 31) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29,
+           m30] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27,
+             m28, m29, m30);
   } else if constexpr (n == 32) {
-    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31] = x;
-    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31);
+    auto& [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15,
+           m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29,
+           m30, m31] = x;
+    return f(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14,
+             m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27,
+             m28, m29, m30, m31);
   }
 }
 
@@ -202,7 +246,8 @@ struct field_typer {
 
 } // namespace detail
 
-/// The field types of an aggregate, as `std::tuple<F0, F1, ...>` (cv-ref removed).
+/// The field types of an aggregate, as `std::tuple<F0, F1, ...>` (cv-ref
+/// removed).
 template <class T>
 using field_types = typename decltype(visit_fields(
   std::declval<T&>(), detail::field_typer{}))::type;

@@ -43,9 +43,9 @@
 //     auto p2 = reg.encode(std::type_index{typeid(point)}, &q, eo);
 #pragma once
 
-#include "ferry/serializers/detail/type_ops.hpp"
 #include "ferry/serializers/detail/recycling_message.hpp"
 #include "ferry/serializers/detail/thread_safety.hpp"
+#include "ferry/serializers/detail/type_ops.hpp"
 #include "ferry/serializers/family.hpp"
 #include "ferry/serializers/payload.hpp"
 
@@ -91,8 +91,10 @@ public:
       report_conflict(err);
   }
 
-  /// Registers `T` under `name`; returns `errc::unknown_type` naming the
-  /// conflict if `T` or `name` is registered already with another partner.
+  /// Registers `T` under `name`; returns `errc::type_name_taken` naming the
+  /// conflict if `T` or `name` is registered already with another partner,
+  /// `errc::invalid_type_name` for an empty name or one of over 1024
+  /// characters.
   template <class T>
   [[nodiscard]] caf::error try_add_type(std::string name) {
     detail::check_members<T>();
@@ -135,15 +137,15 @@ public:
   // -- encoding ---------------------------------------------------------------
 
   /// Encodes `x` with the first family of `opts.serializers` that can encode
-  /// `T`. When none can, returns `errc::no_family_can_encode` naming the
-  /// type, each family tried and why, and the fixes. View frames (`raw`,
-  /// `separate`) point into `x`: keep `x` alive and unchanged while the
-  /// payload lives, or pass `opts.keep_alive`. With a keep-alive, the binary
-  /// cereal families also split a large top-level array into a size-tag
-  /// frame and a view of its elements (families/cereal.hpp). Frames of 64 KiB or more that
-  /// a family writes are views of pooled buffers (their keep-alive returns
-  /// the buffer to a process-wide pool, at most 8 buffers / 256 MiB), so that
-  /// steady-state sending writes into memory that is already mapped.
+  /// `T`. When none can, returns `errc::no_family_can_encode` naming the type,
+  /// each family tried and why, and the fixes. View frames (`raw`, `separate`)
+  /// point into `x`: keep `x` alive and unchanged while the payload lives, or
+  /// pass `opts.keep_alive`. With a keep-alive, the binary cereal families also
+  /// split a large top-level array into a size-tag frame and a view of its
+  /// elements (families/cereal.hpp). Frames of 64 KiB or more that a family
+  /// writes are views of pooled buffers (their keep-alive returns the buffer to
+  /// a process-wide pool, at most 8 buffers / 256 MiB), so that steady-state
+  /// sending writes into memory that is already mapped.
   template <class T>
   [[nodiscard]] caf::expected<payload>
   encode(const T& x, const encode_options& opts) const {
@@ -153,9 +155,9 @@ public:
 
   /// Encodes `*value`, whose type is `type`, which must have been added with
   /// `add_type`; returns `errc::unknown_type` otherwise.
-  [[nodiscard]] caf::expected<payload>
-  encode(std::type_index type, const void* value,
-         const encode_options& opts) const;
+  [[nodiscard]] caf::expected<payload> encode(std::type_index type,
+                                              const void* value,
+                                              const encode_options& opts) const;
 
   /// As above, with `keep_alive` in place of `opts.keep_alive`: one options
   /// value (family lists, context, limits) serves every message of a link,
@@ -221,17 +223,15 @@ public:
   /// `encode` then gives what it would have given without the plan (the next
   /// family's payload, or the error naming every family tried).
   [[nodiscard]] caf::expected<std::vector<frame>>
-  encode(const encode_plan& plan, const void* value,
-         const encode_options& opts,
+  encode(const encode_plan& plan, const void* value, const encode_options& opts,
          const std::shared_ptr<const void>& keep_alive) const;
 
   /// As above, writing the frames to `out` (cleared first; a caller that
   /// encodes many values reuses its capacity).
-  [[nodiscard]] caf::error
-  encode(const encode_plan& plan, const void* value,
-         const encode_options& opts,
-         const std::shared_ptr<const void>& keep_alive,
-         std::vector<frame>& out) const;
+  [[nodiscard]] caf::error encode(const encode_plan& plan, const void* value,
+                                  const encode_options& opts,
+                                  const std::shared_ptr<const void>& keep_alive,
+                                  std::vector<frame>& out) const;
 
   /// Returns the plan for decoding payloads with `header`'s family, type,
   /// stand-in and version under `opts.deserializers` (see `decode_plan`), or
@@ -297,8 +297,8 @@ public:
       spec.to_ptr = reinterpret_cast<const void*>(to);
     if constexpr (std::is_pointer_v<From>)
       spec.from_ptr = reinterpret_cast<const void*>(from);
-    spec.stateless = (std::is_empty_v<To> || std::is_pointer_v<To>)
-                     && (std::is_empty_v<From> || std::is_pointer_v<From>);
+    spec.stateless = (std::is_empty_v<To> || std::is_pointer_v<To>)&&(
+      std::is_empty_v<From> || std::is_pointer_v<From>);
     spec.to = [to](const void* t) -> std::shared_ptr<const void> {
       return std::make_shared<const U>(to(*static_cast<const T*>(t)));
     };
@@ -402,8 +402,7 @@ private:
   template <class T>
   static caf::expected<caf::message>
   decode_message_of(const registry& self, const decode_plan& plan,
-                    const payload& p, frame* adopt,
-                    const decode_options& opts);
+                    const payload& p, frame* adopt, const decode_options& opts);
 
   template <class T>
   caf::expected<T> decode_typed(const payload& p, frame* adopt,
@@ -460,10 +459,9 @@ private:
                         const payload& p, frame* adopt, void* out,
                         const decode_options& opts) const;
 
-  caf::expected<caf::message> decode_message_impl(const payload& p,
-                                                  frame* adopt,
-                                                  const decode_options& opts)
-    const;
+  caf::expected<caf::message>
+  decode_message_impl(const payload& p, frame* adopt,
+                      const decode_options& opts) const;
 
   caf::error decode_impl(const detail::type_ops& ops, const payload& p,
                          frame* adopt, void* out,
@@ -496,9 +494,7 @@ private:
 class registry::encode_plan {
 public:
   /// Returns the family the plan encodes with.
-  [[nodiscard]] const std::string& family() const noexcept {
-    return family_;
-  }
+  [[nodiscard]] const std::string& family() const noexcept { return family_; }
 
   /// Returns the key of every payload header the plan makes.
   [[nodiscard]] std::span<const std::byte> header_key() const noexcept {
@@ -506,9 +502,7 @@ public:
   }
 
   /// Returns the registry's `generation()` when the plan was made.
-  [[nodiscard]] uint64_t generation() const noexcept {
-    return generation_;
-  }
+  [[nodiscard]] uint64_t generation() const noexcept { return generation_; }
 
 private:
   friend class registry;
@@ -533,9 +527,7 @@ public:
   }
 
   /// Returns the registry's `generation()` when the plan was made.
-  [[nodiscard]] uint64_t generation() const noexcept {
-    return generation_;
-  }
+  [[nodiscard]] uint64_t generation() const noexcept { return generation_; }
 
 private:
   friend class registry;
@@ -551,8 +543,8 @@ registry::decode_message_of(const registry& self, const decode_plan& plan,
                             const payload& p, frame* adopt,
                             const decode_options& opts) {
   T result{};
-  if (auto err = self.run_decode(*plan.st_, plan.route_, p, adopt, &result,
-                                 opts))
+  if (auto err =
+        self.run_decode(*plan.st_, plan.route_, p, adopt, &result, opts))
     return err;
   if constexpr (detail::is_poolable_vector<T>)
     return detail::recycling_message(std::move(result));

@@ -27,9 +27,9 @@
 #include "ferry/serializers/detail/error.hpp"
 #include "ferry/serializers/detail/scope.hpp"
 
+#include <msgpack.hpp>
 #include <cstring>
 #include <span>
-#include <msgpack.hpp>
 
 #include <type_traits>
 #include <utility>
@@ -43,27 +43,22 @@ public:
   using value_type = V;
   using element_type = typename V::value_type;
 
-  static_assert(std::is_trivially_copyable_v<element_type>
-                  && !std::is_pointer_v<element_type>
-                  && !std::is_same_v<element_type, bool>
-                  && !std::is_enum_v<element_type>,
+  static_assert(std::is_trivially_copyable_v<element_type> &&
+                  !std::is_pointer_v<element_type> &&
+                  !std::is_same_v<element_type, bool> &&
+                  !std::is_enum_v<element_type>,
                 "ferry: separate<V> needs a contiguous array of plain values "
                 "(integers, floating point, std::byte, aggregates of them)");
 
   separate() = default;
 
-  explicit separate(V value) : value_(std::move(value)) {
-  }
+  explicit separate(V value) : value_(std::move(value)) {}
 
   /// Returns the wrapped array.
-  [[nodiscard]] V& value() noexcept {
-    return value_;
-  }
+  [[nodiscard]] V& value() noexcept { return value_; }
 
   /// Returns the wrapped array.
-  [[nodiscard]] const V& value() const noexcept {
-    return value_;
-  }
+  [[nodiscard]] const V& value() const noexcept { return value_; }
 
   friend bool operator==(const separate&, const separate&) = default;
 
@@ -73,8 +68,8 @@ public:
     auto scope = detail::current_scope();
     if (scope == nullptr || scope->out_frames == nullptr)
       return 0;
-    auto bytes = std::as_bytes(std::span<const element_type>{value_.data(),
-                                                             value_.size()});
+    auto bytes = std::as_bytes(
+      std::span<const element_type>{value_.data(), value_.size()});
     scope->out_frames->push_back(frame::view(bytes, scope->keep_alive));
     return scope->out_frames->size() - 1;
   }
@@ -85,26 +80,26 @@ public:
     if (scope == nullptr || index >= scope->in_frames.size())
       throw detail::decode_fault{
         errc::malformed_frame,
-        "a separate member names frame " + std::to_string(index)
-          + " but the payload has "
-          + std::to_string(scope ? scope->in_frames.size() : 0) + " frames"};
+        "a separate member names frame " + std::to_string(index) +
+          " but the payload has " +
+          std::to_string(scope ? scope->in_frames.size() : 0) + " frames"};
     auto& read = scope->frames_read;
     if (read.empty())
       read.resize(scope->in_frames.size());
     if (read[index])
       throw detail::decode_fault{
         errc::malformed_frame,
-        "frame " + std::to_string(index)
-          + " is named by a second separate member; every separate member "
-            "has a frame of its own, so the payload is hostile or corrupt"};
+        "frame " + std::to_string(index) +
+          " is named by a second separate member; every separate member "
+          "has a frame of its own, so the payload is hostile or corrupt"};
     read[index] = true;
     auto bytes = scope->in_frames[index].bytes();
     if (bytes.size() % sizeof(element_type) != 0)
       throw detail::decode_fault{
         errc::malformed_frame,
-        "frame " + std::to_string(index) + " holds "
-          + std::to_string(bytes.size()) + " bytes, not a whole number of "
-          + std::to_string(sizeof(element_type)) + "-byte elements"};
+        "frame " + std::to_string(index) + " holds " +
+          std::to_string(bytes.size()) + " bytes, not a whole number of " +
+          std::to_string(sizeof(element_type)) + "-byte elements"};
     value_.resize(bytes.size() / sizeof(element_type));
     if (!bytes.empty())
       std::memcpy(value_.data(), bytes.data(), bytes.size());

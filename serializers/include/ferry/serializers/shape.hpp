@@ -17,11 +17,11 @@
 //            | 'custom"' label '"' version?
 //   version := '@' digits                       (only when not 0)
 //   scalar  := bool | char | byte | i8..i64 | u8..u64 | f32 | f64 | f80 | ...
-// An aggregate without serialization functions of its own is a record of
-// its members (`member_names`); any other class (its own serialize,
-// inspect or MSGPACK_DEFINE, a `wrapped` codec, or a library type) is
-// `custom` with its C++ name and declared version: ferry cannot see inside it, so bump its version
-// whenever its serialization changes.
+// An aggregate without serialization functions of its own is a record of its
+// members (`member_names`); any other class (its own serialize, inspect or
+// MSGPACK_DEFINE, a `wrapped` codec, or a library type) is `custom` with its
+// C++ name and declared version: ferry cannot see inside it, so bump its
+// version whenever its serialization changes.
 //
 // A type declares its version as `static constexpr uint32_t ferry_version`,
 // or through a specialisation of `type_version<T>` (type_version.hpp).
@@ -91,12 +91,12 @@ std::string scalar_shape() {
     return "char";
   else if constexpr (std::is_floating_point_v<T>)
     return sizeof(T) == 4 ? "f32" : sizeof(T) == 8 ? "f64" : "f80";
-  else if constexpr (std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t>
-                     || std::is_same_v<T, char16_t>
-                     || std::is_same_v<T, char32_t>)
+  else if constexpr (std::is_same_v<T, wchar_t> || std::is_same_v<T, char8_t> ||
+                     std::is_same_v<T, char16_t> || std::is_same_v<T, char32_t>)
     return join({"char", std::to_string(sizeof(T) * 8)});
   else
-    return join({std::is_signed_v<T> ? "i" : "u", std::to_string(sizeof(T) * 8)});
+    return join(
+      {std::is_signed_v<T> ? "i" : "u", std::to_string(sizeof(T) * 8)});
 }
 
 template <class Tuple, size_t... Is>
@@ -110,12 +110,14 @@ std::string shape_list(std::index_sequence<Is...>) {
 
 template <class Tuple>
 std::string shape_list() {
-  return shape_list<Tuple>(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+  return shape_list<Tuple>(
+    std::make_index_sequence<std::tuple_size_v<Tuple>>{});
 }
 
 template <class T, size_t... Is>
 std::string record_shape(std::index_sequence<Is...>) {
-  [[maybe_unused]] constexpr auto names = ::ferry::serializers::member_names<T>();
+  [[maybe_unused]] constexpr auto names =
+    ::ferry::serializers::member_names<T>();
   auto result = version_suffix(type_version<T>::value);
   result += '{';
   ((result.append(Is == 0 ? "" : ",")
@@ -146,7 +148,8 @@ std::string shape_text() {
   else if constexpr (is_instance_v<U, separate>)
     return templ("separate", shape_text<typename U::value_type>());
   else if constexpr (is_instance_v<U, array_view> || is_span<U>::value)
-    return templ("view", shape_text<std::remove_cv_t<typename U::value_type>>());
+    return templ("view",
+                 shape_text<std::remove_cv_t<typename U::value_type>>());
   else if constexpr (std::is_same_v<U, std::byte>)
     return "byte";
   else if constexpr (std::is_arithmetic_v<U>)
@@ -161,11 +164,11 @@ std::string shape_text() {
     return templ(is_unique_keyed_v<U> ? "map" : "multimap",
                  join({shape_text<typename U::key_type>(), ",",
                        shape_text<typename U::mapped_type>()}));
-  else if constexpr (is_instance_v<U, std::set>
-                     || is_instance_v<U, std::unordered_set>)
+  else if constexpr (is_instance_v<U, std::set> ||
+                     is_instance_v<U, std::unordered_set>)
     return templ("set", shape_text<typename U::value_type>());
-  else if constexpr (is_instance_v<U, std::multiset>
-                     || is_instance_v<U, std::unordered_multiset>)
+  else if constexpr (is_instance_v<U, std::multiset> ||
+                     is_instance_v<U, std::unordered_multiset>)
     return templ("multiset", shape_text<typename U::value_type>());
   else if constexpr (is_sequence_v<U>)
     return templ("list", shape_text<typename U::value_type>());
@@ -224,8 +227,7 @@ inline constexpr std::array<std::string_view, 4> bridging_families{
 /// pointers, `separate` members or `long double`), and containers bridge
 /// only as lists, sets, maps and optionals. False for any other family and
 /// for malformed input.
-[[nodiscard]] bool shapes_bridge(std::string_view family,
-                                 std::string_view mine,
+[[nodiscard]] bool shapes_bridge(std::string_view family, std::string_view mine,
                                  std::string_view theirs);
 
 /// Compares the shape `mine` of type `type` with the shape `theirs` another

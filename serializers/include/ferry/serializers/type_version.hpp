@@ -40,8 +40,8 @@ namespace detail {
 /// True for plain aggregates with a version: written and read by member name
 /// where the family can (see the file comment).
 template <class T>
-concept evolving = is_reflectable_v<T> && !has_own_any<T>
-                   && type_version<T>::value != 0;
+concept evolving =
+  is_reflectable_v<T> && !has_own_any<T> && type_version<T>::value != 0;
 
 } // namespace detail
 

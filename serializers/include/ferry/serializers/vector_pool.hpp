@@ -53,8 +53,8 @@ struct vector_pool_limits {
   /// default decay of unused dirty pages).
   std::chrono::milliseconds max_idle{10000};
 
-  friend bool operator==(const vector_pool_limits&, const vector_pool_limits&)
-    = default;
+  friend bool operator==(const vector_pool_limits&,
+                         const vector_pool_limits&) = default;
 };
 
 /// What the pool holds and did since the process started.

@@ -32,23 +32,18 @@ template <class T, class Codec>
 class wrapped {
 public:
   using value_type = T;
-  using stand_in_type = std::remove_cvref_t<decltype(Codec::to(
-    std::declval<const T&>()))>;
+  using stand_in_type =
+    std::remove_cvref_t<decltype(Codec::to(std::declval<const T&>()))>;
 
   wrapped() = default;
 
-  explicit wrapped(T value) : value_(std::move(value)) {
-  }
+  explicit wrapped(T value) : value_(std::move(value)) {}
 
   /// Returns the wrapped value.
-  [[nodiscard]] T& value() noexcept {
-    return value_;
-  }
+  [[nodiscard]] T& value() noexcept { return value_; }
 
   /// Returns the wrapped value.
-  [[nodiscard]] const T& value() const noexcept {
-    return value_;
-  }
+  [[nodiscard]] const T& value() const noexcept { return value_; }
 
   // -- cereal -----------------------------------------------------------------
 

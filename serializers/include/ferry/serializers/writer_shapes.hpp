@@ -38,9 +38,7 @@ public:
   [[nodiscard]] const detail::shape_node*
   find(std::string_view type_name) const noexcept;
 
-  [[nodiscard]] bool empty() const noexcept {
-    return entries_.empty();
-  }
+  [[nodiscard]] bool empty() const noexcept { return entries_.empty(); }
 
 private:
   struct entry {

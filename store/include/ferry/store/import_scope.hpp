@@ -69,9 +69,7 @@ public:
   void add(object_id foreign, object_ref local);
 
   /// Returns the token of the foreign store.
-  uint64_t token() const noexcept {
-    return token_;
-  }
+  uint64_t token() const noexcept { return token_; }
 
   /// Returns the innermost open scope for `token` on the calling thread, or
   /// null; scopes outside an exclusive one are not looked at.

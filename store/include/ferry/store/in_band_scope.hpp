@@ -54,9 +54,7 @@ public:
   static in_band_scope* current() noexcept;
 
   /// Returns the store this scope is for.
-  const detail::store_impl* store() const noexcept {
-    return store_.get();
-  }
+  const detail::store_impl* store() const noexcept { return store_.get(); }
 
   /// Records `ticket` (called by the serialization hook).
   void add(const transfer_ticket& ticket);

@@ -49,19 +49,13 @@ public:
   ~object_builder();
 
   /// Returns true if the builder holds an unsealed buffer.
-  explicit operator bool() const noexcept {
-    return data_ != nullptr;
-  }
+  explicit operator bool() const noexcept { return data_ != nullptr; }
 
   /// Returns the id the object will have.
-  object_id id() const noexcept {
-    return id_;
-  }
+  object_id id() const noexcept { return id_; }
 
   /// Returns the buffer's size in bytes.
-  uint64_t size() const noexcept {
-    return size_;
-  }
+  uint64_t size() const noexcept { return size_; }
 
   /// Returns the writable buffer (empty for an empty builder).
   std::span<std::byte> bytes() const noexcept {

@@ -43,8 +43,7 @@ std::string to_string(const transfer_ticket& x);
 /// Describes `x` for CAF 0.17 inspectors.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, transfer_ticket& x) {
-  return f(caf::meta::type_name("ferry.store.transfer_ticket"), x.object,
-           x.id);
+  return f(caf::meta::type_name("ferry.store.transfer_ticket"), x.object, x.id);
 }
 
 } // namespace ferry::store

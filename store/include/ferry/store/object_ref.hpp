@@ -81,9 +81,7 @@ public:
   explicit ref_serialization_error(caf::error err);
 
   /// Returns the wrapped error.
-  const caf::error& error() const noexcept {
-    return err_;
-  }
+  const caf::error& error() const noexcept { return err_; }
 
 private:
   caf::error err_;
@@ -125,19 +123,13 @@ public:
   ~object_ref();
 
   /// Returns true if the handle points to an object.
-  explicit operator bool() const noexcept {
-    return data_ != nullptr;
-  }
+  explicit operator bool() const noexcept { return data_ != nullptr; }
 
   /// Returns the object's id, or `object_id{0}` for an empty handle.
-  object_id id() const noexcept {
-    return id_;
-  }
+  object_id id() const noexcept { return id_; }
 
   /// Returns the object's size in bytes.
-  uint64_t size() const noexcept {
-    return size_;
-  }
+  uint64_t size() const noexcept { return size_; }
 
   /// Returns a read-only view of the object's bytes in shared memory. The
   /// view is valid while this handle lives. Empty for an empty handle.

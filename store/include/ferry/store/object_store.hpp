@@ -33,23 +33,23 @@
 // and `attach` refuses a segment created in another PID namespace
 // (`errc::foreign_pid_namespace`; e.g. containers sharing /dev/shm).
 //
-// Memory: a segregated-fit allocator with coalescing reuses freed blocks.
-// Pages are allocated when an object first needs them (before `create`
-// returns, so a full /dev/shm is `store_full`, not SIGBUS) and stay for
-// reuse; with `prefault`, the whole segment is allocated and mapped at
-// attach. The last process to leave a store that is not `persistent`
-// removes it. When an allocation does not fit, the store spills the
-// least recently used sealed objects that no live handle views (objects
-// referenced only by `parked_ref`s, tickets in transit or pins: referenced
-// but not in use, as in Ray) to files in the spill directory and restores
-// them on the next `get`/`redeem`/`parked_ref::get`. An `object_ref` is a
-// view of the memory, so its object stays resident while it lives. The file I/O runs
-// without the lock (the object is marked `spilling`/`restoring` and held by
-// the process doing the I/O); a process killed during the I/O is rolled back
-// by the reaper. With spilling off, nothing to spill, or the spill bound
-// reached, `create` (and a `get` or `redeem` that must restore a spilled
-// object) fails with `errc::store_full` naming capacity, bytes used, bytes
-// pinned and the largest free block.
+// Memory: a segregated-fit allocator with coalescing reuses freed blocks. Pages
+// are allocated when an object first needs them (before `create` returns, so a
+// full /dev/shm is `store_full`, not SIGBUS) and stay for reuse; with
+// `prefault`, the whole segment is allocated and mapped at attach. The last
+// process to leave a store that is not `persistent` removes it. When an
+// allocation does not fit, the store spills the least recently used sealed
+// objects that no live handle views (objects referenced only by `parked_ref`s,
+// tickets in transit or pins: referenced but not in use, as in Ray) to files in
+// the spill directory and restores them on the next
+// `get`/`redeem`/`parked_ref::get`. An `object_ref` is a view of the memory, so
+// its object stays resident while it lives. The file I/O runs without the lock
+// (the object is marked `spilling`/`restoring` and held by the process doing
+// the I/O); a process killed during the I/O is rolled back by the reaper. With
+// spilling off, nothing to spill, or the spill bound reached, `create` (and a
+// `get` or `redeem` that must restore a spilled object) fails with
+// `errc::store_full` naming capacity, bytes used, bytes pinned and the largest
+// free block.
 //
 // Thread-safety: all member functions may be called from any thread at
 // once; `object_store` itself is a movable handle (moving is not
@@ -102,9 +102,7 @@ public:
   ~object_store() = default;
 
   /// Returns true if the handle is attached.
-  explicit operator bool() const noexcept {
-    return impl_ != nullptr;
-  }
+  explicit operator bool() const noexcept { return impl_ != nullptr; }
 
   /// Drops this handle. The process stays attached while other handles,
   /// `object_ref`s or builders live; when the last goes, the process

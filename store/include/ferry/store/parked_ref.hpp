@@ -72,19 +72,13 @@ public:
   ~parked_ref();
 
   /// Returns true if the reference points to an object.
-  explicit operator bool() const noexcept {
-    return store_ != nullptr;
-  }
+  explicit operator bool() const noexcept { return store_ != nullptr; }
 
   /// Returns the object's id, or `object_id{0}` when empty.
-  object_id id() const noexcept {
-    return id_;
-  }
+  object_id id() const noexcept { return id_; }
 
   /// Returns the object's size in bytes.
-  uint64_t size() const noexcept {
-    return size_;
-  }
+  uint64_t size() const noexcept { return size_; }
 
   /// Returns a handle to the object, restoring it from its spill file if it
   /// was spilled. Fails with `store_full` when no room can be made for it
@@ -131,10 +125,8 @@ public:
 
   /// Describes `x` for CAF 0.17 inspectors (as its object's handle).
   template <class Inspector>
-  friend typename Inspector::result_type inspect(Inspector& f,
-                                                 parked_ref& x) {
-    if constexpr (std::is_same_v<typename Inspector::result_type,
-                                 caf::error>) {
+  friend typename Inspector::result_type inspect(Inspector& f, parked_ref& x) {
+    if constexpr (std::is_same_v<typename Inspector::result_type, caf::error>) {
       if constexpr (Inspector::reads_state) {
         auto ref = x.handle();
         if (!ref)

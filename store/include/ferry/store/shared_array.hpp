@@ -54,10 +54,9 @@ public:
     if (ref.size() % sizeof(T) != 0)
       return caf::make_error(
         errc::invalid_size,
-        "object " + to_string(ref.id()) + " has " + std::to_string(ref.size())
-          + " bytes, not a multiple of sizeof(T) = "
-          + std::to_string(sizeof(T))
-          + "; view it with a matching element type");
+        "object " + to_string(ref.id()) + " has " + std::to_string(ref.size()) +
+          " bytes, not a multiple of sizeof(T) = " + std::to_string(sizeof(T)) +
+          "; view it with a matching element type");
     return shared_array{std::move(ref)};
   }
 
@@ -67,9 +66,7 @@ public:
   }
 
   /// Returns true if there are no elements.
-  bool empty() const noexcept {
-    return size() == 0;
-  }
+  bool empty() const noexcept { return size() == 0; }
 
   /// Returns a pointer to the first element (null for an empty handle).
   const T* data() const noexcept {
@@ -78,34 +75,22 @@ public:
 
   /// Returns element `i`.
   /// REQUIRES: `i < size()`.
-  const T& operator[](size_t i) const noexcept {
-    return data()[i];
-  }
+  const T& operator[](size_t i) const noexcept { return data()[i]; }
 
   /// Returns an iterator to the first element.
-  const T* begin() const noexcept {
-    return data();
-  }
+  const T* begin() const noexcept { return data(); }
 
   /// Returns an iterator past the last element.
-  const T* end() const noexcept {
-    return data() + size();
-  }
+  const T* end() const noexcept { return data() + size(); }
 
   /// Returns the elements as a span.
-  std::span<const T> span() const noexcept {
-    return {data(), size()};
-  }
+  std::span<const T> span() const noexcept { return {data(), size()}; }
 
   /// Returns a mutable copy of the elements.
-  std::vector<T> to_vector() const {
-    return std::vector<T>(begin(), end());
-  }
+  std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
 
   /// Returns the underlying handle.
-  const object_ref& ref() const noexcept {
-    return ref_;
-  }
+  const object_ref& ref() const noexcept { return ref_; }
 
   /// Serializes the array as its handle (cereal).
   template <class Archive>
@@ -129,8 +114,7 @@ public:
   template <class Inspector>
   friend typename Inspector::result_type inspect(Inspector& f,
                                                  shared_array& x) {
-    if constexpr (std::is_same_v<typename Inspector::result_type,
-                                 caf::error>) {
+    if constexpr (std::is_same_v<typename Inspector::result_type, caf::error>) {
       if constexpr (Inspector::reads_state) {
         return inspect(f, x.ref_);
       } else {

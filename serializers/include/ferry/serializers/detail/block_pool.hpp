@@ -1,16 +1,17 @@
 // block_pool: freed memory blocks of one size, kept for the next allocation.
 // Not API.
 //
-// The objects made per message (the CAF message holding a decoded value,
-// the mailbox element a link delivers it in, the CAF message holding a wire
-// message a link sends) are made on one thread and destroyed on another: a thread-local cache would only move
-// blocks from one thread to the other. A `block_pool<Size>` is one free
-// list per block size for the whole process, holding at most `Capacity`
-// blocks; a class gets its memory from it by declaring `operator new` and
-// `operator delete` that call `take` and `give` (see `pooled_message.hpp`,
-// the framework's `credited_element`). A request of another size, or one the empty list
-// cannot serve, goes to the global `operator new`; a block the full list
-// cannot keep goes back to the global `operator delete`.
+// The objects made per message (the CAF message holding a decoded value, the
+// mailbox element a link delivers it in, the CAF message holding a wire message
+// a link sends) are made on one thread and destroyed on another: a thread-local
+// cache would only move blocks from one thread to the other. A
+// `block_pool<Size>` is one free list per block size for the whole process,
+// holding at most `Capacity` blocks; a class gets its memory from it by
+// declaring `operator new` and `operator delete` that call `take` and `give`
+// (see `pooled_message.hpp`, the framework's `credited_element`). A request of
+// another size, or one the empty list cannot serve, goes to the global
+// `operator new`; a block the full list cannot keep goes back to the global
+// `operator delete`.
 //
 // Blocks come from the global `operator new`, so a class with an alignment
 // above `__STDCPP_DEFAULT_NEW_ALIGNMENT__` must not use the pool.

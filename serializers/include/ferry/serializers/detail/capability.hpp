@@ -28,7 +28,8 @@ struct wrapped_traits {
 template <class T, class Codec>
 struct wrapped_traits<wrapped<T, Codec>> {
   static constexpr bool is_wrapped = true;
-  using stand_in = std::remove_cvref_t<decltype(Codec::to(std::declval<const T&>()))>;
+  using stand_in =
+    std::remove_cvref_t<decltype(Codec::to(std::declval<const T&>()))>;
 };
 
 template <class P, class T>
@@ -68,9 +69,9 @@ constexpr bool policy_skips() {
 template <class P, class T>
 constexpr bool deep_ok() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_reference_v<T> || is_lock_v<U> || is_thread_v<U>
-                || std::is_pointer_v<U> || std::is_member_pointer_v<U>
-                || policy_skips<P, U>())
+  if constexpr (std::is_reference_v<T> || is_lock_v<U> || is_thread_v<U> ||
+                std::is_pointer_v<U> || std::is_member_pointer_v<U> ||
+                policy_skips<P, U>())
     return false;
   else if constexpr (wrapped_traits<U>::is_wrapped)
     return deep_ok<P, typename wrapped_traits<U>::stand_in>();
@@ -87,16 +88,15 @@ constexpr bool deep_ok() {
   else if constexpr (is_string_v<U>)
     return P::template string<U>();
   else if constexpr (is_sequence_v<U>)
-    return P::template sequence<U>()
-           && deep_ok<P, typename U::value_type>();
+    return P::template sequence<U>() && deep_ok<P, typename U::value_type>();
   else if constexpr (is_map_v<U>)
-    return deep_ok<P, typename U::key_type>()
-           && deep_ok<P, typename U::mapped_type>();
+    return deep_ok<P, typename U::key_type>() &&
+           deep_ok<P, typename U::mapped_type>();
   else if constexpr (is_std_array<U>::value)
     return deep_ok<P, typename U::value_type>();
   else if constexpr (is_instance_v<U, std::pair>)
-    return deep_ok<P, typename U::first_type>()
-           && deep_ok<P, typename U::second_type>();
+    return deep_ok<P, typename U::first_type>() &&
+           deep_ok<P, typename U::second_type>();
   else if constexpr (is_instance_v<U, std::tuple>)
     return all_ok<P, U>();
   else if constexpr (is_instance_v<U, std::optional>)
@@ -104,8 +104,7 @@ constexpr bool deep_ok() {
   else if constexpr (is_instance_v<U, std::variant>)
     return P::variants && all_ok<P, variant_tuple<U>>();
   else if constexpr (is_smart_ptr_v<U>)
-    return P::template pointer<U>()
-           && deep_ok<P, typename U::element_type>();
+    return P::template pointer<U>() && deep_ok<P, typename U::element_type>();
   else if constexpr (is_reflectable_v<U>)
     return all_ok<P, field_types<U>>();
   else
@@ -118,14 +117,13 @@ std::string why_not();
 template <class P, class Tuple, size_t... Is>
 std::string first_why_not(const char* what, std::index_sequence<Is...>) {
   std::string result;
-  ((result = !result.empty() ? result
-                             : (deep_ok<P, std::tuple_element_t<Is, Tuple>>()
-                                  ? std::string{}
-                                  : std::string{what} + " #"
-                                      + std::to_string(Is) + " ("
-                                      + type_label<std::tuple_element_t<Is, Tuple>>()
-                                      + "): "
-                                      + why_not<P, std::tuple_element_t<Is, Tuple>>())),
+  ((result = !result.empty()
+               ? result
+               : (deep_ok<P, std::tuple_element_t<Is, Tuple>>()
+                    ? std::string{}
+                    : std::string{what} + " #" + std::to_string(Is) + " (" +
+                        type_label<std::tuple_element_t<Is, Tuple>>() +
+                        "): " + why_not<P, std::tuple_element_t<Is, Tuple>>())),
    ...);
   return result;
 }
@@ -142,44 +140,46 @@ std::string why_not() {
   if constexpr (deep_ok<P, T>())
     return {};
   else if constexpr (policy_skips<P, U>())
-    return type_label<U>()
-           + " is marked CAF_ALLOW_UNSAFE_MESSAGE_TYPE, which makes CAF 0.17's "
-             "serializer skip it (it would arrive empty); use another family, "
-             "or drop the mark if the type has an inspect function or is a "
-             "plain aggregate (those need none)";
+    return type_label<U>() +
+           " is marked CAF_ALLOW_UNSAFE_MESSAGE_TYPE, which makes CAF 0.17's "
+           "serializer skip it (it would arrive empty); use another family, "
+           "or drop the mark if the type has an inspect function or is a "
+           "plain aggregate (those need none)";
   else if constexpr (is_lock_v<U>)
-    return type_label<U>()
-           + " is a lock, which no family can send; leave it out with the "
-             "type's own serialize/inspect, or register_serializer<T> with a "
-             "stand-in without it";
+    return type_label<U>() +
+           " is a lock, which no family can send; leave it out with the "
+           "type's own serialize/inspect, or register_serializer<T> with a "
+           "stand-in without it";
   else if constexpr (is_thread_v<U>)
-    return type_label<U>()
-           + " is a thread, which no family can send; leave it out with the "
-             "type's own serialize/inspect, or register_serializer<T> with a "
-             "stand-in without it";
+    return type_label<U>() +
+           " is a thread, which no family can send; leave it out with the "
+           "type's own serialize/inspect, or register_serializer<T> with a "
+           "stand-in without it";
   else if constexpr (std::is_pointer_v<U> || std::is_member_pointer_v<U>)
-    return type_label<U>()
-           + " is a raw pointer, meaningless in another process; hold the "
-             "value, a std::shared_ptr or a std::unique_ptr instead";
+    return type_label<U>() +
+           " is a raw pointer, meaningless in another process; hold the "
+           "value, a std::shared_ptr or a std::unique_ptr instead";
   else if constexpr (std::is_reference_v<T>)
     return "references cannot be decoded; hold a value";
   else if constexpr (wrapped_traits<U>::is_wrapped)
-    return "its stand-in: " + why_not<P, typename wrapped_traits<U>::stand_in>();
+    return "its stand-in: " +
+           why_not<P, typename wrapped_traits<U>::stand_in>();
   else if constexpr (is_instance_v<U, separate>)
-    return P::separate_frames ? "its content: " + why_not<P, typename U::value_type>()
-                              : std::string{P::name} + " has no separate frames";
+    return P::separate_frames
+             ? "its content: " + why_not<P, typename U::value_type>()
+             : std::string{P::name} + " has no separate frames";
   else if constexpr (is_instance_v<U, array_view> || is_span<U>::value)
-    return std::string{P::name}
-           + " cannot decode into a view; views are for the raw family "
-             "(use std::vector to copy)";
+    return std::string{P::name} +
+           " cannot decode into a view; views are for the raw family "
+           "(use std::vector to copy)";
   else if constexpr (std::is_enum_v<U> && P::enums)
-    return type_label<U>()
-           + " is an enum without a fixed underlying type: decoding a number "
-             "outside its enumerators' range would be undefined behaviour, "
-             "and a hostile sender picks the number; give it one (`enum "
-             "class E`, or `enum E : int`)";
-  else if constexpr (std::is_arithmetic_v<U> || std::is_enum_v<U>
-                     || is_string_v<U>)
+    return type_label<U>() +
+           " is an enum without a fixed underlying type: decoding a number "
+           "outside its enumerators' range would be undefined behaviour, "
+           "and a hostile sender picks the number; give it one (`enum "
+           "class E`, or `enum E : int`)";
+  else if constexpr (std::is_arithmetic_v<U> || std::is_enum_v<U> ||
+                     is_string_v<U>)
     return std::string{P::name} + " has no support for " + type_label<U>();
   else if constexpr (is_sequence_v<U>)
     return P::template sequence<U>()
@@ -192,22 +192,23 @@ std::string why_not() {
   else if constexpr (is_std_array<U>::value)
     return "element: " + why_not<P, typename U::value_type>();
   else if constexpr (is_instance_v<U, std::pair>)
-    return first_why_not<P, std::tuple<typename U::first_type,
-                                       typename U::second_type>>("element");
+    return first_why_not<
+      P, std::tuple<typename U::first_type, typename U::second_type>>(
+      "element");
   else if constexpr (is_instance_v<U, std::tuple>)
     return first_why_not<P, U>("element");
   else if constexpr (is_instance_v<U, std::optional>)
-    return P::optionals ? "value: " + why_not<P, typename U::value_type>()
-                        : std::string{P::name}
-                            + " cannot express std::optional";
+    return P::optionals
+             ? "value: " + why_not<P, typename U::value_type>()
+             : std::string{P::name} + " cannot express std::optional";
   else if constexpr (is_instance_v<U, std::variant>)
     return P::variants ? first_why_not<P, variant_tuple<U>>("alternative")
                        : std::string{P::name} + " cannot express std::variant";
   else if constexpr (is_smart_ptr_v<U>)
     return P::template pointer<U>()
              ? "pointee: " + why_not<P, typename U::element_type>()
-             : std::string{P::name} + " cannot express " + type_label<U>()
-                 + " (no pointers, no shared identity)";
+             : std::string{P::name} + " cannot express " + type_label<U>() +
+                 " (no pointers, no shared identity)";
   else if constexpr (is_reflectable_v<U>)
     return first_why_not<P, field_types<U>>("member");
   else

@@ -70,7 +70,9 @@ public:
                                      cereal::AllowEmptyClassElision>;
 
   checked_input_archive(std::span<const std::byte> in, uint32_t max_depth)
-    : super(this), in_(in), max_depth_(max_depth) {
+    : super(this),
+      in_(in),
+      max_depth_(max_depth) {
     if constexpr (Portable) {
       uint8_t stream_little = 0;
       load_bytes(&stream_little, 1);
@@ -126,31 +128,24 @@ public:
   void check_size(uint64_t n) const {
     if (n > remaining())
       throw decode_fault{errc::length_out_of_range,
-                         "a size tag claims " + std::to_string(n)
-                           + " elements but only "
-                           + std::to_string(remaining())
-                           + " bytes remain (each element needs at least "
-                             "one byte)"};
+                         "a size tag claims " + std::to_string(n) +
+                           " elements but only " + std::to_string(remaining()) +
+                           " bytes remain (each element needs at least "
+                           "one byte)"};
   }
 
   void enter() {
     if (++depth_ > max_depth_)
       throw decode_fault{errc::nesting_too_deep,
-                         "nests deeper than limits::max_depth ("
-                           + std::to_string(max_depth_) + ")"};
+                         "nests deeper than limits::max_depth (" +
+                           std::to_string(max_depth_) + ")"};
   }
 
-  void leave() noexcept {
-    --depth_;
-  }
+  void leave() noexcept { --depth_; }
 
-  size_t remaining() const noexcept {
-    return in_.size() - pos_;
-  }
+  size_t remaining() const noexcept { return in_.size() - pos_; }
 
-  size_t position() const noexcept {
-    return pos_;
-  }
+  size_t position() const noexcept { return pos_; }
 
   /// Starts reading by a writer's shape (detail/cereal_resolve.hpp): from
   /// here on, `shape_step` may run 8 times per remaining byte plus
@@ -172,16 +167,14 @@ public:
   static constexpr uint64_t shape_walk_slack = uint64_t{1} << 17;
 
   /// Whether a portable stream's elements are byte-swapped on this machine.
-  bool swapped() const noexcept {
-    return swap_;
-  }
+  bool swapped() const noexcept { return swap_; }
 
 private:
   void need(uint64_t n) const {
     if (n > remaining())
       throw decode_fault{errc::truncated_frame,
-                         "needs " + std::to_string(n) + " bytes but only "
-                           + std::to_string(remaining()) + " remain"};
+                         "needs " + std::to_string(n) + " bytes but only " +
+                           std::to_string(remaining()) + " remain"};
   }
 
   std::span<const std::byte> in_;
@@ -196,7 +189,7 @@ using checked_binary_archive = checked_input_archive<false>;
 using checked_portable_archive = checked_input_archive<true>;
 
 template <bool P, class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar, T& t) {
   if constexpr (std::is_same_v<T, bool>) {
     uint8_t b = 0;
@@ -319,12 +312,12 @@ void load_shared(Archive& ar, std::shared_ptr<T>& out) {
   if (id & cereal::detail::msb_32bit) {
     auto stripped = id & ~cereal::detail::msb_32bit;
     if (scope != nullptr) {
-      auto [i, added] = scope->shared_types.emplace(stripped,
-                                                    typeid(value_type));
+      auto [i, added] =
+        scope->shared_types.emplace(stripped, typeid(value_type));
       if (!added)
-        throw decode_fault{errc::malformed_frame,
-                           "shared pointer id " + std::to_string(stripped)
-                             + " is defined twice"};
+        throw decode_fault{errc::malformed_frame, "shared pointer id " +
+                                                    std::to_string(stripped) +
+                                                    " is defined twice"};
     }
     std::shared_ptr<value_type> ptr{cereal::access::construct<value_type>()};
     ar.registerSharedPointer(id, ptr);
@@ -337,21 +330,20 @@ void load_shared(Archive& ar, std::shared_ptr<T>& out) {
       auto i = scope->shared_types.find(id);
       if (i == scope->shared_types.end())
         throw decode_fault{errc::malformed_frame,
-                           "shared pointer id " + std::to_string(id)
-                             + " refers to no object decoded before"};
+                           "shared pointer id " + std::to_string(id) +
+                             " refers to no object decoded before"};
       if (i->second != std::type_index{typeid(value_type)})
         throw decode_fault{errc::malformed_frame,
-                           "shared pointer id " + std::to_string(id)
-                             + " refers to an object of another type than "
-                             + demangle(typeid(value_type))};
+                           "shared pointer id " + std::to_string(id) +
+                             " refers to an object of another type than " +
+                             demangle(typeid(value_type))};
     }
     out = std::static_pointer_cast<T>(ar.getSharedPointer(id));
   }
 }
 
 template <bool P, class T>
-  requires(!std::is_polymorphic_v<T>)
-void CEREAL_LOAD_FUNCTION_NAME(
+requires(!std::is_polymorphic_v<T>) void CEREAL_LOAD_FUNCTION_NAME(
   checked_input_archive<P>& ar,
   cereal::memory_detail::PtrWrapper<std::shared_ptr<T>&>& wrapper) {
   load_shared(ar, wrapper.ptr);
@@ -359,10 +351,9 @@ void CEREAL_LOAD_FUNCTION_NAME(
 
 /// ferry's own cereal input archives.
 template <class Archive>
-concept ferry_input_archive
-  = std::is_same_v<Archive, checked_binary_archive>
-    || std::is_same_v<Archive, checked_portable_archive>
-    || std::is_same_v<Archive, checked_json_archive>;
+concept ferry_input_archive = std::is_same_v<Archive, checked_binary_archive> ||
+  std::is_same_v<Archive, checked_portable_archive> ||
+  std::is_same_v<Archive, checked_json_archive>;
 
 /// cereal's loading of a map (key-value items), refusing a key given twice.
 template <class Archive, class M>
@@ -393,43 +384,42 @@ void load_unique_set(Archive& ar, S& xs) {
 }
 
 template <class Archive, class K, class V, class C, class A>
-  requires ferry_input_archive<Archive>
+requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::map<K, V, C, A>& xs) {
   load_unique_map(ar, xs);
 }
 
 template <class Archive, class K, class V, class H, class E, class A>
-  requires ferry_input_archive<Archive>
+requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar,
                                std::unordered_map<K, V, H, E, A>& xs) {
   load_unique_map(ar, xs);
 }
 
 template <class Archive, class K, class C, class A>
-  requires ferry_input_archive<Archive>
+requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::set<K, C, A>& xs) {
   load_unique_set(ar, xs);
 }
 
 template <class Archive, class K, class H, class E, class A>
-  requires ferry_input_archive<Archive>
+requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar,
                                std::unordered_set<K, H, E, A>& xs) {
   load_unique_set(ar, xs);
 }
 
 template <class T>
-  requires(!std::is_polymorphic_v<T>)
-void CEREAL_LOAD_FUNCTION_NAME(
+requires(!std::is_polymorphic_v<T>) void CEREAL_LOAD_FUNCTION_NAME(
   checked_json_archive& ar,
   cereal::memory_detail::PtrWrapper<std::shared_ptr<T>&>& wrapper) {
   load_shared(ar, wrapper.ptr);
 }
 
 template <class Archive>
-concept cereal_archive
-  = std::is_base_of_v<cereal::detail::OutputArchiveBase, Archive>
-    || std::is_base_of_v<cereal::detail::InputArchiveBase, Archive>;
+concept cereal_archive =
+  std::is_base_of_v<cereal::detail::OutputArchiveBase, Archive> ||
+  std::is_base_of_v<cereal::detail::InputArchiveBase, Archive>;
 
 struct cereal_policy;
 
@@ -438,7 +428,8 @@ struct cereal_policy;
 namespace cereal::traits::detail {
 
 template <>
-struct get_output_from_input<ferry::serializers::detail::checked_binary_archive> {
+struct get_output_from_input<
+  ferry::serializers::detail::checked_binary_archive> {
   using type = cereal::BinaryOutputArchive;
 };
 

@@ -34,9 +34,9 @@ template <class T>
 struct cereal_splittable : std::false_type {};
 
 template <class E>
-inline constexpr bool cereal_split_element
-  = (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>)
-    || std::is_same_v<E, std::byte>;
+inline constexpr bool cereal_split_element = (std::is_arithmetic_v<E> &&
+                                              !std::is_same_v<E, bool>) ||
+                                             std::is_same_v<E, std::byte>;
 
 template <class E, class A>
 struct cereal_splittable<std::vector<E, A>>
@@ -54,17 +54,16 @@ struct cereal_splittable<std::basic_string<E, Tr, A>>
 /// bytes are exactly cereal's (tests compare them), and building a cereal
 /// archive and stream per value cost more than a small value itself.
 template <cereal_format F, class T>
-inline constexpr bool cereal_flat
-  = F != cereal_format::json
-    && (F == cereal_format::binary
-        || std::endian::native == std::endian::little)
-    && ((std::is_arithmetic_v<T> && !std::is_same_v<T, bool>
-         && !std::is_same_v<T, long double>)
-        || cereal_splittable<T>::value);
+inline constexpr bool cereal_flat =
+  F != cereal_format::json &&
+  (F == cereal_format::binary || std::endian::native == std::endian::little) &&
+  ((std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+    !std::is_same_v<T, long double>) ||
+   cereal_splittable<T>::value);
 
 /// Writes what cereal's archive of format F writes for `x` (see cereal_flat).
 template <cereal_format F, class T>
-  requires cereal_flat<F, T>
+requires cereal_flat<F, T>
 void cereal_flat_encode(const T& x, std::vector<std::byte>& out) {
   constexpr size_t flag = F == cereal_format::portable ? 1 : 0;
   if constexpr (std::is_arithmetic_v<T>) {
@@ -89,7 +88,7 @@ void cereal_flat_encode(const T& x, std::vector<std::byte>& out) {
 /// and reports. Charges the decode scope's allocation budget like the
 /// archive (and fails as it does when the budget is spent).
 template <cereal_format F, class T>
-  requires cereal_flat<F, T>
+requires cereal_flat<F, T>
 bool cereal_flat_decode(std::span<const std::byte> in, T& out,
                         const limits& lim) {
   // The archive enters a nesting level for the value, its size tag and the

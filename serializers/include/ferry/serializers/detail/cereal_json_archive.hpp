@@ -103,9 +103,8 @@ size_t json_depth(std::span<const std::byte> text);
 /// tree to the calling thread's decode budget.
 json_tree parse_json(std::span<const std::byte> text, const limits& lim);
 
-class checked_json_archive
-  : public cereal::InputArchive<checked_json_archive>,
-    public cereal::traits::TextArchive {
+class checked_json_archive : public cereal::InputArchive<checked_json_archive>,
+                             public cereal::traits::TextArchive {
 public:
   /// Parses `text` (see `parse_json`); its top level must be an object.
   checked_json_archive(std::span<const std::byte> text, const limits& lim);
@@ -122,9 +121,7 @@ public:
   void finishNode();
 
   /// Names the next value read (a name-value pair's name).
-  void setNextName(const char* name) noexcept {
-    next_name_ = name;
-  }
+  void setNextName(const char* name) noexcept { next_name_ = name; }
 
   /// Reads the object entered last by member name (an evolving type, see
   /// type_version.hpp): members are found with `seek`, in any order, and
@@ -147,15 +144,14 @@ public:
   void loadValue(std::string& x);
 
   template <class T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-  void loadValue(T& x) {
+  requires(std::is_integral_v<T> &&
+           !std::is_same_v<T, bool>) void loadValue(T& x) {
     if constexpr (std::is_signed_v<T>)
       x = static_cast<T>(load_signed(INT64_C(0) + std::numeric_limits<T>::min(),
-                                     std::numeric_limits<T>::max(),
-                                     typeid(T)));
+                                     std::numeric_limits<T>::max(), typeid(T)));
     else
-      x = static_cast<T>(load_unsigned(std::numeric_limits<T>::max(),
-                                       typeid(T)));
+      x =
+        static_cast<T>(load_unsigned(std::numeric_limits<T>::max(), typeid(T)));
   }
 
   /// Checks that the document's top level holds nothing the type did not
@@ -163,9 +159,7 @@ public:
   void finish();
 
   /// Returns the offset just past the value read last.
-  size_t position() const noexcept {
-    return position_;
-  }
+  size_t position() const noexcept { return position_; }
 
 private:
   struct level {
@@ -224,33 +218,33 @@ void epilogue(checked_json_archive&, const cereal::SizeTag<T>&) {
 /// Values that are not numbers, strings or minimal types are objects or
 /// arrays.
 template <class T>
-inline constexpr bool json_node_type
-  = !std::is_arithmetic_v<T>
-    && !cereal::traits::has_minimal_base_class_serialization<
-      T, cereal::traits::has_minimal_input_serialization,
-      checked_json_archive>::value
-    && !cereal::traits::has_minimal_input_serialization<
-      T, checked_json_archive>::value;
+inline constexpr bool json_node_type =
+  !std::is_arithmetic_v<T> &&
+  !cereal::traits::has_minimal_base_class_serialization<
+    T, cereal::traits::has_minimal_input_serialization,
+    checked_json_archive>::value &&
+  !cereal::traits::has_minimal_input_serialization<T,
+                                                   checked_json_archive>::value;
 
 template <class T>
-  requires json_node_type<T>
+requires json_node_type<T>
 void prologue(checked_json_archive& ar, const T&) {
   ar.startNode();
 }
 
 template <class T>
-  requires json_node_type<T>
+requires json_node_type<T>
 void epilogue(checked_json_archive& ar, const T&) {
   ar.finishNode();
 }
 
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void prologue(checked_json_archive&, const T&) {
 }
 
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void epilogue(checked_json_archive&, const T&) {
 }
 
@@ -274,7 +268,7 @@ void CEREAL_LOAD_FUNCTION_NAME(checked_json_archive& ar,
 }
 
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 void CEREAL_LOAD_FUNCTION_NAME(checked_json_archive& ar, T& t) {
   ar.loadValue(t);
 }

@@ -112,8 +112,8 @@ void skip_shape(checked_input_archive<P>& ar, const shape_node& w) {
     });
   } else if (head == "array" && w.args.size() == 2) {
     auto digits = w.args[1].head;
-    if (digits.empty() || digits.size() > 9
-        || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string_view::npos)
       refuse_skip(w.text);
     uint64_t n = 0;
     for (auto c : digits)
@@ -130,10 +130,10 @@ void skip_shape(checked_input_archive<P>& ar, const shape_node& w) {
     ar(index);
     if (index < 0 || static_cast<size_t>(index) >= w.args.size())
       throw decode_fault{errc::malformed_frame,
-                         "a variant's index " + std::to_string(index)
-                           + " where the writer's shape " + std::string{w.text}
-                           + " has " + std::to_string(w.args.size())
-                           + " alternatives"};
+                         "a variant's index " + std::to_string(index) +
+                           " where the writer's shape " + std::string{w.text} +
+                           " has " + std::to_string(w.args.size()) +
+                           " alternatives"};
     skip_shape(ar, w.args[static_cast<size_t>(index)]);
   } else {
     refuse_skip(w.text);
@@ -162,9 +162,8 @@ void read_record(checked_input_archive<P>& ar, T& x, const shape_node& w) {
     }
     if (seen[index])
       throw decode_fault{errc::duplicate_key,
-                         "the sender's shape of " + type_label<T>()
-                           + " names member '" + std::string{name}
-                           + "' twice"};
+                         "the sender's shape of " + type_label<T>() +
+                           " names member '" + std::string{name} + "' twice"};
     seen[index] = true;
     with_member(x, index, [&](auto& field) { read_as(ar, field, shape); });
   }
@@ -183,9 +182,9 @@ void read_integer(checked_input_archive<P>& ar, T& x, const shape_node& w) {
   auto assign = [&x, &w](auto value) {
     if (!std::in_range<T>(value))
       throw decode_fault{errc::inexact_value,
-                         inexact_text("the value " + std::to_string(value)
-                                        + " (written as "
-                                        + std::string{w.head} + ")",
+                         inexact_text("the value " + std::to_string(value) +
+                                        " (written as " + std::string{w.head} +
+                                        ")",
                                       own_shape<T>().c_str())};
     x = static_cast<T>(value);
   };
@@ -219,8 +218,8 @@ void read_float(checked_input_archive<P>& ar, T& x, const shape_node& w) {
       auto narrow = exact_narrow(value);
       if (!narrow)
         throw decode_fault{errc::inexact_value,
-                           inexact_text("the value " + std::to_string(value)
-                                          + " (written as f64)",
+                           inexact_text("the value " + std::to_string(value) +
+                                          " (written as f64)",
                                         "f32")};
       x = *narrow;
     } else {
@@ -232,10 +231,10 @@ void read_float(checked_input_archive<P>& ar, T& x, const shape_node& w) {
 }
 
 template <class T>
-inline constexpr bool is_character_v
-  = std::is_same_v<T, char> || std::is_same_v<T, wchar_t>
-    || std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t>
-    || std::is_same_v<T, char32_t>;
+inline constexpr bool is_character_v =
+  std::is_same_v<T, char> || std::is_same_v<T, wchar_t> ||
+  std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t> ||
+  std::is_same_v<T, char32_t>;
 
 /// Reads `x` from bytes written with shape `w` (see the file comment).
 template <bool P, class T>
@@ -258,8 +257,8 @@ void read_as(checked_input_archive<P>& ar, T& x, const shape_node& w) {
     if (!w.record)
       refuse_writer_shape(w.text, own_shape<T>());
     read_record(ar, x, w);
-  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>
-                       && !is_character_v<T>) {
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+                       !is_character_v<T>) {
     read_integer(ar, x, w);
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     read_float(ar, x, w);
@@ -290,8 +289,8 @@ void read_as(checked_input_archive<P>& ar, T& x, const shape_node& w) {
       insert_unique(x, typename T::value_type{std::move(key), std::move(value)},
                     i, "a map");
     }
-  } else if constexpr (is_instance_v<T, std::set>
-                       || is_instance_v<T, std::unordered_set>) {
+  } else if constexpr (is_instance_v<T, std::set> ||
+                       is_instance_v<T, std::unordered_set>) {
     expect("set", 1);
     auto n = size_tag();
     x.clear();
@@ -300,9 +299,9 @@ void read_as(checked_input_archive<P>& ar, T& x, const shape_node& w) {
       read_as(ar, key, w.args[0]);
       insert_unique(x, std::move(key), i, "a set");
     }
-  } else if constexpr (is_instance_v<T, std::vector>
-                       || is_instance_v<T, std::deque>
-                       || is_instance_v<T, std::list>) {
+  } else if constexpr (is_instance_v<T, std::vector> ||
+                       is_instance_v<T, std::deque> ||
+                       is_instance_v<T, std::list>) {
     // A list of bools has one shape in every version: equal, read above.
     if constexpr (std::is_same_v<typename T::value_type, bool>) {
       refuse_writer_shape(w.text, own_shape<T>());

@@ -56,9 +56,9 @@ caf::error guarded(const call_info& info, F&& f, Where&& where) {
     return make_error(e.code, describe(info) + where() + ": " + e.what);
   } catch (const std::bad_alloc&) {
     return make_error(errc::allocation_limit_exceeded,
-                      describe(info) + where()
-                        + ": out of memory; the input claims more than the "
-                          "machine can hold");
+                      describe(info) + where() +
+                        ": out of memory; the input claims more than the "
+                        "machine can hold");
   } catch (const std::length_error& e) {
     return make_error(errc::length_out_of_range,
                       describe(info) + where() + ": " + e.what() + fix);
@@ -88,14 +88,10 @@ caf::error guarded_frames(const call_info& info, F&& f) {
 /// small writes stay cheap.
 class byte_sink : public std::streambuf {
 public:
-  explicit byte_sink(std::vector<std::byte>& out) : out_(out) {
-    out_.clear();
-  }
+  explicit byte_sink(std::vector<std::byte>& out) : out_(out) { out_.clear(); }
 
   /// Shrinks the vector to the bytes written.
-  void finish() {
-    out_.resize(static_cast<size_t>(pptr() - pbase()));
-  }
+  void finish() { out_.resize(static_cast<size_t>(pptr() - pbase())); }
 
 protected:
   int_type overflow(int_type c) override {
@@ -170,9 +166,7 @@ public:
   ~ostream_lease();
 
   /// Returns the stream.
-  std::ostream& get() noexcept {
-    return *os_;
-  }
+  std::ostream& get() noexcept { return *os_; }
 
 private:
   std::ostream* os_;

@@ -91,8 +91,8 @@ template <class F, class I>
   auto b = std::bit_cast<uint32_t>(x);
   uint64_t sign = b >> 31;
   uint64_t payload = b & 0x7fffffu;
-  return std::bit_cast<double>((sign << 63) | (uint64_t{0x7ff} << 52)
-                               | (payload << 29));
+  return std::bit_cast<double>((sign << 63) | (uint64_t{0x7ff} << 52) |
+                               (payload << 29));
 }
 
 /// Returns the float equal to `x`, or nothing when no float is: a finite
@@ -130,10 +130,10 @@ void insert_unique(C& xs, V&& value, size_t index, const char* what) {
   xs.insert(std::forward<V>(value));
   if (xs.size() == before)
     throw decode_fault{errc::duplicate_key,
-                       std::string{what} + " holds a key twice (element "
-                         + std::to_string(index)
-                         + " repeats an earlier key); its encoder writes each "
-                           "key once, so the input is corrupt or hostile"};
+                       std::string{what} + " holds a key twice (element " +
+                         std::to_string(index) +
+                         " repeats an earlier key); its encoder writes each "
+                         "key once, so the input is corrupt or hostile"};
 }
 
 /// Appends to `text` where a fault happened: member `index` (of type

@@ -84,8 +84,8 @@ struct unique_map_convert {
       kv.key.convert(key);
       kv.val.convert(value);
       insert_unique(tmp,
-                    typename M::value_type{std::move(key), std::move(value)},
-                    i, "a msgpack map");
+                    typename M::value_type{std::move(key), std::move(value)}, i,
+                    "a msgpack map");
     }
     x = std::move(tmp);
     return o;
@@ -114,70 +114,68 @@ struct unique_set_convert {
 
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
-namespace adaptor {
+  namespace adaptor {
 
-/// Floating point and text, exactly (the rules are at the top of
-/// families/msgpack.hpp).
-template <>
-struct convert<double> {
-  const msgpack::object& operator()(const msgpack::object& o,
-                                    double& v) const;
-};
+  /// Floating point and text, exactly (the rules are at the top of
+  /// families/msgpack.hpp).
+  template <>
+  struct convert<double> {
+    const msgpack::object& operator()(const msgpack::object& o,
+                                      double& v) const;
+  };
 
-template <>
-struct convert<float> {
-  const msgpack::object& operator()(const msgpack::object& o, float& v) const;
-};
+  template <>
+  struct convert<float> {
+    const msgpack::object& operator()(const msgpack::object& o, float& v) const;
+  };
 
-template <>
-struct convert<std::string> {
-  const msgpack::object& operator()(const msgpack::object& o,
-                                    std::string& v) const;
-};
+  template <>
+  struct convert<std::string> {
+    const msgpack::object& operator()(const msgpack::object& o,
+                                      std::string& v) const;
+  };
 
-/// Maps and sets with unique keys refuse a key given twice.
-template <class K, class V, class C, class A>
-struct convert<std::map<K, V, C, A>>
-  : ferry::serializers::detail::unique_map_convert<std::map<K, V, C, A>> {};
+  /// Maps and sets with unique keys refuse a key given twice.
+  template <class K, class V, class C, class A>
+  struct convert<std::map<K, V, C, A>>
+    : ferry::serializers::detail::unique_map_convert<std::map<K, V, C, A>> {};
 
-template <class K, class V, class H, class E, class A>
-struct convert<std::unordered_map<K, V, H, E, A>>
-  : ferry::serializers::detail::unique_map_convert<
-      std::unordered_map<K, V, H, E, A>> {};
+  template <class K, class V, class H, class E, class A>
+  struct convert<std::unordered_map<K, V, H, E, A>>
+    : ferry::serializers::detail::unique_map_convert<
+        std::unordered_map<K, V, H, E, A>> {};
 
-template <class T, class C, class A>
-struct convert<std::set<T, C, A>>
-  : ferry::serializers::detail::unique_set_convert<std::set<T, C, A>> {};
+  template <class T, class C, class A>
+  struct convert<std::set<T, C, A>>
+    : ferry::serializers::detail::unique_set_convert<std::set<T, C, A>> {};
 
-template <class T, class H, class E, class A>
-struct convert<std::unordered_set<T, H, E, A>>
-  : ferry::serializers::detail::unique_set_convert<
-      std::unordered_set<T, H, E, A>> {};
+  template <class T, class H, class E, class A>
+  struct convert<std::unordered_set<T, H, E, A>>
+    : ferry::serializers::detail::unique_set_convert<
+        std::unordered_set<T, H, E, A>> {};
 
-/// Converts arrays into the containers msgpack-cxx sizes before converting
-/// their elements (see `charged_convert`).
-template <class T, class A>
-struct convert<std::vector<T, A>>
-  : ferry::serializers::detail::charged_convert<std::vector<T, A>, sizeof(T)> {
-};
+  /// Converts arrays into the containers msgpack-cxx sizes before converting
+  /// their elements (see `charged_convert`).
+  template <class T, class A>
+  struct convert<std::vector<T, A>>
+    : ferry::serializers::detail::charged_convert<std::vector<T, A>,
+                                                  sizeof(T)> {};
 
-template <class T, class A>
-struct convert<std::deque<T, A>>
-  : ferry::serializers::detail::charged_convert<std::deque<T, A>, sizeof(T)> {
-};
+  template <class T, class A>
+  struct convert<std::deque<T, A>>
+    : ferry::serializers::detail::charged_convert<std::deque<T, A>, sizeof(T)> {
+  };
 
-template <class T, class A>
-struct convert<std::list<T, A>>
-  : ferry::serializers::detail::charged_convert<std::list<T, A>,
-                                                sizeof(T)
-                                                  + 2 * sizeof(void*)> {};
+  template <class T, class A>
+  struct convert<std::list<T, A>>
+    : ferry::serializers::detail::charged_convert<
+        std::list<T, A>, sizeof(T) + 2 * sizeof(void*)> {};
 
-template <class T, class A>
-struct convert<std::forward_list<T, A>>
-  : ferry::serializers::detail::charged_convert<std::forward_list<T, A>,
-                                                sizeof(T) + sizeof(void*)> {
-};
+  template <class T, class A>
+  struct convert<std::forward_list<T, A>>
+    : ferry::serializers::detail::charged_convert<std::forward_list<T, A>,
+                                                  sizeof(T) + sizeof(void*)> {};
 
-} // namespace adaptor
+  } // namespace adaptor
 } // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
 } // namespace msgpack

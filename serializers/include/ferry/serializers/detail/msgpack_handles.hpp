@@ -49,35 +49,35 @@ handle_token msgpack_token(const msgpack::object& o);
 
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
-namespace adaptor {
+  namespace adaptor {
 
-/// Packs an actor handle as `[kind, id]`.
-template <class T>
-struct pack<
-  T, std::enable_if_t<ferry::serializers::detail::is_actor_handle_v<T>>> {
-  template <class Stream>
-  packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
-    namespace fd = ferry::serializers::detail;
-    auto token = fd::token_or_throw(fd::to_strong(x), typeid(T));
-    o.pack_array(2);
-    o.pack(token.kind);
-    o.pack(token.id);
-    return o;
-  }
-};
+  /// Packs an actor handle as `[kind, id]`.
+  template <class T>
+  struct pack<
+    T, std::enable_if_t<ferry::serializers::detail::is_actor_handle_v<T>>> {
+    template <class Stream>
+    packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
+      namespace fd = ferry::serializers::detail;
+      auto token = fd::token_or_throw(fd::to_strong(x), typeid(T));
+      o.pack_array(2);
+      o.pack(token.kind);
+      o.pack(token.id);
+      return o;
+    }
+  };
 
-/// Converts `[kind, id]` back into an actor handle.
-template <class T>
-struct convert<
-  T, std::enable_if_t<ferry::serializers::detail::is_actor_handle_v<T>>> {
-  const msgpack::object& operator()(const msgpack::object& o, T& x) const {
-    namespace fd = ferry::serializers::detail;
-    x = fd::from_strong<T>(
-      fd::handle_or_throw(fd::msgpack_token(o), typeid(T)));
-    return o;
-  }
-};
+  /// Converts `[kind, id]` back into an actor handle.
+  template <class T>
+  struct convert<
+    T, std::enable_if_t<ferry::serializers::detail::is_actor_handle_v<T>>> {
+    const msgpack::object& operator()(const msgpack::object& o, T& x) const {
+      namespace fd = ferry::serializers::detail;
+      x = fd::from_strong<T>(
+        fd::handle_or_throw(fd::msgpack_token(o), typeid(T)));
+      return o;
+    }
+  };
 
-} // namespace adaptor
+  } // namespace adaptor
 } // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
 } // namespace msgpack

@@ -29,8 +29,8 @@ namespace ferry::serializers::detail {
 template <class... Ts>
 class pooled_vals final : public caf::detail::tuple_vals<Ts...> {
 public:
-  static_assert(alignof(caf::detail::tuple_vals<Ts...>)
-                <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  static_assert(alignof(caf::detail::tuple_vals<Ts...>) <=
+                __STDCPP_DEFAULT_NEW_ALIGNMENT__);
 
   using caf::detail::tuple_vals<Ts...>::tuple_vals;
 
@@ -53,9 +53,8 @@ caf::message make_pooled_message(Ts&&... xs) {
   if constexpr (alignof(vals) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
     return caf::make_message(std::forward<Ts>(xs)...);
   } else {
-    caf::message::data_ptr content{new pooled_vals<std::decay_t<Ts>...>(
-                                     std::forward<Ts>(xs)...),
-                                   false};
+    caf::message::data_ptr content{
+      new pooled_vals<std::decay_t<Ts>...>(std::forward<Ts>(xs)...), false};
     return caf::message{std::move(content)};
   }
 }

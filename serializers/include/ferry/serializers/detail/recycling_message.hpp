@@ -26,8 +26,8 @@ class recycling_vector_vals final
   : public caf::detail::tuple_vals_impl<caf::detail::message_data,
                                         std::vector<E>> {
 public:
-  using super
-    = caf::detail::tuple_vals_impl<caf::detail::message_data, std::vector<E>>;
+  using super =
+    caf::detail::tuple_vals_impl<caf::detail::message_data, std::vector<E>>;
 
   explicit recycling_vector_vals(std::vector<E>&& xs) : super(std::move(xs)) {
     // nop

@@ -18,9 +18,9 @@
 #include <mutex>
 
 #if defined(__clang__)
-#  define FERRY_THREAD_ANNOTATION(x) __attribute__((x))
+#define FERRY_THREAD_ANNOTATION(x) __attribute__((x))
 #else
-#  define FERRY_THREAD_ANNOTATION(x)
+#define FERRY_THREAD_ANNOTATION(x)
 #endif
 
 #define FERRY_CAPABILITY(x) FERRY_THREAD_ANNOTATION(capability(x))
@@ -40,8 +40,7 @@
   FERRY_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define FERRY_TRY_ACQUIRE(...)                                                 \
   FERRY_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
-#define FERRY_RETURN_CAPABILITY(x)                                             \
-  FERRY_THREAD_ANNOTATION(lock_returned(x))
+#define FERRY_RETURN_CAPABILITY(x) FERRY_THREAD_ANNOTATION(lock_returned(x))
 #define FERRY_NO_THREAD_SAFETY_ANALYSIS                                        \
   FERRY_THREAD_ANNOTATION(no_thread_safety_analysis)
 
@@ -54,22 +53,14 @@ public:
   mutex(const mutex&) = delete;
   mutex& operator=(const mutex&) = delete;
 
-  void lock() FERRY_ACQUIRE() {
-    impl_.lock();
-  }
+  void lock() FERRY_ACQUIRE() { impl_.lock(); }
 
-  void unlock() FERRY_RELEASE() {
-    impl_.unlock();
-  }
+  void unlock() FERRY_RELEASE() { impl_.unlock(); }
 
-  bool try_lock() FERRY_TRY_ACQUIRE(true) {
-    return impl_.try_lock();
-  }
+  bool try_lock() FERRY_TRY_ACQUIRE(true) { return impl_.try_lock(); }
 
   /// The wrapped mutex, for std::unique_lock (see unique_lock::native).
-  std::mutex& native() {
-    return impl_;
-  }
+  std::mutex& native() { return impl_; }
 
 private:
   std::mutex impl_;
@@ -82,9 +73,7 @@ public:
     mtx_.lock();
   }
 
-  ~lock_guard() FERRY_RELEASE() {
-    mtx_.unlock();
-  }
+  ~lock_guard() FERRY_RELEASE() { mtx_.unlock(); }
 
   lock_guard(const lock_guard&) = delete;
   lock_guard& operator=(const lock_guard&) = delete;
@@ -108,19 +97,13 @@ public:
   unique_lock(const unique_lock&) = delete;
   unique_lock& operator=(const unique_lock&) = delete;
 
-  void lock() FERRY_ACQUIRE() {
-    impl_.lock();
-  }
+  void lock() FERRY_ACQUIRE() { impl_.lock(); }
 
-  void unlock() FERRY_RELEASE() {
-    impl_.unlock();
-  }
+  void unlock() FERRY_RELEASE() { impl_.unlock(); }
 
   /// For std::condition_variable::wait: the wait gives the mutex back
   /// before it returns, so the caller still holds it afterwards.
-  std::unique_lock<std::mutex>& native() {
-    return impl_;
-  }
+  std::unique_lock<std::mutex>& native() { return impl_; }
 
 private:
   std::unique_lock<std::mutex> impl_;

@@ -38,17 +38,17 @@ std::optional<builtin> builtin_from_name(std::string_view name) noexcept;
 template <class T>
 constexpr bool builtin_can_encode(builtin f) {
   switch (f) {
-    case builtin::cereal_binary:
-    case builtin::cereal_portable:
-      return deep_ok<cereal_policy, T>();
-    case builtin::cereal_json:
-      return deep_ok<cereal_json_policy, T>();
-    case builtin::msgpack:
-      return deep_ok<msgpack_policy, T>();
-    case builtin::caf:
-      return deep_ok<caf_policy, T>();
-    case builtin::raw:
-      return raw_can_encode<T>();
+  case builtin::cereal_binary:
+  case builtin::cereal_portable:
+    return deep_ok<cereal_policy, T>();
+  case builtin::cereal_json:
+    return deep_ok<cereal_json_policy, T>();
+  case builtin::msgpack:
+    return deep_ok<msgpack_policy, T>();
+  case builtin::caf:
+    return deep_ok<caf_policy, T>();
+  case builtin::raw:
+    return raw_can_encode<T>();
   }
   return false;
 }
@@ -63,17 +63,17 @@ constexpr bool builtin_can_decode(builtin f) {
 template <class T>
 std::string builtin_why_not(builtin f) {
   switch (f) {
-    case builtin::cereal_binary:
-    case builtin::cereal_portable:
-      return why_not<cereal_policy, T>();
-    case builtin::cereal_json:
-      return why_not<cereal_json_policy, T>();
-    case builtin::msgpack:
-      return why_not<msgpack_policy, T>();
-    case builtin::caf:
-      return why_not<caf_policy, T>();
-    case builtin::raw:
-      return raw_why_not<T>();
+  case builtin::cereal_binary:
+  case builtin::cereal_portable:
+    return why_not<cereal_policy, T>();
+  case builtin::cereal_json:
+    return why_not<cereal_json_policy, T>();
+  case builtin::msgpack:
+    return why_not<msgpack_policy, T>();
+  case builtin::caf:
+    return why_not<caf_policy, T>();
+  case builtin::raw:
+    return raw_why_not<T>();
   }
   return "unknown family";
 }
@@ -93,21 +93,21 @@ bool split_encode(builtin f, const T& x, std::vector<std::byte>& head,
   if (!info.views_allowed || keep_alive == nullptr)
     return false;
   if constexpr (cereal_splittable<T>::value) {
-    if (f == builtin::cereal_binary
-        && cereal_should_split<cereal_format::binary>(x)) {
+    if (f == builtin::cereal_binary &&
+        cereal_should_split<cereal_format::binary>(x)) {
       err = cereal_encode_split<cereal_format::binary>(x, head, frames,
                                                        keep_alive, info);
       return true;
     }
-    if (f == builtin::cereal_portable
-        && cereal_should_split<cereal_format::portable>(x)) {
+    if (f == builtin::cereal_portable &&
+        cereal_should_split<cereal_format::portable>(x)) {
       err = cereal_encode_split<cereal_format::portable>(x, head, frames,
                                                          keep_alive, info);
       return true;
     }
     if constexpr (deep_ok<cereal_json_policy, T>()) {
-      if (f == builtin::cereal_json
-          && cereal_should_split<cereal_format::json>(x)) {
+      if (f == builtin::cereal_json &&
+          cereal_should_split<cereal_format::json>(x)) {
         err = cereal_encode_split<cereal_format::json>(x, head, frames,
                                                        keep_alive, info);
         return true;
@@ -150,8 +150,8 @@ bool split_decode(builtin f, std::span<const frame> frames, frame* adopt,
     }
     if constexpr (deep_ok<cereal_json_policy, T>()) {
       if (f == builtin::cereal_json) {
-        err = cereal_decode_split<cereal_format::json>(frames, adopt, out,
-                                                       lim, info);
+        err = cereal_decode_split<cereal_format::json>(frames, adopt, out, lim,
+                                                       info);
         return true;
       }
     }
@@ -195,29 +195,29 @@ caf::error builtin_encode(builtin f, const T& x, std::vector<frame>& frames,
   }
   auto main = take_buffer();
   switch (f) {
-    case builtin::cereal_binary:
-    case builtin::cereal_portable:
-      if constexpr (deep_ok<cereal_policy, T>()) {
-        if (f == builtin::cereal_binary)
-          err = cereal_encode<cereal_format::binary>(x, main, info);
-        else
-          err = cereal_encode<cereal_format::portable>(x, main, info);
-      }
-      break;
-    case builtin::cereal_json:
-      if constexpr (deep_ok<cereal_json_policy, T>())
-        err = cereal_encode<cereal_format::json>(x, main, info);
-      break;
-    case builtin::msgpack:
-      if constexpr (deep_ok<msgpack_policy, T>())
-        err = msgpack_encode(x, main, info);
-      break;
-    case builtin::caf:
-      if constexpr (deep_ok<caf_policy, T>())
-        err = caf_encode(x, main, info);
-      break;
-    case builtin::raw:
-      break;
+  case builtin::cereal_binary:
+  case builtin::cereal_portable:
+    if constexpr (deep_ok<cereal_policy, T>()) {
+      if (f == builtin::cereal_binary)
+        err = cereal_encode<cereal_format::binary>(x, main, info);
+      else
+        err = cereal_encode<cereal_format::portable>(x, main, info);
+    }
+    break;
+  case builtin::cereal_json:
+    if constexpr (deep_ok<cereal_json_policy, T>())
+      err = cereal_encode<cereal_format::json>(x, main, info);
+    break;
+  case builtin::msgpack:
+    if constexpr (deep_ok<msgpack_policy, T>())
+      err = msgpack_encode(x, main, info);
+    break;
+  case builtin::caf:
+    if constexpr (deep_ok<caf_policy, T>())
+      err = caf_encode(x, main, info);
+    break;
+  case builtin::raw:
+    break;
   }
   if (err)
     return err;
@@ -247,38 +247,38 @@ caf::error builtin_decode(builtin f, std::span<const frame> frames,
   bool decoded = false;
   if constexpr (std::is_default_constructible_v<T>) {
     switch (f) {
-      case builtin::cereal_binary:
-        if constexpr (deep_ok<cereal_policy, T>()) {
-          err = cereal_decode<cereal_format::binary>(in, out, lim, info);
-          decoded = true;
-        }
-        break;
-      case builtin::cereal_portable:
-        if constexpr (deep_ok<cereal_policy, T>()) {
-          err = cereal_decode<cereal_format::portable>(in, out, lim, info);
-          decoded = true;
-        }
-        break;
-      case builtin::cereal_json:
-        if constexpr (deep_ok<cereal_json_policy, T>()) {
-          err = cereal_decode<cereal_format::json>(in, out, lim, info);
-          decoded = true;
-        }
-        break;
-      case builtin::msgpack:
-        if constexpr (deep_ok<msgpack_policy, T>()) {
-          err = msgpack_decode(in, out, lim, info);
-          decoded = true;
-        }
-        break;
-      case builtin::caf:
-        if constexpr (deep_ok<caf_policy, T>()) {
-          err = caf_decode(in, out, lim, info);
-          decoded = true;
-        }
-        break;
-      case builtin::raw:
-        break;
+    case builtin::cereal_binary:
+      if constexpr (deep_ok<cereal_policy, T>()) {
+        err = cereal_decode<cereal_format::binary>(in, out, lim, info);
+        decoded = true;
+      }
+      break;
+    case builtin::cereal_portable:
+      if constexpr (deep_ok<cereal_policy, T>()) {
+        err = cereal_decode<cereal_format::portable>(in, out, lim, info);
+        decoded = true;
+      }
+      break;
+    case builtin::cereal_json:
+      if constexpr (deep_ok<cereal_json_policy, T>()) {
+        err = cereal_decode<cereal_format::json>(in, out, lim, info);
+        decoded = true;
+      }
+      break;
+    case builtin::msgpack:
+      if constexpr (deep_ok<msgpack_policy, T>()) {
+        err = msgpack_decode(in, out, lim, info);
+        decoded = true;
+      }
+      break;
+    case builtin::caf:
+      if constexpr (deep_ok<caf_policy, T>()) {
+        err = caf_decode(in, out, lim, info);
+        decoded = true;
+      }
+      break;
+    case builtin::raw:
+      break;
     }
   }
   if (!decoded)
@@ -316,8 +316,7 @@ struct compatible_types {
 };
 
 template <class T>
-  requires raw_array<T>::value
-struct compatible_types<T> {
+requires raw_array<T>::value struct compatible_types<T> {
   using E = typename raw_array<T>::element;
   static std::array<std::type_index, 3> get() {
     return {typeid(std::vector<E>), typeid(std::span<const E>),
@@ -336,8 +335,8 @@ const type_ops& ops_of() {
     [](builtin f) { return builtin_why_not<T>(f); },
     [](builtin f, const void* x, std::vector<frame>& frames,
        const std::shared_ptr<const void>& keep_alive, const call_info& info) {
-      return builtin_encode<T>(f, *static_cast<const T*>(x), frames,
-                               keep_alive, info);
+      return builtin_encode<T>(f, *static_cast<const T*>(x), frames, keep_alive,
+                               info);
     },
     [](builtin f, std::span<const frame> frames, frame* adopt, void* out,
        const limits& lim, const call_info& info) {

@@ -64,34 +64,35 @@ inline constexpr bool is_string_v = is_instance_v<T, std::basic_string>;
 /// undefined behaviour. Only enums with a fixed type can be
 /// list-initialized from their underlying type, which is what this checks.
 template <class T>
-concept fixed_enum = std::is_enum_v<T>
-                     && requires { T{std::underlying_type_t<T>{}}; };
+concept fixed_enum = std::is_enum_v<T> && requires {
+  T{std::underlying_type_t<T>{}};
+};
 
 template <class T>
-inline constexpr bool is_sequence_v
-  = is_instance_v<T, std::vector> || is_instance_v<T, std::deque>
-    || is_instance_v<T, std::list> || is_instance_v<T, std::forward_list>
-    || is_instance_v<T, std::set> || is_instance_v<T, std::multiset>
-    || is_instance_v<T, std::unordered_set>
-    || is_instance_v<T, std::unordered_multiset>;
+inline constexpr bool is_sequence_v =
+  is_instance_v<T, std::vector> || is_instance_v<T, std::deque> ||
+  is_instance_v<T, std::list> || is_instance_v<T, std::forward_list> ||
+  is_instance_v<T, std::set> || is_instance_v<T, std::multiset> ||
+  is_instance_v<T, std::unordered_set> ||
+  is_instance_v<T, std::unordered_multiset>;
 
 template <class T>
-inline constexpr bool is_map_v
-  = is_instance_v<T, std::map> || is_instance_v<T, std::multimap>
-    || is_instance_v<T, std::unordered_map>
-    || is_instance_v<T, std::unordered_multimap>;
+inline constexpr bool is_map_v =
+  is_instance_v<T, std::map> || is_instance_v<T, std::multimap> ||
+  is_instance_v<T, std::unordered_map> ||
+  is_instance_v<T, std::unordered_multimap>;
 
 /// True for the standard maps and sets that hold each key once: decoding
 /// refuses a key given twice in them (`errc::duplicate_key`).
 template <class T>
-inline constexpr bool is_unique_keyed_v
-  = is_instance_v<T, std::map> || is_instance_v<T, std::unordered_map>
-    || is_instance_v<T, std::set> || is_instance_v<T, std::unordered_set>;
+inline constexpr bool is_unique_keyed_v =
+  is_instance_v<T, std::map> || is_instance_v<T, std::unordered_map> ||
+  is_instance_v<T, std::set> || is_instance_v<T, std::unordered_set>;
 
 template <class T>
-inline constexpr bool is_smart_ptr_v
-  = is_instance_v<T, std::shared_ptr> || is_instance_v<T, std::unique_ptr>
-    || is_instance_v<T, std::weak_ptr>;
+inline constexpr bool is_smart_ptr_v =
+  is_instance_v<T, std::shared_ptr> || is_instance_v<T, std::unique_ptr> ||
+  is_instance_v<T, std::weak_ptr>;
 
 template <class T>
 struct is_span : std::false_type {};
@@ -100,33 +101,50 @@ template <class T, size_t N>
 struct is_span<std::span<T, N>> : std::true_type {};
 
 template <class T>
-inline constexpr bool is_lock_v
-  = std::is_same_v<T, std::mutex> || std::is_same_v<T, std::recursive_mutex>
-    || std::is_same_v<T, std::timed_mutex>
-    || std::is_same_v<T, std::recursive_timed_mutex>
-    || std::is_same_v<T, std::shared_mutex>
-    || std::is_same_v<T, std::shared_timed_mutex>
-    || std::is_same_v<T, std::condition_variable>;
+inline constexpr bool is_lock_v =
+  std::is_same_v<T, std::mutex> || std::is_same_v<T, std::recursive_mutex> ||
+  std::is_same_v<T, std::timed_mutex> ||
+  std::is_same_v<T, std::recursive_timed_mutex> ||
+  std::is_same_v<T, std::shared_mutex> ||
+  std::is_same_v<T, std::shared_timed_mutex> ||
+  std::is_same_v<T, std::condition_variable>;
 
 template <class T>
-inline constexpr bool is_thread_v
-  = std::is_same_v<T, std::thread> || std::is_same_v<T, std::jthread>;
+inline constexpr bool is_thread_v =
+  std::is_same_v<T, std::thread> || std::is_same_v<T, std::jthread>;
 
 // -- own serialization, detected without recursion ----------------------------
 
 struct cereal_probe {};
 
 template <class T>
-concept has_own_cereal
-  = requires(T& x, cereal_probe& a) { x.serialize(a); }
-    || requires(T& x, cereal_probe& a) { x.serialize(a, uint32_t{0}); }
-    || requires(T& x, cereal_probe& a) { x.load(a); }
-    || requires(const T& x, cereal_probe& a) { x.save(a); }
-    || requires(const T& x, const cereal_probe& a) { x.save_minimal(a); }
-    || requires(T& x, cereal_probe& a) { serialize(a, x); }
-    || requires(T& x, cereal_probe& a) { load(a, x); }
-    || requires(const T& x, cereal_probe& a) { save(a, x); }
-    || requires(const T& x, const cereal_probe& a) { save_minimal(a, x); };
+concept has_own_cereal = requires(T& x, cereal_probe& a) {
+  x.serialize(a);
+}
+|| requires(T& x, cereal_probe& a) {
+  x.serialize(a, uint32_t{0});
+}
+|| requires(T& x, cereal_probe& a) {
+  x.load(a);
+}
+|| requires(const T& x, cereal_probe& a) {
+  x.save(a);
+}
+|| requires(const T& x, const cereal_probe& a) {
+  x.save_minimal(a);
+}
+|| requires(T& x, cereal_probe& a) {
+  serialize(a, x);
+}
+|| requires(T& x, cereal_probe& a) {
+  load(a, x);
+}
+|| requires(const T& x, cereal_probe& a) {
+  save(a, x);
+}
+|| requires(const T& x, const cereal_probe& a) {
+  save_minimal(a, x);
+};
 
 struct caf_probe {
   using result_type = void;
@@ -135,16 +153,20 @@ struct caf_probe {
 };
 
 template <class T>
-concept has_own_inspect = requires(T& x, caf_probe& f) { inspect(f, x); };
+concept has_own_inspect = requires(T& x, caf_probe& f) {
+  inspect(f, x);
+};
 
 struct msgpack_object_probe;
 
 template <class T>
-concept has_msgpack_define = requires(T& x) { &T::msgpack_unpack; };
-
+concept has_msgpack_define = requires(T& x) {
+  &T::msgpack_unpack;
+};
 
 template <class T>
-concept has_own_any = has_own_cereal<T> || has_own_inspect<T> || has_msgpack_define<T>;
+concept has_own_any =
+  has_own_cereal<T> || has_own_inspect<T> || has_msgpack_define<T>;
 
 // -- forbidden members (compile-time diagnostics) -----------------------------
 
@@ -170,8 +192,8 @@ constexpr forbidden find_forbidden() {
     return forbidden::lock;
   else if constexpr (is_thread_v<U>)
     return forbidden::thread;
-  else if constexpr (std::is_pointer_v<U> && !std::is_function_v<
-                                               std::remove_pointer_t<U>>)
+  else if constexpr (std::is_pointer_v<U> &&
+                     !std::is_function_v<std::remove_pointer_t<U>>)
     return forbidden::raw_pointer;
   else if constexpr (is_sequence_v<U> || is_instance_v<U, std::optional>)
     return find_forbidden<typename U::value_type>();

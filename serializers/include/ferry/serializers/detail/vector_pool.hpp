@@ -1,4 +1,5 @@
-// The vector pool's typed side (see ferry/serializers/vector_pool.hpp). Not API.
+// The vector pool's typed side (see ferry/serializers/vector_pool.hpp). Not
+// API.
 //
 // The pool itself is type-erased (src/vector_pool.cpp): it keeps heap-held
 // `std::vector<E>` objects with their element type and capacity. These
@@ -8,6 +9,7 @@
 
 #include "ferry/serializers/vector_pool.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <type_traits>
@@ -21,9 +23,9 @@ namespace ferry::serializers::detail {
 /// (trivially copyable, so a reused vector's stale elements are harmless
 /// until overwritten).
 template <class E>
-inline constexpr bool poolable_element
-  = (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>)
-    || std::is_same_v<E, std::byte>;
+inline constexpr bool poolable_element = (std::is_arithmetic_v<E> &&
+                                          !std::is_same_v<E, bool>) ||
+                                         std::is_same_v<E, std::byte>;
 
 /// Whether `T` is a `std::vector` the pool keeps.
 template <class T>
@@ -41,6 +43,11 @@ bool pool_keeps(size_t bytes) noexcept;
 /// such (of equal ones the one kept last); null when there is none.
 void* take_pooled(const std::type_info& element, size_t bytes) noexcept;
 
+/// Frees the vectors idle for longer than `max_idle` as of `now` (what
+/// `trim_vector_pool` does at the current time; tests pass a later time
+/// instead of waiting).
+void trim_vector_pool_at(std::chrono::steady_clock::time_point now);
+
 /// Keeps `vec` (a `std::vector<E>` made by `new`, `bytes` its capacity);
 /// returns false, keeping nothing, when the limits refuse it.
 bool give_pooled(const std::type_info& element, void* vec, size_t bytes,
@@ -55,8 +62,8 @@ bool give_pooled(const std::type_info& element, void* vec, size_t bytes,
 template <class E>
 std::vector<E> take_vector_unwritten(size_t n) noexcept {
   static_assert(poolable_element<E>);
-  auto* held = static_cast<std::vector<E>*>(take_pooled(typeid(E),
-                                                        n * sizeof(E)));
+  auto* held =
+    static_cast<std::vector<E>*>(take_pooled(typeid(E), n * sizeof(E)));
   if (held == nullptr)
     return {};
   std::vector<E> result = std::move(*held);
@@ -86,9 +93,8 @@ void give_vector(std::vector<E>&& xs) noexcept {
   } catch (...) {
     return; // xs still owns its memory and frees it
   }
-  if (!give_pooled(typeid(E), held, bytes, [](void* p) {
-        delete static_cast<std::vector<E>*>(p);
-      }))
+  if (!give_pooled(typeid(E), held, bytes,
+                   [](void* p) { delete static_cast<std::vector<E>*>(p); }))
     delete held;
 }
 

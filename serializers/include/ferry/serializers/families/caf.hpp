@@ -74,10 +74,10 @@ namespace ferry::serializers::detail {
 
 struct caf_policy {
   static constexpr const char* name = "caf";
-  static constexpr const char* how
-    = "CAF inspect function: add `template <class Inspector> typename "
-      "Inspector::result_type inspect(Inspector& f, T& x)`, make it a plain "
-      "aggregate, or register_serializer<T> a stand-in";
+  static constexpr const char* how =
+    "CAF inspect function: add `template <class Inspector> typename "
+    "Inspector::result_type inspect(Inspector& f, T& x)`, make it a plain "
+    "aggregate, or register_serializer<T> a stand-in";
   static constexpr bool enums = true;
   static constexpr bool optionals = false;
   static constexpr bool variants = false;
@@ -102,8 +102,9 @@ struct caf_policy {
 
   template <class T>
   static constexpr bool string() {
-    return std::is_same_v<T, std::string> || std::is_same_v<T, std::u16string>
-           || std::is_same_v<T, std::u32string>;
+    return std::is_same_v<T, std::string> ||
+           std::is_same_v<T, std::u16string> ||
+           std::is_same_v<T, std::u32string>;
   }
 
   template <class T>
@@ -143,19 +144,21 @@ template <class T>
 concept caf_reflect = caf_reflect_impl<T>();
 
 template <class Inspector>
-concept caf_inspector = requires { typename Inspector::result_type; }
-                        && !std::is_same_v<Inspector, caf_probe>;
+concept caf_inspector = requires {
+  typename Inspector::result_type;
+}
+&&!std::is_same_v<Inspector, caf_probe>;
 
 /// Element types whose vectors ferry writes and reads in one loop, the
 /// same bytes as CAF's walk: fixed-width integers, float, double, std::byte.
 template <class E>
-inline constexpr bool caf_flat_element
-  = std::is_same_v<E, int8_t> || std::is_same_v<E, uint8_t>
-    || std::is_same_v<E, int16_t> || std::is_same_v<E, uint16_t>
-    || std::is_same_v<E, int32_t> || std::is_same_v<E, uint32_t>
-    || std::is_same_v<E, int64_t> || std::is_same_v<E, uint64_t>
-    || std::is_same_v<E, float> || std::is_same_v<E, double>
-    || std::is_same_v<E, std::byte>;
+inline constexpr bool caf_flat_element =
+  std::is_same_v<E, int8_t> || std::is_same_v<E, uint8_t> ||
+  std::is_same_v<E, int16_t> || std::is_same_v<E, uint16_t> ||
+  std::is_same_v<E, int32_t> || std::is_same_v<E, uint32_t> ||
+  std::is_same_v<E, int64_t> || std::is_same_v<E, uint64_t> ||
+  std::is_same_v<E, float> || std::is_same_v<E, double> ||
+  std::is_same_v<E, std::byte>;
 
 template <class T>
 inline constexpr bool caf_flat_vector = false;
@@ -191,13 +194,9 @@ public:
   caf::error end_sequence() override;
   caf::error apply_raw(size_t num_bytes, void* data) override;
 
-  size_t remaining() const noexcept {
-    return in_.size() - pos_;
-  }
+  size_t remaining() const noexcept { return in_.size() - pos_; }
 
-  size_t position() const noexcept {
-    return pos_;
-  }
+  size_t position() const noexcept { return pos_; }
 
 protected:
   caf::error apply_impl(int8_t&) override;
@@ -319,8 +318,7 @@ caf::error caf_encode_split(const std::vector<std::byte>& x,
 /// Reads a split byte vector: the size from frame 0, the bytes from frame 1
 /// (adopted when `adopt` is frame 1 and owns its bytes).
 caf::error caf_decode_split(std::span<const frame> frames, frame* adopt,
-                            std::vector<std::byte>& out,
-                            const call_info& info);
+                            std::vector<std::byte>& out, const call_info& info);
 
 /// Whether ferry walks T itself before CAF sees it: T is or holds, in
 /// standard containers, pairs, tuples or arrays, a std::vector<bool> (CAF
@@ -340,17 +338,17 @@ constexpr bool caf_any_walked(std::index_sequence<Is...>) {
 template <class T>
 constexpr bool caf_walked() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U>
-                || is_unique_keyed_v<U> || caf_flat_vector<U>)
+  if constexpr (std::is_same_v<U, std::vector<bool>> || is_actor_handle_v<U> ||
+                is_unique_keyed_v<U> || caf_flat_vector<U>)
     return true;
   else if constexpr (is_sequence_v<U> || is_std_array<U>::value)
     return caf_walked<typename U::value_type>();
   else if constexpr (is_map_v<U>)
-    return caf_walked<typename U::key_type>()
-           || caf_walked<typename U::mapped_type>();
+    return caf_walked<typename U::key_type>() ||
+           caf_walked<typename U::mapped_type>();
   else if constexpr (is_instance_v<U, std::pair>)
-    return caf_walked<typename U::first_type>()
-           || caf_walked<typename U::second_type>();
+    return caf_walked<typename U::first_type>() ||
+           caf_walked<typename U::second_type>();
   else if constexpr (is_instance_v<U, std::tuple>)
     return caf_any_walked<U>(std::make_index_sequence<std::tuple_size_v<U>>{});
   else
@@ -475,7 +473,7 @@ caf::error caf_apply_balanced(Processor& f, T& x) {
 }
 
 template <class Inspector, class T>
-  requires caf_inspector<Inspector>
+requires caf_inspector<Inspector>
 typename Inspector::result_type inspect(Inspector& f, caf_balanced<T>& x) {
   if constexpr (std::is_same_v<typename Inspector::result_type, caf::error>)
     return caf_apply_balanced(f, x.x);
@@ -521,10 +519,10 @@ caf::error caf_decode(std::span<const std::byte> in, T& out, const limits& lim,
         return from_caf_error(err, info, offset);
       if (source.remaining() != 0)
         return make_error(errc::trailing_bytes,
-                          describe(info) + " (frame 0, offset "
-                            + std::to_string(offset)
-                            + "): " + std::to_string(source.remaining())
-                            + " bytes follow the value");
+                          describe(info) + " (frame 0, offset " +
+                            std::to_string(offset) +
+                            "): " + std::to_string(source.remaining()) +
+                            " bytes follow the value");
       return {};
     },
     [&] { return " (frame 0, offset " + std::to_string(offset) + ")"; });
@@ -537,8 +535,8 @@ namespace caf {
 /// Inspects plain aggregates field by field (ferry's aggregate reflection);
 /// an error names the member it happened in.
 template <class Inspector, class T>
-  requires ferry::serializers::detail::caf_inspector<Inspector>
-           && ferry::serializers::detail::caf_reflect<T>
+requires ferry::serializers::detail::caf_inspector<Inspector> &&
+  ferry::serializers::detail::caf_reflect<T>
 typename Inspector::result_type inspect(Inspector& f, T& x) {
   return ferry::serializers::visit_fields(x, [&](auto&... fields) {
     if (ferry::serializers::detail::tracing()) {

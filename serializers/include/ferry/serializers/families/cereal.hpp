@@ -1,18 +1,18 @@
 // The cereal families: `cereal.binary`, `cereal.portable`, `cereal.json`.
 //
 // Frames hold exactly what cereal's BinaryOutputArchive,
-// PortableBinaryOutputArchive (default options) and JSONOutputArchive write
-// for `ar(value)`, so plain cereal code with no ferry in it decodes frame 0 of
-// a one-frame payload. Decoding the binary formats goes through ferry's
+// PortableBinaryOutputArchive (default options) and JSONOutputArchive write for
+// `ar(value)`, so plain cereal code with no ferry in it decodes frame 0 of a
+// one-frame payload. Decoding the binary formats goes through ferry's
 // bounds-checked archives (see detail/cereal_archive.hpp); decoding JSON
 // through ferry's strict reader of cereal's JSON
-// (detail/cereal_json_archive.hpp) after a pre-scan of the text (nesting depth, and numbers: those longer
-// than cereal ever writes, more than 20 significant digits among them, are
-// refused, since rapidjson 1.1 reads some of them with undefined behaviour),
-// with allocations bounded by the element counts actually present (for
-// JSON, the parsed text is charged to the allocation budget too; JSON is
-// meant for debugging a link). Each reader refuses a map or set that names
-// a key twice.
+// (detail/cereal_json_archive.hpp) after a pre-scan of the text (nesting depth,
+// and numbers: those longer than cereal ever writes, more than 20 significant
+// digits among them, are refused, since rapidjson 1.1 reads some of them with
+// undefined behaviour), with allocations bounded by the element counts actually
+// present (for JSON, the parsed text is charged to the allocation budget too;
+// JSON is meant for debugging a link). Each reader refuses a map or set that
+// names a key twice.
 //
 // Large top-level arrays travel in two frames: a value that is itself a
 // std::vector or std::basic_string of numbers or std::byte, of at least
@@ -69,8 +69,8 @@
 
 #include "ferry/serializers/frame.hpp"
 #include "ferry/serializers/member_names.hpp"
-#include "ferry/serializers/type_version.hpp"
 #include "ferry/serializers/options.hpp"
+#include "ferry/serializers/type_version.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -87,10 +87,10 @@ namespace ferry::serializers::detail {
 
 struct cereal_policy {
   static constexpr const char* name = "cereal";
-  static constexpr const char* how
-    = "cereal serialization: give it a member serialize(Archive&) or "
-      "save/load, make it a plain aggregate, or register_serializer<T> a "
-      "stand-in";
+  static constexpr const char* how =
+    "cereal serialization: give it a member serialize(Archive&) or "
+    "save/load, make it a plain aggregate, or register_serializer<T> a "
+    "stand-in";
   static constexpr bool enums = true;
   static constexpr bool optionals = true;
   static constexpr bool variants = true;
@@ -118,10 +118,10 @@ struct cereal_policy {
 
   template <class T>
   static constexpr bool pointer() {
-    return !is_instance_v<T, std::weak_ptr>
-           && !std::is_array_v<typename T::element_type>
-           && !std::is_polymorphic_v<typename T::element_type>
-           && std::is_default_constructible_v<typename T::element_type>;
+    return !is_instance_v<T, std::weak_ptr> &&
+           !std::is_array_v<typename T::element_type> &&
+           !std::is_polymorphic_v<typename T::element_type> &&
+           std::is_default_constructible_v<typename T::element_type>;
   }
 
   template <class T>
@@ -130,8 +130,8 @@ struct cereal_policy {
       return false;
     else
       return cereal::traits::is_output_serializable<
-               T, cereal::BinaryOutputArchive>::value
-             && cereal::traits::is_input_serializable<
+               T, cereal::BinaryOutputArchive>::value &&
+             cereal::traits::is_input_serializable<
                T, cereal::BinaryInputArchive>::value;
   }
 };
@@ -150,22 +150,20 @@ struct cereal_json_policy : cereal_policy {
 };
 
 template <class T>
-concept cereal_reflect
-  = is_reflectable_v<T> && !has_own_cereal<T>
-    && all_ok<cereal_policy, field_types<T>>();
+concept cereal_reflect = is_reflectable_v<T> && !has_own_cereal<T> &&
+                         all_ok<cereal_policy, field_types<T>>();
 
 /// Top-level arrays of at least this many bytes are split (see above).
 inline constexpr size_t cereal_split_bytes = 64 * 1024;
 
 /// What to do with a string cereal.json refuses (a NUL character, which
 /// cereal's own JSON reader cuts strings at, or bytes that are not UTF-8).
-inline constexpr const char* cereal_json_text_fix
-  = "use cereal.binary, cereal.portable or msgpack for it";
+inline constexpr const char* cereal_json_text_fix =
+  "use cereal.binary, cereal.portable or msgpack for it";
 
 /// Refuses a std::string that cereal.json cannot carry exactly.
 inline void cereal_json_check_text(std::string_view text) {
-  check_text(text, false, "cereal.json", cereal_json_text_fix,
-             byte_of_string);
+  check_text(text, false, "cereal.json", cereal_json_text_fix, byte_of_string);
 }
 
 /// Refuses a NaN that cereal.json cannot carry exactly: JSON writes every
@@ -175,8 +173,7 @@ void cereal_json_check_nan(F x) {
   if (!std::isnan(x))
     return;
   // The bytes that hold the value (x87's long double has padding).
-  constexpr size_t size
-    = std::numeric_limits<F>::digits == 64 ? 10 : sizeof(F);
+  constexpr size_t size = std::numeric_limits<F>::digits == 64 ? 10 : sizeof(F);
   auto canonical = std::numeric_limits<F>::quiet_NaN();
   if (std::memcmp(&x, &canonical, size) != 0)
     throw decode_fault{errc::inexact_value,
@@ -253,9 +250,7 @@ caf::error cereal_decode(std::span<const std::byte> in, T& out,
         struct position_keeper {
           checked_json_archive& ar;
           size_t& offset;
-          ~position_keeper() {
-            offset = ar.position();
-          }
+          ~position_keeper() { offset = ar.position(); }
         } keeper{ar, offset};
         ar(out);
         ar.finish();
@@ -269,15 +264,13 @@ caf::error cereal_decode(std::span<const std::byte> in, T& out,
         struct position_keeper {
           checked_input_archive<F == cereal_format::portable>& ar;
           size_t& offset;
-          ~position_keeper() {
-            offset = ar.position();
-          }
+          ~position_keeper() { offset = ar.position(); }
         } keeper{ar, offset};
         read_top(ar, out);
         if (ar.remaining() != 0)
           throw decode_fault{errc::trailing_bytes,
-                             std::to_string(ar.remaining())
-                               + " bytes follow the value"};
+                             std::to_string(ar.remaining()) +
+                               " bytes follow the value"};
       }
       return {};
     },
@@ -294,8 +287,8 @@ bool cereal_should_split(const T& x) {
     using E = typename T::value_type;
     // The portable format swaps multi-byte elements on big-endian machines,
     // and the JSON head promises little-endian elements.
-    if constexpr (F != cereal_format::binary && sizeof(E) > 1
-                  && std::endian::native != std::endian::little)
+    if constexpr (F != cereal_format::binary && sizeof(E) > 1 &&
+                  std::endian::native != std::endian::little)
       return false;
     return x.size() * sizeof(E) >= cereal_split_bytes;
   }
@@ -365,10 +358,10 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
       ar.finish();
       if (width != sizeof(E))
         throw decode_fault{errc::frame_mismatch,
-                           "the JSON head of a split array says "
-                             + std::to_string(width)
-                             + "-byte elements, the type's are "
-                             + std::to_string(sizeof(E)) + " bytes"};
+                           "the JSON head of a split array says " +
+                             std::to_string(width) +
+                             "-byte elements, the type's are " +
+                             std::to_string(sizeof(E)) + " bytes"};
       swapped = sizeof(E) > 1 && std::endian::native != std::endian::little;
     } else {
       checked_input_archive<F == cereal_format::portable> ar{frames[0].bytes(),
@@ -377,8 +370,8 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
       ar(tag);
       if (ar.remaining() != 0)
         throw decode_fault{errc::trailing_bytes,
-                           std::to_string(ar.remaining())
-                             + " bytes follow the size tag of a split array"};
+                           std::to_string(ar.remaining()) +
+                             " bytes follow the size tag of a split array"};
       n = tag;
       if constexpr (F == cereal_format::portable && sizeof(E) > 1)
         swapped = ar.swapped();
@@ -387,10 +380,10 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
     auto bytes = frames[1].bytes();
     if (bytes.size() % sizeof(E) != 0 || n != bytes.size() / sizeof(E))
       throw decode_fault{errc::frame_mismatch,
-                         "the size tag says " + std::to_string(n)
-                           + " elements of " + std::to_string(sizeof(E))
-                           + " bytes, the frame holds "
-                           + std::to_string(bytes.size()) + " bytes"};
+                         "the size tag says " + std::to_string(n) +
+                           " elements of " + std::to_string(sizeof(E)) +
+                           " bytes, the frame holds " +
+                           std::to_string(bytes.size()) + " bytes"};
     // A std::string is text in cereal.json (its encoder checked it).
     if constexpr (F == cereal_format::json && std::is_same_v<T, std::string>)
       check_text({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
@@ -414,9 +407,9 @@ caf::error cereal_decode_split(std::span<const frame> frames, frame* adopt,
 
 /// The JSON archives, which carry an evolving type's members by name.
 template <class Archive>
-inline constexpr bool json_archive
-  = std::is_same_v<Archive, cereal::JSONOutputArchive>
-    || std::is_same_v<Archive, checked_json_archive>;
+inline constexpr bool json_archive =
+  std::is_same_v<Archive, cereal::JSONOutputArchive> ||
+  std::is_same_v<Archive, checked_json_archive>;
 
 /// Runs cereal's `ar(field)`, turning cereal's refusals into ferry's.
 template <class Archive, class Field>
@@ -426,9 +419,9 @@ void cereal_member(Archive& ar, Field&& field) {
       ar(std::forward<Field>(field));
     } catch (const cereal::Exception& e) {
       throw decode_fault{errc::decode_failed,
-                         std::string{"cereal: "} + e.what()
-                           + "; the bytes are corrupt or hostile, or the "
-                             "sender's type differs from the receiver's"};
+                         std::string{"cereal: "} + e.what() +
+                           "; the bytes are corrupt or hostile, or the "
+                           "sender's type differs from the receiver's"};
     }
   } else {
     ar(std::forward<Field>(field));
@@ -469,14 +462,13 @@ namespace cereal {
 /// reflection); a refusal names the member it happened in. In cereal.json,
 /// an aggregate with a version is an object of its members by name.
 template <class Archive, class T>
-  requires ferry::serializers::detail::cereal_archive<Archive>
-           && ferry::serializers::detail::cereal_reflect<T>
+requires ferry::serializers::detail::cereal_archive<Archive> &&
+  ferry::serializers::detail::cereal_reflect<T>
 void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
-  if constexpr (ferry::serializers::detail::evolving<T>
-                && ferry::serializers::detail::json_archive<Archive>) {
+  if constexpr (ferry::serializers::detail::evolving<T> &&
+                ferry::serializers::detail::json_archive<Archive>) {
     ferry::serializers::detail::cereal_by_name(
-      ar, x,
-      std::make_index_sequence<ferry::serializers::field_count<T>()>{});
+      ar, x, std::make_index_sequence<ferry::serializers::field_count<T>()>{});
     return;
   }
   [[maybe_unused]] size_t index = 0;

@@ -87,11 +87,11 @@ namespace ferry::serializers::detail {
 
 struct msgpack_policy {
   static constexpr const char* name = "msgpack";
-  static constexpr const char* how
-    = "msgpack serialization: add MSGPACK_DEFINE(...) to it, make it a plain "
-      "aggregate, specialise msgpack's adaptors and "
-      "ferry::serializers::msgpack_adaptor<T>, or register_serializer<T> a "
-      "stand-in";
+  static constexpr const char* how =
+    "msgpack serialization: add MSGPACK_DEFINE(...) to it, make it a plain "
+    "aggregate, specialise msgpack's adaptors and "
+    "ferry::serializers::msgpack_adaptor<T>, or register_serializer<T> a "
+    "stand-in";
   static constexpr bool enums = true;
   static constexpr bool optionals = true;
   static constexpr bool variants = false;
@@ -129,9 +129,9 @@ struct msgpack_policy {
 };
 
 template <class T>
-concept msgpack_reflect
-  = is_reflectable_v<T> && !has_msgpack_define<T> && !msgpack_adaptor<T>::value
-    && all_ok<msgpack_policy, field_types<T>>();
+concept msgpack_reflect =
+  is_reflectable_v<T> && !has_msgpack_define<T> && !msgpack_adaptor<T>::value &&
+  all_ok<msgpack_policy, field_types<T>>();
 
 /// Appends msgpack output to a byte vector. msgpack-cxx writes a few bytes
 /// at a time, so `write` is a bounds check and a memcpy into bytes the
@@ -157,35 +157,33 @@ public:
     // from the store buffer and stalls (that was 2/3 of msgpack's encode
     // time for doubles). Longer runs (strings, binaries) take memcpy.
     switch (n) {
-      case 1:
-        dst[0] = data[0];
-        break;
-      case 2:
-        dst[0] = data[0];
-        dst[1] = data[1];
-        break;
-      case 3:
-        dst[0] = data[0];
-        std::memcpy(dst + 1, data + 1, 2);
-        break;
-      case 5:
-        dst[0] = data[0];
-        std::memcpy(dst + 1, data + 1, 4);
-        break;
-      case 9:
-        dst[0] = data[0];
-        std::memcpy(dst + 1, data + 1, 8);
-        break;
-      default:
-        std::memcpy(dst, data, n);
+    case 1:
+      dst[0] = data[0];
+      break;
+    case 2:
+      dst[0] = data[0];
+      dst[1] = data[1];
+      break;
+    case 3:
+      dst[0] = data[0];
+      std::memcpy(dst + 1, data + 1, 2);
+      break;
+    case 5:
+      dst[0] = data[0];
+      std::memcpy(dst + 1, data + 1, 4);
+      break;
+    case 9:
+      dst[0] = data[0];
+      std::memcpy(dst + 1, data + 1, 8);
+      break;
+    default:
+      std::memcpy(dst, data, n);
     }
     used_ += n;
   }
 
   /// Shrinks the vector to the bytes written.
-  void finish() {
-    out_.resize(used_);
-  }
+  void finish() { out_.resize(used_); }
 
 private:
   static constexpr size_t step = 16 * 1024;
@@ -202,50 +200,50 @@ private:
 };
 
 /// What msgpack refuses to write as text, and what to send instead.
-inline constexpr const char* msgpack_text_fix
-  = "send bytes as std::vector<char>, std::vector<unsigned char> or "
-    "std::vector<std::byte> (msgpack bin), or use cereal.binary";
+inline constexpr const char* msgpack_text_fix =
+  "send bytes as std::vector<char>, std::vector<unsigned char> or "
+  "std::vector<std::byte> (msgpack bin), or use cereal.binary";
 
 } // namespace ferry::serializers::detail
 
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(v1) {
 
-// ferry's writer replaces three of msgpack-cxx's packing functions, for its
-// own stream type only (so no other code sees them): a double is always a
-// float64 and a float always a float32 (msgpack-cxx packs integral values as
-// integers), and a str's bytes must be UTF-8.
+  // ferry's writer replaces three of msgpack-cxx's packing functions, for its
+  // own stream type only (so no other code sees them): a double is always a
+  // float64 and a float always a float32 (msgpack-cxx packs integral values as
+  // integers), and a str's bytes must be UTF-8.
 
-template <>
-inline packer<ferry::serializers::detail::msgpack_writer>&
-packer<ferry::serializers::detail::msgpack_writer>::pack_double(double d) {
-  char buf[9];
-  buf[0] = static_cast<char>(0xcbu);
-  _msgpack_store64(&buf[1], std::bit_cast<uint64_t>(d));
-  append_buffer(buf, 9);
-  return *this;
-}
+  template <>
+  inline packer<ferry::serializers::detail::msgpack_writer>&
+  packer<ferry::serializers::detail::msgpack_writer>::pack_double(double d) {
+    char buf[9];
+    buf[0] = static_cast<char>(0xcbu);
+    _msgpack_store64(&buf[1], std::bit_cast<uint64_t>(d));
+    append_buffer(buf, 9);
+    return *this;
+  }
 
-template <>
-inline packer<ferry::serializers::detail::msgpack_writer>&
-packer<ferry::serializers::detail::msgpack_writer>::pack_float(float d) {
-  char buf[5];
-  buf[0] = static_cast<char>(0xcau);
-  _msgpack_store32(&buf[1], std::bit_cast<uint32_t>(d));
-  append_buffer(buf, 5);
-  return *this;
-}
+  template <>
+  inline packer<ferry::serializers::detail::msgpack_writer>&
+  packer<ferry::serializers::detail::msgpack_writer>::pack_float(float d) {
+    char buf[5];
+    buf[0] = static_cast<char>(0xcau);
+    _msgpack_store32(&buf[1], std::bit_cast<uint32_t>(d));
+    append_buffer(buf, 5);
+    return *this;
+  }
 
-template <>
-inline packer<ferry::serializers::detail::msgpack_writer>&
-packer<ferry::serializers::detail::msgpack_writer>::pack_str_body(
-  const char* b, uint32_t l) {
-  ferry::serializers::detail::check_text(
-    {b, l}, true, "msgpack", ferry::serializers::detail::msgpack_text_fix,
-    ferry::serializers::detail::byte_of_string);
-  append_buffer(b, l);
-  return *this;
-}
+  template <>
+  inline packer<ferry::serializers::detail::msgpack_writer>&
+  packer<ferry::serializers::detail::msgpack_writer>::pack_str_body(
+    const char* b, uint32_t l) {
+    ferry::serializers::detail::check_text(
+      {b, l}, true, "msgpack", ferry::serializers::detail::msgpack_text_fix,
+      ferry::serializers::detail::byte_of_string);
+    append_buffer(b, l);
+    return *this;
+  }
 
 } // MSGPACK_API_VERSION_NAMESPACE(v1)
 } // namespace msgpack
@@ -318,8 +316,8 @@ caf::error msgpack_encode_split(const T& x, std::vector<std::byte>& head,
     [] { return std::string{}; });
   if (err)
     return err;
-  frames.push_back(frame::view(std::as_bytes(std::span{x.data(), x.size()}),
-                               keep_alive));
+  frames.push_back(
+    frame::view(std::as_bytes(std::span{x.data(), x.size()}), keep_alive));
   return {};
 }
 
@@ -335,26 +333,26 @@ caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
     bool str = false;
     if (!head.empty()) {
       switch (std::to_integer<uint8_t>(head[0])) {
-        case 0xd9: // str 8
-          str = true;
-          [[fallthrough]];
-        case 0xc4: // bin 8
-          width = 1;
-          break;
-        case 0xda: // str 16
-          str = true;
-          [[fallthrough]];
-        case 0xc5: // bin 16
-          width = 2;
-          break;
-        case 0xdb: // str 32
-          str = true;
-          [[fallthrough]];
-        case 0xc6: // bin 32
-          width = 4;
-          break;
-        default:
-          break;
+      case 0xd9: // str 8
+        str = true;
+        [[fallthrough]];
+      case 0xc4: // bin 8
+        width = 1;
+        break;
+      case 0xda: // str 16
+        str = true;
+        [[fallthrough]];
+      case 0xc5: // bin 16
+        width = 2;
+        break;
+      case 0xdb: // str 32
+        str = true;
+        [[fallthrough]];
+      case 0xc6: // bin 32
+        width = 4;
+        break;
+      default:
+        break;
       }
     }
     if (width == 0)
@@ -367,26 +365,24 @@ caf::error msgpack_decode_split(std::span<const frame> frames, frame* adopt,
                          "a msgpack bin where the value is a std::string, "
                          "which msgpack carries as str (UTF-8 text)"};
     if (head.size() != 1 + width)
-      throw decode_fault{head.size() < 1 + width ? errc::truncated_frame
-                                                 : errc::trailing_bytes,
-                         "the bin or str header takes "
-                           + std::to_string(1 + width) + " bytes, the frame "
-                           + "holds " + std::to_string(head.size())};
+      throw decode_fault{
+        head.size() < 1 + width ? errc::truncated_frame : errc::trailing_bytes,
+        "the bin or str header takes " + std::to_string(1 + width) +
+          " bytes, the frame " + "holds " + std::to_string(head.size())};
     uint64_t n = 0;
     for (size_t i = 1; i <= width; ++i)
       n = (n << 8) | std::to_integer<uint8_t>(head[i]);
     frame_index = 1;
     auto bytes = frames[1].bytes();
     if (n != bytes.size())
-      throw decode_fault{errc::frame_mismatch,
-                         "the header says " + std::to_string(n)
-                           + " bytes, the frame holds "
-                           + std::to_string(bytes.size())};
+      throw decode_fault{errc::frame_mismatch, "the header says " +
+                                                 std::to_string(n) +
+                                                 " bytes, the frame holds " +
+                                                 std::to_string(bytes.size())};
     if constexpr (std::is_same_v<T, std::string>)
       check_text({reinterpret_cast<const char*>(bytes.data()), bytes.size()},
-                 true, "msgpack", msgpack_text_fix, [](size_t i) {
-                   return "at offset " + std::to_string(i);
-                 });
+                 true, "msgpack", msgpack_text_fix,
+                 [](size_t i) { return "at offset " + std::to_string(i); });
     // The bytes are frame 1's: the allocation is bounded by what arrived.
     take_elements(frames[1], adopt, out);
     return {};
@@ -421,23 +417,22 @@ namespace ferry::serializers::detail {
 /// the map lacks keeps the value `x` has (its default), a name given twice
 /// is refused.
 template <class T>
-const msgpack::object& msgpack_convert_by_name(const msgpack::object& o,
-                                               T& x) {
+const msgpack::object& msgpack_convert_by_name(const msgpack::object& o, T& x) {
   constexpr auto names = member_names<T>();
   if (o.type != msgpack::type::MAP)
     throw decode_fault{errc::member_mismatch,
-                       "a msgpack value that is not a map where "
-                         + type_label<T>() + " (version "
-                         + std::to_string(type_version<T>::value)
-                         + ") is the map of its members by name; the sender "
-                           "writes the type without a version"};
+                       "a msgpack value that is not a map where " +
+                         type_label<T>() + " (version " +
+                         std::to_string(type_version<T>::value) +
+                         ") is the map of its members by name; the sender "
+                         "writes the type without a version"};
   std::array<bool, names.size()> seen{};
   for (uint32_t i = 0; i < o.via.map.size; ++i) {
     auto& entry = o.via.map.ptr[i];
     if (entry.key.type != msgpack::type::STR)
       throw decode_fault{errc::member_mismatch,
-                         "a key that is not a string in the map of "
-                           + type_label<T>() + "'s members"};
+                         "a key that is not a string in the map of " +
+                           type_label<T>() + "'s members"};
     std::string_view key{entry.key.via.str.ptr, entry.key.via.str.size};
     size_t index = 0;
     while (index < names.size() && names[index] != key)
@@ -445,9 +440,9 @@ const msgpack::object& msgpack_convert_by_name(const msgpack::object& o,
     if (index == names.size())
       continue; // a member of the sender's version only
     if (seen[index])
-      throw decode_fault{errc::duplicate_key,
-                         "member '" + std::string{key} + "' of "
-                           + type_label<T>() + " is given twice"};
+      throw decode_fault{errc::duplicate_key, "member '" + std::string{key} +
+                                                "' of " + type_label<T>() +
+                                                " is given twice"};
     seen[index] = true;
     with_member(x, index, [&](auto& field) {
       try {
@@ -469,109 +464,113 @@ const msgpack::object& msgpack_convert_by_name(const msgpack::object& o,
 
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
-namespace adaptor {
+  namespace adaptor {
 
-/// Packs plain aggregates as an array of their fields, and those with a
-/// version (type_version.hpp) as a map from each field's name to its value.
-template <class T>
-struct pack<T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
-  template <class Stream>
-  packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
-    [[maybe_unused]] constexpr auto names = ferry::serializers::member_names<T>();
-    ferry::serializers::visit_fields(x, [&](const auto&... fields) {
-      constexpr bool by_name = ferry::serializers::detail::evolving<T>;
-      if constexpr (by_name)
-        o.pack_map(static_cast<uint32_t>(sizeof...(fields)));
-      else
-        o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
-      [[maybe_unused]] size_t index = 0;
-      [[maybe_unused]] auto one = [&](const auto& field) {
-        using field_type = std::remove_cvref_t<decltype(field)>;
-        if (ferry::serializers::detail::tracing())
-          ferry::serializers::detail::trace_member(typeid(T), index,
-                                                   typeid(field));
-        if constexpr (by_name) {
-          auto name = names[index];
-          o.pack_str(static_cast<uint32_t>(name.size()));
-          o.pack_str_body(name.data(), static_cast<uint32_t>(name.size()));
-        }
-        ferry::serializers::detail::in_member<T, field_type>(
-          index++, [&] { o.pack(field); });
-      };
-      (one(fields), ...);
-    });
-    return o;
-  }
-};
-
-/// Converts an array of fields back into a plain aggregate: exactly as many
-/// elements as fields.
-template <class T>
-struct convert<T,
-               std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
-  const msgpack::object& operator()(const msgpack::object& o, T& x) const {
-    using ferry::serializers::detail::decode_fault;
-    if constexpr (ferry::serializers::detail::evolving<T>)
-      return ferry::serializers::detail::msgpack_convert_by_name(o, x);
-    if (o.type != msgpack::type::ARRAY)
-      throw msgpack::type_error();
-    constexpr auto members = ferry::serializers::field_count<T>();
-    if (o.via.array.size != members)
-      throw decode_fault{
-        ferry::serializers::errc::member_mismatch,
-        "an array of " + std::to_string(o.via.array.size) + " elements where "
-          + ferry::serializers::detail::type_label<T>() + " has "
-          + std::to_string(members)
-          + " members; ferry writes a plain aggregate as the array of its "
-            "members, so the sender's type differs from the receiver's"};
-    [[maybe_unused]] size_t index = 0;
-    ferry::serializers::visit_fields(x, [&](auto&... fields) {
-      [[maybe_unused]] auto one = [&](auto& field) {
-        using field_type = std::remove_cvref_t<decltype(field)>;
-        if (ferry::serializers::detail::tracing())
-          ferry::serializers::detail::trace_member(typeid(T), index,
-                                                   typeid(field));
-        auto& element = o.via.array.ptr[index];
-        ferry::serializers::detail::in_member<T, field_type>(index++, [&] {
-          try {
-            element.convert(field);
-          } catch (const msgpack::type_error&) {
-            throw decode_fault{
-              ferry::serializers::errc::decode_failed,
-              "the msgpack value's type does not convert into the member's "
-              "(msgpack-cxx's type_error); the sender's type differs from the "
-              "receiver's, or the input is corrupt"};
+  /// Packs plain aggregates as an array of their fields, and those with a
+  /// version (type_version.hpp) as a map from each field's name to its value.
+  template <class T>
+  struct pack<
+    T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
+    template <class Stream>
+    packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
+      [[maybe_unused]] constexpr auto names =
+        ferry::serializers::member_names<T>();
+      ferry::serializers::visit_fields(x, [&](const auto&... fields) {
+        constexpr bool by_name = ferry::serializers::detail::evolving<T>;
+        if constexpr (by_name)
+          o.pack_map(static_cast<uint32_t>(sizeof...(fields)));
+        else
+          o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
+        [[maybe_unused]] size_t index = 0;
+        [[maybe_unused]] auto one = [&](const auto& field) {
+          using field_type = std::remove_cvref_t<decltype(field)>;
+          if (ferry::serializers::detail::tracing())
+            ferry::serializers::detail::trace_member(typeid(T), index,
+                                                     typeid(field));
+          if constexpr (by_name) {
+            auto name = names[index];
+            o.pack_str(static_cast<uint32_t>(name.size()));
+            o.pack_str_body(name.data(), static_cast<uint32_t>(name.size()));
           }
-        });
-      };
-      (one(fields), ...);
-    });
-    return o;
-  }
-};
+          ferry::serializers::detail::in_member<T, field_type>(
+            index++, [&] { o.pack(field); });
+        };
+        (one(fields), ...);
+      });
+      return o;
+    }
+  };
 
-/// Packs enums with a fixed underlying type as their underlying integer.
-template <class T>
-struct pack<T, std::enable_if_t<ferry::serializers::detail::fixed_enum<T>>> {
-  template <class Stream>
-  packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
-    o.pack(static_cast<std::underlying_type_t<T>>(x));
-    return o;
-  }
-};
+  /// Converts an array of fields back into a plain aggregate: exactly as many
+  /// elements as fields.
+  template <class T>
+  struct convert<
+    T, std::enable_if_t<ferry::serializers::detail::msgpack_reflect<T>>> {
+    const msgpack::object& operator()(const msgpack::object& o, T& x) const {
+      using ferry::serializers::detail::decode_fault;
+      if constexpr (ferry::serializers::detail::evolving<T>)
+        return ferry::serializers::detail::msgpack_convert_by_name(o, x);
+      if (o.type != msgpack::type::ARRAY)
+        throw msgpack::type_error();
+      constexpr auto members = ferry::serializers::field_count<T>();
+      if (o.via.array.size != members)
+        throw decode_fault{
+          ferry::serializers::errc::member_mismatch,
+          "an array of " + std::to_string(o.via.array.size) +
+            " elements where " + ferry::serializers::detail::type_label<T>() +
+            " has " + std::to_string(members) +
+            " members; ferry writes a plain aggregate as the array of its "
+            "members, so the sender's type differs from the receiver's"};
+      [[maybe_unused]] size_t index = 0;
+      ferry::serializers::visit_fields(x, [&](auto&... fields) {
+        [[maybe_unused]] auto one = [&](auto& field) {
+          using field_type = std::remove_cvref_t<decltype(field)>;
+          if (ferry::serializers::detail::tracing())
+            ferry::serializers::detail::trace_member(typeid(T), index,
+                                                     typeid(field));
+          auto& element = o.via.array.ptr[index];
+          ferry::serializers::detail::in_member<T, field_type>(index++, [&] {
+            try {
+              element.convert(field);
+            } catch (const msgpack::type_error&) {
+              throw decode_fault{
+                ferry::serializers::errc::decode_failed,
+                "the msgpack value's type does not convert into the member's "
+                "(msgpack-cxx's type_error); the sender's type differs from "
+                "the "
+                "receiver's, or the input is corrupt"};
+            }
+          });
+        };
+        (one(fields), ...);
+      });
+      return o;
+    }
+  };
 
-/// Converts an integer back into an enum with a fixed underlying type (every
-/// value of that type is one of the enum's).
-template <class T>
-struct convert<T, std::enable_if_t<ferry::serializers::detail::fixed_enum<T>>> {
-  const msgpack::object& operator()(const msgpack::object& o, T& x) const {
-    std::underlying_type_t<T> tmp{};
-    o.convert(tmp);
-    x = static_cast<T>(tmp);
-    return o;
-  }
-};
+  /// Packs enums with a fixed underlying type as their underlying integer.
+  template <class T>
+  struct pack<T, std::enable_if_t<ferry::serializers::detail::fixed_enum<T>>> {
+    template <class Stream>
+    packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
+      o.pack(static_cast<std::underlying_type_t<T>>(x));
+      return o;
+    }
+  };
 
-} // namespace adaptor
+  /// Converts an integer back into an enum with a fixed underlying type (every
+  /// value of that type is one of the enum's).
+  template <class T>
+  struct convert<T,
+                 std::enable_if_t<ferry::serializers::detail::fixed_enum<T>>> {
+    const msgpack::object& operator()(const msgpack::object& o, T& x) const {
+      std::underlying_type_t<T> tmp{};
+      o.convert(tmp);
+      x = static_cast<T>(tmp);
+      return o;
+    }
+  };
+
+  } // namespace adaptor
 } // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)
 } // namespace msgpack

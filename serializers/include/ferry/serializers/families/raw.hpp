@@ -96,8 +96,8 @@ constexpr bool raw_can_encode() {
 template <class T>
 constexpr bool raw_can_decode() {
   if constexpr (is_span<T>::value)
-    return std::is_const_v<typename T::element_type>
-           && T::extent == std::dynamic_extent && raw_can_encode<T>();
+    return std::is_const_v<typename T::element_type> &&
+           T::extent == std::dynamic_extent && raw_can_encode<T>();
   else
     return raw_can_encode<T>();
 }
@@ -107,18 +107,18 @@ std::string raw_why_not() {
   if constexpr (raw_can_encode<T>())
     return {};
   else if constexpr (holds_actor_handle<T>())
-    return type_label<T>()
-           + " holds an actor handle (caf::actor, caf::actor_addr, "
-             "caf::strong_actor_ptr or caf::typed_actor), which raw cannot "
-             "carry: a handle's bytes are a pointer into this process, "
-             "meaningless elsewhere; handles travel as tokens in cereal.*, "
-             "msgpack and caf";
+    return type_label<T>() +
+           " holds an actor handle (caf::actor, caf::actor_addr, "
+           "caf::strong_actor_ptr or caf::typed_actor), which raw cannot "
+           "carry: a handle's bytes are a pointer into this process, "
+           "meaningless elsewhere; handles travel as tokens in cereal.*, "
+           "msgpack and caf";
   else
-    return type_label<T>()
-           + " is not raw: raw takes values whose every byte pattern is "
-             "valid (integers, floating point, std::byte, std::array and "
-             "plain aggregates of them; no bool, enum or pointer) and "
-             "contiguous arrays of them";
+    return type_label<T>() +
+           " is not raw: raw takes values whose every byte pattern is "
+           "valid (integers, floating point, std::byte, std::array and "
+           "plain aggregates of them; no bool, enum or pointer) and "
+           "contiguous arrays of them";
 }
 
 template <class T>
@@ -140,9 +140,10 @@ caf::error raw_decode(std::span<const frame> frames, frame* adopt, T& out,
                       const call_info& info) {
   if (frames.size() != 1)
     return make_error(errc::frame_mismatch,
-                      describe(info) + ": raw payloads have exactly one frame, "
-                                       "this one has "
-                        + std::to_string(frames.size()));
+                      describe(info) +
+                        ": raw payloads have exactly one frame, "
+                        "this one has " +
+                        std::to_string(frames.size()));
   // Like every decoder, inside guarded: copying the frame into a container
   // may fail to allocate.
   return guarded(
@@ -153,33 +154,33 @@ caf::error raw_decode(std::span<const frame> frames, frame* adopt, T& out,
         using E = typename raw_array<T>::element;
         if (bytes.size() % sizeof(E) != 0)
           return make_error(errc::malformed_frame,
-                            describe(info) + " (frame 0): "
-                              + std::to_string(bytes.size())
-                              + " bytes are not a whole number of "
-                              + std::to_string(sizeof(E)) + "-byte elements");
+                            describe(info) +
+                              " (frame 0): " + std::to_string(bytes.size()) +
+                              " bytes are not a whole number of " +
+                              std::to_string(sizeof(E)) + "-byte elements");
         auto n = bytes.size() / sizeof(E);
-        auto aligned = reinterpret_cast<uintptr_t>(bytes.data()) % alignof(E)
-                       == 0;
+        auto aligned =
+          reinterpret_cast<uintptr_t>(bytes.data()) % alignof(E) == 0;
         if constexpr (raw_array<T>::view) {
           if (!aligned && n > 0)
             return make_error(errc::misaligned_frame,
-                              describe(info)
-                                + " (frame 0): the frame's memory is not "
-                                  "aligned to "
-                                + std::to_string(alignof(E))
-                                + " bytes; decode into std::vector to copy");
-          auto first = n > 0 ? reinterpret_cast<const E*>(bytes.data())
-                             : nullptr;
+                              describe(info) +
+                                " (frame 0): the frame's memory is not "
+                                "aligned to " +
+                                std::to_string(alignof(E)) +
+                                " bytes; decode into std::vector to copy");
+          auto first =
+            n > 0 ? reinterpret_cast<const E*>(bytes.data()) : nullptr;
           std::span<const E> xs{first, n};
           if constexpr (is_span<T>::value) {
             out = T{xs};
           } else {
             std::shared_ptr<const void> keep = frames[0].keep_alive();
             if (adopt != nullptr && adopt->owned()) {
-              auto owned = std::make_shared<std::vector<std::byte>>(
-                adopt->release());
-              xs = std::span<const E>{
-                reinterpret_cast<const E*>(owned->data()), n};
+              auto owned =
+                std::make_shared<std::vector<std::byte>>(adopt->release());
+              xs = std::span<const E>{reinterpret_cast<const E*>(owned->data()),
+                                      n};
               keep = std::move(owned);
             }
             out = T{xs, std::move(keep)};
@@ -190,10 +191,10 @@ caf::error raw_decode(std::span<const frame> frames, frame* adopt, T& out,
       } else {
         if (bytes.size() != sizeof(T))
           return make_error(errc::malformed_frame,
-                            describe(info) + " (frame 0): holds "
-                              + std::to_string(bytes.size())
-                              + " bytes, the type has "
-                              + std::to_string(sizeof(T)));
+                            describe(info) + " (frame 0): holds " +
+                              std::to_string(bytes.size()) +
+                              " bytes, the type has " +
+                              std::to_string(sizeof(T)));
         std::memcpy(static_cast<void*>(&out), bytes.data(), sizeof(T));
       }
       return {};
