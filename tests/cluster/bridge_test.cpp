@@ -25,6 +25,7 @@
 #include "bridge_payload.hpp"
 
 #include "ferry/store/object_store.hpp"
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/child_process.hpp"
 #include "ferry/test/namespaces.hpp"
 
@@ -268,12 +269,13 @@ TEST_F(bridge_fixture,
   // moment after the answers (a receiver drops its message after
   // answering), so the test asks again until then.
   for (auto i : survivors) {
-    auto deadline = std::chrono::steady_clock::now() + 10s;
-    auto now = command(i, "store");
-    while (now != empty_store && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(20ms);
-      now = command(i, "store");
-    }
+    std::string now;
+    ferry::test::eventually(
+      [&] {
+        now = command(i, "store");
+        return now == empty_store;
+      },
+      10s, 20ms);
     EXPECT_EQ(now, empty_store) << names_[i];
   }
   std::cout << "[ bridge   ] namespaces " << namespaces_ms << " ms, members "

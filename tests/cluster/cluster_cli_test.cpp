@@ -3,6 +3,7 @@
 // lists both members up, downs one on the operator's word (the downed
 // member hears it and stops acting as a member), and reports a member it does not know,
 // a node that does not answer and bad arguments with their exit codes.
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/child_process.hpp"
 #include "ferry/test/ports.hpp"
 
@@ -62,15 +63,13 @@ protected:
   /// Waits up to 20 s for member `i`'s view line, with a newline at its
   /// end, to contain `part`.
   bool view_shows(size_t i, const std::string& part) {
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    do {
-      members_[i]->write_line("view");
-      if ((members_[i]->read_line(10s).value_or("") + "\n").find(part)
-          != std::string::npos)
-        return true;
-      std::this_thread::sleep_for(50ms);
-    } while (std::chrono::steady_clock::now() < deadline);
-    return false;
+    return ferry::test::eventually(
+      [&] {
+        members_[i]->write_line("view");
+        return (members_[i]->read_line(10s).value_or("") + "\n").find(part)
+               != std::string::npos;
+      },
+      20s, 50ms);
   }
 
   std::vector<std::string> addresses_;

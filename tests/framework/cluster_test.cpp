@@ -6,6 +6,7 @@
 // after 20 s.
 #include "two_nodes.hpp"
 
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/ports.hpp"
 
 #include <algorithm>
@@ -21,13 +22,7 @@ using namespace std::chrono_literals;
 /// Waits up to 20 s for `pred`; returns whether it held.
 template <class Pred>
 bool eventually(Pred pred) {
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred())
-      return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
+  return ferry::test::eventually(pred, 20s);
 }
 
 /// Returns how many members `n` sees in `status`.

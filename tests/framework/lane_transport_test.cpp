@@ -4,11 +4,13 @@
 // a thread that may not wait never stands behind one that waits for room;
 // an orderly close writes what was kept, and a closed ring drops the rest.
 #include "ferry/errc.hpp"
+#include "ferry/test/eventually.hpp"
 
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -168,8 +170,8 @@ TEST(lane_transport, AThreadThatMayNotWaitPassesOneWaitingForRoom) {
       ++sent;
     }
   }};
-  while (!lane.sut->backlog_flag()->load())
-    std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(ferry::test::eventually(
+    [&] { return lane.sut->backlog_flag()->load(); }));
   // Act: a reader of frames sends (an answer, a refusal) meanwhile.
   auto reader_sends = std::async(std::launch::async, [&] {
     ferry::detail::forbid_waiting();
@@ -189,6 +191,50 @@ TEST(lane_transport, AThreadThatMayNotWaitPassesOneWaitingForRoom) {
     if (tag != 100)
       own.push_back(tag);
   EXPECT_EQ(own, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST(lane_transport, AStalledReaderHoldsNoSenderOrControlFrameBehindAWaiter) {
+  // Arrange: the peer's reader stalls (nobody reads the ring) and one
+  // sender waits for room it will not get until the reader goes on.
+  lane_pair lane;
+  std::atomic<bool> first_done{false};
+  std::thread first{[&] {
+    for (uint64_t i = 0; i < 4; ++i) {
+      lane.sut->send(frame_of(i, ring_bytes / 2));
+      lane.sut->await_room(0);
+    }
+    first_done = true;
+  }};
+  ASSERT_TRUE(ferry::test::eventually(
+    [&] { return lane.sut->backlog_flag()->load(); }));
+  // Act: another sender sends (its frame is kept in order behind the
+  // waiter's), and a thread that may not wait sends a control frame (a
+  // credit return, a refusal) meanwhile.
+  auto other_sender = std::async(std::launch::async, [&] {
+    lane.sut->send(frame_of(200, 64));
+  });
+  auto control = std::async(std::launch::async, [&] {
+    ferry::detail::forbid_waiting();
+    lane.sut->send(frame_of(100, 16));
+  });
+  // Assert: both return while the first sender still waits.
+  ASSERT_EQ(other_sender.wait_for(30s), std::future_status::ready)
+    << "a sender stands behind one waiting for a stalled reader's ring";
+  ASSERT_EQ(control.wait_for(30s), std::future_status::ready)
+    << "a control frame stands behind a sender waiting for a stalled reader";
+  EXPECT_FALSE(first_done.load());
+  // Then the reader goes on and everything arrives, each sender's frames
+  // in the order it sent them.
+  auto tags = lane.read_tags(6);
+  first.join();
+  ASSERT_EQ(tags.size(), 6u);
+  std::vector<uint64_t> own;
+  for (auto tag : tags)
+    if (tag < 100)
+      own.push_back(tag);
+  EXPECT_EQ(own, (std::vector<uint64_t>{0, 1, 2, 3}));
+  EXPECT_NE(std::find(tags.begin(), tags.end(), 100u), tags.end());
+  EXPECT_NE(std::find(tags.begin(), tags.end(), 200u), tags.end());
 }
 
 TEST(lane_transport, OrderlyCloseWritesWhatWasKeptThenClosesTheRing) {
@@ -226,8 +272,8 @@ TEST(lane_transport, ASenderWaitingForRoomWakesWhenTheLaneCloses) {
     }
     returned = true;
   }};
-  while (!lane.sut->backlog_flag()->load())
-    std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(ferry::test::eventually(
+    [&] { return lane.sut->backlog_flag()->load(); }));
   // Act
   lane.sut->close(false);
   waiting.join();

@@ -7,6 +7,7 @@
 // dropped; a slow handshake; heartbeats taking a silent link down.
 #include "two_nodes.hpp"
 
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/tcp_relay.hpp"
 
 #include <atomic>
@@ -217,8 +218,7 @@ TEST_F(link_shutdown, NodeShutsDownWhileItsOwnActorsSend) {
   constexpr int senders = 4;
   for (int i = 0; i < senders; ++i)
     caf::anon_send(client->system().spawn(asker), *sut);
-  while (asked < 100)
-    std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(ferry::test::eventually([&] { return asked >= 100; }));
   // Act: the node waits for its senders to leave the link; its actor
   // system waits for the senders to end.
   *sut = caf::actor{};

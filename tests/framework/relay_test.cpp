@@ -163,21 +163,27 @@ TEST(relay_directory, ObjectsHaveKeysOfTheirOwnAndNoNodeIsToldItself) {
 }
 
 TEST(relay_directory, EntryOutlivesItsLastTransferByItsLingerOnly) {
-  // Arrange: a linger of 1 ns, over once the test has slept 2 ms.
-  relay_directory sut{std::chrono::nanoseconds{1}};
+  // Arrange: a linger of 5 s on a manual clock.
+  ferry::detail::manual_clock time;
+  relay_directory sut{std::chrono::seconds{5}, time};
   auto held = sut.offer(7, "B");
   auto released = sut.offer(7, "C");
   released.lease.reset();
-  std::this_thread::sleep_for(std::chrono::milliseconds{2});
+  time.advance(std::chrono::seconds{6});
   // Act: a transfer still holds the entry.
   auto while_held = sut.offer(7, "D");
   held.lease.reset();
   while_held.lease.reset();
-  std::this_thread::sleep_for(std::chrono::milliseconds{2});
-  auto after = sut.offer(7, "E");
-  // Assert: the chain goes on while held; once every transfer ended and
-  // the linger is over, nobody is named (they let the object go by now).
+  time.advance(std::chrono::seconds{4});
+  auto within_linger = sut.offer(7, "E");
+  within_linger.lease.reset();
+  time.advance(std::chrono::seconds{6});
+  auto after = sut.offer(7, "F");
+  // Assert: the chain goes on while held and within the linger; once every
+  // transfer ended and the linger is over, nobody is named (they let the
+  // object go by now).
   EXPECT_EQ(while_held.hint.from, "C");
+  EXPECT_EQ(within_linger.hint.from, "D");
   EXPECT_EQ(after.hint.from, "");
 }
 
@@ -311,15 +317,18 @@ TEST(relay_sources, RequestWaitsForAKeyOpenedAfterIt) {
 }
 
 TEST(relay_sources, RequestForAKeyNeverOpenedIsRefusedAfterItsGrace) {
-  // Arrange: a grace of 1 ns, over once the test has slept 2 ms.
+  // Arrange: a grace of 200 ms on a manual clock.
+  ferry::detail::manual_clock time;
   relay_sources sut{"relay", std::chrono::seconds{5},
-                    std::chrono::nanoseconds{1}};
+                    std::chrono::milliseconds{200}, time};
   std::vector<std::chrono::steady_clock::duration> timers;
   sut.set_timer([&](auto delay) { timers.push_back(delay); });
   replies out;
   sut.serve(relay_request{1, 42, 0, 16}, "C", out.sink());
+  time.advance(std::chrono::milliseconds{199});
+  sut.expire();
   auto before = out.got.size();
-  std::this_thread::sleep_for(std::chrono::milliseconds{2});
+  time.advance(std::chrono::milliseconds{1});
   // Act
   sut.expire();
   // Assert: the timer was asked to wake the expiry.
@@ -362,6 +371,32 @@ TEST(relay_sources, KeyIsServedByTheFirstPullAndForgottenWhenItFails) {
   EXPECT_TRUE(out.got[0]);
   ASSERT_FALSE(out.got[1]);
   EXPECT_TRUE(mentions(out.got[1].error(), "pull it from its owner"));
+  EXPECT_EQ(sut.size(), 0u);
+}
+
+TEST(relay_sources, SweepForgetsASealedObjectOnlyAfterItsLinger) {
+  // Arrange: an object sealed in a store, relayed with a linger of 5 s.
+  ferry::detail::manual_clock time;
+  relay_sources sut{"relay", std::chrono::seconds{5},
+                    relay_sources::default_grace, time};
+  auto bytes = object_bytes();
+  landing_object landing;
+  ASSERT_EQ(landing.make(bytes), "");
+  auto source = sut.open(42, landing.buffer->object_bytes(), landing.buffer,
+                         "owner", 64);
+  ASSERT_TRUE(source);
+  source->landed(0, bytes.size());
+  auto ref = landing.buffer->seal();
+  ASSERT_TRUE(ref) << ferry::render(ref.error());
+  source->sealed(*ref, *landing.store);
+  // Act
+  time.advance(std::chrono::seconds{4});
+  sut.sweep();
+  auto within = sut.size();
+  time.advance(std::chrono::seconds{2});
+  sut.sweep();
+  // Assert
+  EXPECT_EQ(within, 1u);
   EXPECT_EQ(sut.size(), 0u);
 }
 

@@ -7,6 +7,7 @@
 // it queued before its links close.
 #include "two_nodes.hpp"
 
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/tcp_relay.hpp"
 
 #include <arpa/inet.h>
@@ -207,8 +208,8 @@ TEST_F(transport, CrossedConnectsKeepOneConnectionAndLoseNothing) {
   // connections one carries the link.
   EXPECT_EQ(from_client, "");
   EXPECT_EQ(from_server, "");
-  for (int i = 0; i < 1000 && (on_server_got < n || on_client_got < n); ++i)
-    std::this_thread::sleep_for(10ms);
+  ferry::test::eventually(
+    [&] { return on_server_got >= n && on_client_got >= n; });
   EXPECT_EQ(on_server_got.load(), n);
   EXPECT_EQ(on_client_got.load(), n);
   EXPECT_EQ(server->stats().size(), 1u);
@@ -232,8 +233,7 @@ TEST_F(transport, StoppingNodeSendsWhatItQueuedFirst) {
   client.reset();
   // Assert: every message arrived before the link went down.
   ASSERT_TRUE(link_gone(*server, "client"));
-  for (int i = 0; i < 500 && got < n; ++i)
-    std::this_thread::sleep_for(10ms);
+  ferry::test::eventually([&] { return got >= n; });
   EXPECT_EQ(got.load(), n);
   caf::anon_send_exit(on_server, caf::exit_reason::user_shutdown);
 }

@@ -7,6 +7,7 @@
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 #include "ferry/store/object_store.hpp"
+#include "ferry/test/eventually.hpp"
 
 #include <caf/all.hpp>
 
@@ -51,12 +52,8 @@ connect(ferry::node& server, ferry::node& client, const caf::actor& worker) {
 /// Waits up to 10 s until `sut` holds no link to the node named `peer`;
 /// returns whether it let go of it.
 inline bool link_gone(const ferry::node& sut, const std::string& peer) {
-  for (int i = 0; i < 10000; ++i) {
-    if (!sut.stats(peer))
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
-  }
-  return false;
+  return ferry::test::eventually([&] { return !sut.stats(peer); },
+                                 std::chrono::seconds{10});
 }
 
 /// A server and a client node in this process; tests set the configs,

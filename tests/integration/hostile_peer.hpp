@@ -12,6 +12,7 @@
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/child_process.hpp"
 #include "ferry/test/mentions.hpp"
 
@@ -442,12 +443,10 @@ protected:
   /// stats line read.
   std::string await_peer_stats(const std::string& needle) {
     std::string line;
-    for (int i = 0; i < 1000; ++i) {
+    ferry::test::eventually([&] {
       line = peer_link_stats();
-      if (line.find(needle) != std::string::npos)
-        break;
-      std::this_thread::sleep_for(10ms);
-    }
+      return line.find(needle) != std::string::npos;
+    });
     return line;
   }
 

@@ -14,6 +14,8 @@
 
 #include <caf/all.hpp>
 
+#include "ferry/test/eventually.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -109,12 +111,10 @@ TEST_F(node_fixture, KilledPeerFailsPendingRequestAndFreesStoreMemory) {
   // Kill the peer as soon as the request is in flight (a condition, not a
   // timer: the link counts the pending request).
   std::thread killer{[&] {
-    for (int i = 0; i < 3000; ++i) {
+    ferry::test::eventually([&] {
       auto stats = local().stats("B");
-      if (stats && stats->pending_requests == 1)
-        break;
-      std::this_thread::sleep_for(10ms);
-    }
+      return stats && stats->pending_requests == 1;
+    });
     b.process->kill(SIGKILL);
   }};
   auto start = std::chrono::steady_clock::now();

@@ -13,6 +13,7 @@
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/credit_waits.hpp"
 
 #include <caf/all.hpp>
@@ -91,12 +92,11 @@ TEST_F(node_fixture, ResponsesToOwnRequestsAreTakenBeyondTheHeldLimit) {
   // Act: wait until all 20 responses are held in the requester's mailbox,
   // then read them.
   uint64_t held = 0;
-  for (int i = 0; i < 1000 && held < 20; ++i) {
-    std::this_thread::sleep_for(10ms);
+  ferry::test::eventually([&] {
     auto stats = local().stats("B");
-    ASSERT_TRUE(stats);
-    held = stats->held_messages;
-  }
+    held = stats ? stats->held_messages : 0;
+    return held >= 20;
+  });
   std::vector<int32_t> answers;
   for (auto& handle : handles)
     handle.receive([&](int32_t x) { answers.push_back(x); },
@@ -177,15 +177,10 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
             std::string::npos)
     << text;
   EXPECT_NE(text.find("send-timeout"), std::string::npos) << text;
-  bool credit_back = false;
-  for (int i = 0; i < 1000 && !credit_back; ++i) {
+  ASSERT_TRUE(ferry::test::eventually([&] {
     auto now = local().stats("B");
-    ASSERT_TRUE(now) << ferry::render(now.error());
-    credit_back = now->credits_received > stopped->credits_received;
-    if (!credit_back)
-      std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_TRUE(credit_back);
+    return now && now->credits_received > stopped->credits_received;
+  }));
   auto after = ask<std::string>(*sut, std::string{"four"});
   ASSERT_TRUE(after) << ferry::render(after.error());
   EXPECT_EQ(*after, "ruof");

@@ -11,6 +11,8 @@
 
 #include <caf/all.hpp>
 
+#include "ferry/test/eventually.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -39,12 +41,7 @@ std::vector<std::string> lane_rings_of(pid_t pid) {
 
 /// Waits up to 10 s until `sut` holds no link to `peer`.
 bool link_gone(const ferry::node& sut, const std::string& peer) {
-  for (int i = 0; i < 1000; ++i) {
-    if (!sut.stats(peer))
-      return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
+  return ferry::test::eventually([&] { return !sut.stats(peer); }, 10s);
 }
 
 /// node_fixture, and a link to a peer's echo checked with one message.

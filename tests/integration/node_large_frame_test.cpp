@@ -169,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(hosts, vector_pool_across,
 TEST_F(node_fixture, MessagesBehindAPulledOneKeepTheirOrder) {
   // Arrange
   auto& b = start_peer("B", {}, true);
-  auto sut = local().remote_actor("127.0.0.1", b.port, "slow");
+  auto sut = local().remote_actor("127.0.0.1", b.port, "counting");
   ASSERT_TRUE(sut);
   caf::scoped_actor self{local().system()};
   // Act: a pulled message, then small ones; "count" must see all of them.

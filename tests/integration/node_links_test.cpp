@@ -15,6 +15,8 @@
 
 #include <caf/all.hpp>
 
+#include "ferry/test/eventually.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -129,11 +131,10 @@ TEST_F(node_fixture, UnlinkedActorsNoLongerShareTheirExit) {
   self->send(unlinked, std::string{"link"});
   // Wait until B holds a proxy of it (the link request reached B).
   int with_proxy = -1;
-  for (int i = 0; i < 1000 && with_proxy < 1; ++i) {
+  ferry::test::eventually([&] {
     with_proxy = peer_proxies(b);
-    if (with_proxy < 1)
-      std::this_thread::sleep_for(10ms);
-  }
+    return with_proxy >= 1;
+  });
   ASSERT_GE(with_proxy, 1);
   // Act: the local actor ends. Its down notice to B is posted before this
   // monitor hears of the end (the link attached to it after the monitor,

@@ -14,6 +14,8 @@
 
 #include <caf/all.hpp>
 
+#include "ferry/test/eventually.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -62,12 +64,10 @@ TEST_F(node_fixture, SpawnedActorsThatEndAreForgottenByTheLink) {
   for (auto& x : spawned)
     caf::anon_send_exit(x, caf::exit_reason::user_shutdown);
   std::string after;
-  for (int i = 0; i < 100; ++i) {
+  ferry::test::eventually([&] {
     after = b.stats()["local"];
-    if (after.find(" spawned=0") != std::string::npos)
-      break;
-    std::this_thread::sleep_for(50ms);
-  }
+    return after.find(" spawned=0") != std::string::npos;
+  });
   // Assert: B held them while they lived and let go once they ended (not
   // only once the link goes down).
   EXPECT_NE(alive.find(" spawned=20"), std::string::npos) << alive;
@@ -93,12 +93,10 @@ TEST_F(node_fixture, SpawnsBeyondMaxSpawnedActorsAreRefusedUntilOneEnds) {
   auto third = spawn_adder(local(), b.port, int32_t{2});
   caf::anon_send_exit(spawned[0], caf::exit_reason::user_shutdown);
   caf::expected<caf::actor> after_one_ended{caf::error{}};
-  for (int i = 0; i < 100; ++i) {
+  ferry::test::eventually([&] {
     after_one_ended = spawn_adder(local(), b.port, int32_t{3});
-    if (after_one_ended)
-      break;
-    std::this_thread::sleep_for(50ms);
-  }
+    return static_cast<bool>(after_one_ended);
+  });
   // Assert: the third is refused naming the setting, B holds two actors,
   // and the slot of the one that ended serves a new spawn.
   ASSERT_FALSE(third);

@@ -17,6 +17,8 @@
 
 #include <caf/all.hpp>
 
+#include "ferry/test/eventually.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -73,8 +75,7 @@ TEST_F(node_fixture, HandleInAMessageRefusedBeforeDecodingIsReleased) {
             std::string::npos)
     << ferry::render(refused.error());
   ASSERT_TRUE(after) << ferry::render(after.error());
-  for (int i = 0; i < 500 && array->ref().ref_count() != 1; ++i)
-    std::this_thread::sleep_for(20ms);
+  ferry::test::eventually([&] { return array->ref().ref_count() == 1; });
   EXPECT_EQ(array->ref().ref_count(), 1u);
   auto stats = local().stats("B");
   ASSERT_TRUE(stats);

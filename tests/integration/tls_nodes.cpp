@@ -2,6 +2,7 @@
 #include "tls_nodes.hpp"
 
 #include "ferry/errc.hpp"
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/test_bytes.hpp"
 
 #include <caf/all.hpp>
@@ -128,17 +129,14 @@ size_t tls_node::refusals() {
 std::vector<std::string> tls_node::logged_with(const std::string& prefix,
                                                const std::string& text) {
   std::vector<std::string> result;
-  for (int i = 0; i < 1000 && result.empty(); ++i) {
-    {
-      std::lock_guard<std::mutex> guard{mtx};
-      for (auto& x : lines)
-        if (x.find(prefix) != std::string::npos
-            && x.find(text) != std::string::npos)
-          result.push_back(x);
-    }
-    if (result.empty())
-      std::this_thread::sleep_for(std::chrono::milliseconds{10});
-  }
+  ferry::test::eventually([&] {
+    std::lock_guard<std::mutex> guard{mtx};
+    for (auto& x : lines)
+      if (x.find(prefix) != std::string::npos
+          && x.find(text) != std::string::npos)
+        result.push_back(x);
+    return !result.empty();
+  });
   return result;
 }
 

@@ -126,7 +126,7 @@ TEST(registry, ElementTypeIgnoresARefusedRegistration) {
   // Act
   auto err = sut.try_add_type<std::string>("point");
   // Assert
-  EXPECT_EQ(err, errc::unknown_type);
+  EXPECT_EQ(err, errc::type_name_taken);
   EXPECT_EQ(sut.element_type(msg, 0), std::nullopt);
 }
 

@@ -110,8 +110,8 @@ TEST(registry, AddTypeKeepsTheFirstNameAndReportsConflicts) {
   registry sut;
   EXPECT_FALSE(sut.try_add_type<point>("point"));
   EXPECT_FALSE(sut.try_add_type<point>("point"));
-  EXPECT_EQ(sut.try_add_type<point>("other"), errc::unknown_type);
-  EXPECT_EQ(sut.try_add_type<shape>("point"), errc::unknown_type);
+  EXPECT_EQ(sut.try_add_type<point>("other"), errc::type_name_taken);
+  EXPECT_EQ(sut.try_add_type<shape>("point"), errc::type_name_taken);
   EXPECT_EQ(sut.type_name(typeid(point)), std::optional<std::string>{"point"});
   EXPECT_EQ(sut.type_name(typeid(shape)), std::nullopt);
 }
@@ -124,8 +124,8 @@ TEST(registry, HasTypeAnswersByRegisteredNameOnly) {
   auto refused = sut.try_add_type<shape>("point");
   auto renamed = sut.try_add_type<point>("other");
   // Assert
-  EXPECT_EQ(refused, errc::unknown_type);
-  EXPECT_EQ(renamed, errc::unknown_type);
+  EXPECT_EQ(refused, errc::type_name_taken);
+  EXPECT_EQ(renamed, errc::type_name_taken);
   EXPECT_TRUE(sut.has_type("point"));
   EXPECT_FALSE(sut.has_type("other"));
   EXPECT_FALSE(sut.has_type("Point"));

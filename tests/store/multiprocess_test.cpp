@@ -5,6 +5,7 @@
 // namespace is refused.
 #include "ferry/store/log.hpp"
 #include "ferry/store/object_store.hpp"
+#include "ferry/test/eventually.hpp"
 #include "ferry/test/child_process.hpp"
 
 #include "process_identity.hpp"
@@ -523,14 +524,11 @@ TEST(multiprocess_reaper, PeriodicReaperReclaimsWithoutAnyCall) {
   ASSERT_TRUE(answer && answer->starts_with("put ")) << answer.value_or("");
   peer.kill(SIGKILL);
   peer.wait();
-  // Not timed: wait as long as it takes (ctest's timeout is the bound).
-  for (;;) {
+  EXPECT_TRUE(ferry::test::eventually([&] {
     auto summary = sut->memory_summary();
-    ASSERT_TRUE(summary);
-    if (summary->objects.empty() && summary->processes.size() == 1)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds{5});
-  }
+    return summary && summary->objects.empty()
+           && summary->processes.size() == 1;
+  }, std::chrono::minutes{2}));
 }
 
 } // namespace

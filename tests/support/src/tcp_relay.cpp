@@ -1,6 +1,8 @@
 // The TCP relay's sockets and its thread (ferry/test/tcp_relay.hpp).
 #include "ferry/test/tcp_relay.hpp"
 
+#include "ferry/test/eventually.hpp"
+
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -11,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <stdexcept>
 #include <cstring>
 #include <utility>
 
@@ -74,15 +77,17 @@ tcp_relay::~tcp_relay() {
 void tcp_relay::cut() {
   cut_requested_ = true;
   poke();
-  while (cut_requested_)
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  if (!eventually([this] { return !cut_requested_; },
+                  std::chrono::seconds{30}, std::chrono::milliseconds{1}))
+    throw std::runtime_error("tcp_relay: the relay thread did not cut");
 }
 
 void tcp_relay::freeze() {
   freeze_requested_ = true;
   poke();
-  while (freeze_requested_)
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  if (!eventually([this] { return !freeze_requested_; },
+                  std::chrono::seconds{30}, std::chrono::milliseconds{1}))
+    throw std::runtime_error("tcp_relay: the relay thread did not freeze");
 }
 
 void tcp_relay::hold_next_answer(std::chrono::milliseconds delay) {

@@ -4,11 +4,11 @@
 
 #include "ferry/link_stats.hpp"
 #include "ferry/node.hpp"
+#include "ferry/test/eventually.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <string>
-#include <thread>
 
 namespace ferry::test {
 
@@ -18,12 +18,13 @@ namespace ferry::test {
 inline link_stats await_credit_waits(const node& from, const std::string& peer,
                                      uint64_t n) {
   link_stats last;
-  for (int i = 0; i < 1000 && last.credit_waits < n; ++i) {
-    if (auto now = from.stats(peer))
-      last = *now;
-    if (last.credit_waits < n)
-      std::this_thread::sleep_for(std::chrono::milliseconds{10});
-  }
+  eventually(
+    [&] {
+      if (auto now = from.stats(peer))
+        last = *now;
+      return last.credit_waits >= n;
+    },
+    std::chrono::seconds{10});
   return last;
 }
 
