@@ -4,8 +4,8 @@
 // first start until every node sees all nodes up and the view converged.
 // Each size must converge (the test gives up after 30 s, a guard against a
 // hang, not a speed target); the times are printed as a table
-// ("[ scale ] <nodes> nodes: <ms> ms") for docs/cluster.md. Each node runs a one-thread
-// scheduler and one I/O thread, without a store.
+// ("[ scale ] <nodes> nodes: <ms> ms", shown by `ctest --verbose`). Each node
+// runs a one-thread scheduler and one I/O thread, without a store.
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 #include "ferry/test/convergence_watch.hpp"

@@ -59,6 +59,10 @@
 
 namespace ferry {
 
+namespace detail {
+class node_impl;
+} // namespace detail
+
 class node_config : public caf::actor_system_config {
 public:
   node_config();
@@ -205,15 +209,12 @@ public:
   /// out (`link_stats` counts every one).
   std::function<void(const std::string&)> log_sink;
 
-  // -- used by ferry::node ---------------------------------------------------
+  // -- checking -------------------------------------------------------------
 
-  /// @private Returns the registry as a shared pointer for the node.
-  std::shared_ptr<serializers::registry> shared_registry() const {
-    return registry_;
-  }
-
-  /// @private Reads `ferry.links.*` sections from the parsed content and
-  /// fills in derived defaults. Called by the node.
+  /// Reads the `ferry.links` entries parsed so far into `links`, fills in
+  /// the defaults that depend on other options and checks every option;
+  /// returns the error `node::start` would refuse this config with (naming
+  /// the option and how to fix it), or none. `node::start` calls it.
   [[nodiscard]] caf::error finalize();
 
   /// Returns the config for the link to `peer` (named config or default).
@@ -221,6 +222,12 @@ public:
 
 private:
   friend class node;
+  friend class detail::node_impl;
+
+  /// The registry as a shared pointer, for the node built from this config.
+  std::shared_ptr<serializers::registry> shared_registry() const {
+    return registry_;
+  }
 
   std::shared_ptr<serializers::registry> registry_;
   /// Whether a running node uses this config.
