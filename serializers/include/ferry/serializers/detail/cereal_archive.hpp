@@ -57,6 +57,7 @@
 #include <bit>
 #include <cstring>
 #include <span>
+#include <string_view>
 #include <typeindex>
 
 namespace ferry::serializers::detail {
@@ -236,31 +237,45 @@ void epilogue(checked_input_archive<P>& ar, const T&) {
 
 // Containers that cereal resizes before reading: charge the budget first.
 
+/// Reads a size tag (checked against the bytes left) and charges the budget
+/// for that many elements of `element_bytes` each; returns the size.
+template <bool P>
+size_t load_charged_size(checked_input_archive<P>& ar, uint64_t element_bytes,
+                         std::string_view what) {
+  cereal::size_type n = 0;
+  ar(cereal::make_size_tag(n));
+  charge(n, element_bytes, what);
+  return static_cast<size_t>(n);
+}
+
+/// Reads a sequence that cereal resizes before reading its elements, as
+/// cereal does, after `load_charged_size`.
+template <bool P, class C>
+void load_resized(checked_input_archive<P>& ar, C& xs, uint64_t element_bytes,
+                  std::string_view what) {
+  xs.resize(load_charged_size(ar, element_bytes, what));
+  for (auto& x : xs)
+    ar(x);
+}
+
 template <bool P, class T, class A>
 void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
                                std::vector<T, A>& xs) {
-  cereal::size_type n = 0;
-  ar(cereal::make_size_tag(n));
-  charge(n, sizeof(T), "a std::vector");
   if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::byte>) {
-    if (ar.try_assign(xs, static_cast<size_t>(n)))
+    auto n = load_charged_size(ar, sizeof(T), "a std::vector");
+    if (ar.try_assign(xs, n))
       return;
-    xs.resize(static_cast<size_t>(n));
-    ar(cereal::binary_data(xs.data(), static_cast<size_t>(n) * sizeof(T)));
+    xs.resize(n);
+    ar(cereal::binary_data(xs.data(), n * sizeof(T)));
   } else {
-    xs.resize(static_cast<size_t>(n));
-    for (auto& x : xs)
-      ar(x);
+    load_resized(ar, xs, sizeof(T), "a std::vector");
   }
 }
 
 template <bool P, class A>
 void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
                                std::vector<bool, A>& xs) {
-  cereal::size_type n = 0;
-  ar(cereal::make_size_tag(n));
-  charge(n, 1, "a std::vector<bool>");
-  xs.resize(static_cast<size_t>(n));
+  xs.resize(load_charged_size(ar, 1, "a std::vector<bool>"));
   for (size_t i = 0; i < xs.size(); ++i) {
     bool b = false;
     ar(b);
@@ -271,34 +286,19 @@ void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
 template <bool P, class T, class A>
 void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
                                std::deque<T, A>& xs) {
-  cereal::size_type n = 0;
-  ar(cereal::make_size_tag(n));
-  charge(n, sizeof(T), "a std::deque");
-  xs.resize(static_cast<size_t>(n));
-  for (auto& x : xs)
-    ar(x);
+  load_resized(ar, xs, sizeof(T), "a std::deque");
 }
 
 template <bool P, class T, class A>
 void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
                                std::list<T, A>& xs) {
-  cereal::size_type n = 0;
-  ar(cereal::make_size_tag(n));
-  charge(n, sizeof(T) + 2 * sizeof(void*), "a std::list");
-  xs.resize(static_cast<size_t>(n));
-  for (auto& x : xs)
-    ar(x);
+  load_resized(ar, xs, sizeof(T) + 2 * sizeof(void*), "a std::list");
 }
 
 template <bool P, class T, class A>
 void CEREAL_LOAD_FUNCTION_NAME(checked_input_archive<P>& ar,
                                std::forward_list<T, A>& xs) {
-  cereal::size_type n = 0;
-  ar(cereal::make_size_tag(n));
-  charge(n, sizeof(T) + sizeof(void*), "a std::forward_list");
-  xs.resize(static_cast<size_t>(n));
-  for (auto& x : xs)
-    ar(x);
+  load_resized(ar, xs, sizeof(T) + sizeof(void*), "a std::forward_list");
 }
 
 /// Loads a shared pointer in cereal's format, checking that references name
@@ -355,58 +355,52 @@ concept ferry_input_archive = std::is_same_v<Archive, checked_binary_archive> ||
   std::is_same_v<Archive, checked_portable_archive> ||
   std::is_same_v<Archive, checked_json_archive>;
 
-/// cereal's loading of a map (key-value items), refusing a key given twice.
-template <class Archive, class M>
-void load_unique_map(Archive& ar, M& xs) {
+/// cereal's loading of a map (key-value items) or a set, refusing a key
+/// given twice.
+template <class Archive, class C>
+void load_unique(Archive& ar, C& xs) {
   cereal::size_type n = 0;
   ar(cereal::make_size_tag(n));
   xs.clear();
   for (size_t i = 0; i < n; ++i) {
-    typename M::key_type key;
-    typename M::mapped_type value;
-    ar(cereal::make_map_item(key, value));
-    insert_unique(xs, typename M::value_type{std::move(key), std::move(value)},
-                  i, "a map");
-  }
-}
-
-/// cereal's loading of a set, refusing an element given twice.
-template <class Archive, class S>
-void load_unique_set(Archive& ar, S& xs) {
-  cereal::size_type n = 0;
-  ar(cereal::make_size_tag(n));
-  xs.clear();
-  for (size_t i = 0; i < n; ++i) {
-    typename S::key_type key;
-    ar(key);
-    insert_unique(xs, std::move(key), i, "a set");
+    typename C::key_type key;
+    if constexpr (requires { typename C::mapped_type; }) {
+      typename C::mapped_type value;
+      ar(cereal::make_map_item(key, value));
+      insert_unique(xs,
+                    typename C::value_type{std::move(key), std::move(value)}, i,
+                    "a map");
+    } else {
+      ar(key);
+      insert_unique(xs, std::move(key), i, "a set");
+    }
   }
 }
 
 template <class Archive, class K, class V, class C, class A>
 requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::map<K, V, C, A>& xs) {
-  load_unique_map(ar, xs);
+  load_unique(ar, xs);
 }
 
 template <class Archive, class K, class V, class H, class E, class A>
 requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar,
                                std::unordered_map<K, V, H, E, A>& xs) {
-  load_unique_map(ar, xs);
+  load_unique(ar, xs);
 }
 
 template <class Archive, class K, class C, class A>
 requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar, std::set<K, C, A>& xs) {
-  load_unique_set(ar, xs);
+  load_unique(ar, xs);
 }
 
 template <class Archive, class K, class H, class E, class A>
 requires ferry_input_archive<Archive>
 void CEREAL_LOAD_FUNCTION_NAME(Archive& ar,
                                std::unordered_set<K, H, E, A>& xs) {
-  load_unique_set(ar, xs);
+  load_unique(ar, xs);
 }
 
 template <class T>

@@ -182,6 +182,25 @@ caf::error caf_save_numbers(checked_caf_sink& sink, const std::vector<E>& xs);
 template <class E>
 caf::error caf_load_numbers(checked_caf_source& source, std::vector<E>& xs);
 
+// The typed reads and writes of CAF 0.17's data_processor (one for each
+// built-in type), which checked_caf_source and checked_caf_sink both
+// override; families/caf.cpp defines them. Undefined after the two classes.
+#define FERRY_CAF_APPLY_IMPL_OVERRIDES                                         \
+  caf::error apply_impl(int8_t&) override;                                     \
+  caf::error apply_impl(uint8_t&) override;                                    \
+  caf::error apply_impl(int16_t&) override;                                    \
+  caf::error apply_impl(uint16_t&) override;                                   \
+  caf::error apply_impl(int32_t&) override;                                    \
+  caf::error apply_impl(uint32_t&) override;                                   \
+  caf::error apply_impl(int64_t&) override;                                    \
+  caf::error apply_impl(uint64_t&) override;                                   \
+  caf::error apply_impl(float&) override;                                      \
+  caf::error apply_impl(double&) override;                                     \
+  caf::error apply_impl(long double&) override;                                \
+  caf::error apply_impl(std::string&) override;                                \
+  caf::error apply_impl(std::u16string&) override;                             \
+  caf::error apply_impl(std::u32string&) override;
+
 /// A caf::deserializer reading CAF's binary format (what
 /// caf::binary_deserializer reads), with size and depth checks.
 class checked_caf_source final : public caf::deserializer {
@@ -199,20 +218,7 @@ public:
   size_t position() const noexcept { return pos_; }
 
 protected:
-  caf::error apply_impl(int8_t&) override;
-  caf::error apply_impl(uint8_t&) override;
-  caf::error apply_impl(int16_t&) override;
-  caf::error apply_impl(uint16_t&) override;
-  caf::error apply_impl(int32_t&) override;
-  caf::error apply_impl(uint32_t&) override;
-  caf::error apply_impl(int64_t&) override;
-  caf::error apply_impl(uint64_t&) override;
-  caf::error apply_impl(float&) override;
-  caf::error apply_impl(double&) override;
-  caf::error apply_impl(long double&) override;
-  caf::error apply_impl(std::string&) override;
-  caf::error apply_impl(std::u16string&) override;
-  caf::error apply_impl(std::u32string&) override;
+  FERRY_CAF_APPLY_IMPL_OVERRIDES
 
 private:
   friend caf::error caf_load_bytes(checked_caf_source& source,
@@ -245,20 +251,7 @@ public:
   caf::error apply_raw(size_t num_bytes, void* data) override;
 
 protected:
-  caf::error apply_impl(int8_t&) override;
-  caf::error apply_impl(uint8_t&) override;
-  caf::error apply_impl(int16_t&) override;
-  caf::error apply_impl(uint16_t&) override;
-  caf::error apply_impl(int32_t&) override;
-  caf::error apply_impl(uint32_t&) override;
-  caf::error apply_impl(int64_t&) override;
-  caf::error apply_impl(uint64_t&) override;
-  caf::error apply_impl(float&) override;
-  caf::error apply_impl(double&) override;
-  caf::error apply_impl(long double&) override;
-  caf::error apply_impl(std::string&) override;
-  caf::error apply_impl(std::u16string&) override;
-  caf::error apply_impl(std::u32string&) override;
+  FERRY_CAF_APPLY_IMPL_OVERRIDES
 
 private:
   template <class E>
@@ -270,6 +263,8 @@ private:
 
   std::vector<std::byte>& out_;
 };
+
+#undef FERRY_CAF_APPLY_IMPL_OVERRIDES
 
 /// Returns the error for element `index` of a map or set repeating a key.
 caf::error caf_duplicate_key(size_t index);

@@ -65,6 +65,7 @@
 #include "ferry/serializers/detail/cereal_handles.hpp"
 #include "ferry/serializers/detail/cereal_resolve.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
+#include "ferry/serializers/detail/each_member.hpp"
 #include "ferry/serializers/detail/take_elements.hpp"
 
 #include "ferry/serializers/frame.hpp"
@@ -431,26 +432,17 @@ void cereal_member(Archive& ar, Field&& field) {
 /// Writes or reads the evolving aggregate `x` (type_version.hpp) as an
 /// object of its members by name: the reader skips members it lacks and
 /// leaves those the input lacks at their defaults.
-template <class Archive, class T, size_t... Is>
-void cereal_by_name(Archive& ar, T& x, std::index_sequence<Is...>) {
+template <class Archive, class T>
+void cereal_by_name(Archive& ar, T& x) {
   if constexpr (std::is_same_v<Archive, checked_json_archive>)
     ar.read_by_name();
-  visit_fields(x, [&](auto&... fields) {
-    auto refs = std::tie(fields...);
-    [[maybe_unused]] auto one = [&]<size_t I>(auto& field) {
-      using field_type = std::remove_cvref_t<decltype(field)>;
-      if (tracing())
-        trace_member(typeid(T), I, typeid(field));
-      in_member<T, field_type>(I, [&] {
-        constexpr auto name = member_name_c_str<T, I>();
-        if constexpr (std::is_same_v<Archive, checked_json_archive>) {
-          if (!ar.seek(name))
-            return; // the sender's version lacks it: keep the default
-        }
-        cereal_member(ar, cereal::make_nvp(name, field));
-      });
-    };
-    (one.template operator()<Is>(std::get<Is>(refs)), ...);
+  each_member(x, [&](auto& field, auto index) {
+    constexpr auto name = member_name_c_str<T, decltype(index)::value>();
+    if constexpr (std::is_same_v<Archive, checked_json_archive>) {
+      if (!ar.seek(name))
+        return; // the sender's version lacks it: keep the default
+    }
+    cereal_member(ar, cereal::make_nvp(name, field));
   });
 }
 
@@ -467,22 +459,12 @@ requires ferry::serializers::detail::cereal_archive<Archive> &&
 void CEREAL_SERIALIZE_FUNCTION_NAME(Archive& ar, T& x) {
   if constexpr (ferry::serializers::detail::evolving<T> &&
                 ferry::serializers::detail::json_archive<Archive>) {
-    ferry::serializers::detail::cereal_by_name(
-      ar, x, std::make_index_sequence<ferry::serializers::field_count<T>()>{});
+    ferry::serializers::detail::cereal_by_name(ar, x);
     return;
   }
-  [[maybe_unused]] size_t index = 0;
-  ferry::serializers::visit_fields(x, [&](auto&... fields) {
-    [[maybe_unused]] auto one = [&](auto& field) {
-      using field_type = std::remove_cvref_t<decltype(field)>;
-      if (ferry::serializers::detail::tracing())
-        ferry::serializers::detail::trace_member(typeid(T), index,
-                                                 typeid(field));
-      // cereal's own refusals (a variant's index, say), as ferry's.
-      ferry::serializers::detail::in_member<T, field_type>(
-        index++, [&] { ferry::serializers::detail::cereal_member(ar, field); });
-    };
-    (one(fields), ...);
+  ferry::serializers::detail::each_member(x, [&](auto& field, size_t) {
+    // cereal's own refusals (a variant's index, say), as ferry's.
+    ferry::serializers::detail::cereal_member(ar, field);
   });
 }
 

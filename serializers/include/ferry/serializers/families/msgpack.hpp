@@ -55,6 +55,7 @@
 
 #include "ferry/serializers/detail/capability.hpp"
 #include "ferry/serializers/detail/codec_common.hpp"
+#include "ferry/serializers/detail/each_member.hpp"
 
 #include <msgpack.hpp>
 
@@ -475,28 +476,24 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
     packer<Stream>& operator()(packer<Stream>& o, const T& x) const {
       [[maybe_unused]] constexpr auto names =
         ferry::serializers::member_names<T>();
-      ferry::serializers::visit_fields(x, [&](const auto&... fields) {
-        constexpr bool by_name = ferry::serializers::detail::evolving<T>;
-        if constexpr (by_name)
-          o.pack_map(static_cast<uint32_t>(sizeof...(fields)));
-        else
-          o.pack_array(static_cast<uint32_t>(sizeof...(fields)));
-        [[maybe_unused]] size_t index = 0;
-        [[maybe_unused]] auto one = [&](const auto& field) {
-          using field_type = std::remove_cvref_t<decltype(field)>;
-          if (ferry::serializers::detail::tracing())
-            ferry::serializers::detail::trace_member(typeid(T), index,
-                                                     typeid(field));
+      constexpr bool by_name = ferry::serializers::detail::evolving<T>;
+      constexpr auto members =
+        static_cast<uint32_t>(ferry::serializers::field_count<T>());
+      if constexpr (by_name)
+        o.pack_map(members);
+      else
+        o.pack_array(members);
+      ferry::serializers::detail::each_member(
+        x, [&](const auto& field, size_t index) {
+          // A name is an identifier (member_names.hpp): the UTF-8 check of
+          // pack_str_body never refuses it.
           if constexpr (by_name) {
             auto name = names[index];
             o.pack_str(static_cast<uint32_t>(name.size()));
             o.pack_str_body(name.data(), static_cast<uint32_t>(name.size()));
           }
-          ferry::serializers::detail::in_member<T, field_type>(
-            index++, [&] { o.pack(field); });
-        };
-        (one(fields), ...);
-      });
+          o.pack(field);
+        });
       return o;
     }
   };
@@ -521,29 +518,18 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
             " has " + std::to_string(members) +
             " members; ferry writes a plain aggregate as the array of its "
             "members, so the sender's type differs from the receiver's"};
-      [[maybe_unused]] size_t index = 0;
-      ferry::serializers::visit_fields(x, [&](auto&... fields) {
-        [[maybe_unused]] auto one = [&](auto& field) {
-          using field_type = std::remove_cvref_t<decltype(field)>;
-          if (ferry::serializers::detail::tracing())
-            ferry::serializers::detail::trace_member(typeid(T), index,
-                                                     typeid(field));
-          auto& element = o.via.array.ptr[index];
-          ferry::serializers::detail::in_member<T, field_type>(index++, [&] {
-            try {
-              element.convert(field);
-            } catch (const msgpack::type_error&) {
-              throw decode_fault{
-                ferry::serializers::errc::decode_failed,
-                "the msgpack value's type does not convert into the member's "
-                "(msgpack-cxx's type_error); the sender's type differs from "
-                "the "
-                "receiver's, or the input is corrupt"};
-            }
-          });
-        };
-        (one(fields), ...);
-      });
+      ferry::serializers::detail::each_member(
+        x, [&](auto& field, size_t index) {
+          try {
+            o.via.array.ptr[index].convert(field);
+          } catch (const msgpack::type_error&) {
+            throw decode_fault{
+              ferry::serializers::errc::decode_failed,
+              "the msgpack value's type does not convert into the member's "
+              "(msgpack-cxx's type_error); the sender's type differs from "
+              "the receiver's, or the input is corrupt"};
+          }
+        });
       return o;
     }
   };
