@@ -1,3 +1,4 @@
+// The segregated-fit allocator; see allocator.hpp.
 #include "allocator.hpp"
 
 #include <algorithm>
@@ -13,8 +14,7 @@ uint32_t floor_log2(uint64_t x) noexcept {
 
 } // namespace
 
-void allocator::init(uint64_t capacity) noexcept {
-  state_.capacity = capacity;
+void allocator::clear() noexcept {
   state_.used = 0;
   state_.fl_bitmap = 0;
   for (uint32_t f = 0; f < fl_count; ++f) {
@@ -22,6 +22,11 @@ void allocator::init(uint64_t capacity) noexcept {
     for (uint32_t s = 0; s < sl_count; ++s)
       state_.heads[f][s] = npos64;
   }
+}
+
+void allocator::init(uint64_t capacity) noexcept {
+  state_.capacity = capacity;
+  clear();
   auto& first = at(0);
   first = block_header{};
   first.size = capacity;
@@ -190,13 +195,7 @@ uint64_t allocator::largest_free_payload() const noexcept {
 void allocator::rebuild(
   std::vector<std::pair<uint64_t, uint64_t>> used) noexcept {
   std::sort(used.begin(), used.end());
-  state_.used = 0;
-  state_.fl_bitmap = 0;
-  for (uint32_t f = 0; f < fl_count; ++f) {
-    state_.sl_bitmap[f] = 0;
-    for (uint32_t s = 0; s < sl_count; ++s)
-      state_.heads[f][s] = npos64;
-  }
+  clear();
   uint64_t cursor = 0;
   uint64_t prev_size = 0;
   auto add_free = [&](uint64_t from, uint64_t to) {

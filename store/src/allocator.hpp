@@ -65,6 +65,9 @@ private:
 
   static void mapping(uint64_t size, uint32_t& fl, uint32_t& sl) noexcept;
 
+  /// Empties every bin and sets `used` to 0 (the block headers are left).
+  void clear() noexcept;
+
   void insert(uint64_t offset) noexcept;
 
   void remove(uint64_t offset) noexcept;

@@ -1,3 +1,4 @@
+// Counted handles and their serialized form; see object_ref.hpp.
 #include "ferry/store/object_ref.hpp"
 
 #include "ferry/store/errc.hpp"
@@ -17,95 +18,23 @@ ref_serialization_error::ref_serialization_error(caf::error err)
   // nop
 }
 
-object_ref::object_ref(std::shared_ptr<detail::store_impl> store, uint32_t slot,
-                       uint32_t holder, object_id id, const std::byte* data,
-                       uint64_t size) noexcept
-  : store_(std::move(store)),
-    slot_(slot),
-    holder_(holder),
-    id_(id),
-    data_(data),
-    size_(size) {
-  // nop
-}
-
-object_ref::object_ref(const object_ref& other)
-  : store_(other.store_),
-    slot_(other.slot_),
-    holder_(other.holder_),
-    id_(other.id_),
-    data_(other.data_),
-    size_(other.size_) {
-  if (store_)
-    store_->add_handle(slot_, holder_);
-}
-
-object_ref::object_ref(object_ref&& other) noexcept
-  : store_(std::move(other.store_)),
-    slot_(other.slot_),
-    holder_(other.holder_),
-    id_(other.id_),
-    data_(other.data_),
-    size_(other.size_) {
-  other.id_ = object_id{};
-  other.data_ = nullptr;
-  other.size_ = 0;
-}
-
-object_ref& object_ref::operator=(const object_ref& other) {
-  if (this != &other) {
-    object_ref tmp{other};
-    *this = std::move(tmp);
-  }
-  return *this;
-}
-
-object_ref& object_ref::operator=(object_ref&& other) noexcept {
-  if (this != &other) {
-    reset();
-    store_ = std::move(other.store_);
-    slot_ = other.slot_;
-    holder_ = other.holder_;
-    id_ = other.id_;
-    data_ = other.data_;
-    size_ = other.size_;
-    other.id_ = object_id{};
-    other.data_ = nullptr;
-    other.size_ = 0;
-  }
-  return *this;
-}
-
-object_ref::~object_ref() {
-  reset();
-}
-
-void object_ref::reset() noexcept {
-  if (store_) {
-    store_->drop_handle(slot_, holder_);
-    store_.reset();
-  }
-  id_ = object_id{};
-  data_ = nullptr;
-  size_ = 0;
-}
-
 uint64_t object_ref::ref_count() const {
-  return store_ ? store_->ref_count(slot_, id_) : 0;
+  auto& store = hold_.store();
+  return store ? store->ref_count(hold_.slot(), hold_.id()) : 0;
 }
 
 caf::expected<transfer_ticket> object_ref::export_in_band() const {
-  if (!store_)
+  if (!hold_.store())
     return caf::make_error(errc::invalid_handle,
                            "cannot export an empty object_ref");
-  return store_->export_ticket(slot_, id_);
+  return hold_.store()->export_ticket(hold_.slot(), hold_.id());
 }
 
 caf::error object_ref::unpin() const {
-  if (!store_)
+  if (!hold_.store())
     return caf::make_error(errc::invalid_handle,
                            "cannot unpin through an empty object_ref");
-  return store_->unpin(id_);
+  return hold_.store()->unpin(hold_.id());
 }
 
 std::string to_string(const object_ref& x) {
@@ -114,19 +43,22 @@ std::string to_string(const object_ref& x) {
 }
 
 caf::expected<ref_wire> to_wire(const object_ref& x) {
-  if (!x.store_)
+  auto& hold = x.hold_;
+  if (!hold.store())
     return ref_wire{};
-  auto& store = *x.store_;
+  auto& store = *hold.store();
   auto* scope = in_band_scope::current();
-  if (scope != nullptr && scope->store() == x.store_.get()) {
-    auto ticket = store.export_ticket(x.slot_, x.id_);
+  if (scope != nullptr && scope->store() == &store) {
+    auto ticket = store.export_ticket(hold.slot(), hold.id());
     if (!ticket)
       return std::move(ticket.error());
     scope->add(*ticket);
-    return ref_wire{store.token(), static_cast<uint64_t>(x.id_), ticket->id};
+    return ref_wire{store.token(), static_cast<uint64_t>(hold.id()),
+                    ticket->id};
   }
-  auto what = "object " + to_string(x.id_) + " (" + std::to_string(x.size_) +
-              " bytes) of store '" + store.name() + "'";
+  auto what = "object " + to_string(hold.id()) + " (" +
+              std::to_string(hold.size()) + " bytes) of store '" +
+              store.name() + "'";
   if (!store.allow_out_of_band())
     return caf::make_error(
       errc::out_of_band_ref,
@@ -140,7 +72,7 @@ caf::expected<ref_wire> to_wire(const object_ref& x) {
         "process exits: store_config::allow_out_of_band_ref_serialization "
         "= true (a ferry node: drop --ferry.store.strict-refs, or set "
         "node_config::allow_out_of_band_ref_serialization = true)");
-  auto first = store.pin(x.slot_, x.id_);
+  auto first = store.pin(hold.slot(), hold.id());
   if (!first)
     return std::move(first.error());
   if (*first)
@@ -150,7 +82,7 @@ caf::expected<ref_wire> to_wire(const object_ref& x) {
                 "copy, so the object is pinned until this process exits or "
                 "calls unpin(). Send handles inside ferry messages, or copy "
                 "the bytes.");
-  return ref_wire{store.token(), static_cast<uint64_t>(x.id_), 0};
+  return ref_wire{store.token(), static_cast<uint64_t>(hold.id()), 0};
 }
 
 caf::expected<object_ref> from_wire(const ref_wire& x) {

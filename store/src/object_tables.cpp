@@ -64,6 +64,14 @@ object_tables::find_or_add_holder_locked(uint32_t slot, uint32_t process) {
   return i;
 }
 
+caf::expected<uint32_t> object_tables::holder_of_live_locked(uint32_t slot,
+                                                             object_id id,
+                                                             uint32_t process) {
+  if (slots[slot].id != static_cast<uint64_t>(id))
+    return fail(errc::object_not_found, describe(id), " no longer exists");
+  return find_or_add_holder_locked(slot, process);
+}
+
 void object_tables::release_holder_if_empty_locked(uint32_t index) noexcept {
   auto& h = holders[index];
   if (h.slot == npos32 || h.handles != 0 || h.tickets != 0 || h.pins != 0 ||

@@ -50,6 +50,12 @@ struct object_tables {
   caf::expected<uint32_t> find_or_add_holder_locked(uint32_t slot,
                                                     uint32_t process);
 
+  /// Returns the holder of `process` for object `id`, which the caller
+  /// found in `slot`, adding one with all counts 0 if there is none. Fails
+  /// with `object_not_found` when `slot` no longer holds `id`.
+  caf::expected<uint32_t> holder_of_live_locked(uint32_t slot, object_id id,
+                                                uint32_t process);
+
   /// Unlinks and frees `holder` if all its counts are 0.
   void release_holder_if_empty_locked(uint32_t holder) noexcept;
 

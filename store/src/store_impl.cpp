@@ -54,6 +54,37 @@ caf::error no_ticket(const std::string& name, const transfer_ticket& x) {
               "process died and was reaped");
 }
 
+/// Runs `update` under the store lock, for the count updates that cannot
+/// report an error (copies and destructors of handles and parked
+/// references): when the lock cannot be taken, it logs why and skips it.
+template <class Update>
+void update_or_warn(object_tables& tables, uint32_t self,
+                    Update update) noexcept {
+  guard g{tables, self};
+  if (!g.ok()) {
+    log_warning("ferry.store: " + caf::to_string(g.error()));
+    return;
+  }
+  update();
+}
+
+/// Takes the lock and calls `add(holder)` with this process's holder of
+/// object `id` (in `slot`), added if the process had none: how `park` and
+/// `pin` count a new reference. Fails when the lock cannot be taken, the
+/// object is gone or the holder table is full.
+template <class Add>
+auto add_reference(object_tables& tables, uint32_t self, uint32_t slot,
+                   object_id id, Add add)
+  -> caf::expected<decltype(add(uint32_t{}))> {
+  guard g{tables, self};
+  if (!g.ok())
+    return g.error();
+  auto holder = tables.holder_of_live_locked(slot, id, self);
+  if (!holder)
+    return std::move(holder.error());
+  return add(*holder);
+}
+
 } // namespace
 
 // -- attach / detach ----------------------------------------------------------
@@ -202,12 +233,9 @@ void store_impl::set_io_hook(void (*hook)()) noexcept {
 
 object_ref store_impl::make_ref(uint32_t slot, uint32_t holder) noexcept {
   auto& s = tables_.slots[slot];
-  return object_ref{shared_from_this(),
-                    slot,
-                    holder,
-                    object_id{s.id},
-                    tables_.data + s.block + block_header_size,
-                    s.size};
+  return object_ref{counted_hold{
+    counted_hold::kind::handle, shared_from_this(), slot, holder,
+    object_id{s.id}, tables_.data + s.block + block_header_size, s.size}};
 }
 
 caf::expected<object_builder> store_impl::create(uint64_t size) {
@@ -272,12 +300,9 @@ caf::expected<object_builder> store_impl::create_locked(uint64_t size) {
   s.ref_count = 1;
   if (auto hook = create_hook.load())
     hook();
-  return object_builder{shared_from_this(),
-                        index,
-                        *holder,
-                        object_id{id},
-                        tables_.data + s.block + block_header_size,
-                        size};
+  return object_builder{counted_hold{
+    counted_hold::kind::builder, shared_from_this(), index, *holder,
+    object_id{id}, tables_.data + s.block + block_header_size, size}};
 }
 
 caf::expected<object_ref> store_impl::seal(uint32_t slot, uint32_t holder,
@@ -312,64 +337,43 @@ caf::expected<object_ref> store_impl::get(object_id id) {
 }
 
 void store_impl::add_handle(uint32_t slot, uint32_t holder) noexcept {
-  guard g{tables_, self_};
-  if (!g.ok()) {
-    log_warning("ferry.store: " + caf::to_string(g.error()));
-    return;
-  }
-  tables_.holders[holder].handles += 1;
-  tables_.slots[slot].handles += 1;
-  tables_.slots[slot].ref_count += 1;
+  update_or_warn(tables_, self_, [&] {
+    tables_.holders[holder].handles += 1;
+    tables_.slots[slot].handles += 1;
+    tables_.slots[slot].ref_count += 1;
+  });
 }
 
 void store_impl::drop_handle(uint32_t slot, uint32_t holder) noexcept {
-  guard g{tables_, self_};
-  if (!g.ok()) {
-    log_warning("ferry.store: " + caf::to_string(g.error()));
-    return;
-  }
-  tables_.drop_handle_locked(slot, holder);
+  update_or_warn(tables_, self_,
+                 [&] { tables_.drop_handle_locked(slot, holder); });
 }
 
 caf::expected<uint32_t> store_impl::park(uint32_t slot, object_id id) {
-  guard g{tables_, self_};
-  if (!g.ok())
-    return g.error();
-  auto& s = tables_.slots[slot];
-  if (s.id != static_cast<uint64_t>(id))
-    return fail(errc::object_not_found, tables_.describe(id),
-                " no longer exists");
-  auto holder = tables_.find_or_add_holder_locked(slot, self_);
-  if (!holder)
-    return std::move(holder.error());
-  tables_.holders[*holder].parked += 1;
-  s.ref_count += 1;
-  return *holder;
+  return add_reference(tables_, self_, slot, id, [&](uint32_t holder) {
+    tables_.holders[holder].parked += 1;
+    tables_.slots[slot].ref_count += 1;
+    return holder;
+  });
 }
 
 void store_impl::add_parked(uint32_t slot, uint32_t holder) noexcept {
-  guard g{tables_, self_};
-  if (!g.ok()) {
-    log_warning("ferry.store: " + caf::to_string(g.error()));
-    return;
-  }
-  tables_.holders[holder].parked += 1;
-  tables_.slots[slot].ref_count += 1;
+  update_or_warn(tables_, self_, [&] {
+    tables_.holders[holder].parked += 1;
+    tables_.slots[slot].ref_count += 1;
+  });
 }
 
 void store_impl::drop_parked(uint32_t slot, uint32_t holder) noexcept {
-  guard g{tables_, self_};
-  if (!g.ok()) {
-    log_warning("ferry.store: " + caf::to_string(g.error()));
-    return;
-  }
-  auto& h = tables_.holders[holder];
-  if (h.slot != slot || h.parked == 0)
-    return; // cannot happen while the reference lives; never underflow
-  h.parked -= 1;
-  tables_.slots[slot].ref_count -= 1;
-  tables_.release_holder_if_empty_locked(holder);
-  tables_.free_object_if_unreferenced_locked(slot);
+  update_or_warn(tables_, self_, [&] {
+    auto& h = tables_.holders[holder];
+    if (h.slot != slot || h.parked == 0)
+      return; // cannot happen while the reference lives; never underflow
+    h.parked -= 1;
+    tables_.slots[slot].ref_count -= 1;
+    tables_.release_holder_if_empty_locked(holder);
+    tables_.free_object_if_unreferenced_locked(slot);
+  });
 }
 
 uint64_t store_impl::ref_count(uint32_t slot, object_id id) {
@@ -447,23 +451,16 @@ caf::error store_impl::cancel(const transfer_ticket& ticket) {
 }
 
 caf::expected<bool> store_impl::pin(uint32_t slot, object_id id) {
-  guard g{tables_, self_};
-  if (!g.ok())
-    return g.error();
-  auto& s = tables_.slots[slot];
-  if (s.id != static_cast<uint64_t>(id))
-    return fail(errc::object_not_found, tables_.describe(id),
-                " no longer exists");
-  auto holder = tables_.find_or_add_holder_locked(slot, self_);
-  if (!holder)
-    return std::move(holder.error());
-  auto& h = tables_.holders[*holder];
-  if (h.pins != 0)
-    return false;
-  h.pins = 1;
-  s.pins += 1;
-  s.ref_count += 1;
-  return true;
+  return add_reference(tables_, self_, slot, id, [&](uint32_t holder) {
+    auto& h = tables_.holders[holder];
+    if (h.pins != 0)
+      return false;
+    auto& s = tables_.slots[slot];
+    h.pins = 1;
+    s.pins += 1;
+    s.ref_count += 1;
+    return true;
+  });
 }
 
 caf::error store_impl::unpin(object_id id) {

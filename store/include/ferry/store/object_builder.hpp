@@ -17,6 +17,7 @@
 // to another thread. Distinct builders are independent.
 #pragma once
 
+#include "ferry/store/detail/counted_hold.hpp"
 #include "ferry/store/fwd.hpp"
 #include "ferry/store/object_id.hpp"
 #include "ferry/store/object_ref.hpp"
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 namespace ferry::store {
 
@@ -40,26 +42,26 @@ public:
   object_builder& operator=(const object_builder&) = delete;
 
   /// Takes over `other`'s buffer; `other` becomes empty.
-  object_builder(object_builder&& other) noexcept;
+  object_builder(object_builder&& other) noexcept = default;
 
   /// Frees this builder's buffer (if unsealed), then takes over `other`'s.
-  object_builder& operator=(object_builder&& other) noexcept;
+  object_builder& operator=(object_builder&& other) noexcept = default;
 
   /// Frees the buffer unless it was sealed.
-  ~object_builder();
+  ~object_builder() = default;
 
   /// Returns true if the builder holds an unsealed buffer.
-  explicit operator bool() const noexcept { return data_ != nullptr; }
+  explicit operator bool() const noexcept { return hold_.data() != nullptr; }
 
   /// Returns the id the object will have.
-  object_id id() const noexcept { return id_; }
+  object_id id() const noexcept { return hold_.id(); }
 
   /// Returns the buffer's size in bytes.
-  uint64_t size() const noexcept { return size_; }
+  uint64_t size() const noexcept { return hold_.size(); }
 
   /// Returns the writable buffer (empty for an empty builder).
   std::span<std::byte> bytes() const noexcept {
-    return {data_, static_cast<size_t>(size_)};
+    return {hold_.data(), static_cast<size_t>(hold_.size())};
   }
 
   /// Makes the object immutable and returns a handle that takes over the
@@ -71,18 +73,14 @@ public:
 private:
   friend class detail::store_impl;
 
-  object_builder(std::shared_ptr<detail::store_impl> store, uint32_t slot,
-                 uint32_t holder, object_id id, std::byte* data,
-                 uint64_t size) noexcept;
+  /// Takes over `hold`, a count of kind `builder` its maker added.
+  explicit object_builder(detail::counted_hold hold) noexcept
+    : hold_(std::move(hold)) {
+    // nop
+  }
 
-  void release() noexcept;
-
-  std::shared_ptr<detail::store_impl> store_;
-  uint32_t slot_ = 0;
-  uint32_t holder_ = 0;
-  object_id id_{};
-  std::byte* data_ = nullptr;
-  uint64_t size_ = 0;
+  /// The unsealed object's count (see detail/counted_hold.hpp).
+  detail::counted_hold hold_{detail::counted_hold::kind::builder};
 };
 
 } // namespace ferry::store

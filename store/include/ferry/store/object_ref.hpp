@@ -37,6 +37,7 @@
 // don't assign to it while another thread reads it (like `std::shared_ptr`).
 #pragma once
 
+#include "ferry/store/detail/counted_hold.hpp"
 #include "ferry/store/fwd.hpp"
 #include "ferry/store/object_id.hpp"
 
@@ -50,6 +51,7 @@
 #include <span>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 namespace ferry::store {
 
@@ -108,33 +110,33 @@ public:
   object_ref() noexcept = default;
 
   /// Adds a reference to the same object.
-  object_ref(const object_ref& other);
+  object_ref(const object_ref& other) = default;
 
   /// Takes over `other`'s reference; `other` becomes empty.
-  object_ref(object_ref&& other) noexcept;
+  object_ref(object_ref&& other) noexcept = default;
 
-  /// Drops this handle's reference, then adds one to `other`'s object.
-  object_ref& operator=(const object_ref& other);
+  /// Adds a reference to `other`'s object, then drops this handle's.
+  object_ref& operator=(const object_ref& other) = default;
 
   /// Drops this handle's reference and takes over `other`'s.
-  object_ref& operator=(object_ref&& other) noexcept;
+  object_ref& operator=(object_ref&& other) noexcept = default;
 
   /// Drops the reference; frees the object if it was the last one.
-  ~object_ref();
+  ~object_ref() = default;
 
   /// Returns true if the handle points to an object.
-  explicit operator bool() const noexcept { return data_ != nullptr; }
+  explicit operator bool() const noexcept { return hold_.data() != nullptr; }
 
   /// Returns the object's id, or `object_id{0}` for an empty handle.
-  object_id id() const noexcept { return id_; }
+  object_id id() const noexcept { return hold_.id(); }
 
   /// Returns the object's size in bytes.
-  uint64_t size() const noexcept { return size_; }
+  uint64_t size() const noexcept { return hold_.size(); }
 
   /// Returns a read-only view of the object's bytes in shared memory. The
   /// view is valid while this handle lives. Empty for an empty handle.
   std::span<const std::byte> bytes() const noexcept {
-    return {data_, static_cast<size_t>(size_)};
+    return {hold_.data(), static_cast<size_t>(hold_.size())};
   }
 
   /// Returns the number of references to the object on the whole host
@@ -152,7 +154,7 @@ public:
   [[nodiscard]] caf::error unpin() const;
 
   /// Drops the reference now and leaves the handle empty.
-  void reset() noexcept;
+  void reset() noexcept { hold_.reset(); }
 
   /// Serializes the handle for cereal (see `to_wire`).
   /// @throws ref_serialization_error
@@ -181,16 +183,14 @@ private:
   friend caf::expected<ref_wire> to_wire(const object_ref& x);
   friend caf::expected<parked_ref> park(const object_ref& ref);
 
-  object_ref(std::shared_ptr<detail::store_impl> store, uint32_t slot,
-             uint32_t holder, object_id id, const std::byte* data,
-             uint64_t size) noexcept;
+  /// Takes over `hold`, a count of kind `handle` its maker added.
+  explicit object_ref(detail::counted_hold hold) noexcept
+    : hold_(std::move(hold)) {
+    // nop
+  }
 
-  std::shared_ptr<detail::store_impl> store_;
-  uint32_t slot_ = 0;
-  uint32_t holder_ = 0;
-  object_id id_{};
-  const std::byte* data_ = nullptr;
-  uint64_t size_ = 0;
+  /// The handle count (see detail/counted_hold.hpp).
+  detail::counted_hold hold_{detail::counted_hold::kind::handle};
 };
 
 /// Returns `x` rendered as `object_ref(<id>, <size> bytes)`.

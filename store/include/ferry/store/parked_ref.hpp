@@ -32,6 +32,7 @@
 // instance is not synchronized).
 #pragma once
 
+#include "ferry/store/detail/counted_hold.hpp"
 #include "ferry/store/fwd.hpp"
 #include "ferry/store/object_id.hpp"
 #include "ferry/store/object_ref.hpp"
@@ -41,6 +42,7 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 namespace ferry::store {
 
@@ -59,26 +61,26 @@ public:
   parked_ref() noexcept = default;
 
   /// Adds a reference to the same object.
-  parked_ref(const parked_ref& other);
+  parked_ref(const parked_ref& other) = default;
 
   /// Takes over `other`'s reference; `other` becomes empty.
-  parked_ref(parked_ref&& other) noexcept;
+  parked_ref(parked_ref&& other) noexcept = default;
 
-  parked_ref& operator=(const parked_ref& other);
-  parked_ref& operator=(parked_ref&& other) noexcept;
+  parked_ref& operator=(const parked_ref& other) = default;
+  parked_ref& operator=(parked_ref&& other) noexcept = default;
 
   /// Drops the reference; frees the object (and its spill file) if it was
   /// the last one.
-  ~parked_ref();
+  ~parked_ref() = default;
 
   /// Returns true if the reference points to an object.
-  explicit operator bool() const noexcept { return store_ != nullptr; }
+  explicit operator bool() const noexcept { return hold_.store() != nullptr; }
 
   /// Returns the object's id, or `object_id{0}` when empty.
-  object_id id() const noexcept { return id_; }
+  object_id id() const noexcept { return hold_.id(); }
 
   /// Returns the object's size in bytes.
-  uint64_t size() const noexcept { return size_; }
+  uint64_t size() const noexcept { return hold_.size(); }
 
   /// Returns a handle to the object, restoring it from its spill file if it
   /// was spilled. Fails with `store_full` when no room can be made for it
@@ -89,7 +91,7 @@ public:
   [[nodiscard]] caf::expected<object_ref> get() const;
 
   /// Drops the reference now and leaves this empty.
-  void reset() noexcept;
+  void reset() noexcept { hold_.reset(); }
 
   /// Serializes the reference as its object's handle (cereal).
   /// @throws ref_serialization_error
@@ -152,14 +154,14 @@ public:
 private:
   friend caf::expected<parked_ref> park(const object_ref& ref);
 
-  parked_ref(std::shared_ptr<detail::store_impl> store, uint32_t slot,
-             uint32_t holder, object_id id, uint64_t size) noexcept;
+  /// Takes over `hold`, a count of kind `parked` its maker added.
+  explicit parked_ref(detail::counted_hold hold) noexcept
+    : hold_(std::move(hold)) {
+    // nop
+  }
 
-  std::shared_ptr<detail::store_impl> store_;
-  uint32_t slot_ = 0;
-  uint32_t holder_ = 0;
-  object_id id_{};
-  uint64_t size_ = 0;
+  /// The parked count (see detail/counted_hold.hpp).
+  detail::counted_hold hold_{detail::counted_hold::kind::parked};
 };
 
 } // namespace ferry::store
