@@ -61,6 +61,24 @@ function(ferry_add_library area)
   install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
+# ferry_generate_detail_headers(<area>)
+#
+# Writes ferry/<area>/detail/thread_safety.hpp (the annotated mutex and lock
+# holders) and ferry/<area>/detail/error_render.hpp (how an error reads) from
+# the templates in cmake/templates, in namespace ferry::<area>::detail, and
+# adds them to ferry_<area>'s public headers. The serializers and the store
+# do not know each other; each gets the same code from one source.
+function(ferry_generate_detail_headers area)
+  set(FERRY_AREA ${area})
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/generated/include)
+  foreach(name thread_safety error_render)
+    configure_file(${PROJECT_SOURCE_DIR}/cmake/templates/${name}.hpp.in
+                   ${out}/ferry/${area}/detail/${name}.hpp @ONLY)
+  endforeach()
+  target_include_directories(ferry_${area} PUBLIC $<BUILD_INTERFACE:${out}>)
+  install(DIRECTORY ${out}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endfunction()
+
 # ferry_add_test_binary(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]
 #                       [RUN_SERIAL] [TIMING_TESTS <suite.case>...])
 #

@@ -1,5 +1,6 @@
 #include "ferry/errc.hpp"
 
+#include "ferry/serializers/detail/error_render.hpp"
 #include "ferry/serializers/errc.hpp"
 #include "ferry/store/errc.hpp"
 
@@ -60,16 +61,8 @@ std::string render(const caf::error& x) {
     return store::render(x);
   if (x.category() != caf::atom("ferry_fw"))
     return caf::to_string(x);
-  std::string result = "ferry_fw: ";
-  result += to_string(static_cast<errc>(x.code()));
-  if (!x.context().empty()) {
-    result += ": ";
-    if (x.context().match_elements<std::string>())
-      result += x.context().get_as<std::string>(0);
-    else
-      result += caf::to_string(x.context());
-  }
-  return result;
+  return serializers::detail::render_error(
+    x, "ferry_fw", to_string(static_cast<errc>(x.code())));
 }
 
 } // namespace ferry

@@ -1,5 +1,7 @@
 #include "ferry/store/errc.hpp"
 
+#include "ferry/store/detail/error_render.hpp"
+
 #include <caf/message.hpp>
 
 namespace ferry::store {
@@ -53,16 +55,8 @@ std::string to_string(errc x) {
 std::string render(const caf::error& x) {
   if (x.category() != caf::atom("ferry_sto"))
     return caf::to_string(x);
-  std::string result = "ferry_sto: ";
-  result += to_string(static_cast<errc>(x.code()));
-  if (!x.context().empty()) {
-    result += ": ";
-    if (x.context().match_elements<std::string>())
-      result += x.context().get_as<std::string>(0);
-    else
-      result += caf::to_string(x.context());
-  }
-  return result;
+  return detail::render_error(x, "ferry_sto",
+                              to_string(static_cast<errc>(x.code())));
 }
 
 } // namespace ferry::store

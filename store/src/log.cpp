@@ -1,6 +1,6 @@
 #include "ferry/store/log.hpp"
 
-#include "thread_safety.hpp"
+#include "ferry/store/detail/thread_safety.hpp"
 
 #include <cstdio>
 #include <string>

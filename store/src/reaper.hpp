@@ -11,7 +11,7 @@
 // to then.
 #pragma once
 
-#include "thread_safety.hpp"
+#include "ferry/store/detail/thread_safety.hpp"
 
 #include <chrono>
 #include <condition_variable>

@@ -20,7 +20,7 @@
 #include "process_table.hpp"
 #include "spill.hpp"
 #include "summary.hpp"
-#include "thread_safety.hpp"
+#include "ferry/store/detail/thread_safety.hpp"
 
 #include "ferry/store/log.hpp"
 
