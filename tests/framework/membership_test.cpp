@@ -237,3 +237,29 @@ TEST(membership, DiffReportsAMemberUnreachableBeforeDownWhenBothCameAtOnce) {
     {member_event::down, 4}};
   EXPECT_EQ(got, want);
 }
+
+TEST(membership, DiffReportsANewVersionThatArrivesConvergedAsConverged) {
+  // Arrange: a converged view, then a newer one (a member removed) that
+  // every member has seen by the time it arrives here.
+  gossip before;
+  before.members = {{address_of(1), 1, member_state::up, 1},
+                    {address_of(2), 2, member_state::up, 2},
+                    {address_of(3), 3, member_state::exiting, 3}};
+  before.version[1] = 1;
+  auto after = before;
+  after.members.pop_back();
+  after.tombstones.insert(3);
+  after.version[1] = 2;
+  // Act
+  auto events = membership::diff(before, true, after, true, 1);
+  auto same = membership::diff(after, true, after, true, 1);
+  // Assert: removed, then converged on the new version; nothing for a
+  // version that did not change.
+  std::vector<std::pair<member_event::kind_t, uint64_t>> got;
+  for (auto& e : events)
+    got.emplace_back(e.kind, e.who.uid);
+  std::vector<std::pair<member_event::kind_t, uint64_t>> want{
+    {member_event::removed, 3}, {member_event::converged, 1}};
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(same.empty());
+}

@@ -260,7 +260,9 @@ membership::diff(const gossip& before, bool converged_before,
       gone.state = member_state::removed;
       out.push_back({member_event::removed, gone});
     }
-  if (converged_after && !converged_before)
+  // A new version that arrives converged converges anew, even when the
+  // version before it had converged too.
+  if (converged_after && (!converged_before || after.version != before.version))
     if (auto* me = after.find(self_uid))
       out.push_back({member_event::converged, *me});
   return out;
