@@ -79,6 +79,24 @@ function(ferry_generate_detail_headers area)
   install(DIRECTORY ${out}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
+# ferry_label_discovered(<test list> <labels>)
+#
+# Gives every case of a gtest_discover_tests list (its TEST_LIST variable)
+# all of `labels` when there are several: discovery passes PROPERTIES through
+# a command line, where a list of labels would fall apart into words, so the
+# labels come from a file ctest reads after the discovered cases.
+function(ferry_label_discovered list labels)
+  list(LENGTH labels count)
+  if(count GREATER 1)
+    set(file "${CMAKE_CURRENT_BINARY_DIR}/${list}_labels.cmake")
+    file(WRITE "${file}"
+         "if(${list})\n"
+         "  set_tests_properties(\${${list}} PROPERTIES LABELS \"${labels}\")\n"
+         "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${file}")
+  endif()
+endfunction()
+
 # ferry_add_test_binary(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s]
 #                       [RUN_SERIAL] [TIMING_TESTS <suite.case>...])
 #
@@ -124,43 +142,23 @@ function(ferry_add_test_binary name)
     add_dependencies(ferry_tests_${label} ${name})
   endforeach()
   # Every case requires the fixture `ferry_shm`: the suite's check that no
-  # test leaves an unused store in /dev/shm runs after all of them.
-  # gtest_discover_tests passes PROPERTIES through a command line, where a
-  # list of labels would fall apart into words (and shift every property
-  # after it): the cases get the first label there, and all of them from a
-  # file ctest reads after the discovered cases (their names are in
-  # `${name}_TESTS`).
+  # test leaves an unused store in /dev/shm runs after all of them. The
+  # cases get their first label here, all of them through
+  # ferry_label_discovered.
   list(GET ARG_LABELS 0 first_label)
   gtest_discover_tests(
     ${name} DISCOVERY_TIMEOUT 60 ${rest_filter}
     PROPERTIES LABELS ${first_label} TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${serial}
                FIXTURES_REQUIRED ferry_shm)
-  list(LENGTH ARG_LABELS label_count)
-  if(label_count GREATER 1)
-    set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
-    file(WRITE "${labels_file}"
-         "if(${name}_TESTS)\n"
-         "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${ARG_LABELS}\")\n"
-         "endif()\n")
-    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
-  endif()
+  ferry_label_discovered(${name}_TESTS "${ARG_LABELS}")
   if(ARG_TIMING_TESTS)
-    # `timing` and what remains of LABELS without `unit` (several labels
-    # through a file, as above).
+    # `timing` and what remains of LABELS without `unit`.
     list(GET timing_labels 0 first_timing_label)
-    list(LENGTH timing_labels timing_label_count)
     gtest_discover_tests(
       ${name} DISCOVERY_TIMEOUT 60 TEST_FILTER "${timing_filter}"
       TEST_LIST ${name}_timing_tests
       PROPERTIES LABELS ${first_timing_label} TIMEOUT ${ARG_TIMEOUT}
                  RUN_SERIAL ${serial} FIXTURES_REQUIRED ferry_shm)
-    if(timing_label_count GREATER 1)
-      set(timing_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_timing_labels.cmake")
-      file(WRITE "${timing_file}"
-           "if(${name}_timing_tests)\n"
-           "  set_tests_properties(\${${name}_timing_tests} PROPERTIES LABELS \"${timing_labels}\")\n"
-           "endif()\n")
-      set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${timing_file}")
-    endif()
+    ferry_label_discovered(${name}_timing_tests "${timing_labels}")
   endif()
 endfunction()

@@ -74,6 +74,18 @@ void destroy_all(std::vector<kept_vector>& xs) noexcept {
   xs.clear();
 }
 
+/// Frees what `evict` selects as of `now` (every kept vector with `all`),
+/// after letting go of the lock.
+void trim_as_of(bool all, clock_type::time_point now) {
+  auto& st = the_pool();
+  std::vector<kept_vector> evicted;
+  {
+    detail::lock_guard guard{st.mtx};
+    evict(st, all, evicted, now);
+  }
+  destroy_all(evicted);
+}
+
 } // namespace
 
 vector_pool_limits vector_pool_config() {
@@ -108,25 +120,13 @@ vector_pool_counters vector_pool_stats() {
 }
 
 void trim_vector_pool(bool all) {
-  auto& st = the_pool();
-  std::vector<kept_vector> evicted;
-  {
-    detail::lock_guard guard{st.mtx};
-    evict(st, all, evicted);
-  }
-  destroy_all(evicted);
+  trim_as_of(all, clock_type::now());
 }
 
 namespace detail {
 
 void trim_vector_pool_at(std::chrono::steady_clock::time_point now) {
-  auto& st = the_pool();
-  std::vector<kept_vector> evicted;
-  {
-    lock_guard guard{st.mtx};
-    evict(st, false, evicted, now);
-  }
-  destroy_all(evicted);
+  trim_as_of(false, now);
 }
 
 bool pool_keeps(size_t bytes) noexcept {

@@ -119,6 +119,19 @@ struct lane_pair {
     return tags;
   }
 
+  /// Starts a sender that sends `count` frames of half the ring, tagged 0
+  /// to `count - 1`, each followed by a wait for room (what did not fit is
+  /// kept), counting in `sent` the frames it is done with.
+  std::thread waiting_sender(uint64_t count, std::atomic<uint64_t>& sent) {
+    return std::thread{[this, count, &sent] {
+      for (uint64_t i = 0; i < count; ++i) {
+        sut->send(frame_of(i, ring_bytes / 2));
+        sut->await_room(0);
+        ++sent;
+      }
+    }};
+  }
+
   std::shared_ptr<ring> in;
   std::shared_ptr<ring> out;
   std::shared_ptr<connection_double> beside
@@ -163,13 +176,7 @@ TEST(lane_transport, AThreadThatMayNotWaitPassesOneWaitingForRoom) {
   // another sender took the room it waited for).
   lane_pair lane;
   std::atomic<uint64_t> sent{0};
-  std::thread waiting{[&] {
-    for (uint64_t i = 0; i < 8; ++i) {
-      lane.sut->send(frame_of(i, ring_bytes / 2));
-      lane.sut->await_room(0);
-      ++sent;
-    }
-  }};
+  auto waiting = lane.waiting_sender(8, sent);
   ASSERT_TRUE(ferry::test::eventually(
     [&] { return lane.sut->backlog_flag()->load(); }));
   // Act: a reader of frames sends (an answer, a refusal) meanwhile.
@@ -197,14 +204,8 @@ TEST(lane_transport, AStalledReaderHoldsNoSenderOrControlFrameBehindAWaiter) {
   // Arrange: the peer's reader stalls (nobody reads the ring) and one
   // sender waits for room it will not get until the reader goes on.
   lane_pair lane;
-  std::atomic<bool> first_done{false};
-  std::thread first{[&] {
-    for (uint64_t i = 0; i < 4; ++i) {
-      lane.sut->send(frame_of(i, ring_bytes / 2));
-      lane.sut->await_room(0);
-    }
-    first_done = true;
-  }};
+  std::atomic<uint64_t> first_sent{0};
+  auto first = lane.waiting_sender(4, first_sent);
   ASSERT_TRUE(ferry::test::eventually(
     [&] { return lane.sut->backlog_flag()->load(); }));
   // Act: another sender sends (its frame is kept in order behind the
@@ -222,7 +223,7 @@ TEST(lane_transport, AStalledReaderHoldsNoSenderOrControlFrameBehindAWaiter) {
     << "a sender stands behind one waiting for a stalled reader's ring";
   ASSERT_EQ(control.wait_for(30s), std::future_status::ready)
     << "a control frame stands behind a sender waiting for a stalled reader";
-  EXPECT_FALSE(first_done.load());
+  EXPECT_FALSE(first_sent.load() == 4u);
   // Then the reader goes on and everything arrives, each sender's frames
   // in the order it sent them.
   auto tags = lane.read_tags(6);
@@ -264,21 +265,15 @@ TEST(lane_transport, OrderlyCloseWritesWhatWasKeptThenClosesTheRing) {
 TEST(lane_transport, ASenderWaitingForRoomWakesWhenTheLaneCloses) {
   // Arrange: the ring is full and its reader is gone.
   lane_pair lane;
-  std::atomic<bool> returned{false};
-  std::thread waiting{[&] {
-    for (uint64_t i = 0; i < 8; ++i) {
-      lane.sut->send(frame_of(i, ring_bytes / 2));
-      lane.sut->await_room(0);
-    }
-    returned = true;
-  }};
+  std::atomic<uint64_t> sent{0};
+  auto waiting = lane.waiting_sender(8, sent);
   ASSERT_TRUE(ferry::test::eventually(
     [&] { return lane.sut->backlog_flag()->load(); }));
   // Act
   lane.sut->close(false);
   waiting.join();
   // Assert: the sender returned; the connection beside closed at once.
-  EXPECT_TRUE(returned.load());
+  EXPECT_TRUE(sent.load() == 8u);
   EXPECT_TRUE(lane.beside->closed.load());
   EXPECT_FALSE(lane.beside->drained.load());
 }

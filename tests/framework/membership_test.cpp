@@ -20,6 +20,15 @@ member joiner(uint64_t uid) {
   return {address_of(uid), uid, member_state::joining, 0};
 }
 
+/// What `diff` reported: each event's kind and member.
+std::vector<std::pair<member_event::kind_t, uint64_t>>
+kinds_of(const std::vector<member_event>& events) {
+  std::vector<std::pair<member_event::kind_t, uint64_t>> out;
+  for (auto& e : events)
+    out.emplace_back(e.kind, e.who.uid);
+  return out;
+}
+
 // Nodes that gossip with each other in a seeded random order: each round,
 // every node sends its view to one random live peer, which answers with its
 // own when the sender's was older.
@@ -205,9 +214,7 @@ TEST(membership, DiffReportsWhatAWatcherSees) {
   after.tombstones.insert(4);
   after.reachability.push_back({1, 2, false, 1});   // 2 unreachable
   auto events = membership::diff(before, false, after, true, 1);
-  std::vector<std::pair<member_event::kind_t, uint64_t>> got;
-  for (auto& e : events)
-    got.emplace_back(e.kind, e.who.uid);
+  auto got = kinds_of(events);
   std::vector<std::pair<member_event::kind_t, uint64_t>> want{
     {member_event::up, 2},
     {member_event::unreachable, 2},
@@ -228,9 +235,7 @@ TEST(membership, DiffReportsAMemberUnreachableBeforeDownWhenBothCameAtOnce) {
   after.reachability.push_back({2, 3, false, 1});
   after.members[3].state = member_state::down;    // 4 downed while reachable
   auto events = membership::diff(before, true, after, true, 1);
-  std::vector<std::pair<member_event::kind_t, uint64_t>> got;
-  for (auto& e : events)
-    got.emplace_back(e.kind, e.who.uid);
+  auto got = kinds_of(events);
   std::vector<std::pair<member_event::kind_t, uint64_t>> want{
     {member_event::unreachable, 3},
     {member_event::down, 3},
@@ -255,9 +260,7 @@ TEST(membership, DiffReportsANewVersionThatArrivesConvergedAsConverged) {
   auto same = membership::diff(after, true, after, true, 1);
   // Assert: removed, then converged on the new version; nothing for a
   // version that did not change.
-  std::vector<std::pair<member_event::kind_t, uint64_t>> got;
-  for (auto& e : events)
-    got.emplace_back(e.kind, e.who.uid);
+  auto got = kinds_of(events);
   std::vector<std::pair<member_event::kind_t, uint64_t>> want{
     {member_event::removed, 3}, {member_event::converged, 1}};
   EXPECT_EQ(got, want);
