@@ -137,6 +137,7 @@ class Node:
         self.stats = {"messages_sent": 0, "messages_received": 0,
                       "refusals": 0, "refused_by_peer": 0,
                       "credit_waits": 0, "bytes_pulled": 0,
+                      "peak_in_flight_bytes": 0,
                       "unasked_answers": 0, "last_refusal": None}
         self._delivery = Delivery(self)
         self.default_actor = (self.proxy(hello["default_actor"])
@@ -276,6 +277,8 @@ class Node:
                 raise self._down
             self._in_flight[0] += size
             self._in_flight[1] += 1
+            self.stats["peak_in_flight_bytes"] = max(
+                self.stats["peak_in_flight_bytes"], self._in_flight[0])
 
     def _return_credit(self, nbytes, messages):
         with self._lock:

@@ -77,6 +77,8 @@ struct link_report {
   uint64_t refusals = 0;
   uint64_t unasked_answers = 0;
   uint64_t bytes_pulled_by_peer = 0;
+  bool same_host = false;
+  bool lane = false;
   bool found = false;
 };
 
@@ -189,7 +191,8 @@ caf::behavior stats(caf::event_based_actor*, ferry::node* n) {
         r = link_report{s.messages_sent,        s.messages_received,
                         s.credit_waits,         s.peak_in_flight_bytes,
                         s.refusals,             s.unasked_answers,
-                        s.bytes_pulled_by_peer, true};
+                        s.bytes_pulled_by_peer, s.same_host,
+                        s.lane,                 true};
       }
       return r;
     },
