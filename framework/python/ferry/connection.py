@@ -45,9 +45,7 @@ class Connection:
         self._closing = False
         self._ended = False
         self._paused = threading.Event()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._wake_r.setblocking(False)
-        self._wake_w.setblocking(False)
+        self._wake_r = self._wake_w = None
         self.last_sent = self.last_heard = time.monotonic()
         self.heartbeat_interval = 5.0
         self.connection_timeout = 30.0
@@ -115,6 +113,9 @@ class Connection:
     def start(self, on_frame, on_end):
         self.on_frame, self.on_end = on_frame, on_end
         self.linked = True
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
         self.sock.setblocking(False)
         self.thread = threading.Thread(target=self._run, daemon=True,
                                        name="ferry-io")
@@ -149,6 +150,8 @@ class Connection:
         self._wake()
 
     def _wake(self):
+        if self._wake_w is None:
+            return
         try:
             self._wake_w.send(b"x")
         except OSError:
