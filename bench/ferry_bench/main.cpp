@@ -25,6 +25,7 @@
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "output.hpp"
+#include "python_runs.hpp"
 #include "runs.hpp"
 
 #include "ferry/serializers/vector_pool.hpp"
@@ -141,9 +142,12 @@ int main(int argc, char** argv) {
       std::cout << c.label() << "\n";
     for (auto& s : mtx.skipped)
       std::cout << "skip " << s.c.label() << ": " << s.reason << "\n";
+    if (python_selected(*opts))
+      std::cout << "python: python-ferry and python-socket round trips, "
+                   "tcp, 64 B\n";
     return 0;
   }
-  if (mtx.cells.empty()) {
+  if (mtx.cells.empty() && !python_selected(*opts)) {
     std::cerr << "ferry-bench: the filters select no cell\n";
     for (auto& s : mtx.skipped)
       std::cerr << "  skipped " << s.c.label() << ": " << s.reason << "\n";
@@ -378,8 +382,14 @@ int main(int argc, char** argv) {
     clear_payload_cache();
     first = last;
   }
+  // The Python rows, beside the matrix over loopback (python_runs.hpp).
   groups.clear();
   leave_hosts();
+  if (python_selected(*opts)) {
+    std::cerr << "ferry-bench: Python round trips\n";
+    rep.python = measure_python(env, opts->quick ? 1.0 : 3.0,
+                                opts->rounds > 0 ? opts->rounds : 5);
+  }
   if (store)
     store->detach();
   static_cast<void>(ferry::store::object_store::remove(env.store_name));

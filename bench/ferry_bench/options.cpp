@@ -27,7 +27,8 @@ Message throughput and latency between two actors, ferry against plain CAF
   --family F[,F]          raw, cereal.binary, cereal.portable, cereal.json,
                           msgpack, caf, raw-caf, raw-caf-tuned, ferry (inproc
                           ferry rows), socket (tcp limit), tls-socket (tls
-                          limit), memcpy (ipc limit)
+                          limit), memcpy (ipc limit), python (round trips
+                          from a Python peer and a Python socket, 64 B, tcp)
   --payload S[,S]         sizes: 64, 4K, 64K, 1M, 64M, 1G
   --pattern P[,P]         oneway, pingpong, handoff, broadcast
   --type T[,T]            bytes, record, shared_array
@@ -211,7 +212,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
           auto known = builtin_families();
           known.insert(known.end(), {raw_caf, raw_caf_tuned, inproc_ferry,
                                      socket_limit, tls_socket_limit,
-                                     memcpy_limit});
+                                     memcpy_limit, "python"});
           if (!contains(known, x))
             return fail("unknown family " + x);
           result.families.push_back(x);

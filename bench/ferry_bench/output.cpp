@@ -268,6 +268,19 @@ void print_table(const report& r) {
       std::cout << ": " << reason << "\n";
     }
   }
+  if (!r.python.empty()) {
+    std::cout << "\nPython round trips (64 B, over loopback; a sanity "
+                 "figure):\n";
+    for (auto& x : r.python) {
+      std::cout << "  " << x.client << ": ";
+      if (!x.error.empty())
+        std::cout << "not measured: " << x.error << "\n";
+      else
+        std::cout << fixed(x.msgs_per_s, 0) << " round trips/s, p50 "
+                  << fixed(x.p50_us, 1) << " us, p99 " << fixed(x.p99_us, 1)
+                  << " us\n";
+    }
+  }
   auto checks = check_targets(r);
   if (!checks.empty()) {
     std::cout << "\ntargets:\n";
@@ -373,6 +386,37 @@ bool write_json(const report& r, const std::string& path) {
     out << (first ? "\n" : ",\n") << "    {\"cell\": \""
         << json_escape(x.c.label()) << "\", \"reason\": \"failed: "
         << json_escape(x.error) << "\"}";
+    first = false;
+  }
+  // The Python rows: a sanity figure, each row's rate also over the
+  // Python socket round trip's.
+  out << "\n  ],\n  \"python\": [";
+  first = true;
+  double socket_rate = 0;
+  for (auto& x : r.python)
+    if (x.client == "python-socket" && x.error.empty())
+      socket_rate = x.msgs_per_s;
+  for (auto& x : r.python) {
+    out << (first ? "\n" : ",\n") << "    {\"client\": \""
+        << json_escape(x.client) << "\", \"payload_bytes\": "
+        << x.payload_bytes;
+    if (!x.error.empty()) {
+      out << ", \"error\": \"" << json_escape(x.error) << "\"}";
+      first = false;
+      continue;
+    }
+    out << ", \"msgs_per_s\": " << json_number(x.msgs_per_s)
+        << ", \"p50_us\": " << json_number(x.p50_us)
+        << ", \"p99_us\": " << json_number(x.p99_us)
+        << ", \"ratio_to_socket\": ";
+    if (socket_rate > 0)
+      out << json_number(x.msgs_per_s / socket_rate);
+    else
+      out << "null";
+    out << ", \"round_msgs_per_s\": [";
+    for (size_t i = 0; i < x.round_msgs_per_s.size(); ++i)
+      out << (i ? ", " : "") << json_number(x.round_msgs_per_s[i]);
+    out << "]}";
     first = false;
   }
   // Every check, met or missed, failed rows' included: the report

@@ -4,6 +4,7 @@
 
 #include "machine.hpp"
 #include "matrix.hpp"
+#include "python_runs.hpp"
 
 #include <map>
 #include <string>
@@ -21,6 +22,8 @@ struct report {
   std::map<uint64_t, double> memcpy_us;
   std::vector<result> results;
   std::vector<skipped_cell> skipped;
+  /// The Python rows (python_runs.hpp); empty when not selected.
+  std::vector<python_row> python;
   double wall_seconds = 0;
 };
 

@@ -163,6 +163,8 @@ class Run:
                         if isinstance(r, dict)]
         self.skipped = [s for s in doc.get("skipped", [])
                         if isinstance(s, dict)]
+        self.python = [p for p in doc.get("python", []) or []
+                       if isinstance(p, dict)]
         # None: a run written before ferry-bench recorded its checks.
         targets = doc.get("targets")
         self.targets = ([t for t in targets if isinstance(t, dict)]
@@ -423,6 +425,37 @@ def one_shot_section(mode, runs):
     return out
 
 
+def python_section(mode, runs):
+    rows = {}
+    for run in runs:
+        for x in run.python:
+            rows.setdefault(str(x.get("client", "?")), []).append(x)
+    if not rows:
+        return []
+    out = [f"## Python round trips, {mode} mode", "",
+           "A sanity figure, not a target: 64 B round trips from Python "
+           "(Debian's python3, one thread) over loopback, through the "
+           "Python peer (`framework/python/ferry`, family msgpack) to a "
+           "ferry node's actor, and through Python's own `socket` module to "
+           "the socket limit's peer; medians of each run's rounds.", "",
+           "| client | runs | round trips/s | p50 µs | p99 µs "
+           "| over the Python socket |", "|---|---|---|---|---|---|"]
+    for client in sorted(rows):
+        got = [x for x in rows[client] if "error" not in x]
+        failed = [str(x["error"]) for x in rows[client] if "error" in x]
+        values = lambda name: [x.get(name) for x in got]
+        if got:
+            out.append(f"| {client} | {len(got)} "
+                       f"| {span(values('msgs_per_s'))} "
+                       f"| {span(values('p50_us'))} "
+                       f"| {span(values('p99_us'))} "
+                       f"| {span(values('ratio_to_socket'))} |")
+        for why in sorted(set(failed)):
+            out.append(f"| {client} | not measured | {cell(why)} | | | |")
+    out.append("")
+    return out
+
+
 def header(out_path, paths):
     here = os.path.dirname(os.path.abspath(__file__))
     page_dir = os.path.dirname(os.path.abspath(out_path))
@@ -472,6 +505,7 @@ def main(argv):
         lines += targets_section(mode, of_mode)
         lines += ratios_section(mode, of_mode)
         lines += one_shot_section(mode, of_mode)
+        lines += python_section(mode, of_mode)
     while lines and lines[-1] == "":
         lines.pop()
     lines = wrap_prose(lines)

@@ -144,7 +144,7 @@ std::string arg_path(const shape_node& parent, size_t i,
   auto head = parent.head;
   if (head == "map" || head == "multimap")
     return path + (i == 0 ? "[key]" : "[]");
-  if (head == "tuple" || head == "variant")
+  if (head == "tuple" || head == "pair" || head == "variant")
     return path + ".<" + std::to_string(i) + ">";
   if (head == "opt" || head == "ptr" || head == "separate" || head == "enum")
     return path;
@@ -219,7 +219,7 @@ bool bridges_by_name(const shape_node& a, const shape_node& b) {
   if (a.args.empty() && b.args.empty())
     return numbers_bridge(a, b);
   if (a.head != b.head || a.args.size() != b.args.size() || a.head == "tuple" ||
-      a.head == "variant" || a.head == "array")
+      a.head == "pair" || a.head == "variant" || a.head == "array")
     return false;
   for (size_t i = 0; i < a.args.size(); ++i)
     if (!bridges_by_name(a.args[i], b.args[i]))
@@ -246,7 +246,7 @@ bool skippable(const shape_node& x) {
   if (head == "array")
     return x.args.size() == 2 && skippable(x.args[0]);
   if (head != "list" && head != "set" && head != "multiset" && head != "map" &&
-      head != "multimap" && head != "tuple" && head != "opt" &&
+      head != "multimap" && head != "tuple" && head != "pair" && head != "opt" &&
       head != "variant" && head != "enum")
     return false;
   for (auto& arg : x.args)

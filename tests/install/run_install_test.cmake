@@ -66,3 +66,27 @@ if(out MATCHES "libcaf_io|libcaf_openssl")
                       "module, which ferry must not link:\n${out}")
 endif()
 message(STATUS "the README's example loads libcaf_core only: ok")
+
+# The Python peer is installed beside the library, and runs from there:
+# `python3 -m ferry.ping` against a port where nothing listens reports the
+# refused connection by ferry's error name.
+set(python_dir ${prefix}/${PYTHON_DIR})
+if(NOT EXISTS ${python_dir}/ferry/__init__.py
+   OR NOT EXISTS ${python_dir}/ferry/ping.py)
+  message(FATAL_ERROR "the Python peer is not installed in ${python_dir}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${python_dir}
+                        /usr/bin/python3 -I -c
+                        "import sys; sys.path.insert(0, '${python_dir}'); import ferry; print(ferry.__file__)"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^${python_dir}/ferry/__init__.py")
+  message(FATAL_ERROR "python3 does not import the installed ferry (${rc}):\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${python_dir}
+                        /usr/bin/python3 -m ferry.ping 127.0.0.1:1
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 60)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "ferry.ping: ferry_fw: connect_failed")
+  message(FATAL_ERROR "python3 -m ferry.ping from the prefix failed (${rc}):\n${out}\n${err}")
+endif()
+message(STATUS "the installed Python peer runs: ok\n${err}")

@@ -8,7 +8,9 @@ family negotiation and the welcome rule. It returns the peer's intro and
 hello and the two directions' families, or raises `Error` with the reason:
 the peer's refusal as sent, or this side's own, which it sends the peer as a
 `refuse` first. A Python peer has no store and no lanes: its intro says
-`has_store` 0 and its hello names no ring, so the C++ node offers neither.
+`has_store` 0, and its hello names no ring and no compression it reads, so
+the C++ node offers none of them (its frames to a Python peer go inline,
+uncompressed, or pulled in chunks).
 """
 
 import ssl

@@ -5,7 +5,7 @@ JSON that cereal's JSONOutputArchive writes and ferry reads
 Contract: the payload's one frame is UTF-8 JSON `{"value0": V}`. In V a
 record is an object of its members named `value0`, `value1`, ... in order;
 a map an array of `{"key": k, "value": v}` objects; a pair `{"first": a,
-"second": b}` (a tuple of another size `{"tuple_element0": ...}`); an
+"second": b}`, a tuple `{"tuple_element0": a, ...}`; an
 optional `{"nullopt": true}` or `{"nullopt": false, "data": v}`; sequences,
 sets and arrays JSON arrays (a byte sequence an array of numbers); numbers
 exact: a `double` as the shortest text that reads back to its bits, a
@@ -147,10 +147,10 @@ def _json_of(shape, w, path, here):
                     for b in w]
         return [_json_of(shape.args[0], x, "%s[%d]" % (path, i), here)
                 for i, x in enumerate(w)]
-    if k == "tuple":
+    if k in ("tuple", "pair"):
         parts = [_json_of(s, x, "%s[%d]" % (path, i), here)
                  for i, (s, x) in enumerate(zip(shape.args, w))]
-        if len(parts) == 2:
+        if k == "pair":
             return {"first": parts[0], "second": parts[1]}
         return {"tuple_element%d" % i: p for i, p in enumerate(parts)}
     if k in ("map", "multimap"):
@@ -293,10 +293,9 @@ def from_json(shape, w, path=""):
         if shape.is_bytes:
             return bytes(x & 0xFF for x in out)
         return out
-    if k == "tuple":
-        names = (["first", "second"] if len(shape.args) == 2
-                 and isinstance(w, list) and w and w[0][0] == "first"
-                 else ["tuple_element%d" % i for i in range(len(shape.args))])
+    if k in ("tuple", "pair"):
+        names = (["first", "second"] if k == "pair" else
+                 ["tuple_element%d" % i for i in range(len(shape.args))])
         values = _members(w, names, here)
         return tuple(from_json(s, x, "%s[%d]" % (path, i))
                      for i, (s, x) in enumerate(zip(shape.args, values)))

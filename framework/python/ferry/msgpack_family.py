@@ -82,7 +82,7 @@ def to_wire(shape, v, path=""):
         return v
     if shape.is_bytes and isinstance(v, (bytes, bytearray)):
         return bytes(v)
-    if k in ("list", "set", "multiset", "array", "tuple"):
+    if k in ("list", "set", "multiset", "array", "tuple", "pair"):
         if not isinstance(v, (list, tuple, set, frozenset, bytes, bytearray)):
             raise ser("type_mismatch", "%s needs a sequence, given %s%s"
                       % (k, type(v).__name__, _where(path)))
@@ -90,7 +90,7 @@ def to_wire(shape, v, path=""):
         if k == "array" and len(v) != shape.size:
             raise ser("member_mismatch", "an array of %d, given %d%s"
                       % (shape.size, len(v), _where(path)))
-        if k == "tuple":
+        if k in ("tuple", "pair"):
             if len(v) != len(shape.args):
                 raise ser("member_mismatch", "a tuple of %d, given %d%s"
                           % (len(shape.args), len(v), _where(path)))
@@ -168,14 +168,14 @@ def from_wire(shape, w, path=""):
         return w
     if shape.is_bytes and isinstance(w, bytes):
         return w
-    if k in ("list", "set", "multiset", "array", "tuple"):
+    if k in ("list", "set", "multiset", "array", "tuple", "pair"):
         if not isinstance(w, list):
             raise ser("type_mismatch", "%s read %s%s" % (k, _describe(w),
                                                           here))
         if k == "array" and len(w) != shape.size:
             raise ser("member_mismatch", "an array of %d read %d elements%s"
                       % (shape.size, len(w), here))
-        if k == "tuple":
+        if k in ("tuple", "pair"):
             if len(w) != len(shape.args):
                 raise ser("member_mismatch", "a tuple of %d read %d%s"
                           % (len(shape.args), len(w), here))

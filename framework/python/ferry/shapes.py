@@ -112,20 +112,20 @@ class _Parser:
             return Shape(name)
         if name in ("enum", "list", "set", "multiset", "opt", "ptr",
                     "separate", "view", "map", "multimap", "array", "tuple",
-                    "variant"):
+                    "pair", "variant"):
             self.expect("<")
             s = Shape(name)
             s.args.append(self.shape(depth + 1))
             if name == "array":
                 self.expect(",")
                 s.size = self.digits()
-            elif name in ("map", "multimap", "tuple", "variant"):
+            elif name in ("map", "multimap", "tuple", "pair", "variant"):
                 while self.peek() == ",":
                     self.pos += 1
                     s.args.append(self.shape(depth + 1))
             self.expect(">")
-            if name in ("map", "multimap") and len(s.args) != 2:
-                self.fail("a map of %d shapes" % len(s.args))
+            if name in ("map", "multimap", "pair") and len(s.args) != 2:
+                self.fail("a %s of %d shapes" % (name, len(s.args)))
             return s
         self.fail("unknown shape %r" % name)
 

@@ -16,7 +16,7 @@ import struct
 from .errors import Error, fw
 
 PREFACE = b"FERRY/1\n"
-PROTOCOL = 14
+PROTOCOL = 15
 MAX_STR = 1 << 20
 MAX_STRS = 65536
 HEADER = struct.Struct("<QHH")
@@ -242,15 +242,15 @@ def read_intro(body):
 
 def hello(serializers, deserializers, decodable, default_actor,
           window_bytes, window_messages, type_names=(), type_shapes=(),
-          lane=""):
+          lane="", compressions=()):
     return (Writer().strs(serializers).strs(deserializers).strs(decodable)
             .le64(default_actor).le64(window_bytes).le64(window_messages)
             .strs(list(type_names)).strs(list(type_shapes)).str(lane)
-            .bytes())
+            .strs(list(compressions)).bytes())
 
 
 def read_hello(body):
-    """A dict of the hello's nine fields."""
+    """A dict of the hello's ten fields."""
     r = Reader(body, "hello")
     h = {"serializers": r.strs("serializers"),
          "deserializers": r.strs("deserializers"),
@@ -260,7 +260,8 @@ def read_hello(body):
          "window_messages": r.le64("window_messages"),
          "type_names": r.strs("type_names"),
          "type_shapes": r.strs("type_shapes"),
-         "lane": r.str("lane")}
+         "lane": r.str("lane"),
+         "compressions": r.strs("compressions")}
     r.done()
     if len(h["type_names"]) != len(h["type_shapes"]):
         r.fail("%d type names but %d type shapes"

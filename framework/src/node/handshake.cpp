@@ -102,6 +102,7 @@ hello node_impl::make_hello(const link_config& cfg) const {
   result.default_actor = exposed_.default_id();
   result.window_bytes = cfg.window_bytes;
   result.window_messages = cfg.window_messages;
+  result.compressions = {"lz4", "zstd"};
   for (auto& type : registry_->type_shapes()) {
     result.type_names.push_back(std::move(type.name));
     result.type_shapes.push_back(std::move(type.shape));

@@ -19,6 +19,8 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
+#include <algorithm>
+
 namespace ferry::detail {
 
 link_table::admission
@@ -49,9 +51,24 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
           render(ring.error()));
     }
   }
+  // Frames go compressed only in a compression the peer reads.
+  auto sending = cfg;
+  if (auto& reads = peer.offer.compressions;
+      cfg.compression != compression::none &&
+      std::find(reads.begin(), reads.end(), to_string(cfg.compression)) ==
+        reads.end()) {
+    sending.compression = compression::none;
+    std::string listed;
+    for (auto& x : reads)
+      listed += (listed.empty() ? "" : ", ") + x;
+    log("node " + peer.who.node_name + " reads no " +
+        to_string(cfg.compression) + " frames (it reads: " +
+        (listed.empty() ? "none" : listed) +
+        "): this node sends it frames uncompressed");
+  }
   auto admitted = links_.admit(peer.who.node_id, [&] {
     auto link = std::make_shared<link_state>(
-      *this, peer, cfg, std::move(send_families), same_host, out);
+      *this, peer, sending, std::move(send_families), same_host, out);
     // Before anything else can send on the link (it is in the table once
     // this returns).
     first();

@@ -39,6 +39,7 @@ void hello::write(wire::writer& out) const {
   out.strs(type_names);
   out.strs(type_shapes);
   out.str(lane);
+  out.strs(compressions);
 }
 
 caf::error hello::read(wire::reader& in) {
@@ -51,6 +52,7 @@ caf::error hello::read(wire::reader& in) {
   type_names = in.strs();
   type_shapes = in.strs();
   lane = in.str();
+  compressions = in.strs();
   if (in.ok() && type_names.size() != type_shapes.size())
     in.fail(std::to_string(type_names.size()) + " type names but " +
             std::to_string(type_shapes.size()) + " type shapes");

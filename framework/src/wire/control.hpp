@@ -77,6 +77,9 @@ struct hello {
   /// The shared-memory ring I made to receive this link's frames through a
   /// same-host lane (lane/ring.hpp); empty: none.
   std::string lane;
+  /// The compressions I read in inline frames ("lz4", "zstd"); a peer
+  /// compresses frames to me only with one of these.
+  std::vector<std::string> compressions;
 
   void write(wire::writer& out) const;
   [[nodiscard]] caf::error read(wire::reader& in);

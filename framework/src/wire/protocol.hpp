@@ -20,7 +20,7 @@ namespace ferry::detail {
 /// the handshake, naming both versions (an `intro` is read only as far as
 /// its version, node id and name). Raise it with every change of a frame's
 /// layout or of a family's payload form.
-inline constexpr uint32_t wire_protocol_version = 14;
+inline constexpr uint32_t wire_protocol_version = 15;
 
 /// How a frame travels.
 enum class frame_kind : uint8_t {

@@ -6,7 +6,8 @@ exact.nested) and checks each answer bit for bit; the Python peer calls the
 C++ echo with the values it received and with values it makes itself from
 the type's shape, and checks each answer bit for bit. Errors raised on
 either side arrive typed; a frame above the pull threshold is pulled in
-chunks; names the node does not expose are refused by name.
+chunks; names the node does not expose are refused by name; a node whose
+links compress sends the Python peer its frames uncompressed.
 """
 
 import math
@@ -192,6 +193,30 @@ class CallsTest(ServiceTest):
             report = self.link_report(node.name)
             self.assertEqual((report["same_host"], report["lane"]),
                              (False, False))
+
+
+class CompressionTest(ServiceTest):
+    """A node whose links compress sends a Python peer, which reads no
+    compression, its frames uncompressed, and says so once."""
+
+    options = ("--ferry.link.compression=lz4",
+               "--ferry.link.compression-threshold=1024")
+
+    def test_frames_to_a_peer_that_reads_no_compression_go_uncompressed(
+            self):
+        with self.service.connect(name="py-plain") as node:
+            data = bytes(200000)  # compresses well
+            back = node.lookup("echo").request({"seq": 1, "bytes": data},
+                                               type="py.blob")
+            self.assertEqual(back["bytes"], data)
+        self.assertTrue(self.service.alive())
+        log = self.service.stop()
+        self.assertIn("node py-plain reads no lz4 frames (it reads: none): "
+                      "this node sends it frames uncompressed", log)
+
+    @classmethod
+    def tearDownClass(cls):
+        pass  # the test stopped the node to read its log
 
 
 if __name__ == "__main__":

@@ -34,16 +34,20 @@ class DocExamplesTest(unittest.TestCase):
         self.assertEqual(len(got), 61)
         self.assertEqual(got[:12], doc_hex("31 00 00 00 00 00 00 00 01 00 "
                                            "00 00"))
-        self.assertEqual(got[12:16], doc_hex("0e 00 00 00"))
+        self.assertEqual(got[12:16], doc_hex("0f 00 00 00"))
         self.assertEqual(got[-9:], doc_hex("01 88 77 66 55 44 33 22 11"))
 
     def test_the_hello_example(self):
         got = wire.frame(FrameType.HELLO, wire.hello(
             ["msgpack"], ["msgpack"], ["caf", "msgpack", "raw"], 5,
-            268435456, 4096, ["point"], ["{x:i32,y:i32}"], ""))
-        self.assertEqual(len(got), 133)
-        self.assertEqual(got[:12], doc_hex("79 00 00 00 00 00 00 00 02 00 "
+            268435456, 4096, ["point"], ["{x:i32,y:i32}"], "",
+            ["lz4", "zstd"]))
+        self.assertEqual(len(got), 152)
+        self.assertEqual(got[:12], doc_hex("8c 00 00 00 00 00 00 00 02 00 "
                                            "00 00"))
+        self.assertEqual(got[-23:], doc_hex(
+            "00 00 00 00 02 00 00 00 03 00 00 00 6c 7a 34 04 00 00 00 7a 73 "
+            "74 64"))
 
     def test_the_message_example(self):
         header = message.encode_header("raw", "blob", [3])

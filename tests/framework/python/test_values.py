@@ -16,10 +16,10 @@ from ferry.shapes import parse
 
 ORDER = parse("@3{id:u64,lines:list<{item:str,qty:i32}>,"
               "discount:opt<f64>,tags:set<str>,by:map<i64,f32>,"
-              "pair:tuple<i8,bool>,fixed:array<u16,2>,raw:list<u8>}")
+              "pair:pair<i8,bool>,three:tuple<i8,str,bool>,fixed:array<u16,2>,raw:list<u8>}")
 VALUE = {"id": 2 ** 64 - 1, "lines": [{"item": "tea", "qty": -3}],
          "discount": 0.25, "tags": ["a", "b"], "by": {-1: F32(0.5)},
-         "pair": (-128, True), "fixed": [0, 65535], "raw": b"\x00\xff"}
+         "pair": (-128, True), "three": (1, "x", False), "fixed": [0, 65535], "raw": b"\x00\xff"}
 
 
 class ShapesTest(unittest.TestCase):
@@ -27,10 +27,11 @@ class ShapesTest(unittest.TestCase):
         self.assertEqual(ORDER.kind, "record")
         self.assertEqual(ORDER.version, 3)
         self.assertEqual(ORDER.names, ["id", "lines", "discount", "tags",
-                                       "by", "pair", "fixed", "raw"])
+                                       "by", "pair", "three", "fixed",
+                                       "raw"])
         self.assertEqual(ORDER.args[1].args[0].names, ["item", "qty"])
-        self.assertEqual(ORDER.args[6].size, 2)
-        self.assertTrue(ORDER.args[7].is_bytes)
+        self.assertEqual(ORDER.args[7].size, 2)
+        self.assertTrue(ORDER.args[8].is_bytes)
         self.assertEqual(parse('custom"std::chrono::duration"@2').label,
                          "std::chrono::duration")
 
@@ -47,7 +48,8 @@ class MsgpackFamilyTest(unittest.TestCase):
         plain = msgpack.unpackb(frames[0], raw=False, strict_map_key=False)
         self.assertEqual(plain[0], 2 ** 64 - 1)
         self.assertEqual(plain[1], [["tea", -3]])
-        self.assertEqual(plain[7], b"\x00\xff")
+        self.assertEqual(plain[5], [-128, True])
+        self.assertEqual(plain[8], b"\x00\xff")
         self.assertEqual(msgpack_family.decode(ORDER, frames, "t"), VALUE)
 
     def test_members_may_come_as_a_list_in_member_order(self):
@@ -100,8 +102,11 @@ class JsonFamilyTest(unittest.TestCase):
         self.assertEqual(v["value2"], {"nullopt": False, "data": 0.25})
         self.assertEqual(v["value4"], [{"key": -1, "value": 0.5}])
         self.assertEqual(v["value5"], {"first": -128, "second": True})
-        self.assertEqual(v["value6"], {"value0": 0, "value1": 65535})
-        self.assertEqual(v["value7"], [0, 255])
+        self.assertEqual(v["value6"], {"tuple_element0": 1,
+                                       "tuple_element1": "x",
+                                       "tuple_element2": False})
+        self.assertEqual(v["value7"], {"value0": 0, "value1": 65535})
+        self.assertEqual(v["value8"], [0, 255])
         self.assertEqual(json_family.decode(ORDER, frames, "t"), VALUE)
 
     def test_numbers_travel_exactly(self):

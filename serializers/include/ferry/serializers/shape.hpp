@@ -11,6 +11,7 @@
 //            | 'set<' shape '>' | 'multiset<' shape '>'
 //            | 'map<' shape ',' shape '>' | 'multimap<' shape ',' shape '>'
 //            | 'array<' shape ',' digits '>' | 'tuple<' shapes '>'
+//            | 'pair<' shape ',' shape '>'
 //            | 'opt<' shape '>' | 'variant<' shapes '>' | 'ptr<' shape '>'
 //            | 'separate<' shape '>' | 'view<' shape '>'
 //            | version? '{' (name ':' shape (',' name ':' shape)*)? '}'
@@ -176,7 +177,7 @@ std::string shape_text() {
     return templ("array", join({shape_text<typename U::value_type>(), ",",
                                 std::to_string(std::tuple_size_v<U>)}));
   else if constexpr (is_instance_v<U, std::pair>)
-    return templ("tuple", join({shape_text<typename U::first_type>(), ",",
+    return templ("pair", join({shape_text<typename U::first_type>(), ",",
                                 shape_text<typename U::second_type>()}));
   else if constexpr (is_instance_v<U, std::tuple>)
     return templ("tuple", shape_list<U>());

@@ -89,7 +89,7 @@ void skip_shape(checked_input_archive<P>& ar, const shape_node& w) {
     return static_cast<uint64_t>(n);
   };
   auto& head = w.head;
-  if (head == "tuple") {
+  if (head == "tuple" || head == "pair") {
     for (auto& arg : w.args)
       skip_shape(ar, arg);
   } else if (w.args.empty()) {
