@@ -130,6 +130,19 @@ class Connection:
             if self._ended or self._closing:
                 raise fw("link_down", "the link to %s is down"
                          % self.peer_address)
+            if not self._out and not isinstance(self.sock, ssl.SSLSocket):
+                # Nothing queued on a plain socket: this thread writes what
+                # the kernel takes now, the I/O thread the rest.
+                try:
+                    sent = self.sock.send(data)
+                except (BlockingIOError, InterruptedError):
+                    sent = 0
+                except OSError:
+                    sent = 0  # the I/O thread meets the error and ends
+                self.last_sent = time.monotonic()
+                if sent == len(data):
+                    return
+                data = memoryview(data)[sent:]
             self._out += data
         self._wake()
 
@@ -162,6 +175,7 @@ class Connection:
         sel.register(self._wake_r, selectors.EVENT_READ)
         err = None
         shut_at = None
+        registered = 0
         try:
             self._parse()  # what arrived behind the handshake's last frame
             while True:
@@ -178,13 +192,14 @@ class Connection:
                     events |= selectors.EVENT_READ
                 if want_write:
                     events |= selectors.EVENT_WRITE
-                if events:
-                    if self._registered(sel):
+                if events != registered:  # a system call only on change
+                    if not events:
+                        sel.unregister(self.sock)
+                    elif registered:
                         sel.modify(self.sock, events)
                     else:
                         sel.register(self.sock, events)
-                elif self._registered(sel):
-                    sel.unregister(self.sock)
+                    registered = events
                 pending = (isinstance(self.sock, ssl.SSLSocket)
                            and self.sock.pending() > 0
                            and not self._paused.is_set())
@@ -223,13 +238,6 @@ class Connection:
             self._wake_r.close()
             self._wake_w.close()
             self.on_end(err)
-
-    def _registered(self, sel):
-        try:
-            sel.get_key(self.sock)
-            return True
-        except KeyError:
-            return False
 
     def _tick(self):
         return max(0.01, min(1.0, self.heartbeat_interval / 2))

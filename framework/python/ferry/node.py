@@ -137,7 +137,7 @@ class Node:
         self.stats = {"messages_sent": 0, "messages_received": 0,
                       "refusals": 0, "refused_by_peer": 0,
                       "credit_waits": 0, "bytes_pulled": 0,
-                      "peak_in_flight_bytes": 0,
+                      "peak_in_flight_bytes": 0, "batches_received": 0,
                       "unasked_answers": 0, "last_refusal": None}
         self._delivery = Delivery(self)
         self.default_actor = (self.proxy(hello["default_actor"])

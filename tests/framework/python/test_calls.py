@@ -69,7 +69,7 @@ def make_value(shape, rng, family, depth=0):
     if k == "array":
         return [make_value(shape.args[0], rng, family, depth + 1)
                 for _ in range(shape.size)]
-    if k == "tuple":
+    if k in ("tuple", "pair"):
         return tuple(make_value(s, rng, family, depth + 1)
                      for s in shape.args)
     if k == "map":

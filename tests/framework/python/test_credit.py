@@ -16,8 +16,8 @@ import unittest
 from support import ServiceTest, eventually
 
 WINDOW = 1 << 20
-COUNT = 400
-SIZE = 16 << 10
+COUNT = 800
+SIZE = 4 << 10  # small enough to travel in batches
 
 
 class CreditTest(ServiceTest):
@@ -51,6 +51,7 @@ class CreditTest(ServiceTest):
             self.assertEqual(answer.get("messages_sent"), COUNT)
             eventually(lambda: len(got) == COUNT, what="every message")
             self.assertEqual(got, list(range(COUNT)))
+            self.assertGreater(node.stats["batches_received"], 0)
 
     def test_a_python_actor_that_stops_processing_makes_the_sender_wait(self):
         gate = threading.Event()

@@ -1,7 +1,8 @@
 """A Python peer that claims too much is refused, and the C++ node lives.
 
 Raw connections speak the handshake wrongly (a wrong preface, another
-protocol version, no node id or the node's own, a hello whose lengths lie,
+protocol version, no node id or the node's own, a store token that is not
+the node's, a hello whose lengths lie,
 no family in common, a frame longer than its type takes) and linked peers
 send frames that break the rules (a message whose head claims more than its
 body holds, a request to an actor that does not exist, a family the link
@@ -132,6 +133,26 @@ class HandshakeTest(ServiceTest):
         reason = self.peer.refusal()
         self.assertEqual(reason.name, "no_common_family")
         self.assertIn("nope", reason.text)
+
+    def test_a_peer_claiming_the_nodes_store_with_a_wrong_token_is_no_neighbour(
+            self):
+        # The node's intro names its host, store and store token; a peer
+        # that copies the first two and guesses the token does not share
+        # the store: the node offers it no lane (and sends no store frames).
+        self.peer.send(PREFACE)
+        self.assertEqual(self.peer.read(8), PREFACE)
+        ftype, body = self.peer.frame()
+        _, node_id, _, host, store, has_store, token = wire.read_intro(body)
+        self.assertTrue(has_store)
+        self.peer.send(wire.frame(FrameType.INTRO, wire.intro(
+            node_id + 1 if node_id + 1 < 1 << 64 else 1, "raw", host, store,
+            True, token ^ 1)))
+        self.peer.send(hello())
+        while True:
+            ftype, body = self.peer.frame()
+            if ftype == FrameType.HELLO:
+                break
+        self.assertEqual(wire.read_hello(body)["lane"], "")
 
     def test_a_frame_longer_than_its_type_takes_closes_the_connection(self):
         self.peer.intro()
