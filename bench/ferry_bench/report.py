@@ -218,7 +218,8 @@ def runs_section(runs):
         notes.append(text + ".")
     out += [" ".join(notes), ""]
     for mode in modes_of(runs):
-        spread = spread_note(mode, [r for r in runs if r.mode == mode])
+        spread = spread_note(mode, [r for r in runs
+                                    if r.mode == mode and r.results])
         if spread:
             out += [spread, ""]
     return out
@@ -502,9 +503,11 @@ def main(argv):
     lines = header(out_path, paths) + runs_section(runs)
     for mode in modes_of(runs):
         of_mode = [r for r in runs if r.mode == mode]
-        lines += targets_section(mode, of_mode)
-        lines += ratios_section(mode, of_mode)
-        lines += one_shot_section(mode, of_mode)
+        # Runs of the Python rows alone have no matrix to report.
+        matrix = [r for r in of_mode if r.results]
+        lines += targets_section(mode, matrix)
+        lines += ratios_section(mode, matrix)
+        lines += one_shot_section(mode, matrix)
         lines += python_section(mode, of_mode)
     while lines and lines[-1] == "":
         lines.pop()
