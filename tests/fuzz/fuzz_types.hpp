@@ -135,11 +135,23 @@ void check_exact(const char* family, const T& x,
     not_exact(family, "changed on its way through encode and decode");
 }
 
+/// Stops the fuzzer: a refusal that is not one of the serializers' typed
+/// errors with a text that says what failed.
+inline void require_typed(const char* family, const caf::error& err) {
+  if (err.category() == caf::atom("ferry_ser") && err.code() != 0
+      && !render(err).empty())
+    return;
+  std::fprintf(stderr, "%s: a refusal that is not a typed error: %s\n",
+               family, render(err).c_str());
+  std::abort();
+}
+
 /// Decodes `data` as a `T` in `family`; checks that what decodes comes back
-/// exactly.
+/// exactly, and with `typed` that what is refused is refused with a typed
+/// error (`require_typed`).
 template <class T>
 void decode_one(const char* family, const char* type_name,
-                std::span<const std::byte> data) {
+                std::span<const std::byte> data, bool typed = false) {
   auto& reg = fuzz_registry();
   payload p;
   p.header.family = family;
@@ -153,6 +165,8 @@ void decode_one(const char* family, const char* type_name,
   auto x = reg.decode<T>(p, opts);
   if (x)
     check_exact(family, *x, nullptr);
+  else if (typed)
+    require_typed(family, x.error());
 }
 
 /// Decodes `data` as a two-frame payload of a `T` (the split form of large

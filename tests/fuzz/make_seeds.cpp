@@ -186,6 +186,12 @@ int main(int argc, char** argv) {
   seed(root, "msgpack", "msgpack", "value", mv);
   seed(root, "msgpack", "msgpack", "empty", msgpack_value{});
   seed(root, "msgpack", "msgpack", "tree", t);
+  // The structure-aware targets start from valid documents of each type.
+  seed(root, "json_shapes", "cereal.json", "common", make_common());
+  seed(root, "json_shapes", "cereal.json", "value", cv);
+  seed(root, "json_shapes", "cereal.json", "tree", t);
+  seed(root, "msgpack_shapes", "msgpack", "value", mv);
+  seed(root, "msgpack_shapes", "msgpack", "tree", t);
   seed(root, "caf", "caf", "value", make_common());
   seed(root, "caf", "caf", "empty", common{});
   seed(root, "caf", "caf", "tree", t);
