@@ -246,8 +246,8 @@ bool skippable(const shape_node& x) {
   if (head == "array")
     return x.args.size() == 2 && skippable(x.args[0]);
   if (head != "list" && head != "set" && head != "multiset" && head != "map" &&
-      head != "multimap" && head != "tuple" && head != "pair" && head != "opt" &&
-      head != "variant" && head != "enum")
+      head != "multimap" && head != "tuple" && head != "pair" &&
+      head != "opt" && head != "variant" && head != "enum")
     return false;
   for (auto& arg : x.args)
     if (!skippable(arg))

@@ -12,6 +12,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -65,6 +67,15 @@ TEST(shape, DescribesEveryKindOfMember) {
             "@3{id:u64,lines:list<{item:str,qty:i32}>,prices:map<str,f64>,"
             "state:opt<enum<u8>>,note:variant<i16,str>,point:array<f32,2>,"
             "flags:set<char>,first:ptr<{item:str,qty:i32}>}");
+}
+
+TEST(shape, TellsAPairFromATupleOfTwo) {
+  // cereal's JSON names their members differently (first/second,
+  // tuple_element0/1), so a peer writing JSON by the shape needs to know.
+  EXPECT_EQ((shape_of<std::pair<int32_t, std::string>>()), "pair<i32,str>");
+  EXPECT_EQ((shape_of<std::tuple<int32_t, std::string>>()), "tuple<i32,str>");
+  EXPECT_NE(diff("{p:pair<i32,str>}", "{p:tuple<i32,str>}"), std::nullopt);
+  EXPECT_EQ(diff("{p:pair<i32,str>}", "{p:pair<i32,str>}"), std::nullopt);
 }
 
 TEST(shape, TypesWithTheirOwnSerializationAreNamedWithTheirVersion) {

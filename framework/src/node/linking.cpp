@@ -62,8 +62,8 @@ node_impl::make_link(const std::shared_ptr<net::connection>& conn,
     for (auto& x : reads)
       listed += (listed.empty() ? "" : ", ") + x;
     log("node " + peer.who.node_name + " reads no " +
-        to_string(cfg.compression) + " frames (it reads: " +
-        (listed.empty() ? "none" : listed) +
+        to_string(cfg.compression) +
+        " frames (it reads: " + (listed.empty() ? "none" : listed) +
         "): this node sends it frames uncompressed");
   }
   auto admitted = links_.admit(peer.who.node_id, [&] {

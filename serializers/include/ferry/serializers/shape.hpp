@@ -178,7 +178,7 @@ std::string shape_text() {
                                 std::to_string(std::tuple_size_v<U>)}));
   else if constexpr (is_instance_v<U, std::pair>)
     return templ("pair", join({shape_text<typename U::first_type>(), ",",
-                                shape_text<typename U::second_type>()}));
+                               shape_text<typename U::second_type>()}));
   else if constexpr (is_instance_v<U, std::tuple>)
     return templ("tuple", shape_list<U>());
   else if constexpr (is_instance_v<U, std::optional>)
