@@ -17,7 +17,7 @@ import queue
 import threading
 
 from . import wire
-from .errors import Error, fw
+from .errors import Error, fw, system
 from .message import ONE_WAY, RESPONSE_BIT, Message
 from .wire import FrameType
 
@@ -119,9 +119,9 @@ class LocalActor:
             except Error as e:
                 result, error = None, e
             except Exception as e:
-                result, error = None, Error(28, "system", "Python actor %d "
-                                            "raised %s: %s"
-                                            % (self.id, type(e).__name__, e))
+                result, error = None, system(
+                    "runtime_error", "Python actor %d raised %s: %s"
+                    % (self.id, type(e).__name__, e))
             try:
                 if env.is_request:
                     self._respond(env, result, error)

@@ -19,7 +19,6 @@ for any reason (None: this side closed it in order).
 import selectors
 import socket
 import ssl
-import struct
 import threading
 import time
 

@@ -19,7 +19,7 @@ import collections
 import threading
 
 from . import families, wire
-from .errors import Error, fw
+from .errors import Error, fw, ser
 from .message import (INLINE_PLAIN, KIND_NAMES, REMOTE_OBJECT, RESPONSE_BIT,
                       Message, read_batch, read_header, read_message,
                       wire_size)
@@ -286,7 +286,7 @@ class Delivery:
                                                         len(fr.data)))
             sizes = [fr.size for fr in el.frames]
             if sizes != header.frame_sizes:
-                raise Error(19, "ferry_ser", "frames of %s arrived for a "
+                raise ser("frame_mismatch", "frames of %s arrived for a "
                             "header of %s" % (sizes, header.frame_sizes))
             if header.family not in node.recv_families:
                 raise fw("family_refused", "family %s is not among the "
@@ -299,9 +299,9 @@ class Delivery:
                          "did not list in its hello" % (node.peer_name,
                                                         header.type_name))
             if header.format_version != 1:
-                raise Error(7, "ferry_ser", "family %s of format version %d; "
-                            "this build reads version 1"
-                            % (header.family, header.format_version))
+                raise ser("version_mismatch", "family %s of format version "
+                          "%d; this build reads version 1"
+                          % (header.family, header.format_version))
             values.append(families.decode(
                 header.family, shape, [fr.data for fr in el.frames],
                 "a %s in %s" % (header.type_name, header.family)))

@@ -40,7 +40,8 @@ _NAMES = {
         "user_shutdown", "kill", "remote_link_unreachable", "unreachable"],
     SYSTEM: [
         "none", "unexpected_message", "unexpected_response",
-        "request_receiver_down", "request_timeout"],
+        "request_receiver_down", "request_timeout"] + [""] * 23
+    + ["runtime_error"],
 }
 
 
@@ -98,7 +99,7 @@ class Error(Exception):
     @property
     def name(self):
         names = _NAMES.get(self.category_name, [])
-        if 0 <= self.code < len(names):
+        if 0 <= self.code < len(names) and names[self.code]:
             return names[self.code]
         return str(self.code)
 
@@ -129,3 +130,8 @@ def fw(name, text):
 def ser(name, text):
     """An error of ferry's serializers category, by its name."""
     return Error(code_of(FERRY_SER, name), FERRY_SER, text)
+
+
+def system(name, text):
+    """An error of CAF's `caf::sec` category (`system`), by its name."""
+    return Error(code_of(SYSTEM, name), SYSTEM, text)

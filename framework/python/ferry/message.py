@@ -120,7 +120,8 @@ def _read_one(r):
         header_len = h.le32("header length")
         nframes = h.le32("frame count")
         if nframes > h.left() // 33:
-            h.fail("%d frames in a head of %d bytes left" % (nframes, h.left()))
+            h.fail("%d frames in a head of %d bytes left"
+                   % (nframes, h.left()))
         frames = []
         for _ in range(nframes):
             frames.append([h.u8("kind"), h.le64("size"), h.le64("object_id"),

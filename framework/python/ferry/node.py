@@ -31,9 +31,9 @@ from . import families, wire
 from .actors import LocalActor, RemoteActor
 from .connection import Connection
 from .delivery import Delivery
-from .errors import Error, fw
+from .errors import Error, fw, ser, system
 from .handshake import Local, handshake
-from .message import (ONE_WAY, RESPONSE_BIT, Element, Frame, Message,
+from .message import (ONE_WAY, Element, Frame, Message,
                       encode_header, encode_message, wire_size)
 from .wire import FrameType
 
@@ -232,9 +232,9 @@ class Node:
             header = encode_header(family, type_name,
                                    [len(f) for f in frames])
             return Element(header, [Frame(0, len(f), data=f) for f in frames])
-        raise Error(1, "ferry_ser", "no family of the link to %s can encode "
-                    "a %s: %s" % (self.peer_name, type_name,
-                                  "; ".join(refusals)))
+        raise ser("no_family_can_encode", "no family of the link to %s "
+                  "can encode a %s: %s" % (self.peer_name, type_name,
+                                           "; ".join(refusals)))
 
     def send_message(self, msg, wait=True):
         """Sends `msg` on the link, within the credit window unless it is a
@@ -302,8 +302,9 @@ class Node:
             self.send_message(Message(target, sender or self._asker,
                                       ONE_WAY | number, elements))
             if not slot[0].wait(timeout):
-                raise Error(4, "system", "node %s did not answer within "
-                            "%.0f ms" % (self.peer_name, timeout * 1e3))
+                raise system("request_timeout", "node %s did not answer "
+                             "within %.0f ms" % (self.peer_name,
+                                                 timeout * 1e3))
         finally:
             with self._lock:
                 self._responses.pop(number, None)
@@ -322,8 +323,9 @@ class Node:
         try:
             self._send(ftype, make_body(rid))
             if not slot[0].wait(timeout):
-                raise Error(4, "system", "node %s did not answer %s within "
-                            "%.0f ms" % (self.peer_name, what, timeout * 1e3))
+                raise system("request_timeout", "node %s did not answer %s "
+                             "within %.0f ms" % (self.peer_name, what,
+                                                 timeout * 1e3))
         finally:
             with self._lock:
                 self._answers.pop(rid, None)

@@ -13,7 +13,6 @@ every one the node still serves a well-behaved peer.
 
 import socket
 import struct
-import time
 import unittest
 
 import ferry
@@ -134,8 +133,7 @@ class HandshakeTest(ServiceTest):
         self.assertEqual(reason.name, "no_common_family")
         self.assertIn("nope", reason.text)
 
-    def test_a_peer_claiming_the_nodes_store_with_a_wrong_token_is_no_neighbour(
-            self):
+    def test_a_wrong_store_token_gets_no_lane(self):
         # The node's intro names its host, store and store token; a peer
         # that copies the first two and guesses the token does not share
         # the store: the node offers it no lane (and sends no store frames).
