@@ -121,7 +121,10 @@ class Connection:
         self.thread.start()
 
     def send(self, data, wait=True):
-        """Queues `data` (whole frames) for the I/O thread."""
+        """Queues `data` (whole frames) for the I/O thread. The I/O thread's
+        own sends (answers and credit it makes while reading) never wait: it
+        is the thread that drains the queue."""
+        wait = wait and threading.current_thread() is not self.thread
         with self._out_lock:
             while (wait and len(self._out) > self.max_queued
                    and not self._ended and not self._closing):
