@@ -25,13 +25,12 @@
 
 namespace ferry::bench {
 
-namespace {
-
-/// Registers the baseline's message types (same names in both processes).
 void register_caf_types(caf::actor_system_config& cfg) {
   cfg.load<caf::io::middleman>();
   cfg.add_message_type<bench_record>(record_type_name);
 }
+
+namespace {
 
 class caf_group final : public group {
 public:

@@ -37,6 +37,10 @@ using reset_atom = caf::atom_constant<caf::atom("reset")>;
 /// the host) in ns.
 uint64_t now_ns();
 
+/// Registers the baseline's message types with a plain CAF config (same
+/// names in every raw-caf process) and loads CAF's middleman.
+void register_caf_types(caf::actor_system_config& cfg);
+
 /// Spawns a sink in `sys`.
 caf::actor spawn_sink(caf::actor_system& sys);
 

@@ -25,6 +25,7 @@
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "output.hpp"
+#include "load_runs.hpp"
 #include "python_runs.hpp"
 #include "runs.hpp"
 
@@ -125,17 +126,56 @@ bool same_set(const cell& x, const cell& y) {
          && x.pat == y.pat && !is_one_shot(x.pat);
 }
 
+/// `--load`: the load program alone (load_runs.hpp), with stores of its own
+/// (64 B requests never reach them; a ferry node attaches one all the same).
+int run_load(const options& opts, int argc, char** argv,
+             std::chrono::steady_clock::time_point started) {
+  report rep;
+  rep.mode = opts.quick ? "quick" : "full";
+  rep.machine = read_machine();
+  rep.command = command_line(argc, argv);
+  bench_env env;
+  env.store_name = "ferry-bench-" + std::to_string(getpid());
+  env.store_capacity = 64 * MiB;
+  env.tcp_store_name = env.store_name + "-tcp-peer";
+  env.tcp_store_capacity = 64 * MiB;
+  load_options lo;
+  lo.clients = opts.load_clients;
+  lo.rates = opts.load_rates.empty() ? default_load_rates(opts.quick)
+                                     : opts.load_rates;
+  lo.step_seconds = opts.load_step_seconds > 0 ? opts.load_step_seconds
+                    : opts.quick               ? 1.0
+                                               : 3.0;
+  rep.load = measure_load(env, lo);
+  static_cast<void>(ferry::store::object_store::remove(env.store_name));
+  static_cast<void>(ferry::store::object_store::remove(env.tcp_store_name));
+  rep.wall_seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  print_table(rep);
+  bool ok = true;
+  if (!opts.json.empty())
+    ok = write_json(rep, opts.json) && ok;
+  if (!opts.plot.empty())
+    ok = write_load_plot(rep, opts.plot) && ok;
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strncmp(argv[1], "--peer=", 7) == 0)
     return peer_main(argc, argv);
+  if (argc > 1 && std::strncmp(argv[1], "--load-client=", 14) == 0)
+    return load_client_main(argc, argv);
   int exit_code = 0;
   auto opts = parse_options(argc, argv, exit_code);
   if (!opts)
     return exit_code;
   auto started = std::chrono::steady_clock::now();
   remove_stale_stores();
+  if (opts->load)
+    return run_load(*opts, argc, argv, started);
   auto mtx = build_matrix(*opts);
   if (opts->list) {
     for (auto& c : mtx.cells)

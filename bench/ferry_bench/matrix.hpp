@@ -131,6 +131,13 @@ struct options {
   bool metrics = false;
   /// Each emulated host's link rate, each way (`netns` rows; Mbit/s).
   uint64_t host_link_mbit = 1000;
+  /// The load program instead of the matrix (load_runs.hpp), its client
+  /// processes, offered rates (empty: the mode's) and step time (0: the
+  /// mode's).
+  bool load = false;
+  int load_clients = 2;
+  std::vector<double> load_rates;
+  double load_step_seconds = 0;
 };
 
 /// Parses `argv`; prints usage and returns nothing on `--help` or an error

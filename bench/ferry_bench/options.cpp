@@ -44,6 +44,16 @@ Message throughput and latency between two actors, ferry against plain CAF
   --metrics               run every ferry row twice: as selected, and with
                           the Prometheus endpoint on in both nodes
                           (family "<family>+metrics")
+  --load                  the load program instead of the matrix: a
+                          request/response service on one process driven
+                          by client processes at fixed offered rates,
+                          stepped up (ferry with caf and cereal.binary,
+                          raw-caf-tuned; tcp and ipc); --plot draws p99
+                          latency against the offered rate
+  --load-clients N        client processes (default 2)
+  --load-rates R[,R]      offered rates, requests a second over all clients
+                          (default 1000 to 40000 quick, to 100000 full)
+  --load-step-seconds S   time of each step (default 1 quick, 3 full)
   --list                  print the cells (and skipped ones) and exit
   --help                  this text
 
@@ -192,11 +202,14 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
       result.list = true;
     } else if (arg == "--metrics") {
       result.metrics = true;
+    } else if (arg == "--load") {
+      result.load = true;
     } else if (arg == "--transport" || arg == "--family" || arg == "--payload"
                || arg == "--pattern" || arg == "--type" || arg == "--json"
                || arg == "--plot" || arg == "--seconds"
                || arg == "--rounds" || arg == "--handoff-runs"
-               || arg == "--host-link-mbit") {
+               || arg == "--host-link-mbit" || arg == "--load-clients"
+               || arg == "--load-rates" || arg == "--load-step-seconds") {
       auto v = take();
       if (!v)
         return fail(arg + " needs a value");
@@ -251,6 +264,21 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         result.rounds = std::atoi(v->c_str());
         if (result.rounds <= 0)
           return fail("--rounds must be positive");
+      } else if (arg == "--load-clients") {
+        result.load_clients = std::atoi(v->c_str());
+        if (result.load_clients <= 0 || result.load_clients > 64)
+          return fail("--load-clients must be between 1 and 64");
+      } else if (arg == "--load-rates") {
+        for (auto& x : split(*v)) {
+          auto rate = std::atof(x.c_str());
+          if (rate <= 0)
+            return fail("--load-rates takes positive rates, not " + x);
+          result.load_rates.push_back(rate);
+        }
+      } else if (arg == "--load-step-seconds") {
+        result.load_step_seconds = std::atof(v->c_str());
+        if (result.load_step_seconds <= 0)
+          return fail("--load-step-seconds must be positive");
       } else if (arg == "--host-link-mbit") {
         auto mbit = std::atoll(v->c_str());
         if (mbit <= 0 || mbit > 400000)

@@ -60,6 +60,8 @@ std::string ratio_text(double x) {
   return out.str();
 }
 
+} // namespace
+
 std::string json_escape(const std::string& x) {
   std::string out;
   for (char ch : x) {
@@ -88,8 +90,6 @@ std::string json_number(double x) {
   out << std::setprecision(6) << x;
   return out.str();
 }
-
-} // namespace
 
 void compute_ratios(std::vector<result>& results) {
   // CAF's rows by (transport, payload type, size, pattern).
@@ -163,21 +163,25 @@ void print_table(const report& r) {
   std::cout << "\nferry-bench (" << r.mode << "): " << m.cpu << ", " << m.cores
             << " cores, " << fixed(m.memory_gib, 1) << " GiB, " << m.kernel
             << ", CAF " << m.caf_version << ", " << m.date << "\n";
-  std::cout << "memcpy (warm, one copy):";
-  for (auto& [size, us] : r.memcpy_us)
-    std::cout << "  " << size_label(size) << " " << fixed(us, us < 10 ? 3 : 0)
-              << " us";
-  std::cout
-    << "\nratio = msgs/s over the raw-caf row (CAF as shipped) sending the "
-       "same payload type (bytes for a shared_array), transport, size and "
-       "pattern, measured in the same rounds; tuned = the same over "
-       "raw-caf-tuned (CAF given ferry's scheduler settings, no BASP workers "
-       "and heartbeats); "
-       "limit = over the limit row (tcp: a plain socket, tls: OpenSSL over "
-       "a plain socket, ipc: one memcpy): oneway msgs/s over its, pingpong "
-       "its p50 over the row's (1.0 = at the limit); tls rows: ratio over "
-       "the plain ferry tcp row of the same cell, limit over the tls-socket "
-       "row\n";
+  if (!r.results.empty()) {
+    std::cout << "memcpy (warm, one copy):";
+    for (auto& [size, us] : r.memcpy_us)
+      std::cout << "  " << size_label(size) << " "
+                << fixed(us, us < 10 ? 3 : 0) << " us";
+    std::cout << "\n";
+  }
+  if (!r.results.empty())
+    std::cout
+      << "ratio = msgs/s over the raw-caf row (CAF as shipped) sending the "
+         "same payload type (bytes for a shared_array), transport, size and "
+         "pattern, measured in the same rounds; tuned = the same over "
+         "raw-caf-tuned (CAF given ferry's scheduler settings, no BASP workers "
+         "and heartbeats); "
+         "limit = over the limit row (tcp: a plain socket, tls: OpenSSL over "
+         "a plain socket, ipc: one memcpy): oneway msgs/s over its, pingpong "
+         "its p50 over the row's (1.0 = at the limit); tls rows: ratio over "
+         "the plain ferry tcp row of the same cell, limit over the tls-socket "
+         "row\n";
   // The family column fits the longest family (`cereal.binary+metrics`).
   size_t family_width = 15;
   for (auto& x : r.results)
@@ -281,6 +285,8 @@ void print_table(const report& r) {
                   << " us\n";
     }
   }
+  if (!r.load.empty())
+    print_load(r.load);
   auto checks = check_targets(r);
   if (!checks.empty()) {
     std::cout << "\ntargets:\n";
@@ -419,6 +425,8 @@ bool write_json(const report& r, const std::string& path) {
     out << "]}";
     first = false;
   }
+  out << "\n  ],\n  \"load\": [";
+  write_load_json(out, r.load);
   // Every check, met or missed, failed rows' included: the report
   // generator (report.py) reads them from here.
   out << "\n  ],\n  \"targets\": [";

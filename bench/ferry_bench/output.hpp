@@ -2,11 +2,13 @@
 // file and the gnuplot picture. No CAF here.
 #pragma once
 
+#include "load_runs.hpp"
 #include "machine.hpp"
 #include "matrix.hpp"
 #include "python_runs.hpp"
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -24,11 +26,23 @@ struct report {
   std::vector<skipped_cell> skipped;
   /// The Python rows (python_runs.hpp); empty when not selected.
   std::vector<python_row> python;
+  /// The load program's sets (`--load`, load_runs.hpp).
+  std::vector<load_set> load;
   double wall_seconds = 0;
 };
 
 /// Returns `x` with `digits` decimals.
 std::string fixed(double x, int digits);
+
+/// `x` as the text of a JSON string (without quotes), and as a JSON number
+/// (`null` when not finite).
+std::string json_escape(const std::string& x);
+std::string json_number(double x);
+
+/// The load sets as JSON array elements (load_output.cpp), and as a table
+/// on stdout.
+void write_load_json(std::ostream& out, const std::vector<load_set>& sets);
+void print_load(const std::vector<load_set>& sets);
 
 /// Fills `baseline_msgs_per_s` and `ratio` of every row (see README.md).
 void compute_ratios(std::vector<result>& results);
@@ -44,5 +58,9 @@ bool write_json(const report& r, const std::string& path);
 /// Draws throughput against payload size (log-log) with gnuplot; returns
 /// false (and says why on stderr) on failure.
 bool write_plot(const report& r, const std::string& path);
+
+/// Draws the load sets' p99 latency against the offered rate (log-log),
+/// with the 10 ms bound, with gnuplot; false (and why on stderr) on failure.
+bool write_load_plot(const report& r, const std::string& path);
 
 } // namespace ferry::bench

@@ -165,6 +165,8 @@ class Run:
                         if isinstance(s, dict)]
         self.python = [p for p in doc.get("python", []) or []
                        if isinstance(p, dict)]
+        self.load = [x for x in doc.get("load", []) or []
+                     if isinstance(x, dict)]
         # None: a run written before ferry-bench recorded its checks.
         targets = doc.get("targets")
         self.targets = ([t for t in targets if isinstance(t, dict)]
@@ -457,6 +459,57 @@ def python_section(mode, runs):
     return out
 
 
+def load_section(mode, runs):
+    sets = {}
+    for run in runs:
+        caf = {str(x.get("transport")): x.get("held_rate")
+               for x in run.load if x.get("system") == "raw-caf-tuned"}
+        for x in run.load:
+            key = (str(x.get("transport", "?")), str(x.get("system", "?")),
+                   str(x.get("family", "")))
+            row = dict(x)
+            base = caf.get(key[0])
+            held = x.get("held_rate")
+            row["over_caf"] = (held / base if number(held) and number(base)
+                               and base > 0 else None)
+            sets.setdefault(key, []).append(row)
+    if not sets:
+        return []
+    out = [f"## Load: the rate a service holds, {mode} mode", "",
+           "`ferry-bench --load`: one server process answering 64 B "
+           "requests, client processes requesting it on a fixed schedule "
+           "(open loop), the offered rate stepped up; `held` is the highest "
+           "offered rate (requests a second, all clients) whose step kept "
+           "p99 at or below 10 ms from each request's scheduled time, with "
+           "no error; `over CAF` divides it by raw-caf-tuned's in the same "
+           "run (CAF has no same-host path: its ipc set runs over loopback "
+           "TCP).", "",
+           "| transport | system | runs | held requests/s | over CAF "
+           "| p99 at the highest step held (µs) |",
+           "|---|---|---|---|---|---|"]
+    for key in sorted(sets, key=lambda k: (order_of(k[0], TRANSPORT_ORDER),
+                                           k[1] != "ferry", k[2])):
+        rows = sets[key]
+        failed = sorted({str(x["error"]) for x in rows if x.get("error")})
+        got = [x for x in rows if not x.get("error")]
+        label = key[1] + (f" {key[2]}" if key[2] else "")
+        p99 = []
+        for x in got:
+            held = [s for s in x.get("steps", [])
+                    if s.get("offered") == x.get("held_rate")]
+            p99 += [s.get("p99_us") for s in held]
+        if got:
+            out.append(f"| {key[0]} | {cell(label)} | {len(got)} "
+                       f"| {span([x.get('held_rate') for x in got])} "
+                       f"| {span([x.get('over_caf') for x in got])} "
+                       f"| {span(p99)} |")
+        for why in failed:
+            out.append(f"| {key[0]} | {cell(label)} | failed "
+                       f"| {cell(why)} | | |")
+    out.append("")
+    return out
+
+
 def header(out_path, paths):
     here = os.path.dirname(os.path.abspath(__file__))
     page_dir = os.path.dirname(os.path.abspath(out_path))
@@ -503,12 +556,14 @@ def main(argv):
     lines = header(out_path, paths) + runs_section(runs)
     for mode in modes_of(runs):
         of_mode = [r for r in runs if r.mode == mode]
-        # Runs of the Python rows alone have no matrix to report.
+        # Runs of the Python rows or the load program alone have no matrix
+        # to report.
         matrix = [r for r in of_mode if r.results]
         lines += targets_section(mode, matrix)
         lines += ratios_section(mode, matrix)
         lines += one_shot_section(mode, matrix)
         lines += python_section(mode, of_mode)
+        lines += load_section(mode, of_mode)
     while lines and lines[-1] == "":
         lines.pop()
     lines = wrap_prose(lines)
