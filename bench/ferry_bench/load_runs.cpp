@@ -146,9 +146,9 @@ load_set run_set(const std::string& tr, const system_spec& spec,
 
 std::vector<double> default_load_rates(bool quick) {
   if (quick)
-    return {1'000, 2'000, 5'000, 10'000, 20'000, 40'000};
-  return {1'000, 2'000, 5'000, 10'000, 15'000, 20'000, 30'000, 40'000,
-          60'000, 80'000, 100'000};
+    return {1'000, 5'000, 10'000, 20'000, 40'000, 60'000, 80'000, 120'000};
+  return {1'000,  2'000,  5'000,  10'000,  15'000,  20'000,  30'000,
+          40'000, 50'000, 60'000, 80'000, 100'000, 120'000, 160'000};
 }
 
 std::vector<load_set> measure_load(const bench_env& env,

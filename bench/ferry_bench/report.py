@@ -459,7 +459,10 @@ def python_section(mode, runs):
     return out
 
 
-def load_section(mode, runs):
+LOAD_PLOT = "load-latency.png"
+
+
+def load_section(mode, runs, page_dir="."):
     sets = {}
     for run in runs:
         caf = {str(x.get("transport")): x.get("held_rate")
@@ -507,6 +510,12 @@ def load_section(mode, runs):
             out.append(f"| {key[0]} | {cell(label)} | failed "
                        f"| {cell(why)} | | |")
     out.append("")
+    # The picture ferry-bench drew with --plot, where a run of this mode did.
+    drew = [r for r in runs if LOAD_PLOT in str(r.machine.get("command"))]
+    if drew and os.path.exists(os.path.join(page_dir, LOAD_PLOT)):
+        out += [f"p99 latency against the offered rate, run {drew[0].index} "
+                f"(`{drew[0].machine.get('command')}`):", "",
+                f"![p99 latency against offered rate]({LOAD_PLOT})", ""]
     return out
 
 
@@ -563,7 +572,8 @@ def main(argv):
         lines += ratios_section(mode, matrix)
         lines += one_shot_section(mode, matrix)
         lines += python_section(mode, of_mode)
-        lines += load_section(mode, of_mode)
+        lines += load_section(mode, of_mode,
+                              os.path.dirname(os.path.abspath(out_path)))
     while lines and lines[-1] == "":
         lines.pop()
     lines = wrap_prose(lines)
