@@ -109,15 +109,7 @@ bool write_load_plot(const report& r, const std::string& path) {
   gp << load_p99_bound_us / 1e3
      << " with lines lc 'red' dt 3 lw 2 title 'p99 bound (10 ms)'\n";
   gp.close();
-  auto rc = std::system(("gnuplot '" + script + "'").c_str());
-  if (rc != 0) {
-    std::cerr << "ferry-bench: gnuplot failed (exit " << rc << "); data in "
-              << data << "\n";
-    return false;
-  }
-  if (std::system(("rm -rf '" + dir + "'").c_str()) != 0)
-    std::cerr << "ferry-bench: could not remove " << dir << "\n";
-  return true;
+  return run_gnuplot(script, data, dir);
 }
 
 } // namespace ferry::bench

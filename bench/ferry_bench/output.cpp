@@ -91,6 +91,19 @@ std::string json_number(double x) {
   return out.str();
 }
 
+bool run_gnuplot(const std::string& script, const std::string& data,
+                 const std::string& dir) {
+  auto rc = std::system(("gnuplot '" + script + "'").c_str());
+  if (rc != 0) {
+    std::cerr << "ferry-bench: gnuplot failed (exit " << rc << "); data in "
+              << data << "\n";
+    return false;
+  }
+  if (std::system(("rm -rf '" + dir + "'").c_str()) != 0)
+    std::cerr << "ferry-bench: could not remove " << dir << "\n";
+  return true;
+}
+
 void compute_ratios(std::vector<result>& results) {
   // CAF's rows by (transport, payload type, size, pattern).
   using caf_key = std::tuple<transport, payload_type, uint64_t, pattern>;
@@ -517,15 +530,7 @@ bool write_plot(const report& r, const std::string& path) {
   }
   gp << "unset multiplot\n";
   gp.close();
-  auto rc = std::system(("gnuplot '" + script + "'").c_str());
-  if (rc != 0) {
-    std::cerr << "ferry-bench: gnuplot failed (exit " << rc << "); data in "
-              << data << "\n";
-    return false;
-  }
-  if (std::system(("rm -rf '" + dir + "'").c_str()) != 0)
-    std::cerr << "ferry-bench: could not remove " << dir << "\n";
-  return true;
+  return run_gnuplot(script, data, dir);
 }
 
 } // namespace ferry::bench

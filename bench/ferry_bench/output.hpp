@@ -39,6 +39,11 @@ std::string fixed(double x, int digits);
 std::string json_escape(const std::string& x);
 std::string json_number(double x);
 
+/// Runs gnuplot on `script` (which reads `data`), then removes `dir`, where
+/// both are; false (and why on stderr, `data` kept) when gnuplot fails.
+bool run_gnuplot(const std::string& script, const std::string& data,
+                 const std::string& dir);
+
 /// The load sets as JSON array elements (load_output.cpp), and as a table
 /// on stdout.
 void write_load_json(std::ostream& out, const std::vector<load_set>& sets);

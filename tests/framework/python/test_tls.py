@@ -9,10 +9,10 @@ import subprocess
 import unittest
 
 import ferry
-from support import Service, scratch
+from support import Service, ServiceTest, scratch
 
 
-class TlsTest(unittest.TestCase):
+class TlsTest(ServiceTest):
     @classmethod
     def setUpClass(cls):
         cls.pki = scratch("python-tls")
@@ -23,13 +23,6 @@ class TlsTest(unittest.TestCase):
         cls.service = Service("--ferry.tls.certificate=" + p("cpp.pem"),
                               "--ferry.tls.key=" + p("cpp.key"),
                               "--ferry.tls.ca-file=" + p("ca.pem"))
-
-    @classmethod
-    def tearDownClass(cls):
-        alive = cls.service.alive()
-        log = cls.service.stop()
-        if not alive:
-            raise AssertionError("the C++ node died: " + log[-2000:])
 
     def context(self, name, ca="ca"):
         p = lambda f: os.path.join(self.pki, f)  # noqa: E731
