@@ -7,20 +7,17 @@
 // target decodes the result as the test types (fuzz_types.hpp): every
 // variant is refused with a typed `ferry_ser` error or comes back exactly.
 #include "fuzz_types.hpp"
+#include "structure_mutator.hpp"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
 using namespace ferry::serializers::fuzz;
-
-extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size,
-                                   size_t max_size);
 
 namespace {
 
@@ -142,8 +139,7 @@ bool mutate(rapidjson::Document& doc, std::mt19937_64& rng) {
       auto n = v.IsObject() ? v.MemberCount() : v.IsArray() ? v.Size() : 0;
       if (n < 2)
         return false;
-      auto i = rng() % n;
-      auto j = (i + 1 + rng() % (n - 1)) % n;
+      auto [i, j] = two_of(rng, n);
       if (v.IsObject()) {
         auto mi = v.MemberBegin() + i;
         auto mj = v.MemberBegin() + j;
@@ -195,20 +191,18 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
   doc.Parse<parse_flags>(reinterpret_cast<const char*>(data), size);
   if (doc.HasParseError() || rng() % 8 == 0)
     return LLVMFuzzerMutate(data, size, max_size);
-  bool changed = false;
-  for (int tries = 0; tries < 8 && !changed; ++tries)
-    changed = mutate(doc, rng);
-  if (!changed)
-    return LLVMFuzzerMutate(data, size, max_size);
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>,
-                    rapidjson::UTF8<>, rapidjson::CrtAllocator,
-                    rapidjson::kWriteNanAndInfFlag>
-    writer{out};
-  if (!doc.Accept(writer) || out.GetSize() > max_size)
-    return LLVMFuzzerMutate(data, size, max_size);
-  std::memcpy(data, out.GetString(), out.GetSize());
-  return out.GetSize();
+  return structured_mutation(
+    data, size, max_size, [&] { return mutate(doc, rng); },
+    [&]() -> std::optional<std::string> {
+      rapidjson::StringBuffer out;
+      rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>,
+                        rapidjson::UTF8<>, rapidjson::CrtAllocator,
+                        rapidjson::kWriteNanAndInfFlag>
+        writer{out};
+      if (!doc.Accept(writer))
+        return std::nullopt;
+      return std::string{out.GetString(), out.GetSize()};
+    });
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

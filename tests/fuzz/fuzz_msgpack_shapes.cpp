@@ -8,6 +8,7 @@
 // as the test types (fuzz_types.hpp): every variant is refused with a typed
 // `ferry_ser` error or comes back exactly.
 #include "fuzz_types.hpp"
+#include "structure_mutator.hpp"
 
 #include <msgpack.hpp>
 
@@ -17,9 +18,6 @@
 #include <vector>
 
 using namespace ferry::serializers::fuzz;
-
-extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size,
-                                   size_t max_size);
 
 namespace {
 
@@ -176,8 +174,7 @@ bool mutate(object& root, std::mt19937_64& rng, msgpack::zone& zone) {
     case 3: { // reorder two
       if (n < 2)
         return false;
-      auto i = rng() % n;
-      auto j = (i + 1 + rng() % (n - 1)) % n;
+      auto [i, j] = two_of(rng, n);
       if (array)
         std::swap(o.via.array.ptr[i], o.via.array.ptr[j]);
       else
@@ -230,17 +227,13 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
   }
   auto& zone = *handle.zone();
   object root = handle.get();
-  bool changed = false;
-  for (int tries = 0; tries < 8 && !changed; ++tries)
-    changed = mutate(root, rng, zone);
-  if (!changed)
-    return LLVMFuzzerMutate(data, size, max_size);
-  msgpack::sbuffer out;
-  msgpack::pack(out, root);
-  if (out.size() > max_size)
-    return LLVMFuzzerMutate(data, size, max_size);
-  std::memcpy(data, out.data(), out.size());
-  return out.size();
+  return structured_mutation(
+    data, size, max_size, [&] { return mutate(root, rng, zone); },
+    [&]() -> std::optional<std::string> {
+      msgpack::sbuffer out;
+      msgpack::pack(out, root);
+      return std::string{out.data(), out.size()};
+    });
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
