@@ -13,7 +13,7 @@ FERRY_PACKAGES=(
   libcaf-dev libcereal-dev libboost-dev libmsgpack-cxx-dev
   googletest libgtest-dev libbenchmark-dev liblz4-dev libzstd-dev libssl-dev openssl
   python3 python3-msgpack python3-prometheus-client prometheus
-  gnuplot-nox iproute2 procps valgrind
+  gnuplot-nox iproute2 nftables procps valgrind
 )
 
 as_root() {

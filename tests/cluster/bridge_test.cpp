@@ -21,7 +21,7 @@
 // skipped where neither works (ferry/test/namespaces.hpp). Everything it
 // makes (namespaces with their links, the members' stores) goes in the
 // fixture's destructor.
-#include "bridge_hosts.hpp"
+#include "ferry/test/bridge_hosts.hpp"
 #include "bridge_payload.hpp"
 
 #include "ferry/store/object_store.hpp"

@@ -23,7 +23,7 @@
 //     leaver sent just before arrive, all of them, in order.
 // Each test runs as root or inside a user namespace of its own and is
 // skipped where neither works (ferry/test/namespaces.hpp).
-#include "bridge_hosts.hpp"
+#include "ferry/test/bridge_hosts.hpp"
 
 #include "ferry/test/child_process.hpp"
 #include "ferry/test/namespaces.hpp"

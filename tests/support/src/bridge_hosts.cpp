@@ -1,5 +1,5 @@
 // bridge_hosts: see bridge_hosts.hpp.
-#include "bridge_hosts.hpp"
+#include "ferry/test/bridge_hosts.hpp"
 
 #include "ferry/test/namespaces.hpp"
 
@@ -40,6 +40,10 @@ std::string bridge_hosts::outer(size_t i) const {
   return veth_prefix() + "b" + std::to_string(i + 1);
 }
 
+std::string bridge_hosts::inner(size_t i) const {
+  return veth_prefix() + "n" + std::to_string(i + 1);
+}
+
 std::string bridge_hosts::set_up() {
   if (!make_namespace(bridge_ns_))
     return "cannot create a network namespace here (needs CAP_SYS_ADMIN)";
@@ -48,7 +52,7 @@ std::string bridge_hosts::set_up() {
         || !ip({"-n", bridge_ns_, "link", "set", br, "up"}))
       return "cannot create a bridge in namespace " + bridge_ns_;
   for (size_t i = 0; i < namespaces_.size(); ++i) {
-    auto inner = veth_prefix() + "n" + std::to_string(i + 1);
+    auto inner = this->inner(i);
     auto& ns = namespaces_[i];
     if (!make_namespace(ns)
         || !ip({"link", "add", inner, "netns", ns, "type", "veth", "peer",

@@ -42,6 +42,17 @@ public:
     return addresses_[i];
   }
 
+  /// Returns the namespace that holds the bridges.
+  const std::string& bridge_ns() const {
+    return bridge_ns_;
+  }
+
+  /// Returns the name of host `i`'s veth end inside its own namespace.
+  std::string inner(size_t i) const;
+
+  /// Returns the name of host `i`'s veth end in the bridge's namespace.
+  std::string outer(size_t i) const;
+
   /// Moves the hosts in `side` onto a bridge of their own. Returns false
   /// when `ip` failed.
   [[nodiscard]] bool cut(const std::vector<size_t>& side);
@@ -51,7 +62,6 @@ public:
 
 private:
   bool make_namespace(const std::string& ns);
-  std::string outer(size_t i) const;
 
   std::string tag_;
   std::string bridge_ns_;
