@@ -369,6 +369,20 @@ std::string render(const violation& x) {
   return result;
 }
 
+namespace {
+
+/// Returns `reason` up to its second colon ("ferry_fw: link_down"), or up to
+/// its first space when it has fewer colons.
+std::string error_name(const std::string& reason) {
+  auto first = reason.find(':');
+  auto second = first == std::string::npos ? first : reason.find(':', first + 1);
+  if (second != std::string::npos)
+    return reason.substr(0, second);
+  return reason.substr(0, reason.find(' '));
+}
+
+} // namespace
+
 summary summarize(const std::vector<history>& histories) {
   summary result;
   std::set<std::string> epochs;
@@ -382,6 +396,12 @@ summary summarize(const std::vector<history>& histories) {
         result.objects += kind == "object" || kind == "local-object" ? 1 : 0;
       } else if (e.kind == "ans") {
         ++(field(e, 1) == "ok" ? result.answers_ok : result.answers_err);
+        if (field(e, 1) == "err")
+          ++result.errors[error_name(e.rest)];
+      } else if (e.kind == "down") {
+        ++result.link_ends;
+      } else if (e.kind == "mon") {
+        ++result.watch_messages;
       } else if (e.kind == "send") {
         ++result.one_way_sent;
       } else if (e.kind == "got") {
@@ -401,7 +421,16 @@ std::string render(const summary& x) {
          " requests (" + str(x.answers_ok) + " answered ok, " +
          str(x.answers_err) + " with an error; objects: " + str(x.objects) +
          "), " + str(x.one_way_sent) + " one-way messages sent, " +
-         str(x.one_way_got) + " received";
+         str(x.one_way_got) + " received, " + str(x.link_ends) +
+         " link ends seen, " + str(x.watch_messages) +
+         " down and exit messages of watched actors";
+}
+
+std::string render_errors(const summary& x) {
+  std::string out;
+  for (auto& [name, n] : x.errors)
+    out += (out.empty() ? "" : ", ") + name + " " + str(n);
+  return out.empty() ? "none" : out;
 }
 
 } // namespace ferry::chaos

@@ -91,6 +91,13 @@ struct summary {
   uint64_t incarnations = 0;
   /// Histories without `end`.
   uint64_t killed = 0;
+  /// `down` lines: link ends a node was told of.
+  uint64_t link_ends = 0;
+  /// `mon` lines: down and exit messages of watched actors.
+  uint64_t watch_messages = 0;
+  /// `ans ... err` lines by error (the reason up to its second colon, e.g.
+  /// "ferry_fw: link_down").
+  std::map<std::string, uint64_t> errors;
 };
 
 /// Returns the counts of `histories`.
@@ -98,5 +105,8 @@ summary summarize(const std::vector<history>& histories);
 
 /// Returns `x` on one line.
 std::string render(const summary& x);
+
+/// Returns the errors of `x` on one line ("name count, ..." or "none").
+std::string render_errors(const summary& x);
 
 } // namespace ferry::chaos

@@ -464,4 +464,7 @@ TEST(chaos_invariants, SummaryCountsWhatTheRunDid) {
   EXPECT_EQ(sut.epochs, 2u);
   EXPECT_EQ(sut.incarnations, 3u);
   EXPECT_EQ(sut.killed, 1u);
+  EXPECT_EQ(sut.link_ends, 3u);
+  EXPECT_EQ(sut.watch_messages, 6u);
+  EXPECT_EQ(render_errors(sut), "node_down 1, request_timeout 1");
 }
