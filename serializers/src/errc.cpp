@@ -75,6 +75,8 @@ std::string to_string(errc x) {
 }
 
 std::string render(const caf::error& x) {
+  if (!x)
+    return caf::to_string(x); // "none": CAF's accessors need an error
   if (x.category() != caf::atom("ferry_ser"))
     return caf::to_string(x);
   return detail::render_error(x, "ferry_ser",

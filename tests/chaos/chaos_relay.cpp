@@ -12,6 +12,8 @@
 //   delay <mean-ms> <jitter-ms>   "delay <mean> <jitter>" (0 0: none)
 // and exits when stdin closes. Not a transport: the nodes speak ferry's
 // wire through it as they would directly.
+#include "ferry/test/loopback.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -134,17 +136,10 @@ void pass(std::shared_ptr<connection> conn, int from, int to) {
 }
 
 int connect_target(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  int fd = ferry::test::connect_loopback(port);
   int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (fd >= 0)
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return fd;
 }
 

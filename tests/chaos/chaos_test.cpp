@@ -13,11 +13,11 @@
 // size after warm-up; and every node exits 0 with no sanitizer report.
 //
 // The run is short by default (about two minutes: 15 s warm-up, 70 s of
-// faults, 15 s settling); FERRY_CHAOS_MINUTES=<m> makes it about m minutes
-// long, FERRY_CHAOS_SEED=<n> picks the schedule (default 1), and
-// FERRY_CHAOS_FAULTS=0 runs the workload without faults (a baseline). A failure
-// prints the seed, the schedule as applied and the history lines of each
-// violation; the histories stay in the directory it names. At start it
+// faults, 15 s settling); FERRY_CHAOS_MINUTES=<m> (above 2) makes it about
+// m minutes long, FERRY_CHAOS_SEED=<n> picks the schedule (default 1), and
+// FERRY_CHAOS_FAULTS=0 runs the workload without faults (a baseline). A
+// failure prints the seed, the schedule as applied and the history lines of
+// each violation; the histories stay in the directory it names. At start it
 // checks that the kernel offers what the faults need (nftables, tbf) and
 // names the missing kind: skipped outside CI, a failure in CI
 // (FERRY_REQUIRE_PRIVILEGED_TESTS=1), as every namespace test.
@@ -211,8 +211,8 @@ public:
     idle(settings_.settle);
   }
 
-  /// Stops the workload, drains the stores and ends every process; returns
-  /// what went wrong.
+  /// Stops the workload, drains the stores and ends every process; what
+  /// went wrong goes to `problems()`.
   void finish() {
     for (size_t i = 0; i < hosts; ++i)
       expect(i, "quiet", "quiet", 90s);
@@ -374,10 +374,16 @@ private:
     auto h = f.targets.front();
     bool ok = true;
     switch (f.kind) {
-      case fault_kind::kill:
-        nodes_[h]->kill(SIGKILL);
-        nodes_[h]->wait(10s);
+      case fault_kind::kill: {
+        // wait(0) kills the node; a node that had ended already (a crash)
+        // says how.
+        auto status = nodes_[h]->wait(0ms);
+        if (status.exited || status.code != SIGKILL)
+          problems_.push_back(name_of(h) + " had ended with "
+                              + test::to_string(status)
+                              + " before the fault killed it");
         break;
+      }
       case fault_kind::partition:
         for (auto t : f.targets)
           ok &= nft_table(t, "chaos_part",
@@ -407,6 +413,10 @@ private:
       case fault_kind::stop:
         stopped_since_ = now_us();
         ok = nodes_[h]->stop();
+        if (!ok)
+          problems_.push_back(name_of(h) + " could not be stopped: it had "
+                              "ended with "
+                              + test::to_string(nodes_[h]->wait(0ms)));
         stopped_ = h;
         break;
     }

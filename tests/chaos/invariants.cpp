@@ -11,6 +11,7 @@
 #include "history_checks.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <map>
 #include <set>
@@ -381,6 +382,13 @@ std::string error_name(const std::string& reason) {
   return reason.substr(0, reason.find(' '));
 }
 
+/// Returns `x` with two decimals.
+std::string ratio(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
+}
+
 } // namespace
 
 summary summarize(const std::vector<history>& histories) {
@@ -389,6 +397,8 @@ summary summarize(const std::vector<history>& histories) {
   for (auto& h : histories) {
     ++result.incarnations;
     result.killed += h.ended ? 0 : 1;
+    uint64_t warm = 0;
+    uint64_t end = 0;
     for (auto& e : h.events) {
       if (e.kind == "req") {
         ++result.requests;
@@ -398,6 +408,8 @@ summary summarize(const std::vector<history>& histories) {
         ++(field(e, 1) == "ok" ? result.answers_ok : result.answers_err);
         if (field(e, 1) == "err")
           ++result.errors[error_name(e.rest)];
+      } else if (e.kind == "rss") {
+        (field(e, 0) == "warm" ? warm : end) = number(e, 1);
       } else if (e.kind == "down") {
         ++result.link_ends;
       } else if (e.kind == "mon") {
@@ -410,6 +422,9 @@ summary summarize(const std::vector<history>& histories) {
         epochs.insert(field(e, 1));
       }
     }
+    if (warm > 0 && end > 0)
+      result.rss_ratio = std::max(result.rss_ratio,
+                                  static_cast<double>(end) / warm);
   }
   result.epochs = epochs.size();
   return result;
@@ -423,7 +438,8 @@ std::string render(const summary& x) {
          "), " + str(x.one_way_sent) + " one-way messages sent, " +
          str(x.one_way_got) + " received, " + str(x.link_ends) +
          " link ends seen, " + str(x.watch_messages) +
-         " down and exit messages of watched actors";
+         " down and exit messages of watched actors, resident memory at the "
+         "end at most " + ratio(x.rss_ratio) + " times its size after warm-up";
 }
 
 std::string render_errors(const summary& x) {

@@ -95,6 +95,9 @@ struct summary {
   uint64_t link_ends = 0;
   /// `mon` lines: down and exit messages of watched actors.
   uint64_t watch_messages = 0;
+  /// The largest ratio of `rss end` to `rss warm` in one history (0: none
+  /// has both).
+  double rss_ratio = 0;
   /// `ans ... err` lines by error (the reason up to its second colon, e.g.
   /// "ferry_fw: link_down").
   std::map<std::string, uint64_t> errors;

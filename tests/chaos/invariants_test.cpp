@@ -466,5 +466,6 @@ TEST(chaos_invariants, SummaryCountsWhatTheRunDid) {
   EXPECT_EQ(sut.killed, 1u);
   EXPECT_EQ(sut.link_ends, 3u);
   EXPECT_EQ(sut.watch_messages, 6u);
+  EXPECT_DOUBLE_EQ(sut.rss_ratio, 59000.0 / 50000.0);
   EXPECT_EQ(render_errors(sut), "node_down 1, request_timeout 1");
 }

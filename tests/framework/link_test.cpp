@@ -114,6 +114,45 @@ protected:
   }
 };
 
+/// Answers one int, then ends normally.
+caf::behavior answers_once(caf::event_based_actor* self) {
+  return {[self](int32_t x) {
+    self->quit();
+    return x;
+  }};
+}
+
+TEST(link_errors, RenderOfNoErrorSaysNone) {
+  EXPECT_EQ(ferry::render(caf::error{}), "none");
+}
+
+TEST_F(two_nodes, ARequestToARemoteActorThatEndedNormallyFailsNamingTheNormalExit) {
+  // Arrange: the server's actor answers once and ends normally; the client
+  // sees its proxy end with no error.
+  ASSERT_TRUE(start());
+  auto sut = connect(*server, *client, server->system().spawn(answers_once));
+  ASSERT_TRUE(sut) << ferry::render(sut.error());
+  caf::scoped_actor self{client->system()};
+  self->monitor(*sut);
+  self->request(*sut, 10s, int32_t{1})
+    .receive([](int32_t) {},
+             [](caf::error& err) { FAIL() << ferry::render(err); });
+  caf::error reason = caf::sec::request_timeout;
+  self->receive([&](caf::down_msg& x) { reason = x.reason; },
+                caf::after(10s) >> [] {});
+  ASSERT_FALSE(reason) << ferry::render(reason);
+  // Act
+  caf::error err;
+  self->request(*sut, 10s, int32_t{2})
+    .receive([](int32_t) {}, [&](caf::error& x) { err = std::move(x); });
+  // Assert: a typed error that says so, and the node goes on.
+  EXPECT_EQ(err, caf::make_error(ferry::errc::no_such_actor, err.context()))
+    << ferry::render(err);
+  EXPECT_NE(ferry::render(err).find("has terminated (normal exit)"),
+            std::string::npos)
+    << ferry::render(err);
+}
+
 TEST_F(link_plans, SerializerRegisteredWhileTheLinkIsUpAppliesToTheNextMessage) {
   // Arrange: a link that has sent readings (and made their plans).
   for (auto* cfg : {&server_cfg, &client_cfg}) {

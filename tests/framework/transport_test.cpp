@@ -8,6 +8,7 @@
 #include "two_nodes.hpp"
 
 #include "ferry/test/eventually.hpp"
+#include "ferry/test/loopback.hpp"
 #include "ferry/test/tcp_relay.hpp"
 
 #include <arpa/inet.h>
@@ -28,20 +29,6 @@ using namespace std::chrono_literals;
 
 namespace ferry::test {
 namespace {
-
-/// A connected socket to 127.0.0.1:`port` (-1 on failure).
-int connect_to(uint16_t port) {
-  auto fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 /// Waits up to `timeout` for the peer to close `fd` (reading what it sends
 /// meanwhile); returns whether it did.
@@ -125,7 +112,7 @@ TEST_F(transport, SilentPeerCostsNoCPUAndIsDroppedAfterTheHandshakeTimeout) {
   auto idle_before = io_thread_cpu_time();
   std::this_thread::sleep_for(1s);
   auto idle = io_thread_cpu_time() - idle_before;
-  auto fd = connect_to(*port);
+  auto fd = ferry::test::connect_loopback(*port);
   ASSERT_GE(fd, 0);
   auto cpu_before = io_thread_cpu_time();
   auto started = std::chrono::steady_clock::now();
@@ -156,7 +143,7 @@ TEST_F(transport, TenThousandConnectionsOpenedAndDroppedLeaveTheNodeServing) {
   for (int round = 0; round < 100; ++round) {
     std::vector<int> fds;
     for (int i = 0; i < 100; ++i) {
-      auto fd = connect_to(*port);
+      auto fd = ferry::test::connect_loopback(*port);
       if (fd < 0) {
         ++refused_connects;
         continue;

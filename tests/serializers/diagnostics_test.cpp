@@ -135,6 +135,10 @@ TEST(diagnostics, EnvironmentVariableTurnsTracingOn) {
   EXPECT_FALSE(off.trace());
 }
 
+TEST(diagnostics, RenderOfNoErrorSaysNone) {
+  EXPECT_EQ(render(caf::error{}), "none");
+}
+
 TEST(diagnostics, RenderShowsCategoryCodeAndContext) {
   auto err = caf::make_error(errc::truncated_frame, std::string{"frame 0"});
   EXPECT_EQ(render(err), "ferry_ser: truncated_frame: frame 0");

@@ -38,6 +38,11 @@ protected:
   object_store sut;
 };
 
+TEST(store_errors, RenderOfNoErrorSaysNone) {
+  EXPECT_EQ(render(caf::error{}), "none");
+  EXPECT_EQ(render(caf::make_error(errc::store_full)), "ferry_sto: store_full");
+}
+
 TEST_F(object_store_test, AttachCreatesSegmentWithOwnerOnlyPermissions) {
   struct stat st {};
   ASSERT_EQ(::stat(("/dev/shm/" + cleanup.cfg.name).c_str(), &st), 0);

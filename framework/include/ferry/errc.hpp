@@ -80,7 +80,8 @@ enum class errc : uint8_t {
 std::string to_string(errc x);
 
 /// Returns any ferry error (`ferry_fw`, `ferry_ser`, `ferry_sto`) rendered for
-/// humans, and other errors as `caf::to_string` does.
+/// humans, and other errors as `caf::to_string` does (`"none"` for no
+/// error, such as the reason of an actor that ended normally).
 std::string render(const caf::error& x);
 
 } // namespace ferry

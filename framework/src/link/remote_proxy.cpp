@@ -49,7 +49,8 @@ void remote_proxy::enqueue(caf::mailbox_element_ptr what,
       // CAF's mutex (monitorable_actor), which guards its fail_state_: not
       // ferry's, so a std::lock_guard the analysis does not see.
       std::lock_guard<std::mutex> guard{mtx_};
-      reason = render(fail_state_);
+      // An actor that ended normally leaves an empty error.
+      reason = fail_state_ ? render(fail_state_) : "normal exit";
     }
     fail_request(this, *what,
                  caf::make_error(errc::no_such_actor,
