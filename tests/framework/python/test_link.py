@@ -14,6 +14,17 @@ import ferry
 from support import Service
 
 
+def stopped(pid, timeout=10.0):
+    """Waits until process `pid` is stopped; returns whether it is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        time.sleep(0.01)
+    return False
+
+
 class LinkTest(unittest.TestCase):
     def setUp(self):
         self.service = Service("--ferry.link.heartbeat-interval=100ms",
@@ -41,6 +52,9 @@ class LinkTest(unittest.TestCase):
                                     connection_timeout=1.0)
         echo = node.lookup("echo")
         os.kill(self.service.proc.pid, signal.SIGSTOP)
+        # A signal arrives when it arrives: the request below must find the
+        # node stopped, not answer it on its way to stopping.
+        self.assertTrue(stopped(self.service.proc.pid))
         failed = {}
 
         def ask():
