@@ -73,7 +73,7 @@ void peer_table::wait_down(const std::string& name,
 // -- actors -------------------------------------------------------------------
 
 std::string one_line(const caf::error& x) {
-  auto text = x ? ferry::render(x) : std::string{"none"};
+  auto text = ferry::render(x);
   for (auto& c : text)
     if (c == '\n' || c == '\r')
       c = ' ';
