@@ -6,7 +6,11 @@
 //   BM_round_trip/<family>/<bytes>       two ferry nodes (one host store), a
 //                                        std::vector<std::byte> request and a
 //                                        uint64_t reply, both encoded with
-//                                        the family
+//                                        the family, through a same-host lane
+//   BM_round_trip/tcp:<family>/<bytes>   the same through the nodes' TCP
+//                                        connection (lanes off)
+//   BM_round_trip/tls:<family>/<bytes>   the same over TLS (certificates of
+//                                        the test PKI, made at first use)
 // Payloads of 64 B and 4 KiB. Each iteration is one round trip from a
 // blocking scoped actor, so the time includes CAF's thread hand-offs (the
 // scheduler's polling dominates it; ferry-bench measures the same across
@@ -41,6 +45,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -117,15 +122,54 @@ private:
   std::unique_ptr<caf::actor_system> b_;
 };
 
+/// How two ferry nodes of this process reach each other.
+enum class way { lane, tcp, tls };
+
+/// The directory of the tls rows' certificates (removed at exit).
+struct pki_files {
+  std::string dir = "/tmp/ferry-round-trip-pki-" + std::to_string(getpid());
+  bool made = false;
+  ~pki_files() {
+    std::error_code ignored;
+    if (made)
+      std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+/// Makes the test PKI's certificates for the two nodes in a directory of
+/// its own (once) and returns the directory.
+const std::string& pki_dir() {
+  static pki_files files;
+  static const std::string dir = [] {
+    auto result = files.dir;
+    files.made = true;
+    auto command = std::string{FERRY_PKI_SCRIPT} + " " + result +
+                   " round-trip-a round-trip-b > /dev/null";
+    if (std::system(command.c_str()) != 0)
+      throw std::runtime_error("make_test_pki.sh failed (is openssl "
+                               "installed?)");
+    return result;
+  }();
+  return dir;
+}
+
 class ferry_endpoints final : public endpoints {
 public:
-  ferry_endpoints(const std::string& family, const std::string& store_name) {
+  ferry_endpoints(const std::string& family, const std::string& store_name,
+                  way how) {
     auto setup = [&](ferry::node_config& cfg, const char* name) {
       cfg.node_name = name;
       cfg.store_name = store_name;
       cfg.store_capacity = 64 << 20;
       cfg.default_link.serializers = {family};
       cfg.default_link.deserializers = {family};
+      cfg.default_link.lane = how == way::lane;
+      if (how == way::tls) {
+        auto& dir = pki_dir();
+        cfg.tls_certificate = dir + "/" + name + ".pem";
+        cfg.tls_key = dir + "/" + name + ".key";
+        cfg.tls_ca_file = dir + "/ca.pem";
+      }
     };
     setup(cfg_a_, "round-trip-a");
     setup(cfg_b_, "round-trip-b");
@@ -141,8 +185,8 @@ public:
       throw std::runtime_error("publish failed");
     auto peer = b_->remote_actor("127.0.0.1", *port);
     if (!peer)
-      throw std::runtime_error("remote_actor failed: "
-                               + ferry::render(peer.error()));
+      throw std::runtime_error("remote_actor failed: " +
+                               ferry::render(peer.error()));
     dest_ = *peer;
     self_ = std::make_unique<caf::scoped_actor>(b_->system());
   }
@@ -163,8 +207,8 @@ private:
 /// Times round trips of `msg` over the endpoints `make` returns (made on
 /// first use: a row filtered out costs nothing).
 template <class Make>
-void run(benchmark::State& state, std::unique_ptr<endpoints>& ends,
-         Make make, const caf::message& msg) {
+void run(benchmark::State& state, std::unique_ptr<endpoints>& ends, Make make,
+         const caf::message& msg) {
   try {
     if (!ends)
       ends = make();
@@ -208,6 +252,9 @@ int main(int argc, char** argv) {
   // Endpoints live until the end of main.
   std::unique_ptr<endpoints> caf_ends;
   std::vector<std::unique_ptr<endpoints>> ferry_ends(families.size());
+  // The tcp and tls rows (cereal.binary only).
+  std::unique_ptr<endpoints> tcp_ends;
+  std::unique_ptr<endpoints> tls_ends;
   std::vector<caf::message> bytes_msgs;
   std::vector<caf::message> chars_msgs;
   for (auto size : sizes) {
@@ -224,19 +271,35 @@ int main(int argc, char** argv) {
   for (size_t s = 0; s < sizes.size(); ++s) {
     auto size = std::to_string(sizes[s]);
     add("BM_round_trip/raw-caf/" + size, [&, s](benchmark::State& state) {
-      run(state, caf_ends, [] { return std::make_unique<caf_endpoints>(); },
-          chars_msgs[s]);
+      run(
+        state, caf_ends, [] { return std::make_unique<caf_endpoints>(); },
+        chars_msgs[s]);
     });
     for (size_t f = 0; f < families.size(); ++f)
       add("BM_round_trip/" + families[f] + "/" + size,
           [&, s, f](benchmark::State& state) {
-            run(state, ferry_ends[f],
-                [&, f] {
-                  return std::make_unique<ferry_endpoints>(families[f],
-                                                           remover.name);
-                },
-                bytes_msgs[s]);
+            run(
+              state, ferry_ends[f],
+              [&, f] {
+                return std::make_unique<ferry_endpoints>(
+                  families[f], remover.name, way::lane);
+              },
+              bytes_msgs[s]);
           });
+    for (auto how : {way::tcp, way::tls}) {
+      auto& ends = how == way::tcp ? tcp_ends : tls_ends;
+      add(std::string{"BM_round_trip/"} + (how == way::tcp ? "tcp" : "tls") +
+            ":cereal.binary/" + size,
+          [&, s, how](benchmark::State& state) {
+            run(
+              state, ends,
+              [&, how] {
+                return std::make_unique<ferry_endpoints>("cereal.binary",
+                                                         remover.name, how);
+              },
+              bytes_msgs[s]);
+          });
+    }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -277,7 +277,10 @@ void connection::send(wire::out_frame&& frame) {
                          "writing to " + peer_ + " failed: " + r.error));
     return;
   }
-  queue_.push_back(queued{std::move(frame), r.bytes});
+  // A stream with a buffer of its own (TLS) may have taken the whole frame
+  // and still hold some of it: then only its flush waits for the socket.
+  if (r.bytes < frame.size())
+    queue_.push_back(queued{std::move(frame), r.bytes});
   arm_write_locked(r.state);
 }
 
@@ -305,9 +308,10 @@ io_result connection::write_locked() {
         break;
     }
     auto r = stream_->write(pieces_);
-    // The stream took r.bytes of the queue's bytes, in order.
+    // The stream took r.bytes of the queue's bytes, in order: the frames it
+    // took whole leave the queue (the stream may still be flushing them).
     auto taken = static_cast<uint64_t>(r.bytes);
-    while (taken > 0 && !queue_.empty()) {
+    while (!queue_.empty()) {
       auto& front = queue_.front();
       auto rest = front.frame.size() - front.taken;
       if (taken < rest) {

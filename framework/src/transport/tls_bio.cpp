@@ -1,13 +1,18 @@
-// tls_bio: OpenSSL's socket BIO with SIGPIPE-free, non-blocking reads and
-// writes (see transport/tls_bio.hpp).
+// tls_bio: the BIOs between an SSL and its socket: OpenSSL's socket BIO
+// reading with recv, and a buffer of ferry's own writing with send, both
+// SIGPIPE-free and non-blocking (see transport/tls_bio.hpp).
 #include "transport/tls_bio.hpp"
 
 #include <openssl/bio.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
+#include <memory>
+#include <new>
 
 namespace ferry::detail::net {
 
@@ -50,31 +55,17 @@ int read_socket(BIO* bio, char* out, int size) {
   }
 }
 
-int write_socket(BIO* bio, const char* in, int size) {
-  BIO_clear_retry_flags(bio);
-  if (in == nullptr || size <= 0)
-    return 0;
+/// Sends `size` bytes at `data` to `fd` without waiting: the bytes sent,
+/// or -1 with errno set.
+long send_some(int fd, const char* data, size_t size) {
   for (;;) {
-    auto n = ::send(socket_of(bio), in, static_cast<size_t>(size),
-                    MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n >= 0)
-      return static_cast<int>(n);
-    if (errno == EINTR)
-      continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK)
-      BIO_set_retry_write(bio);
-    return -1;
+    auto n = ::send(fd, data, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0 || errno != EINTR)
+      return n;
   }
 }
 
-int puts_socket(BIO* bio, const char* text) {
-  size_t size = 0;
-  while (text[size] != '\0')
-    ++size;
-  return size > INT_MAX ? -1 : write_socket(bio, text, static_cast<int>(size));
-}
-
-/// The socket BIO's controls for the descriptor, close flag, flush and EOF;
+/// The socket BIO's controls for the descriptor, close flag and EOF;
 /// everything else (kTLS above all) is declined.
 long control_socket(BIO* bio, int cmd, long num, void* ptr) {
   static auto* forward = BIO_meth_get_ctrl(BIO_s_socket());
@@ -92,18 +83,17 @@ long control_socket(BIO* bio, int cmd, long num, void* ptr) {
   }
 }
 
-BIO_METHOD* make_method() {
+/// The reading BIO's method: OpenSSL's socket BIO with `read_socket`.
+BIO_METHOD* make_read_method() {
   auto type = BIO_get_new_index();
   if (type == -1)
     return nullptr;
   auto* result = BIO_meth_new(type | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
-                              "ferry socket");
+                              "ferry socket reader");
   if (result == nullptr)
     return nullptr;
   const auto* socket = BIO_s_socket();
   if (BIO_meth_set_read(result, read_socket) != 1 ||
-      BIO_meth_set_write(result, write_socket) != 1 ||
-      BIO_meth_set_puts(result, puts_socket) != 1 ||
       BIO_meth_set_ctrl(result, control_socket) != 1 ||
       BIO_meth_set_create(result, BIO_meth_get_create(socket)) != 1 ||
       BIO_meth_set_destroy(result, BIO_meth_get_destroy(socket)) != 1) {
@@ -113,16 +103,146 @@ BIO_METHOD* make_method() {
   return result;
 }
 
-/// Returns a new socket BIO (one reference) on `fd`, or null.
-BIO* make_socket_bio(int fd) {
+// -- the writing BIO ----------------------------------------------------------
+
+/// A writing BIO's state: the socket and the records not sent yet, at
+/// [begin, end) of `data`.
+struct write_buffer {
+  int fd = -1;
+  std::unique_ptr<char[]> data = std::make_unique<char[]>(write_buffer_size);
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+write_buffer& buffer_of(BIO* bio) {
+  return *static_cast<write_buffer*>(BIO_get_data(bio));
+}
+
+/// Sends what `buf` holds as far as the socket takes it: 1 when all of it
+/// went, else 0 with the BIO's retry flag set (the socket is full) or -1
+/// with errno set (the socket failed).
+int send_buffered(BIO* bio, write_buffer& buf) {
+  while (buf.begin < buf.end) {
+    auto n = send_some(buf.fd, buf.data.get() + buf.begin, buf.end - buf.begin);
+    if (n < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        return -1;
+      BIO_set_retry_write(bio);
+      return 0;
+    }
+    buf.begin += static_cast<size_t>(n);
+  }
+  buf.begin = 0;
+  buf.end = 0;
+  return 1;
+}
+
+int write_buffered(BIO* bio, const char* in, int size) {
+  BIO_clear_retry_flags(bio);
+  if (in == nullptr || size <= 0)
+    return 0;
+  auto& buf = buffer_of(bio);
+  auto wanted = static_cast<size_t>(size);
+  if (write_buffer_size - buf.end < wanted && buf.begin < buf.end) {
+    if (send_buffered(bio, buf) < 0)
+      return -1;
+    BIO_clear_retry_flags(bio);
+  }
+  if (buf.begin > 0) {
+    std::memmove(buf.data.get(), buf.data.get() + buf.begin,
+                 buf.end - buf.begin);
+    buf.end -= buf.begin;
+    buf.begin = 0;
+  }
+  auto n = std::min(wanted, write_buffer_size - buf.end);
+  if (n == 0) {
+    BIO_set_retry_write(bio);
+    return -1;
+  }
+  std::memcpy(buf.data.get() + buf.end, in, n);
+  buf.end += n;
+  return static_cast<int>(n);
+}
+
+int puts_buffered(BIO* bio, const char* text) {
+  auto size = std::strlen(text);
+  return size > INT_MAX ? -1
+                        : write_buffered(bio, text, static_cast<int>(size));
+}
+
+long control_buffered(BIO* bio, int cmd, long, void*) {
+  auto& buf = buffer_of(bio);
+  switch (cmd) {
+  case BIO_CTRL_FLUSH:
+    BIO_clear_retry_flags(bio);
+    return send_buffered(bio, buf) == 1 ? 1 : -1;
+  case BIO_CTRL_WPENDING:
+    return static_cast<long>(buf.end - buf.begin);
+  case BIO_CTRL_GET_CLOSE:
+  case BIO_CTRL_SET_CLOSE:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int create_buffered(BIO* bio) {
+  auto* buf = new (std::nothrow) write_buffer;
+  if (buf == nullptr)
+    return 0;
+  BIO_set_data(bio, buf);
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+int destroy_buffered(BIO* bio) {
+  delete static_cast<write_buffer*>(BIO_get_data(bio));
+  BIO_set_data(bio, nullptr);
+  return 1;
+}
+
+/// The writing BIO's method.
+BIO_METHOD* make_write_method() {
+  auto type = BIO_get_new_index();
+  if (type == -1)
+    return nullptr;
+  auto* result =
+    BIO_meth_new(type | BIO_TYPE_SOURCE_SINK, "ferry buffered socket writer");
+  if (result == nullptr)
+    return nullptr;
+  if (BIO_meth_set_write(result, write_buffered) != 1 ||
+      BIO_meth_set_puts(result, puts_buffered) != 1 ||
+      BIO_meth_set_ctrl(result, control_buffered) != 1 ||
+      BIO_meth_set_create(result, create_buffered) != 1 ||
+      BIO_meth_set_destroy(result, destroy_buffered) != 1) {
+    BIO_meth_free(result);
+    return nullptr;
+  }
+  return result;
+}
+
+/// Returns a new reading BIO on `fd`, or null.
+BIO* make_reader(int fd) {
   // Made once and kept for the process: every BIO refers to it.
-  static BIO_METHOD* method = make_method();
+  static BIO_METHOD* method = make_read_method();
   if (method == nullptr)
     return nullptr;
   auto* result = BIO_new(method);
   if (result == nullptr)
     return nullptr;
   BIO_set_fd(result, fd, BIO_NOCLOSE);
+  return result;
+}
+
+/// Returns a new writing BIO on `fd`, or null.
+BIO* make_writer(int fd) {
+  static BIO_METHOD* method = make_write_method();
+  if (method == nullptr)
+    return nullptr;
+  auto* result = BIO_new(method);
+  if (result == nullptr)
+    return nullptr;
+  buffer_of(result).fd = fd;
   return result;
 }
 
@@ -135,19 +255,15 @@ socket_read take_socket_read() noexcept {
 }
 
 bool attach_socket(SSL* ssl, int fd) {
-  auto* socket = make_socket_bio(fd);
-  auto* buffer = BIO_new(BIO_f_buffer());
-  if (socket == nullptr || buffer == nullptr ||
-      BIO_set_write_buffer_size(buffer, write_buffer_size) != 1 ||
-      BIO_up_ref(socket) != 1) {
-    BIO_free(buffer);
-    BIO_free(socket);
+  auto* reader = make_reader(fd);
+  auto* writer = make_writer(fd);
+  if (reader == nullptr || writer == nullptr) {
+    BIO_free(reader);
+    BIO_free(writer);
     return false;
   }
-  // The SSL owns a reference to each: the socket as its read BIO, and the
-  // chain (buffer, then socket) as its write BIO.
-  BIO_push(buffer, socket);
-  SSL_set_bio(ssl, socket, buffer);
+  // The SSL owns both.
+  SSL_set_bio(ssl, reader, writer);
   return true;
 }
 

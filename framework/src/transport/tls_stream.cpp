@@ -1,10 +1,12 @@
 // tls_stream: driving one SSL over a non-blocking socket (see
 // transport/tls_stream.hpp).
 //
-// OpenSSL keeps a per-thread error queue: it is emptied before every call
-// on the SSL (else SSL_get_error may blame this connection for another's
-// leftovers) and after every failure (else they leak into the next
-// connection this thread serves).
+// OpenSSL keeps a per-thread error queue: it is emptied after every failure
+// (else it leaks into the next connection this thread serves) and checked
+// before every call on the SSL (else SSL_get_error may blame this
+// connection for leftovers of other code on the thread). The check peeks:
+// clearing an empty queue walks all of its slots, a sixth of what TLS adds
+// to a small round trip (measured with bench/framework/round_trip_bench).
 #include "transport/tls_stream.hpp"
 
 #include "ferry/errc.hpp"
@@ -90,6 +92,12 @@ void on_message(int write_p, int, int content_type, const void* buf, size_t len,
     slot = desc;
 }
 
+/// Empties this thread's OpenSSL error queue before a call on an SSL.
+void clear_errors() {
+  if (ERR_peek_error() != 0)
+    ERR_clear_error();
+}
+
 io_result with_state(io_result::status state) {
   io_result result;
   result.state = state;
@@ -117,7 +125,7 @@ tls_stream::make(SSL_CTX* ctx, int fd, bool server) {
                              result->peer_addr() + ": " + take_openssl_error() +
                              " (out of memory?)");
   };
-  ERR_clear_error();
+  clear_errors();
   result->ssl_ = SSL_new(ctx);
   if (result->ssl_ == nullptr || diagnosis_index() < 0)
     return cannot();
@@ -148,7 +156,7 @@ io_result tls_stream::drive_handshake() {
     return fail(failure_);
   if (diag_.handshake_done)
     return {};
-  ERR_clear_error();
+  clear_errors();
   auto ret = SSL_do_handshake(ssl_);
   if (ret != 1)
     return outcome(errno, "exchanging handshake messages");
@@ -177,7 +185,7 @@ io_result tls_stream::read(std::span<std::byte> out) {
     if (read_closed_) {
       step = with_state(io_result::status::closed);
     } else if (step = drive_handshake(); step.ok()) {
-      ERR_clear_error();
+      clear_errors();
       size_t n = 0;
       if (SSL_read_ex(ssl_, out.data() + result.bytes,
                       out.size() - result.bytes, &n) == 1) {
@@ -214,7 +222,7 @@ io_result tls_stream::write_to_ssl(const std::byte* data, size_t size) {
   lock_guard guard{mtx_};
   if (auto step = drive_handshake(); !step.ok())
     return step;
-  ERR_clear_error();
+  clear_errors();
   size_t n = 0;
   if (SSL_write_ex(ssl_, data, size, &n) == 1)
     return {};
@@ -301,7 +309,7 @@ io_result tls_stream::flush_socket() {
   if (!failure_.empty())
     return fail(failure_);
   auto* bio = SSL_get_wbio(ssl_);
-  ERR_clear_error();
+  clear_errors();
   if (BIO_flush(bio) == 1)
     return {};
   if (BIO_should_retry(bio))
@@ -318,7 +326,7 @@ void tls_stream::shutdown() noexcept {
   lock_guard guard{mtx_};
   auto sent = false;
   if (diag_.handshake_done && failure_.empty()) {
-    ERR_clear_error();
+    clear_errors();
     // SSL_shutdown: 0 when close_notify is written, 1 when the peer's
     // arrived too, < 0 when a write is unfinished. The flush then takes it
     // to the socket, unless the socket is full: the alert is given up on.
