@@ -120,11 +120,15 @@ TEST(connection, AFrameTheStreamTookWholeWhileTheSocketWasFullLeavesTheQueue) {
   namespace asio = boost::asio;
   // Left behind, not destroyed, when the I/O thread never comes back.
   auto* ioc = new asio::io_context{1};
-  asio::ip::tcp::acceptor acceptor{
-    *ioc, asio::ip::tcp::endpoint{asio::ip::address_v4::loopback(), 0}};
-  int peer = ferry::test::connect_loopback(acceptor.local_endpoint().port());
-  ASSERT_GE(peer, 0);
-  auto sock = acceptor.accept();
+  asio::ip::tcp::socket sock{*ioc};
+  int peer = -1;
+  {
+    asio::ip::tcp::acceptor acceptor{
+      *ioc, asio::ip::tcp::endpoint{asio::ip::address_v4::loopback(), 0}};
+    peer = ferry::test::connect_loopback(acceptor.local_endpoint().port());
+    ASSERT_GE(peer, 0);
+    sock = acceptor.accept();
+  }
   stream_maker streams;
   streams.make = [](int fd, bool,
                     bool) -> caf::expected<std::unique_ptr<stream>> {
@@ -164,6 +168,7 @@ TEST(connection, AFrameTheStreamTookWholeWhileTheSocketWasFullLeavesTheQueue) {
   conn->close(false);
   ioc->stop();
   io.join();
+  conn.reset();
   delete ioc;
 }
 
