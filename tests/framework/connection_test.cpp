@@ -2,7 +2,8 @@
 // bytes of its own: a TLS stream takes a frame whole into its record buffer
 // and may still report the socket full (`want_write`). The connection must
 // then drop the frame (it is the stream's), wait for the socket, let the
-// stream flush, and go on with the frames queued behind it, in order.
+// stream flush, and go on with the frames queued behind it, in order. And
+// frames sent before the stream is ready follow the preface.
 #include "transport/connection.hpp"
 #include "transport/plain_stream.hpp"
 #include "wire/frame.hpp"
@@ -18,7 +19,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -116,60 +116,105 @@ wire::out_frame beat() {
   return result;
 }
 
-TEST(connection, AFrameTheStreamTookWholeWhileTheSocketWasFullLeavesTheQueue) {
-  namespace asio = boost::asio;
-  // Left behind, not destroyed, when the I/O thread never comes back.
-  auto* ioc = new asio::io_context{1};
-  asio::ip::tcp::socket sock{*ioc};
-  int peer = -1;
-  {
-    asio::ip::tcp::acceptor acceptor{
-      *ioc, asio::ip::tcp::endpoint{asio::ip::address_v4::loopback(), 0}};
-    peer = ferry::test::connect_loopback(acceptor.local_endpoint().port());
-    ASSERT_GE(peer, 0);
-    sock = acceptor.accept();
+/// A connection of ferry's own over a holding stream, and the socket of
+/// its peer.
+class connection_test : public ::testing::Test {
+protected:
+  void SetUp() override {
+    namespace asio = boost::asio;
+    asio::ip::tcp::socket sock{*ioc_};
+    {
+      asio::ip::tcp::acceptor acceptor{
+        *ioc_, asio::ip::tcp::endpoint{asio::ip::address_v4::loopback(), 0}};
+      peer_ = ferry::test::connect_loopback(acceptor.local_endpoint().port());
+      ASSERT_GE(peer_, 0);
+      sock = acceptor.accept();
+    }
+    stream_maker streams;
+    streams.make = [](int fd, bool,
+                      bool) -> caf::expected<std::unique_ptr<stream>> {
+      return std::unique_ptr<stream>{new holding_stream(fd)};
+    };
+    conn_ = connection::make(std::move(sock), true, streams, {},
+                             std::make_shared<quiet_handler>());
   }
-  stream_maker streams;
-  streams.make = [](int fd, bool,
-                    bool) -> caf::expected<std::unique_ptr<stream>> {
-    return std::unique_ptr<stream>{new holding_stream(fd)};
-  };
-  auto conn = connection::make(std::move(sock), true, streams, {},
-                               std::make_shared<quiet_handler>());
-  conn->start();
-  std::thread io{[ioc] {
-    ioc->run_for(5s);
-  }};
+
+  void TearDown() override {
+    if (peer_ >= 0)
+      ::close(peer_);
+    if (stuck_) {
+      // The I/O thread cannot be stopped: it, its context and the helper
+      // threads are left to the process's end.
+      io_.detach();
+      for (auto& x : helpers_)
+        x.detach();
+      return;
+    }
+    for (auto& x : helpers_)
+      x.join();
+    if (conn_)
+      conn_->close(false);
+    ioc_->stop();
+    if (io_.joinable())
+      io_.join();
+    conn_.reset();
+    delete ioc_;
+  }
+
+  /// Starts the connection and its I/O thread.
+  void start() {
+    conn_->start();
+    io_ = std::thread{[ctx = ioc_] {
+      ctx->run_for(5s);
+    }};
+  }
+
+  /// Reads `want` bytes from the peer's socket (fewer: the connection is
+  /// stuck).
+  std::vector<std::byte> expect_bytes(size_t want) {
+    auto got = read_bytes(peer_, want, 3s);
+    stuck_ = got.size() != want;
+    return got;
+  }
+
+  boost::asio::io_context* ioc_ = new boost::asio::io_context{1};
+  int peer_ = -1;
+  std::shared_ptr<connection> conn_;
+  std::thread io_;
+  std::vector<std::thread> helpers_;
+  bool stuck_ = false;
+};
+
+TEST_F(connection_test,
+       AFrameTheStreamTookWholeWhileTheSocketWasFullLeavesTheQueue) {
+  start();
   // The preface is the stream's first write: taken whole and held, "the
   // socket full"; the stream sends it once the connection writes again.
-  auto preface = read_bytes(peer, wire::preface.size(), 3s);
+  auto preface = expect_bytes(wire::preface.size());
   ASSERT_EQ(preface.size(), wire::preface.size());
   EXPECT_EQ(std::memcmp(preface.data(), wire::preface.data(), preface.size()),
             0);
   // Then the frames go out as they come (from a thread of their own: a
   // connection spinning on a frame it no longer has holds its send lock).
   constexpr size_t frames = 3;
-  std::thread sender{[conn] {
+  helpers_.emplace_back([conn = conn_] {
     for (size_t i = 0; i < frames; ++i)
       conn->send(beat());
-  }};
-  auto got = read_bytes(peer, frames * wire::header_size, 3s);
-  ::close(peer);
-  if (got.size() != frames * wire::header_size) {
-    // The I/O thread cannot be stopped: it and the sender are left to the
-    // process's end, with the context.
-    io.detach();
-    sender.detach();
-    FAIL() << "the peer got " << got.size() << " of "
-           << frames * wire::header_size
-           << " bytes of frames sent after the held preface";
-  }
-  sender.join();
-  conn->close(false);
-  ioc->stop();
-  io.join();
-  conn.reset();
-  delete ioc;
+  });
+  auto got = expect_bytes(frames * wire::header_size);
+  EXPECT_EQ(got.size(), frames * wire::header_size)
+    << "the frames sent after the held preface never went out";
+}
+
+TEST_F(connection_test, FramesSentBeforeTheStreamIsReadyFollowThePreface) {
+  constexpr size_t frames = 2;
+  for (size_t i = 0; i < frames; ++i)
+    conn_->send(beat());
+  start();
+  auto got = expect_bytes(wire::preface.size() + frames * wire::header_size);
+  ASSERT_EQ(got.size(), wire::preface.size() + frames * wire::header_size);
+  EXPECT_EQ(std::memcmp(got.data(), wire::preface.data(), wire::preface.size()),
+            0);
 }
 
 } // namespace

@@ -133,9 +133,10 @@ void connection::handshake() {
     {
       lock_guard guard{send_mtx_};
       open_ = true;
+      // Before anything else, frames sent while the stream was not ready
+      // included: the preface, then the handler's first frames.
+      queue_.push_front(queued{wire::out_frame::raw(wire::preface), 0});
     }
-    // Before anything else: the preface, then the handler's first frames.
-    send(wire::out_frame::raw(wire::preface));
     handler_->on_open(*this);
     // What on_open sent (and anything sent meanwhile) goes out now.
     write_ready();

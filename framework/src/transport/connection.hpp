@@ -14,9 +14,13 @@
 // the calling thread writes the frame itself, with scatter-gather from the
 // frame's pieces (a round trip pays no thread hop); what the socket does
 // not take stays queued, with the frame's memory, and the I/O thread
-// writes it once the socket is writable. Nothing waits: a link's credit
-// window bounds what can be queued. One mutex (`send_mtx_`) orders the
-// writers and guards the queue; the reader never takes it.
+// writes it once the socket is writable. A frame the stream took whole
+// leaves the queue even when the stream still holds some of it (a TLS
+// stream's record buffer): then only the stream's flush waits for the
+// socket. Frames sent before the stream is ready (the TLS handshake) wait
+// in the queue behind the preface. Nothing waits: a link's credit window
+// bounds what can be queued. One mutex (`send_mtx_`) orders the writers and
+// guards the queue; the reader never takes it.
 //
 // Timing (one Asio timer): until `linked`, the connection closes when the
 // handshake does not end within its timeout; after, it sends a heartbeat
