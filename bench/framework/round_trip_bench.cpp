@@ -125,32 +125,35 @@ private:
 /// How two ferry nodes of this process reach each other.
 enum class way { lane, tcp, tls };
 
-/// The directory of the tls rows' certificates (removed at exit).
+/// The test PKI's certificates for the two nodes, in a directory of their
+/// own, removed with them.
 struct pki_files {
   std::string dir = "/tmp/ferry-round-trip-pki-" + std::to_string(getpid());
-  bool made = false;
+
+  pki_files() {
+    auto command = std::string{FERRY_PKI_SCRIPT} + " " + dir +
+                   " round-trip-a round-trip-b > /dev/null";
+    if (std::system(command.c_str()) != 0) {
+      remove();
+      throw std::runtime_error("make_test_pki.sh failed (is openssl "
+                               "installed?)");
+    }
+  }
+
   ~pki_files() {
+    remove();
+  }
+
+  void remove() {
     std::error_code ignored;
-    if (made)
-      std::filesystem::remove_all(dir, ignored);
+    std::filesystem::remove_all(dir, ignored);
   }
 };
 
-/// Makes the test PKI's certificates for the two nodes in a directory of
-/// its own (once) and returns the directory.
+/// Returns the directory of the certificates (made at the first call).
 const std::string& pki_dir() {
   static pki_files files;
-  static const std::string dir = [] {
-    auto result = files.dir;
-    files.made = true;
-    auto command = std::string{FERRY_PKI_SCRIPT} + " " + result +
-                   " round-trip-a round-trip-b > /dev/null";
-    if (std::system(command.c_str()) != 0)
-      throw std::runtime_error("make_test_pki.sh failed (is openssl "
-                               "installed?)");
-    return result;
-  }();
-  return dir;
+  return files.dir;
 }
 
 class ferry_endpoints final : public endpoints {

@@ -65,7 +65,7 @@ long send_some(int fd, const char* data, size_t size) {
   }
 }
 
-/// The socket BIO's controls for the descriptor, close flag and EOF;
+/// The socket BIO's controls for the descriptor, close flag, flush and EOF;
 /// everything else (kTLS above all) is declined.
 long control_socket(BIO* bio, int cmd, long num, void* ptr) {
   static auto* forward = BIO_meth_get_ctrl(BIO_s_socket());
