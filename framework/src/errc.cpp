@@ -50,6 +50,10 @@ std::string to_string(errc x) {
     return "already_linked";
   case errc::cluster_refused:
     return "cluster_refused";
+  case errc::unasked_response:
+    return "unasked_response";
+  case errc::too_many_requests:
+    return "too_many_requests";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -74,6 +74,15 @@ enum class errc : uint8_t {
   /// or asked a node that is not a member (yet, or any more); the text
   /// names both sides.
   cluster_refused,
+  /// A response arrived on a link for a request this node's actor did not
+  /// send on that link, or answered already (or whose asker ended): only
+  /// the node a request went to answers it, once. Refused and counted on
+  /// the link it came on; the link stays up.
+  unasked_response,
+  /// The link has `max_pending_requests` requests of this node's actors
+  /// waiting for answers; the oldest of them fails with this error to make
+  /// room for a new one.
+  too_many_requests,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

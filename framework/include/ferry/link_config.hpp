@@ -142,6 +142,15 @@ struct link_config {
   /// (`node::remote_actor`, `node::remote_spawn`) are made even above it.
   uint64_t max_proxies = 65536;
 
+  /// Most requests of this node's actors the link remembers while they
+  /// wait for their answers. A response is delivered only when it answers
+  /// such a request (the node it went to answers it, once); a request
+  /// leaves the table when answered, when its asker ends, or when the link
+  /// goes down. CAF tells no link a request's timeout, so a request never
+  /// answered stays until its asker ends: when the table is full, the
+  /// oldest request fails with `errc::too_many_requests` to make room.
+  uint64_t max_pending_requests = 65536;
+
   /// Most live actors the peer may have spawned on this node over the link
   /// (its `node::remote_spawn`); one more is refused with
   /// `errc::too_many_actors` until one of them ends, so a peer cannot fill

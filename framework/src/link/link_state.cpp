@@ -90,6 +90,7 @@ link_state::link_state(link_host& host, const peer_info& peer, link_config cfg,
     returns_(quarter(cfg_.window_bytes, peer.offer.window_bytes),
              quarter(cfg_.window_messages, peer.offer.window_messages)),
     held_(cfg_.max_held_bytes, cfg_.max_held_messages),
+    requests_(cfg_.max_pending_requests),
     actors_(cfg_.max_proxies, cfg_.max_spawned_actors,
             [this](uint64_t id) { return make_proxy(id); }),
     inbox_([this] {
@@ -174,9 +175,14 @@ caf::error link_state::send(uint64_t target,
     sent_by_family_.count(family);
   // Once the link is down, the table takes no request: shut_down answers
   // every one it holds with link_down, and this one gets it here.
-  if (mid.is_request() && sender && !requests_.add(sender, mid))
-    return fail(caf::make_error(errc::link_down, "the link to node " +
-                                                   peer_name_ + " went down"));
+  if (mid.is_request() && sender) {
+    auto added = requests_.add(sender, mid);
+    if (!added.recorded)
+      return fail(caf::make_error(
+        errc::link_down, "the link to node " + peer_name_ + " went down"));
+    if (added.evicted)
+      fail_evicted(*added.evicted);
+  }
   if (!outbox_.post(std::move(out), size, tickets, transfers)) {
     // The link went down meanwhile: nobody would cancel these, and the
     // message goes nowhere (a request hears of it from shut_down).
@@ -312,10 +318,12 @@ void link_state::deliver(wire_message& msg, uint64_t wire_size,
   auto token = take(wire_size);
   taken_mark mark{returns_};
   caf::message_id mid{msg.mid};
-  // Answered, delivered or not: a response that cannot be delivered must
-  // not keep its request's entry for the link's lifetime.
-  if (mid.is_response())
-    requests_.answered(msg.target, mid);
+  // A response answers a request of this node's that went to this peer,
+  // once; it takes the request's record, delivered or not.
+  if (mid.is_response() && !requests_.answered(msg.target, mid)) {
+    refuse(msg, unasked_response(msg), token, host);
+    return;
+  }
   auto target = addressable(msg.target);
   if (!target) {
     refuse(msg,
@@ -375,6 +383,39 @@ caf::expected<chunk_reply> link_state::serve_chunk(const chunk_request& req) {
   if (reply)
     counters_.bytes_pulled_by_peer += req.length;
   return reply;
+}
+
+caf::error link_state::unasked_response(const wire_message& msg) const {
+  auto& me = ctx_.node_name;
+  return caf::make_error(
+    errc::unasked_response,
+    "node " + me + " refused a response from node " + peer_name_ +
+      " to actor " + std::to_string(msg.target) + " (request " +
+      std::to_string(request_key(caf::message_id{msg.mid})) +
+      "): no such request of that actor went to node " + peer_name_ +
+      " on this link, or it was answered already, its asker ended, or it "
+      "was dropped as the oldest of more than " +
+      std::to_string(requests_.capacity()) +
+      " requests waiting for answers (ferry.link.max-pending-requests)");
+}
+
+void link_state::fail_evicted(const pending_requests::entry& oldest) {
+  auto requester = caf::actor_cast<caf::strong_actor_ptr>(oldest.requester);
+  if (!requester)
+    return;
+  requester->enqueue(
+    caf::make_mailbox_element(
+      nullptr, oldest.mid.response_id(), {},
+      caf::make_error(
+        errc::too_many_requests,
+        "node " + ctx_.node_name + " has " +
+          std::to_string(requests_.capacity()) +
+          " requests waiting for answers from node " + peer_name_ +
+          " (ferry.link.max-pending-requests); this one, the oldest, "
+          "failed to make room; raise the setting if that many requests "
+          "wait at once, or give requests that may go unanswered a timeout "
+          "and let their actors end")),
+    nullptr);
 }
 
 void link_state::count_unasked() {

@@ -353,6 +353,14 @@ private:
     return credit_token{weak_from_this(), wire_size, held};
   }
 
+  /// Returns why the response `msg` is refused: it answers no request of
+  /// this node's that went to the peer (pending_requests).
+  caf::error unasked_response(const wire_message& msg) const;
+
+  /// Fails the request `oldest`, dropped from a full table of pending
+  /// requests, with `too_many_requests`.
+  void fail_evicted(const pending_requests::entry& oldest);
+
   /// Makes a live proxy for the peer's actor `id` (actor_table's factory).
   caf::strong_actor_ptr make_proxy(uint64_t id);
 

@@ -28,10 +28,10 @@ namespace {
 using label = std::pair<std::string_view, std::string_view>;
 
 /// The refusal reasons written even at zero.
-constexpr std::array<std::string_view, 11> known_reasons{
+constexpr std::array<std::string_view, 12> known_reasons{
   "decode_failed",   "family_refused", "link_down",        "message_too_large",
   "no_such_actor",   "receiver_full",  "too_many_actors",  "too_many_proxies",
-  "transfer_failed", "type_mismatch",  "unregistered_type"};
+  "transfer_failed", "type_mismatch",  "unasked_response", "unregistered_type"};
 
 std::string format_number(double x) {
   if (std::isinf(x))

@@ -219,6 +219,9 @@ node_config::node_config()
                         "sleeps (default 200us; 0s: at once)")
     .add(default_link.max_proxies, "max-proxies",
          "most proxies of a peer's actors that sent to this node")
+    .add(default_link.max_pending_requests, "max-pending-requests",
+         "most requests of this node's actors a link keeps waiting for "
+         "answers")
     .add(default_link.max_spawned_actors, "max-spawned-actors",
          "most live actors a peer may spawn on this node (0: none)")
     .add<std::string>("max-held-bytes",

@@ -111,6 +111,8 @@ link_config::from_settings(const caf::settings& section, link_config base) {
       err = read_duration(value, key, base.lane_spin);
     } else if (key == "max-proxies") {
       err = read_uint(value, key, base.max_proxies);
+    } else if (key == "max-pending-requests") {
+      err = read_uint(value, key, base.max_pending_requests);
     } else if (key == "max-spawned-actors") {
       err = read_uint(value, key, base.max_spawned_actors);
     } else if (key == "max-held-bytes") {
@@ -134,8 +136,9 @@ link_config::from_settings(const caf::settings& section, link_config base) {
           "compression, compression-threshold, max-message-size, "
           "window-bytes, window-messages, send-timeout, pull-threshold, "
           "chunk-size, chunks-in-flight, batch-messages, batch-gap, lane, "
-          "no-lane, lane-bytes, lane-spin, max-proxies, max-spawned-actors, "
-          "max-held-bytes, max-held-messages, heartbeat-interval, "
+          "no-lane, lane-bytes, lane-spin, max-proxies, "
+          "max-pending-requests, max-spawned-actors, max-held-bytes, "
+          "max-held-messages, heartbeat-interval, "
           "connection-timeout, plain");
     }
     if (err)
@@ -176,6 +179,11 @@ link_config::from_settings(const caf::settings& section, link_config base) {
     return caf::make_error(errc::invalid_config,
                            "max-proxies must be positive (it bounds the peer's "
                            "actors that may send to this node)");
+  if (base.max_pending_requests == 0)
+    return caf::make_error(errc::invalid_config,
+                           "max-pending-requests must be positive (it bounds "
+                           "the requests a link remembers while they wait "
+                           "for their answers)");
   if (base.max_held_bytes == 0 || base.max_held_messages == 0)
     return caf::make_error(errc::invalid_config,
                            "max-held-bytes and max-held-messages must be "

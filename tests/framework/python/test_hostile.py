@@ -7,8 +7,9 @@ no family in common, a frame longer than its type takes) and linked peers
 send frames that break the rules (a message whose head claims more than its
 body holds, a request to an actor that does not exist, a family the link
 does not accept, a chunk request for a transfer never made, an answer to
-no request). Each gets the refusal docs/wire-format.md gives, and after
-every one the node still serves a well-behaved peer.
+no request, an answer to a request the node sent another peer). Each gets
+the refusal docs/wire-format.md gives, and after every one the node still
+serves a well-behaved peer.
 """
 
 import socket
@@ -17,7 +18,7 @@ import unittest
 
 import ferry
 from ferry import message, wire
-from ferry.message import ONE_WAY, Element, Frame, Message
+from ferry.message import ONE_WAY, RESPONSE_BIT, Element, Frame, Message
 from ferry.wire import FrameType, PREFACE
 from support import ServiceTest, eventually
 
@@ -239,6 +240,34 @@ class LinkTest(ServiceTest):
         self.node._send(FrameType.ACTOR_ID, wire.le64s(777777, 1))
         eventually(lambda: self.link_report("py-hostile")[
             "unasked_answers"] == 1, what="the unasked answer counted")
+        self.assertTrue(self.node.is_up)
+
+    def test_an_answer_to_a_request_sent_to_another_peer_is_refused(self):
+        # The node's caller asks a Python actor of another link; this link
+        # answers in its place, with that request's id and with an id never
+        # asked. Both are refused on this link, and the asked actor's own
+        # answer is the one the caller gets.
+        refusals = []
+
+        def answer(env):
+            for mid in (env.mid, env.mid + 1000):
+                self.node.send_message(Message(
+                    env.sender.id, 0, mid | RESPONSE_BIT,
+                    [self.node.element("py.text", {"value": "forged"})]))
+            eventually(lambda: self.node.stats["refused_by_peer"] == 2,
+                       what="the node's refusals of both answers")
+            refusals.append(self.node.stats["last_refusal"])
+            return {"value": "honest"}
+
+        with self.service.connect(name="py-asked") as asked:
+            me = asked.spawn(answer)
+            result = asked.lookup("caller").request(
+                {"count": 0, "seed": 0, "family": "", "raise": True},
+                type="py.call", sender=me)
+        self.assertEqual(result["first_mismatch"], "answered honest")
+        self.assertEqual(refusals[0].name, "unasked_response")
+        self.assertIn("py-hostile", refusals[0].text)
+        self.assertEqual(self.link_report("py-hostile")["refusals"], 2)
         self.assertTrue(self.node.is_up)
 
     def test_a_spawn_request_of_no_type_fails_by_name(self):
