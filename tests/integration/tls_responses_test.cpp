@@ -121,6 +121,17 @@ caf::behavior forger(caf::stateful_actor<forger_state>* self, seen* s) {
   };
 }
 
+/// Keeps the promise of every request it gets, answering none.
+caf::behavior hole(caf::stateful_actor<std::vector<caf::response_promise>>*
+                     self) {
+  return {
+    [self](const std::string&) {
+      self->state.emplace_back(self->make_response_promise());
+      return caf::delegated<std::string>{};
+    },
+  };
+}
+
 /// On beta: delegates every string to `to`.
 caf::behavior delegator(caf::event_based_actor* self, caf::actor to) {
   return {
@@ -262,6 +273,31 @@ TEST_P(responses, ScopedActorsReceiveAndAwaitTakeTheirAnswers) {
   EXPECT_EQ(s.all(), std::vector<std::string>{"second answered by beta"});
   EXPECT_EQ(unasked(alpha, "beta"), 0u);
   static_cast<void>(awaiting);
+}
+
+TEST_P(responses, OldestRequestFailsWhenTheLinksTableIsFull) {
+  // Arrange: alpha's link remembers two requests; beta answers none.
+  alpha.node.reset();
+  alpha.cfg.default_link.max_pending_requests = 2;
+  ASSERT_FALSE(alpha.start());
+  auto port = beta.node->publish(spawn(beta, hole));
+  ASSERT_TRUE(port);
+  auto to_hole = alpha.node->remote_actor("127.0.0.1", *port);
+  ASSERT_TRUE(to_hole);
+  auto sut = spawn(alpha, asker, &s);
+  // Act: a third request while two wait.
+  for (int i = 0; i < 3; ++i)
+    caf::anon_send(sut, ask_atom::value, *to_hole);
+  // Assert: the first fails, naming the setting; the others still wait.
+  ASSERT_TRUE(eventually([&] { return !s.all().empty(); }));
+  auto answers = s.all();
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_NE(answers[0].find("too_many_requests"), std::string::npos)
+    << answers[0];
+  EXPECT_NE(answers[0].find("ferry.link.max-pending-requests"),
+            std::string::npos)
+    << answers[0];
+  EXPECT_EQ(alpha.node->stats("beta")->pending_requests, 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(links, responses, testing::Values(false, true),
