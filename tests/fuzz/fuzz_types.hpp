@@ -108,9 +108,10 @@ inline std::vector<std::byte> joined(const std::vector<frame>& frames) {
 /// Checks that `x`, which decoded in `family`, comes back exactly:
 /// encode(x) succeeds, decodes to y, and encode(y) writes the same frames.
 /// `keep` keeps `x` alive for split (two-frame) encodings; may be null.
+/// Returns encode(x)'s frames, concatenated.
 template <class T>
-void check_exact(const char* family, const T& x,
-                 const std::shared_ptr<const void>& keep) {
+std::vector<std::byte> check_exact(const char* family, const T& x,
+                                   const std::shared_ptr<const void>& keep) {
   auto& reg = fuzz_registry();
   encode_options eo;
   eo.serializers = {family};
@@ -131,8 +132,10 @@ void check_exact(const char* family, const T& x,
     not_exact(family, "decodes from its encoding to a value that cannot be "
                       "encoded",
               second.error());
-  if (joined(first->frames) != joined(second->frames))
+  auto result = joined(first->frames);
+  if (result != joined(second->frames))
     not_exact(family, "changed on its way through encode and decode");
+  return result;
 }
 
 /// Stops the fuzzer: a refusal that is not one of the serializers' typed
@@ -148,10 +151,12 @@ inline void require_typed(const char* family, const caf::error& err) {
 
 /// Decodes `data` as a `T` in `family`; checks that what decodes comes back
 /// exactly, and with `typed` that what is refused is refused with a typed
-/// error (`require_typed`).
+/// error (`require_typed`). Returns the family's encoding of what decoded,
+/// or nothing when `data` was refused.
 template <class T>
-void decode_one(const char* family, const char* type_name,
-                std::span<const std::byte> data, bool typed = false) {
+std::optional<std::vector<std::byte>>
+decode_one(const char* family, const char* type_name,
+           std::span<const std::byte> data, bool typed = false) {
   auto& reg = fuzz_registry();
   payload p;
   p.header.family = family;
@@ -164,9 +169,10 @@ void decode_one(const char* family, const char* type_name,
   opts.limits.allocation_factor = 16;
   auto x = reg.decode<T>(p, opts);
   if (x)
-    check_exact(family, *x, nullptr);
-  else if (typed)
+    return check_exact(family, *x, nullptr);
+  if (typed)
     require_typed(family, x.error());
+  return std::nullopt;
 }
 
 /// Decodes `data` as a two-frame payload of a `T` (the split form of large

@@ -182,6 +182,23 @@ std::string at(const json_node& x) {
   return " (ending at offset " + std::to_string(x.offset) + ")";
 }
 
+/// Returns `name` as a JSON pointer's reference token (RFC 6901: `~` as
+/// `~0`, `/` as `~1`), control characters as `?`, cut after 64 bytes.
+std::string pointer_token(std::string_view name) {
+  std::string result;
+  for (auto c : name.substr(0, 64)) {
+    if (c == '~')
+      result += "~0";
+    else if (c == '/')
+      result += "~1";
+    else
+      result += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+  }
+  if (name.size() > 64)
+    result += "...";
+  return result;
+}
+
 constexpr const char* json_text_fix =
   "send bytes as std::vector<char>, or with cereal.binary";
 
@@ -280,6 +297,9 @@ const json_node& checked_json_archive::next_value() {
   next_name_ = nullptr;
   auto& top = levels_.back();
   auto& parent = tree_.nodes[top.node];
+  bool object = parent.kind == json_node::object_value;
+  if (!object && !top.sized)
+    wrong_container(name != nullptr ? name : "value0");
   if (top.by_name) {
     // `seek` found the member: read it; nothing else in this object is.
     if (top.next == top.node)
@@ -291,7 +311,6 @@ const json_node& checked_json_archive::next_value() {
     position_ = x.offset;
     return x;
   }
-  bool object = parent.kind == json_node::object_value;
   std::string expected;
   if (object)
     expected = name != nullptr ? name : "value" + std::to_string(top.unnamed++);
@@ -322,19 +341,61 @@ void checked_json_archive::wrong_kind(const json_node& x,
   refuse_kind(x, expected);
 }
 
-void checked_json_archive::startNode() {
+void checked_json_archive::wrong_container(const char* member) {
+  auto& top = levels_.back();
+  auto& x = tree_.nodes[top.node];
+  bool object = x.kind == json_node::object_value;
+  std::string text = std::string{"found "} + kind_name(x) + at(x) + " at " +
+                     path() + " where the type reads ";
+  if (top.type != nullptr)
+    text += demangle(*top.type);
+  else
+    text += object ? "a sequence, set or map" : "members";
+  if (object)
+    text += ", which cereal writes as an array (a map as an array of "
+            "{\"key\", \"value\"} objects)";
+  else
+    text += ", which cereal writes as an object" +
+            (member != nullptr ? " (first member " + quoted(member) + ")"
+                               : std::string{});
+  throw decode_fault{errc::member_mismatch,
+                     text + "; the sender's type differs from the "
+                            "receiver's, or its writer writes this type "
+                            "otherwise than cereal"};
+}
+
+std::string checked_json_archive::path() const {
+  std::string result;
+  for (size_t i = 1; i < levels_.size(); ++i) {
+    auto& parent = levels_[i - 1];
+    result += '/';
+    if (tree_.nodes[parent.node].kind == json_node::object_value)
+      result += pointer_token(tree_.name(tree_.nodes[levels_[i].node]));
+    else
+      result += std::to_string(parent.read - 1);
+  }
+  return result.empty() ? "the top level" : result;
+}
+
+void checked_json_archive::startNode(const std::type_info& type,
+                                     json_container expected) {
   auto& x = next_value();
   if (x.kind != json_node::object_value && x.kind != json_node::array_value)
     wrong_kind(x, "an object or an array");
-  levels_.push_back(level{static_cast<uint32_t>(&x - tree_.nodes.data()),
-                          static_cast<uint32_t>(&x - tree_.nodes.data()) + 1});
+  auto index = static_cast<uint32_t>(&x - tree_.nodes.data());
+  auto& top = levels_.emplace_back(level{index, index + 1});
+  top.type = &type;
+  bool array = x.kind == json_node::array_value;
+  if (expected != json_container::unknown &&
+      array != (expected == json_container::array))
+    wrong_container(nullptr);
 }
 
 void checked_json_archive::read_by_name() {
   auto& top = levels_.back();
   auto& x = tree_.nodes[top.node];
   if (x.kind != json_node::object_value)
-    wrong_kind(x, "an object");
+    wrong_container(nullptr);
   // Names given twice are refused before anything is read.
   std::vector<std::string_view> names;
   names.reserve(x.children);
@@ -367,6 +428,8 @@ bool checked_json_archive::seek(std::string_view name) {
 void checked_json_archive::finishNode() {
   auto top = levels_.back();
   auto& x = tree_.nodes[top.node];
+  if (x.kind == json_node::array_value && !top.sized)
+    wrong_container(nullptr);
   if (!top.by_name && top.read != x.children) {
     auto& first = tree_.nodes[top.next];
     bool object = x.kind == json_node::object_value;
@@ -387,7 +450,12 @@ void checked_json_archive::finish() {
 }
 
 void checked_json_archive::loadSize(cereal::size_type& size) {
-  size = tree_.nodes[levels_.back().node].children;
+  auto& top = levels_.back();
+  auto& x = tree_.nodes[top.node];
+  if (x.kind != json_node::array_value)
+    wrong_container(nullptr);
+  top.sized = true;
+  size = x.children;
 }
 
 void checked_json_archive::loadValue(bool& x) {

@@ -1,8 +1,9 @@
 // Non-template parts of the msgpack family (families/msgpack.hpp): unpacking
 // a frame with msgpack-cxx's object builder under depth and budget checks,
-// the exact conversions into float, double and std::string (declared in
-// detail/msgpack_checked_convert.hpp), and the reading
-// of an actor handle's token (`msgpack_token`).
+// the exact conversions into float, double and std::string and the refusal
+// of a container of the other kind (declared in
+// detail/msgpack_checked_convert.hpp), and the reading of an actor handle's
+// token (`msgpack_token`).
 //
 // Contract: `msgpack_unpack_checked` charges every array and map (one
 // msgpack::object or msgpack::object_kv per element) to the allocation budget
@@ -140,7 +141,36 @@ F exact_from_integer(const msgpack::object& o, const char* type) {
   return *f;
 }
 
+/// Returns what kind of msgpack value `type` is, for messages.
+const char* kind_name(msgpack::type::object_type type) {
+  switch (type) {
+  case msgpack::type::ARRAY:
+    return "an array";
+  case msgpack::type::MAP:
+    return "a map";
+  case msgpack::type::BIN:
+    return "a bin";
+  default:
+    return "a value";
+  }
+}
+
 } // namespace
+
+void refuse_container(const msgpack::object& o, msgpack::type::object_type want,
+                      const std::string& type) {
+  bool map = o.type == msgpack::type::MAP;
+  auto n = map ? o.via.map.size : o.via.array.size;
+  throw decode_fault{
+    errc::member_mismatch,
+    std::string{"found a msgpack "} + (map ? "map" : "array") + " of " +
+      std::to_string(n) + (map ? " entries" : " elements") +
+      " where the type reads " + type + ", which ferry writes as " +
+      kind_name(want) +
+      "; the sender's type differs from the receiver's, or its writer "
+      "writes this type otherwise than ferry (docs/wire-format.md, section "
+      "7)"};
+}
 
 handle_token msgpack_token(const msgpack::object& o) {
   auto bad = [](const char* what) {

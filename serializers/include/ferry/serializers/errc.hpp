@@ -78,7 +78,10 @@ enum class errc : uint8_t {
   /// A map or set in the input names the same key twice.
   duplicate_key,
   /// A record in the input has members the type does not read, lacks
-  /// members it reads, or names or orders them otherwise than its encoder.
+  /// members it reads, or names or orders them otherwise than its encoder;
+  /// or a container in the input is of another kind than its encoder writes
+  /// there (a JSON object or msgpack map where it writes an array, or the
+  /// reverse).
   member_mismatch,
   /// A frame of the payload was not read by the type it was decoded into.
   unused_frame,

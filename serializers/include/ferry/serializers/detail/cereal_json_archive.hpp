@@ -14,6 +14,10 @@
 //    (except the object of an evolving type, read by member name: any
 //    order, members it lacks skipped, a name given twice refused);
 //    values after the document's top-level value (`trailing_bytes`);
+//  - an object where cereal writes an array, or the reverse
+//    (`member_mismatch`): a value is an array exactly when the type reads a
+//    size there (cereal's size tag: a sequence, set or map), an object
+//    otherwise (a struct, pair, tuple, std::array, optional, pointer);
 //  - strings that are not well-formed UTF-8, hold a surrogate (an escaped
 //    lone surrogate included) or a NUL character (`invalid_text`);
 //  - numbers the member's type cannot hold exactly: an integer out of the
@@ -29,7 +33,9 @@
 #pragma once
 
 #include "ferry/serializers/detail/error.hpp"
+#include "ferry/serializers/detail/type_traits.hpp"
 #include "ferry/serializers/options.hpp"
+#include "ferry/serializers/reflect.hpp"
 
 #include <cereal/archives/json.hpp>
 #include <cereal/cereal.hpp>
@@ -37,11 +43,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace ferry::serializers::detail {
@@ -103,6 +113,25 @@ size_t json_depth(std::span<const std::byte> text);
 /// tree to the calling thread's decode budget.
 json_tree parse_json(std::span<const std::byte> text, const limits& lim);
 
+/// What cereal's JSON writer makes of a value of a type: an array where it
+/// writes a size tag (a sequence, set or map), an object otherwise. Types
+/// whose own serialization decides are `unknown` and checked as they read.
+enum class json_container : uint8_t { unknown, array, object };
+
+template <class T>
+constexpr json_container json_container_of() {
+  if constexpr (is_sequence_v<T> || is_map_v<T>)
+    return json_container::array;
+  else if constexpr (is_std_array<T>::value || is_instance_v<T, std::pair> ||
+                     is_instance_v<T, std::tuple> ||
+                     is_instance_v<T, std::optional> ||
+                     is_instance_v<T, std::variant> || is_smart_ptr_v<T> ||
+                     (is_reflectable_v<T> && !has_own_cereal<T>))
+    return json_container::object;
+  else
+    return json_container::unknown;
+}
+
 class checked_json_archive : public cereal::InputArchive<checked_json_archive>,
                              public cereal::traits::TextArchive {
 public:
@@ -114,8 +143,9 @@ public:
 
   ~checked_json_archive() noexcept = default;
 
-  /// Enters the next value, an object or an array.
-  void startNode();
+  /// Enters the next value, an object or an array, which the type `type`
+  /// reads; refuses the other kind than `expected`.
+  void startNode(const std::type_info& type, json_container expected);
 
   /// Leaves the value entered last; it must have been read to its end.
   void finishNode();
@@ -133,7 +163,8 @@ public:
   /// value read; false when the object has none.
   bool seek(std::string_view name);
 
-  /// Returns the number of values of the array entered last.
+  /// Returns the number of values of the array entered last; refuses an
+  /// object there.
   void loadSize(cereal::size_type& size);
 
   void loadValue(bool& x);
@@ -168,6 +199,11 @@ private:
     uint32_t read = 0;
     uint32_t unnamed = 0;
     bool by_name = false;
+    /// The type read here (none at the top level).
+    const std::type_info* type = nullptr;
+    /// The type read a size here (a sequence, set or map: cereal writes an
+    /// array); else it reads members (cereal writes an object).
+    bool sized = false;
   };
 
   /// Returns the next value of the current object or array (checking its
@@ -176,6 +212,15 @@ private:
 
   /// Throws for a value of another kind than `expected`.
   [[noreturn]] void wrong_kind(const json_node& x, const char* expected);
+
+  /// Throws for the object or array entered last, which is the other kind
+  /// than cereal writes for what the type reads there; `member` names the
+  /// member the type reads first, when known.
+  [[noreturn]] void wrong_container(const char* member);
+
+  /// Returns where the value entered last is, as a JSON pointer (RFC 6901:
+  /// `/value0/tags/2`).
+  std::string path() const;
 
   template <class F>
   F load_float(const char* type);
@@ -229,7 +274,7 @@ inline constexpr bool json_node_type =
 template <class T>
 requires json_node_type<T>
 void prologue(checked_json_archive& ar, const T&) {
-  ar.startNode();
+  ar.startNode(typeid(T), json_container_of<T>());
 }
 
 template <class T>

@@ -12,6 +12,11 @@
 // - A double, float or std::string converts exactly (defined in
 //   serializers/src/families/msgpack.cpp; the rules are at the top of
 //   families/msgpack.hpp).
+// - A map where ferry writes an array (a sequence, set, std::array, pair,
+//   tuple or plain aggregate) or a bin (a byte vector or array), and an
+//   array where it writes a map or a bin, are refused
+//   (`errc::member_mismatch`, `require_kind`) instead of msgpack-cxx's
+//   type_error, which names neither.
 //
 // These replace msgpack-cxx's own conversions in its default API namespace,
 // so a translation unit that converts msgpack objects into these types
@@ -26,6 +31,7 @@
 
 #include <msgpack.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -34,12 +40,45 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace ferry::serializers::detail {
+
+/// Whether msgpack-cxx writes a std::vector or std::array of `E` as bin.
+template <class E>
+inline constexpr bool msgpack_bin_element =
+  std::is_same_v<E, char> || std::is_same_v<E, unsigned char> ||
+  std::is_same_v<E, std::byte>;
+
+/// Throws `decode_fault{errc::member_mismatch}` for `o`, an array or map
+/// where the type read, `type`, is written as `want` (see `require_kind`).
+[[noreturn]] void refuse_container(const msgpack::object& o,
+                                   msgpack::type::object_type want,
+                                   const std::string& type);
+
+/// Refuses `o` when it is an array or a map and ferry writes a `C` as
+/// another kind, `want` (an array, a map or a bin). Other kinds are left to
+/// the conversion, which throws msgpack::type_error for them.
+template <class C>
+void require_kind(const msgpack::object& o, msgpack::type::object_type want) {
+  if ((o.type == msgpack::type::ARRAY || o.type == msgpack::type::MAP) &&
+      o.type != want)
+    refuse_container(o, want, type_label<C>());
+}
+
+/// msgpack-cxx's conversion into `C`, which ferry writes as `Want`,
+/// preceded by `require_kind`.
+template <class C, msgpack::type::object_type Want>
+struct kind_checked_convert {
+  const msgpack::object& operator()(const msgpack::object& o, C& x) const {
+    require_kind<C>(o, Want);
+    return msgpack::v2::adaptor::convert<C>{}(o, x);
+  }
+};
 
 /// msgpack-cxx's conversion of an array into container `C`, which resizes
 /// `C` to the array's length before converting a single element, preceded
@@ -48,6 +87,10 @@ namespace ferry::serializers::detail {
 template <class C, size_t ElementBytes>
 struct charged_convert {
   const msgpack::object& operator()(const msgpack::object& o, C& x) const {
+    using E = typename C::value_type;
+    constexpr bool bin =
+      is_instance_v<C, std::vector> && msgpack_bin_element<E>;
+    require_kind<C>(o, bin ? msgpack::type::BIN : msgpack::type::ARRAY);
     // Anything else (a bin or str into std::vector<char>, bounded by the
     // frame; a type error) is msgpack-cxx's to handle.
     if (o.type == msgpack::type::ARRAY)
@@ -74,6 +117,7 @@ struct charged_convert {
 template <class M>
 struct unique_map_convert {
   const msgpack::object& operator()(const msgpack::object& o, M& x) const {
+    require_kind<M>(o, msgpack::type::MAP);
     if (o.type != msgpack::type::MAP)
       throw msgpack::type_error();
     M tmp;
@@ -97,6 +141,7 @@ struct unique_map_convert {
 template <class S>
 struct unique_set_convert {
   const msgpack::object& operator()(const msgpack::object& o, S& x) const {
+    require_kind<S>(o, msgpack::type::ARRAY);
     if (o.type != msgpack::type::ARRAY)
       throw msgpack::type_error();
     S tmp;
@@ -153,6 +198,40 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   struct convert<std::unordered_set<T, H, E, A>>
     : ferry::serializers::detail::unique_set_convert<
         std::unordered_set<T, H, E, A>> {};
+
+  /// The other containers: an array or map of the other kind is refused
+  /// (see `require_kind`).
+  template <class T, size_t N>
+  struct convert<std::array<T, N>>
+    : ferry::serializers::detail::kind_checked_convert<
+        std::array<T, N>, ferry::serializers::detail::msgpack_bin_element<T>
+                            ? msgpack::type::BIN
+                            : msgpack::type::ARRAY> {};
+
+  template <class A, class B>
+  struct convert<std::pair<A, B>>
+    : ferry::serializers::detail::kind_checked_convert<std::pair<A, B>,
+                                                       msgpack::type::ARRAY> {};
+
+  template <class... Ts>
+  struct convert<std::tuple<Ts...>>
+    : ferry::serializers::detail::kind_checked_convert<std::tuple<Ts...>,
+                                                       msgpack::type::ARRAY> {};
+
+  template <class T, class C, class A>
+  struct convert<std::multiset<T, C, A>>
+    : ferry::serializers::detail::kind_checked_convert<std::multiset<T, C, A>,
+                                                       msgpack::type::ARRAY> {};
+
+  template <class K, class V, class C, class A>
+  struct convert<std::multimap<K, V, C, A>>
+    : ferry::serializers::detail::kind_checked_convert<
+        std::multimap<K, V, C, A>, msgpack::type::MAP> {};
+
+  template <class K, class V, class H, class E, class A>
+  struct convert<std::unordered_multimap<K, V, H, E, A>>
+    : ferry::serializers::detail::kind_checked_convert<
+        std::unordered_multimap<K, V, H, E, A>, msgpack::type::MAP> {};
 
   /// Converts arrays into the containers msgpack-cxx sizes before converting
   /// their elements (see `charged_convert`).

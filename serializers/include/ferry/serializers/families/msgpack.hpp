@@ -29,8 +29,10 @@
 // std::string takes a str of well-formed UTF-8 only (`invalid_text`); a
 // std::map, std::set and their unordered forms refuse a key given twice
 // (`duplicate_key`); a plain aggregate takes an array of exactly its field
-// count (`member_mismatch`). These conversions replace msgpack-cxx's own in
-// its default API namespace (the aggregates' here, the others in
+// count (`member_mismatch`); a map where ferry writes an array or a bin,
+// or an array where it writes a map or a bin, is refused
+// (`member_mismatch`). These conversions replace msgpack-cxx's own in its
+// default API namespace (the aggregates' here, the others in
 // detail/msgpack_checked_convert.hpp), so a translation unit that converts
 // msgpack objects into these types includes this header before it does.
 //
@@ -507,6 +509,7 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
       using ferry::serializers::detail::decode_fault;
       if constexpr (ferry::serializers::detail::evolving<T>)
         return ferry::serializers::detail::msgpack_convert_by_name(o, x);
+      ferry::serializers::detail::require_kind<T>(o, msgpack::type::ARRAY);
       if (o.type != msgpack::type::ARRAY)
         throw msgpack::type_error();
       constexpr auto members = ferry::serializers::field_count<T>();
