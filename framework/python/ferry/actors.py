@@ -13,25 +13,38 @@ for a message goes back once its handler returned (or `receive()` took it).
 When a local actor that the peer knows of stops, the peer hears its `down`.
 """
 
+from __future__ import annotations
+
 import queue
 import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from . import wire
+from .delivery import Envelope
 from .errors import Error, fw, system
-from .message import ONE_WAY, RESPONSE_BIT, Message
+from .message import ONE_WAY, RESPONSE_BIT, Element, Message
 from .wire import FrameType
+
+if TYPE_CHECKING:
+    from .node import Node
+
+Handler = Callable[[Envelope], Any]
+"""A Python actor's handler: takes a message, returns the answer to a
+request (a value of the request's type, or `typed`)."""
 
 
 class typed:
     """A value with the name of its type on the peer (`add_message_type`)."""
 
-    def __init__(self, type_name, value):
+    def __init__(self, type_name: str, value: Any) -> None:
         self.type_name = type_name
         self.value = value
 
 
-def _elements(node, values, type_name):
-    out = []
+def _elements(node: Node, values: Iterable[Any],
+              type_name: str | None) -> list[Element]:
+    out: list[Element] = []
     for v in values:
         if isinstance(v, typed):
             out.append(node.element(v.type_name, v.value))
@@ -44,13 +57,16 @@ def _elements(node, values, type_name):
 
 
 class RemoteActor:
-    def __init__(self, node, actor_id):
+    """An actor of the peer, by its id on the link (see above)."""
+
+    def __init__(self, node: Node, actor_id: int) -> None:
         self.node = node
         self.id = actor_id
-        self.down_reason = None
+        self.down_reason: Error | None = None
         self.is_down = False
 
-    def send(self, *values, type=None, sender=None):
+    def send(self, *values: Any, type: str | None = None,
+             sender: LocalActor | None = None) -> None:
         """Sends a one-way message of `values` (each of the peer's type
         `type`, or `typed`)."""
         elements = _elements(self.node, values, type)
@@ -59,7 +75,9 @@ class RemoteActor:
         if sender is not None:
             sender.exported = True
 
-    def request(self, *values, type=None, timeout=10.0, sender=None):
+    def request(self, *values: Any, type: str | None = None,
+                timeout: float = 10.0,
+                sender: LocalActor | None = None) -> Any:
         """Sends a request and returns the response's value (a tuple for
         several elements); raises the `Error` the peer answered."""
         elements = _elements(self.node, values, type)
@@ -69,34 +87,37 @@ class RemoteActor:
                                         elements, timeout)
         return env.value
 
-    def _went_down(self, reason):
+    def _went_down(self, reason: Error | None) -> None:
         self.is_down = True
         self.down_reason = reason
 
-    def __repr__(self):
-        return "RemoteActor(%d on %s)" % (self.id, self.node.peer_name)
+    def __repr__(self) -> str:
+        return f"RemoteActor({self.id} on {self.node.peer_name})"
 
 
 class LocalActor:
-    def __init__(self, node, actor_id, handler):
+    """A Python actor the peer can message, made by `Node.spawn`."""
+
+    def __init__(self, node: Node, actor_id: int,
+                 handler: Handler | None) -> None:
         self.node = node
         self.id = actor_id
         self.handler = handler
         self.exported = False
         self.stopped = False
-        self.exit_reason = None
-        self._links = set()
-        self._mailbox = queue.Queue()
-        self._thread = None
+        self.exit_reason: Error | None = None
+        self._links: set[int] = set()
+        self._mailbox: queue.Queue[Envelope | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
         if handler is not None:
             self._thread = threading.Thread(target=self._run, daemon=True,
-                                            name="ferry-actor-%d" % actor_id)
+                                            name=f"ferry-actor-{actor_id}")
             self._thread.start()
 
-    def _enqueue(self, envelope):
+    def _enqueue(self, envelope: Envelope) -> None:
         self._mailbox.put(envelope)
 
-    def receive(self, timeout=None):
+    def receive(self, timeout: float | None = None) -> Envelope:
         """The next message (an `Envelope`) of an actor without a handler;
         raises `queue.Empty` after `timeout` seconds."""
         env = self._mailbox.get(timeout=timeout)
@@ -105,23 +126,26 @@ class LocalActor:
         self.node._delivery.released(env.size)
         return env
 
-    def reply(self, envelope, value=None, error=None):
+    def reply(self, envelope: Envelope, value: Any = None,
+              error: Error | None = None) -> None:
         """Answers `envelope` (a request taken with `receive`)."""
         self._respond(envelope, value, error)
 
-    def _run(self):
+    def _run(self) -> None:
+        assert self.handler is not None
         while True:
             env = self._mailbox.get()
             if env is None:
                 return
+            error: Error | None
             try:
                 result, error = self.handler(env), None
             except Error as e:
                 result, error = None, e
             except Exception as e:
                 result, error = None, system(
-                    "runtime_error", "Python actor %d raised %s: %s"
-                    % (self.id, type(e).__name__, e))
+                    "runtime_error", f"Python actor {self.id} raised "
+                    f"{type(e).__name__}: {e}")
             try:
                 if env.is_request:
                     self._respond(env, result, error)
@@ -130,11 +154,13 @@ class LocalActor:
             finally:
                 self.node._delivery.released(env.size)
 
-    def _respond(self, env, value, error):
+    def _respond(self, env: Envelope, value: Any,
+                 error: Error | None) -> None:
         node = self.node
         if error is None:
             if not isinstance(value, typed):
-                value = typed(env.type_name, value)
+                value = typed(env.type_name or "", value)
+            elements: list[Element]
             try:
                 elements = [node.element(value.type_name, value.value)]
             except Error as e:
@@ -145,7 +171,7 @@ class LocalActor:
         node.send_message(Message(target, self.id, env.mid | RESPONSE_BIT,
                                   elements, error), wait=False)
 
-    def stop(self, reason=None):
+    def stop(self, reason: Error | None = None) -> None:
         """Stops the actor; the peer hears its `down` with `reason`."""
         if self.stopped:
             return
@@ -158,13 +184,13 @@ class LocalActor:
             except Error:
                 pass
 
-    def _link(self, partner, establish):
+    def _link(self, partner: int, establish: bool) -> None:
         (self._links.add if establish else self._links.discard)(partner)
 
-    def _partner_down(self, partner, reason):
+    def _partner_down(self, partner: int, reason: Error | None) -> None:
         if partner in self._links and reason is not None:
             self.stop(reason)
 
-    def _link_down(self, err):
+    def _link_down(self, err: Error) -> None:
         self.stopped = True
         self._mailbox.put(None)

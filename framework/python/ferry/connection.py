@@ -16,22 +16,31 @@ they arrive. It sends a heartbeat when it sent nothing for
 for any reason (None: this side closed it in order).
 """
 
+from __future__ import annotations
+
 import selectors
 import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 
 from . import wire
-from .errors import fw
+from .errors import Error, fw
 from .wire import FrameType
 
 LINGER = 2.0
 
+FrameHandler = Callable[[FrameType, bytes], None]
+EndHandler = Callable[["Error | None"], None]
+
 
 class Connection:
-    def __init__(self, sock, peer_address, max_message_size, chunk_size,
-                 max_queued=8 << 20):
+    """One connection and, after `start`, its I/O thread (see above)."""
+
+    def __init__(self, sock: socket.socket, peer_address: str,
+                 max_message_size: int, chunk_size: int,
+                 max_queued: int = 8 << 20) -> None:
         self.sock = sock
         self.peer_address = peer_address
         self.max_message_size = max_message_size
@@ -44,72 +53,77 @@ class Connection:
         self._closing = False
         self._ended = False
         self._paused = threading.Event()
-        self._wake_r = self._wake_w = None
+        self._wake_r: socket.socket | None = None
+        self._wake_w: socket.socket | None = None
         self.last_sent = self.last_heard = time.monotonic()
         self.heartbeat_interval = 5.0
         self.connection_timeout = 30.0
-        self.on_frame = None
-        self.on_end = None
-        self.thread = None
+        self.on_frame: FrameHandler | None = None
+        self.on_end: EndHandler | None = None
+        self.thread: threading.Thread | None = None
 
     # -- blocking use, during the handshake -----------------------------------
 
-    def send_blocking(self, data):
+    def send_blocking(self, data: bytes) -> None:
         self.sock.sendall(data)
         self.last_sent = time.monotonic()
 
-    def read_exactly(self, n, deadline):
+    def read_exactly(self, n: int, deadline: float) -> bytes:
         while len(self._in) < n:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise fw("handshake_failed", "no handshake with the node at "
-                         "%s within the handshake timeout: is it a ferry "
-                         "node, and alive?" % self.peer_address)
+                raise fw("handshake_failed", f"no handshake with the node at "
+                         f"{self.peer_address} within the handshake timeout:"
+                         " is it a ferry node, and alive?")
             self.sock.settimeout(left)
             try:
                 chunk = self.sock.recv(65536)
             except socket.timeout:
                 continue
             except OSError as e:
-                raise fw("handshake_failed", "the connection to %s failed "
-                         "during the handshake: %s" % (self.peer_address, e))
+                raise fw("handshake_failed", f"the connection to "
+                         f"{self.peer_address} failed during the handshake: "
+                         f"{e}")
             if not chunk:
-                raise fw("handshake_failed", "the node at %s closed the "
-                         "connection during the handshake"
-                         % self.peer_address)
+                raise fw("handshake_failed", f"the node at "
+                         f"{self.peer_address} closed the connection during "
+                         "the handshake")
             self._in += chunk
         data = bytes(self._in[:n])
         del self._in[:n]
         return data
 
-    def read_frame(self, deadline):
+    def read_frame(self, deadline: float) -> tuple[FrameType, bytes]:
         """The next frame (type, body) during the handshake."""
         ftype, length = self.check_header(self.read_exactly(12, deadline))
         return ftype, self.read_exactly(length, deadline)
 
-    def check_header(self, head):
-        length, ftype, flags = wire.HEADER.unpack(head)
+    def check_header(self, head: bytes) -> tuple[FrameType, int]:
+        """The type and body length of frame header `head`; raises `Error`
+        for an unknown type, flags or a body above the type's bound."""
+        length, number, flags = wire.HEADER.unpack(head)
         try:
-            ftype = FrameType(ftype)
+            ftype = FrameType(number)
         except ValueError:
-            raise self.broken("a frame of unknown type %d" % ftype)
+            raise self.broken(f"a frame of unknown type {number}")
+        name = ftype.name.lower()
         if flags != 0:
-            raise self.broken("a %s frame with flags %d (none are defined)"
-                              % (ftype.name.lower(), flags))
+            raise self.broken(f"a {name} frame with flags {flags} (none are "
+                              "defined)")
         limit = wire.bound(ftype, self.linked, self.max_message_size,
                            self.chunk_size)
         if length > limit:
-            raise self.broken("a %s frame of %d bytes, above the %d the "
-                              "connection takes of that type now"
-                              % (ftype.name.lower(), length, limit))
+            raise self.broken(f"a {name} frame of {length} bytes, above the "
+                              f"{limit} the connection takes of that type "
+                              "now")
         return ftype, length
 
-    def broken(self, why):
-        return fw("decode_failed", "the peer broke ferry's framing: " + why)
+    def broken(self, why: str) -> Error:
+        return fw("decode_failed", f"the peer broke ferry's framing: {why}")
 
     # -- the I/O thread -------------------------------------------------------
 
-    def start(self, on_frame, on_end):
+    def start(self, on_frame: FrameHandler, on_end: EndHandler) -> None:
         self.on_frame, self.on_end = on_frame, on_end
         self.linked = True
         self._wake_r, self._wake_w = socket.socketpair()
@@ -120,7 +134,7 @@ class Connection:
                                        name="ferry-io")
         self.thread.start()
 
-    def send(self, data, wait=True):
+    def send(self, data: bytes, wait: bool = True) -> None:
         """Queues `data` (whole frames) for the I/O thread. The I/O thread's
         own sends (answers and credit it makes while reading) never wait: it
         is the thread that drains the queue."""
@@ -130,8 +144,8 @@ class Connection:
                    and not self._ended and not self._closing):
                 self._out_lock.wait(0.1)
             if self._ended or self._closing:
-                raise fw("link_down", "the link to %s is down"
-                         % self.peer_address)
+                raise fw("link_down",
+                         f"the link to {self.peer_address} is down")
             if not self._out and not isinstance(self.sock, ssl.SSLSocket):
                 # Nothing queued on a plain socket: this thread writes what
                 # the kernel takes now, the I/O thread the rest.
@@ -144,18 +158,19 @@ class Connection:
                 self.last_sent = time.monotonic()
                 if sent == len(data):
                     return
-                data = memoryview(data)[sent:]
-            self._out += data
+                self._out += memoryview(data)[sent:]
+            else:
+                self._out += data
         self._wake()
 
-    def close(self):
+    def close(self) -> None:
         """Closes in order: what is queued goes out, then FIN, then the
         peer's end is awaited for at most LINGER seconds."""
         with self._out_lock:
             self._closing = True
         self._wake()
 
-    def pause_reading(self, paused):
+    def pause_reading(self, paused: bool) -> None:
         """Stops (or resumes) reading the socket: the peer's frames wait in
         the kernel's buffers and then in the peer's."""
         if paused:
@@ -164,7 +179,7 @@ class Connection:
             self._paused.clear()
         self._wake()
 
-    def _wake(self):
+    def _wake(self) -> None:
         if self._wake_w is None:
             return
         try:
@@ -172,11 +187,13 @@ class Connection:
         except OSError:
             pass
 
-    def _run(self):
+    def _run(self) -> None:
+        assert self._wake_r is not None and self._wake_w is not None
+        assert self.on_end is not None
         sel = selectors.DefaultSelector()
         sel.register(self._wake_r, selectors.EVENT_READ)
-        err = None
-        shut_at = None
+        err: Error | None = None
+        shut_at: float | None = None
         registered = 0
         try:
             self._parse()  # what arrived behind the handshake's last frame
@@ -222,12 +239,12 @@ class Connection:
                 self._keep_times()
         except EOFError:
             if shut_at is None:
-                err = fw("link_down", "the peer at %s closed the connection"
-                         % self.peer_address)
+                err = fw("link_down", f"the peer at {self.peer_address} "
+                         "closed the connection")
         except Exception as e:  # a socket, TLS or framing error
-            err = e if hasattr(e, "category") else fw(
-                "link_down", "the connection to %s failed: %s"
-                % (self.peer_address, e))
+            err = e if isinstance(e, Error) else fw(
+                "link_down",
+                f"the connection to {self.peer_address} failed: {e}")
         finally:
             with self._out_lock:
                 self._ended = True
@@ -241,23 +258,23 @@ class Connection:
             self._wake_w.close()
             self.on_end(err)
 
-    def _tick(self):
+    def _tick(self) -> float:
         return max(0.01, min(1.0, self.heartbeat_interval / 2))
 
-    def _keep_times(self):
+    def _keep_times(self) -> None:
         now = time.monotonic()
         if now - self.last_heard > self.connection_timeout:
-            raise fw("link_down", "heard nothing from %s for %d ms "
-                     "(connection-timeout is %d ms): the peer's host or "
-                     "process stopped answering"
-                     % (self.peer_address, (now - self.last_heard) * 1000,
-                        self.connection_timeout * 1000))
+            raise fw("link_down", f"heard nothing from {self.peer_address} "
+                     f"for {int((now - self.last_heard) * 1000)} ms "
+                     "(connection-timeout is "
+                     f"{int(self.connection_timeout * 1000)} ms): the peer's "
+                     "host or process stopped answering")
         if now - self.last_sent >= self.heartbeat_interval:
             with self._out_lock:
                 if not self._closing:
                     self._out += wire.frame(FrameType.HEARTBEAT)
 
-    def _shutdown_write(self):
+    def _shutdown_write(self) -> None:
         try:
             if isinstance(self.sock, ssl.SSLSocket):
                 self.sock = self.sock.unwrap()
@@ -265,7 +282,7 @@ class Connection:
         except (OSError, ValueError, ssl.SSLError):
             pass
 
-    def _write(self):
+    def _write(self) -> None:
         with self._out_lock:
             if not self._out:
                 return
@@ -280,7 +297,7 @@ class Connection:
             self._out_lock.notify_all()
         self.last_sent = time.monotonic()
 
-    def _read(self):
+    def _read(self) -> bool:
         """Reads what the socket holds; False at the peer's end."""
         try:
             chunk = self.sock.recv(1 << 20)
@@ -294,7 +311,8 @@ class Connection:
         self._parse()
         return True
 
-    def _parse(self):
+    def _parse(self) -> None:
+        assert self.on_frame is not None
         while len(self._in) >= 12:
             ftype, length = self.check_header(bytes(self._in[:12]))
             if len(self._in) < 12 + length:

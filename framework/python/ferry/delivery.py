@@ -1,5 +1,5 @@
-"""The link's incoming messages, in order, to their actors (docs/wire-format.md,
-"What a receiver checks per message").
+"""The link's incoming messages, in order, to their actors
+(docs/wire-format.md, "What a receiver checks per message").
 
 Contract: `Delivery` takes the link's `message` and `batch` bodies from the
 I/O thread (`arrived`) and handles them on one thread of its own, in link
@@ -15,15 +15,22 @@ nothing to pull that arrives while nothing waits or is being taken is taken
 on the I/O thread at once (the same order, one thread hand-over less).
 """
 
+from __future__ import annotations
+
 import collections
 import threading
+from typing import TYPE_CHECKING, Any
 
 from . import families, wire
 from .errors import Error, fw, ser
 from .message import (INLINE_PLAIN, KIND_NAMES, REMOTE_OBJECT, RESPONSE_BIT,
-                      Message, read_batch, read_header, read_message,
+                      Frame, Message, read_batch, read_header, read_message,
                       wire_size)
 from .wire import FrameType
+
+if TYPE_CHECKING:
+    from .actors import RemoteActor
+    from .node import Node
 
 CHUNK_SIZE = 4 << 20
 CHUNKS_IN_FLIGHT = 4
@@ -33,9 +40,14 @@ MAX_HELD_BYTES = 1 << 30
 
 
 class Envelope:
-    """A message as a Python actor receives it."""
+    """A message as a Python actor receives it: its `values` (one per
+    element) of the peer's types `type_names` in `family`, the actor that
+    sent it (None for a response or a message without a sender), its
+    message id and its wire size."""
 
-    def __init__(self, values, type_names, family, sender, mid, size):
+    def __init__(self, values: list[Any], type_names: list[str],
+                 family: str | None, sender: RemoteActor | None, mid: int,
+                 size: int) -> None:
         self.values = values
         self.type_names = type_names
         self.family = family
@@ -44,23 +56,28 @@ class Envelope:
         self.size = size
 
     @property
-    def value(self):
+    def value(self) -> Any:
         """The message's value (a tuple when it has several elements)."""
         return self.values[0] if len(self.values) == 1 else tuple(self.values)
 
     @property
-    def type_name(self):
+    def type_name(self) -> str | None:
+        """The type of the message's first element (None without one)."""
         return self.type_names[0] if self.type_names else None
 
     @property
-    def is_request(self):
-        return not (self.mid & RESPONSE_BIT) and (self.mid & ((1 << 60) - 1))
+    def is_request(self) -> bool:
+        """Whether the sender waits for an answer (`reply`)."""
+        return (not self.mid & RESPONSE_BIT
+                and self.mid & ((1 << 60) - 1) != 0)
 
 
 class Delivery:
-    def __init__(self, node):
+    """The delivery thread of one link (see above)."""
+
+    def __init__(self, node: Node) -> None:
         self.node = node
-        self._queue = collections.deque()
+        self._queue: collections.deque[Message] = collections.deque()
         self._cv = threading.Condition()
         self._stopped = False
         self._busy = False  # a message is being taken (by either thread)
@@ -69,7 +86,7 @@ class Delivery:
                                         name="ferry-delivery")
         self._thread.start()
 
-    def arrived(self, ftype, body):
+    def arrived(self, ftype: FrameType, body: bytes) -> None:
         """Reads a body on the I/O thread (a body that does not read ends
         the connection) and queues its messages."""
         msgs = ([read_message(body)] if ftype == FrameType.MESSAGE
@@ -96,12 +113,12 @@ class Delivery:
                 self._busy = False
                 self._cv.notify()
 
-    def stop(self):
+    def stop(self) -> None:
         with self._cv:
             self._stopped = True
             self._cv.notify()
 
-    def _run(self):
+    def _run(self) -> None:
         while True:
             with self._cv:
                 self._cv.wait_for(lambda: (self._queue and not self._busy)
@@ -116,16 +133,16 @@ class Delivery:
                 with self._cv:
                     self._busy = False
 
-    def _take(self, msg):
+    def _take(self, msg: Message) -> None:
         try:
             self._deliver(msg)
         except Exception as e:  # never lose the thread to one message
             err = e if isinstance(e, Error) else fw(
-                "decode_failed", "the Python peer could not take a "
-                "message: %r" % e)
+                "decode_failed",
+                f"the Python peer could not take a message: {e!r}")
             self._refuse(msg, err, wire_size(msg))
 
-    def _deliver(self, msg):
+    def _deliver(self, msg: Message) -> None:
         node = self.node
         size = wire_size(msg)
         node._taken()
@@ -141,10 +158,9 @@ class Delivery:
                                 or self.held[1] + size > MAX_HELD_BYTES) \
                 and self.held[0] > 0:
             return self._refuse(msg, fw(
-                "receiver_full", "node %s holds %d messages (%d bytes) of "
-                "node %s unprocessed" % (node.name, self.held[0],
-                                          self.held[1], node.peer_name)),
-                size)
+                "receiver_full", f"node {node.name} holds {self.held[0]} "
+                f"messages ({self.held[1]} bytes) of node {node.peer_name} "
+                "unprocessed"), size)
         try:
             self._pull(msg)
             values, names, family = self._decode(msg)
@@ -163,23 +179,23 @@ class Delivery:
         actor = node._actors.get(msg.target)
         if actor is None or actor.stopped:
             return self._refuse(msg, fw(
-                "no_such_actor", "node %s has no actor %d (a Python actor "
-                "that stopped, or one never spawned)" % (node.name,
-                                                         msg.target)), size)
+                "no_such_actor", f"node {node.name} has no actor "
+                f"{msg.target} (a Python actor that stopped, or one never "
+                "spawned)"), size)
         sender = node.proxy(msg.sender) if msg.sender else None
         with self._cv:
             self.held[0] += 1
             self.held[1] += size
         actor._enqueue(Envelope(values, names, family, sender, msg.mid, size))
 
-    def released(self, size):
+    def released(self, size: int) -> None:
         """An actor processed a message this delivery handed it."""
         with self._cv:
             self.held[0] -= 1
             self.held[1] -= size
         self.node.processed(size)
 
-    def _refuse(self, msg, err, size):
+    def _refuse(self, msg: Message, err: Error, size: int) -> None:
         node = self.node
         with node._lock:
             node.stats["refusals"] += 1
@@ -196,7 +212,7 @@ class Delivery:
             pass
         node.processed(size)
 
-    def _pull(self, msg):
+    def _pull(self, msg: Message) -> None:
         """Pulls every `remote_object` frame of `msg` into its data."""
         pulled = [f for e in msg.elements for f in e.frames
                   if f.kind == REMOTE_OBJECT]
@@ -205,10 +221,9 @@ class Delivery:
         node = self.node
         try:
             if sum(f.size for f in pulled) > node.max_message_size:
-                raise fw("message_too_large", "pulled frames of %d bytes, "
-                         "above max_message_size %d"
-                         % (sum(f.size for f in pulled),
-                            node.max_message_size))
+                raise fw("message_too_large", f"pulled frames of "
+                         f"{sum(f.size for f in pulled)} bytes, above "
+                         f"max_message_size {node.max_message_size}")
             for fr in pulled:
                 fr.data = self._pull_frame(fr)
                 with node._lock:
@@ -220,28 +235,27 @@ class Delivery:
                 except Error:
                     pass
 
-    def _pull_frame(self, fr):
+    def _pull_frame(self, fr: Frame) -> bytes:
         node = self.node
         data = bytearray(fr.size)
         offsets = list(range(0, fr.size, CHUNK_SIZE))
-        results = []
+        results: list[Error] = []
         lock = threading.Lock()
 
-        def ask(offset):
+        def ask(offset: int) -> None:
             length = min(CHUNK_SIZE, fr.size - offset)
             ftype, body = node.ask(
                 FrameType.CHUNK_REQUEST,
                 lambda rid: wire.le64s(rid, fr.ticket, offset, length),
                 PULL_TIMEOUT, "a chunk request")
             if ftype != FrameType.CHUNK or len(body) - 8 != length:
-                raise fw("transfer_failed", "node %s answered a chunk "
-                         "request of %d bytes with %s"
-                         % (node.peer_name, length,
-                            "%d bytes" % (len(body) - 8)
-                            if ftype == FrameType.CHUNK else ftype.name))
+                got = (f"{len(body) - 8} bytes" if ftype == FrameType.CHUNK
+                       else ftype.name)
+                raise fw("transfer_failed", f"node {node.peer_name} answered "
+                         f"a chunk request of {length} bytes with {got}")
             data[offset:offset + length] = memoryview(body)[8:]
 
-        def worker():
+        def worker() -> None:
             while True:
                 with lock:
                     if not offsets or results:
@@ -260,51 +274,52 @@ class Delivery:
             t.join()
         if results:
             err = results[0]
-            raise fw("transfer_failed", "pulling a frame of %d bytes from "
-                     "node %s failed: %s" % (fr.size, node.peer_name,
-                                              err.render()))
+            raise fw("transfer_failed", f"pulling a frame of {fr.size} bytes "
+                     f"from node {node.peer_name} failed: {err.render()}")
         return bytes(data)
 
-    def _decode(self, msg):
+    def _decode(self, msg: Message) -> tuple[list[Any], list[str],
+                                             str | None]:
         node = self.node
-        values, names, family = [], [], None
+        values: list[Any] = []
+        names: list[str] = []
+        family: str | None = None
         for el in msg.elements:
             header = read_header(el.header, node.max_message_size)
             for fr in el.frames:
                 if fr.kind not in (INLINE_PLAIN, REMOTE_OBJECT):
-                    raise (fw("decode_failed", "unknown frame kind %d"
-                              % fr.kind) if fr.kind >= len(KIND_NAMES)
+                    raise (fw("decode_failed",
+                              f"unknown frame kind {fr.kind}")
+                           if fr.kind >= len(KIND_NAMES)
                            else fw("transfer_failed" if fr.kind >= 3
                                    else "decode_failed",
-                                   "a %s frame: a Python peer has no store "
-                                   "and reads no compressed frames (set "
-                                   "compression none on links to it)"
-                                   % KIND_NAMES[fr.kind]))
+                                   f"a {KIND_NAMES[fr.kind]} frame: a Python "
+                                   "peer has no store and reads no "
+                                   "compressed frames (set compression none "
+                                   "on links to it)"))
                 if fr.kind == INLINE_PLAIN and len(fr.data) != fr.size:
-                    raise fw("decode_failed", "an inline frame of size %d "
-                             "with %d bytes of data" % (fr.size,
-                                                        len(fr.data)))
+                    raise fw("decode_failed", f"an inline frame of size "
+                             f"{fr.size} with {len(fr.data)} bytes of data")
             sizes = [fr.size for fr in el.frames]
             if sizes != header.frame_sizes:
-                raise ser("frame_mismatch", "frames of %s arrived for a "
-                            "header of %s" % (sizes, header.frame_sizes))
+                raise ser("frame_mismatch", f"frames of {sizes} arrived for a "
+                          f"header of {header.frame_sizes}")
             if header.family not in node.recv_families:
-                raise fw("family_refused", "family %s is not among the "
-                         "families node %s accepts from node %s (%s)"
-                         % (header.family, node.name, node.peer_name,
-                            node.recv_families))
+                raise fw("family_refused", f"family {header.family} is not "
+                         f"among the families node {node.name} accepts from "
+                         f"node {node.peer_name} ({node.recv_families})")
             shape = node.shapes.get(header.type_name)
             if shape is None:
-                raise fw("unregistered_type", "node %s sent a %s, a type it "
-                         "did not list in its hello" % (node.peer_name,
-                                                        header.type_name))
+                raise fw("unregistered_type", f"node {node.peer_name} sent a "
+                         f"{header.type_name}, a type it did not list in its "
+                         "hello")
             if header.format_version != 1:
-                raise ser("version_mismatch", "family %s of format version "
-                          "%d; this build reads version 1"
-                          % (header.family, header.format_version))
+                raise ser("version_mismatch", f"family {header.family} of "
+                          f"format version {header.format_version}; this "
+                          "build reads version 1")
             values.append(families.decode(
                 header.family, shape, [fr.data for fr in el.frames],
-                "a %s in %s" % (header.type_name, header.family)))
+                f"a {header.type_name} in {header.family}"))
             names.append(header.type_name)
             family = header.family
         return values, names, family

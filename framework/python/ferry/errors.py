@@ -9,20 +9,23 @@ ferry or CAF defines. An error a C++ actor answers arrives as an `Error`; an
 Pure: no I/O, no state.
 """
 
+from __future__ import annotations
+
 FERRY_FW = "ferry_fw"
 FERRY_SER = "ferry_ser"
 FERRY_STO = "ferry_sto"
 EXIT = "exit"
 SYSTEM = "system"
 
-_NAMES = {
+_NAMES: dict[str, list[str]] = {
     FERRY_FW: [
         "none", "connect_failed", "handshake_failed", "no_common_family",
         "family_refused", "unregistered_type", "message_too_large",
         "link_down", "no_such_actor", "transfer_failed", "invalid_config",
         "decode_failed", "send_timeout", "too_many_proxies",
         "too_many_actors", "receiver_full", "type_mismatch", "lane_failed",
-        "already_linked", "cluster_refused"],
+        "already_linked", "cluster_refused", "unasked_response",
+        "too_many_requests"],
     FERRY_SER: [
         "none", "no_family_can_encode", "family_not_allowed",
         "unknown_family", "family_exists", "unknown_type", "type_mismatch",
@@ -45,10 +48,10 @@ _NAMES = {
 }
 
 
-def atom(text):
+def atom(text: str) -> int:
     """Packs `text` (at most 10 characters) into a CAF atom value."""
     if len(text) > 10:
-        raise ValueError("an atom holds at most 10 characters: %r" % text)
+        raise ValueError(f"an atom holds at most 10 characters: {text!r}")
     value = 0xF
     for ch in text:
         if "0" <= ch <= "9":
@@ -69,22 +72,27 @@ _ATOM_CHARS = (" 0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
                "abcdefghijklmnopqrstuvwxyz")
 
 
-def atom_text(value):
+def atom_text(value: int) -> str:
     """Unpacks a CAF atom value into its text (unknown characters as '?')."""
-    chars = []
+    chars: list[str] = []
     while value > 0xF:
         c = value & 0x3F
         chars.append(_ATOM_CHARS[c] if c else "?")
         value >>= 6
         if value <= 0xF:
             break
-    return "".join(reversed(chars)) if value == 0xF else "<%x>" % value
+    return "".join(reversed(chars)) if value == 0xF else f"<{value:x}>"
 
 
 class Error(Exception):
     """A ferry error: `code` (1-255) in the category `category_name`."""
 
-    def __init__(self, code, category, text=""):
+    code: int
+    category: int
+    text: str
+
+    def __init__(self, code: int, category: int | str,
+                 text: str = "") -> None:
         if isinstance(category, str):
             category = atom(category)
         self.code = int(code)
@@ -93,45 +101,47 @@ class Error(Exception):
         super().__init__(self.render())
 
     @property
-    def category_name(self):
+    def category_name(self) -> str:
+        """The category's atom text (`ferry_fw`, `system`, ...)."""
         return atom_text(self.category)
 
     @property
-    def name(self):
+    def name(self) -> str:
+        """The code's name in its category, else the code as digits."""
         names = _NAMES.get(self.category_name, [])
         if 0 <= self.code < len(names) and names[self.code]:
             return names[self.code]
         return str(self.code)
 
-    def render(self):
+    def render(self) -> str:
         """The error as ferry's `render` prints it: category: name: text."""
-        head = "%s: %s" % (self.category_name, self.name)
-        return head + (": " + self.text if self.text else "")
+        head = f"{self.category_name}: {self.name}"
+        return f"{head}: {self.text}" if self.text else head
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return (isinstance(other, Error) and self.code == other.code
                 and self.category == other.category
                 and self.text == other.text)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.code, self.category, self.text))
 
 
-def code_of(category, name):
+def code_of(category: str, name: str) -> int:
     """The code of `name` in a category ferry or CAF defines."""
     return _NAMES[category].index(name)
 
 
-def fw(name, text):
+def fw(name: str, text: str) -> Error:
     """An error of ferry's framework category, by its name."""
     return Error(code_of(FERRY_FW, name), FERRY_FW, text)
 
 
-def ser(name, text):
+def ser(name: str, text: str) -> Error:
     """An error of ferry's serializers category, by its name."""
     return Error(code_of(FERRY_SER, name), FERRY_SER, text)
 
 
-def system(name, text):
+def system(name: str, text: str) -> Error:
     """An error of CAF's `caf::sec` category (`system`), by its name."""
     return Error(code_of(SYSTEM, name), SYSTEM, text)

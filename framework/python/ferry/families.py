@@ -6,29 +6,47 @@ Contract: `encode(family, shape_text, value)` returns a payload's frames and
 `Error` (`ferry_ser: ...`). Pure but for the cache of parsed shapes.
 """
 
+from __future__ import annotations
+
 import functools
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from . import json_family, msgpack_family, shapes
 from .errors import ser
 
-_FAMILIES = {"msgpack": msgpack_family, "cereal.json": json_family}
+
+class Family(Protocol):
+    """What a family's module offers (msgpack_family, json_family)."""
+
+    def encode(self, shape: shapes.Shape, value: Any) -> list[bytes]: ...
+
+    def decode(self, shape: shapes.Shape, frames: Sequence[bytes],
+               where: str) -> Any: ...
+
+
+_FAMILIES: dict[str, Family] = {"msgpack": msgpack_family,
+                                "cereal.json": json_family}
 
 
 @functools.lru_cache(maxsize=1024)
-def _shape(text):
+def _shape(text: str) -> shapes.Shape:
     return shapes.parse(text)
 
 
-def _family(name):
+def _family(name: str) -> Family:
     fam = _FAMILIES.get(name)
     if fam is None:
-        raise ser("unknown_family", "a Python peer has no family %r" % name)
+        raise ser("unknown_family", f"a Python peer has no family {name!r}")
     return fam
 
 
-def encode(family, shape_text, value):
+def encode(family: str, shape_text: str, value: Any) -> list[bytes]:
+    """The payload's frames of `value` of the shape `shape_text`."""
     return _family(family).encode(_shape(shape_text), value)
 
 
-def decode(family, shape_text, frames, where):
+def decode(family: str, shape_text: str, frames: Sequence[bytes],
+           where: str) -> Any:
+    """The value of the shape `shape_text` in the payload's `frames`."""
     return _family(family).decode(_shape(shape_text), frames, where)

@@ -13,10 +13,14 @@ the C++ node offers none of them (its frames to a Python peer go inline,
 uncompressed, or pulled in chunks).
 """
 
+from __future__ import annotations
+
 import ssl
 from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from . import wire
+from .connection import Connection
 from .errors import Error, fw
 from .wire import FrameType, PREFACE, PROTOCOL
 
@@ -28,8 +32,8 @@ class Local:
     node_id: int
     name: str
     host_id: str
-    serializers: list
-    deserializers: list
+    serializers: list[str]
+    deserializers: list[str]
     window_bytes: int
     window_messages: int
 
@@ -39,12 +43,12 @@ class Peer:
     node_id: int
     name: str
     host_id: str
-    hello: dict
-    send_families: list
-    recv_families: list
+    hello: dict[str, Any]
+    send_families: list[str]
+    recv_families: list[str]
 
 
-def _refuse(conn, err):
+def _refuse(conn: Connection, err: Error) -> NoReturn:
     try:
         conn.send_blocking(wire.frame(FrameType.REFUSE, wire.refuse(err)))
     except OSError:
@@ -52,7 +56,8 @@ def _refuse(conn, err):
     raise err
 
 
-def _expect(conn, deadline, wanted, where):
+def _expect(conn: Connection, deadline: float, wanted: FrameType,
+            where: str) -> bytes:
     """The next frame of type `wanted`, heartbeats skipped; a refusal
     raises its reason."""
     while True:
@@ -62,61 +67,63 @@ def _expect(conn, deadline, wanted, where):
         if ftype == FrameType.REFUSE:
             reason = wire.read_refuse(body)
             if reason is None:
-                raise fw("handshake_failed", "node at %s refused the "
-                         "connection" % where)
+                raise fw("handshake_failed",
+                         f"node at {where} refused the connection")
             if reason.category_name != "ferry_fw":
-                raise fw("handshake_failed", "handshake with the node at "
-                         "%s failed: %s" % (where, reason.render()))
+                raise fw("handshake_failed", f"handshake with the node at "
+                         f"{where} failed: {reason.render()}")
             raise reason
         if ftype != wanted:
-            raise fw("handshake_failed", "the node at %s sent a %s frame "
-                     "out of the handshake's order"
-                     % (where, ftype.name.lower()))
+            raise fw("handshake_failed", f"the node at {where} sent a "
+                     f"{ftype.name.lower()} frame out of the handshake's "
+                     "order")
         return body
 
 
-def _certificate_names(sock):
-    cert = sock.getpeercert() or {}
+def _certificate_names(sock: ssl.SSLSocket) -> list[str]:
+    cert: dict[str, Any] = dict(sock.getpeercert() or {})
     names = [v for rdn in cert.get("subject", ()) for k, v in rdn
              if k == "commonName"]
     names += [v for k, v in cert.get("subjectAltName", ()) if k == "DNS"]
     return names
 
 
-def handshake(conn, me, deadline):
+def handshake(conn: Connection, me: Local, deadline: float) -> Peer:
+    """Runs the handshake for `me` on `conn` until `deadline` (a
+    `time.monotonic()` value); returns the peer or raises `Error`."""
     where = conn.peer_address
     conn.send_blocking(PREFACE + wire.frame(
         FrameType.INTRO, wire.intro(me.node_id, me.name, me.host_id)))
     first = conn.read_exactly(8, deadline)
     if first != PREFACE:
-        raise fw("handshake_failed", "the node at %s does not speak ferry's "
-                 "protocol (its first bytes are %s, not \"FERRY/1\\n\")"
-                 % (where, first.hex(" ")))
+        raise fw("handshake_failed", f"the node at {where} does not speak "
+                 f"ferry's protocol (its first bytes are {first.hex(' ')}, "
+                 "not \"FERRY/1\\n\")")
     body = _expect(conn, deadline, FrameType.INTRO, where)
     try:
         intro = wire.read_intro(body)
     except Error as e:
-        _refuse(conn, fw("handshake_failed", "the peer at %s sent an intro "
-                         "this node cannot read: %s" % (where, e.text)))
+        _refuse(conn, fw("handshake_failed", f"the peer at {where} sent an "
+                         f"intro this node cannot read: {e.text}"))
     protocol, node_id, name = intro[:3]
     if protocol != PROTOCOL:
-        _refuse(conn, fw("handshake_failed", "node '%s' at %s speaks ferry "
-                         "wire protocol %d, node %s speaks %d; run the same "
-                         "ferry version on both"
-                         % (name, where, protocol, me.name, PROTOCOL)))
+        _refuse(conn, fw("handshake_failed", f"node '{name}' at {where} "
+                         f"speaks ferry wire protocol {protocol}, node "
+                         f"{me.name} speaks {PROTOCOL}; run the same ferry "
+                         "version on both"))
     if node_id == 0 or not name:
-        _refuse(conn, fw("handshake_failed", "the peer at %s sent an intro "
-                         "without a node id or a node name" % where))
+        _refuse(conn, fw("handshake_failed", f"the peer at {where} sent an "
+                         "intro without a node id or a node name"))
     if node_id == me.node_id:
-        _refuse(conn, fw("handshake_failed", "node %s connected to itself "
-                         "at %s" % (me.name, where)))
+        _refuse(conn, fw("handshake_failed",
+                         f"node {me.name} connected to itself at {where}"))
     if isinstance(conn.sock, ssl.SSLSocket):
         names = _certificate_names(conn.sock)
         if name not in names:
-            _refuse(conn, fw("handshake_failed", "refused node '%s' at %s: "
-                             "name mismatch: the peer presents a certificate "
-                             "for %s but calls itself '%s'"
-                             % (name, where, names, name)))
+            _refuse(conn, fw("handshake_failed", f"refused node '{name}' at "
+                             f"{where}: name mismatch: the peer presents a "
+                             f"certificate for {names} but calls itself "
+                             f"'{name}'"))
     conn.send_blocking(wire.frame(FrameType.HELLO, wire.hello(
         me.serializers, me.deserializers, DECODABLE, 0, me.window_bytes,
         me.window_messages)))
@@ -124,27 +131,27 @@ def handshake(conn, me, deadline):
     try:
         hello = wire.read_hello(body)
     except Error as e:
-        _refuse(conn, fw("handshake_failed", "node '%s' at %s sent a hello "
-                         "this node cannot read: %s" % (name, where, e.text)))
+        _refuse(conn, fw("handshake_failed", f"node '{name}' at {where} sent "
+                         f"a hello this node cannot read: {e.text}"))
     send = [f for f in me.serializers
             if f in hello["deserializers"] and f in hello["decodable"]]
     recv = [f for f in hello["serializers"]
             if f in me.deserializers and f in DECODABLE]
     if not send:
-        _refuse(conn, fw("no_common_family", "node %s sends with serializers "
-                         "%s but node %s accepts only deserializers %s "
-                         "(and decodes %s); add a common family to one of "
-                         "the lists" % (me.name, me.serializers, name,
-                                        hello["deserializers"],
-                                        hello["decodable"])))
+        _refuse(conn, fw("no_common_family", f"node {me.name} sends with "
+                         f"serializers {me.serializers} but node {name} "
+                         "accepts only deserializers "
+                         f"{hello['deserializers']} (and decodes "
+                         f"{hello['decodable']}); add a common family to "
+                         "one of the lists"))
     if not recv:
-        _refuse(conn, fw("no_common_family", "node %s sends with serializers "
-                         "%s but node %s accepts only deserializers %s (and "
-                         "decodes %s); add a common family to one of the "
-                         "lists" % (name, hello["serializers"], me.name,
-                                    me.deserializers, DECODABLE)))
+        _refuse(conn, fw("no_common_family", f"node {name} sends with "
+                         f"serializers {hello['serializers']} but node "
+                         f"{me.name} accepts only deserializers "
+                         f"{me.deserializers} (and decodes {DECODABLE}); add "
+                         "a common family to one of the lists"))
     if me.node_id < node_id:
         conn.send_blocking(wire.frame(FrameType.WELCOME))
     else:
         _expect(conn, deadline, FrameType.WELCOME, where)
-    return Peer(node_id, name, intro[3], hello, send, recv)
+    return Peer(node_id, name, intro[3] or "", hello, send, recv)

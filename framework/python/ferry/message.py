@@ -12,10 +12,13 @@ serializers' errors (`ferry_ser: ...`), which refuse the one message.
 `wire_size` is what a message counts against credit. Pure: no I/O.
 """
 
+from __future__ import annotations
+
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .errors import ser
+from .errors import Error, ser
 from .wire import Reader, Writer
 
 MAX_HEAD = 29 + 8 + 4096 * 33
@@ -49,7 +52,7 @@ class Frame:
 @dataclass
 class Element:
     header: bytes
-    frames: list = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)
 
 
 @dataclass
@@ -57,19 +60,19 @@ class Message:
     target: int
     sender: int
     mid: int
-    elements: list = field(default_factory=list)
-    error: object = None
+    elements: list[Element] = field(default_factory=list)
+    error: Error | None = None
 
     @property
-    def is_response(self):
+    def is_response(self) -> bool:
         return bool(self.mid & RESPONSE_BIT)
 
     @property
-    def is_request(self):
+    def is_request(self) -> bool:
         return not self.is_response and (self.mid & REQUEST_MASK) != 0
 
 
-def wire_size(msg):
+def wire_size(msg: Message) -> int:
     """What `msg` counts against credit ("wire_size")."""
     total = WIRE_OVERHEAD
     for el in msg.elements:
@@ -81,11 +84,11 @@ def wire_size(msg):
     return min(total, (1 << 64) - 1)
 
 
-def encode_message(msg):
+def encode_message(msg: Message) -> bytes:
     """A message body: head, pieces, error; every frame inline_plain."""
     head = Writer().le64(msg.target).le64(msg.sender).le64(msg.mid)
     head.u8(1 if msg.error is not None else 0).le32(len(msg.elements))
-    pieces = []
+    pieces: list[bytes] = []
     for el in msg.elements:
         head.le32(len(el.header)).le32(len(el.frames))
         pieces.append(el.header)
@@ -101,34 +104,33 @@ def encode_message(msg):
     return out.bytes()
 
 
-def _read_one(r):
+def _read_one(r: Reader) -> Message:
     """Reads one message body from `r` (which may hold more after it)."""
     head_len = r.le32("head length")
     if head_len > MAX_HEAD or head_len > r.left() or head_len < 29:
-        r.fail("a head of %d bytes (at most %d, at least 29, and %d left)"
-               % (head_len, MAX_HEAD, r.left()))
+        r.fail(f"a head of {head_len} bytes (at most {MAX_HEAD}, at least "
+               f"29, and {r.left()} left)")
     h = Reader(r.take(head_len, "head"), r.what)
     target, sender, mid = h.le64(), h.le64(), h.le64()
     flags = h.u8("flags")
     if flags & ~1:
-        h.fail("message flags %#x (only bit 0 is defined)" % flags)
+        h.fail(f"message flags {flags:#x} (only bit 0 is defined)")
     count = h.le32("element count")
     if count > h.left() // 8:
-        h.fail("%d elements in a head of %d bytes left" % (count, h.left()))
-    shapes = []
+        h.fail(f"{count} elements in a head of {h.left()} bytes left")
+    shapes: list[tuple[int, list[list[int]]]] = []
     for _ in range(count):
         header_len = h.le32("header length")
         nframes = h.le32("frame count")
         if nframes > h.left() // 33:
-            h.fail("%d frames in a head of %d bytes left"
-                   % (nframes, h.left()))
-        frames = []
+            h.fail(f"{nframes} frames in a head of {h.left()} bytes left")
+        frames: list[list[int]] = []
         for _ in range(nframes):
             frames.append([h.u8("kind"), h.le64("size"), h.le64("object_id"),
                            h.le64("ticket"), h.le64("data length")])
         shapes.append((header_len, frames))
     h.done()
-    elements = []
+    elements: list[Element] = []
     for header_len, frames in shapes:
         el = Element(bytes(r.take(header_len, "payload header")))
         for kind, size, object_id, ticket, data_len in frames:
@@ -143,18 +145,18 @@ def _read_one(r):
     return Message(target, sender, mid, elements, err)
 
 
-def read_message(body):
+def read_message(body: bytes) -> Message:
     r = Reader(body, "message frame")
     msg = _read_one(r)
     r.done()
     return msg
 
 
-def read_batch(body):
+def read_batch(body: bytes) -> list[Message]:
     r = Reader(body, "batch frame")
     count = r.le32("count")
     if count > MAX_BATCH_MESSAGES or count > r.left() // 33:
-        r.fail("a batch of %d messages in %d bytes" % (count, r.left()))
+        r.fail(f"a batch of {count} messages in {r.left()} bytes")
     msgs = [_read_one(r) for _ in range(count)]
     r.done()
     return msgs
@@ -168,30 +170,31 @@ class PayloadHeader:
     type_name: str
     stand_in: str
     format_version: int
-    frame_sizes: list
+    frame_sizes: list[int]
 
 
-def encode_header(family, type_name, frame_sizes, stand_in="", version=1):
+def encode_header(family: str, type_name: str, frame_sizes: Sequence[int],
+                  stand_in: str = "", version: int = 1) -> bytes:
     out = bytearray(b"FS\x01")
     for name in (family, type_name, stand_in):
         data = name.encode()
         out += struct.pack("<H", len(data)) + data
     out += struct.pack("<II", version, len(frame_sizes))
-    out += struct.pack("<%dQ" % len(frame_sizes), *frame_sizes)
+    out += struct.pack(f"<{len(frame_sizes)}Q", *frame_sizes)
     return bytes(out)
 
 
-def read_header(data, max_message_size):
+def read_header(data: bytes, max_message_size: int) -> PayloadHeader:
     """Reads a payload header; raises the serializers' errors."""
     view = memoryview(data)
     pos = 0
 
-    def take(n, what):
+    def take(n: int, what: str) -> memoryview:
         nonlocal pos
         if pos + n > len(view):
-            raise ser("truncated_frame", "payload header ends inside its %s "
-                      "(%d bytes needed at offset %d of %d)"
-                      % (what, n, pos, len(view)))
+            raise ser("truncated_frame", "payload header ends inside its "
+                      f"{what} ({n} bytes needed at offset {pos} of "
+                      f"{len(view)})")
         chunk = view[pos:pos + n]
         pos += n
         return chunk
@@ -199,29 +202,28 @@ def read_header(data, max_message_size):
     if bytes(take(3, "magic")) != b"FS\x01":
         raise ser("malformed_header", "payload header without the magic "
                   "'FS' and header version 1")
-    names = []
+    names: list[str] = []
     for what, low in (("family", 0x21), ("type", 0x20), ("stand-in", 0x20)):
         n = struct.unpack("<H", take(2, what + " length"))[0]
         if n > MAX_NAME_BYTES:
-            raise ser("length_out_of_range", "payload header's %s name of "
-                      "%d bytes, above %d" % (what, n, MAX_NAME_BYTES))
+            raise ser("length_out_of_range", f"payload header's {what} name "
+                      f"of {n} bytes, above {MAX_NAME_BYTES}")
         raw = bytes(take(n, what))
         if any(b < low or b > 0x7e for b in raw) or (what == "family"
                                                      and not raw):
-            raise ser("malformed_header", "payload header's %s name %r is "
-                      "not printable ASCII" % (what, raw))
+            raise ser("malformed_header", f"payload header's {what} name "
+                      f"{raw!r} is not printable ASCII")
         names.append(raw.decode())
     version, count = struct.unpack("<II", take(8, "format version"))
     if count > MAX_FRAMES:
-        raise ser("length_out_of_range", "payload header claims %d frames, "
-                  "above %d" % (count, MAX_FRAMES))
-    sizes = list(struct.unpack("<%dQ" % count, take(8 * count,
-                                                     "frame sizes")))
+        raise ser("length_out_of_range", f"payload header claims {count} "
+                  f"frames, above {MAX_FRAMES}")
+    sizes = list(struct.unpack(f"<{count}Q", take(8 * count,
+                                                  "frame sizes")))
     if sum(sizes) > max_message_size:
-        raise ser("payload_too_large", "payload of %d bytes, above the "
-                  "link's max message size %d" % (sum(sizes),
-                                                   max_message_size))
+        raise ser("payload_too_large", f"payload of {sum(sizes)} bytes, "
+                  f"above the link's max message size {max_message_size}")
     if pos != len(view):
-        raise ser("trailing_bytes", "%d bytes after the payload header's "
-                  "frame sizes" % (len(view) - pos))
+        raise ser("trailing_bytes", f"{len(view) - pos} bytes after the "
+                  "payload header's frame sizes")
     return PayloadHeader(names[0], names[1], names[2], version, sizes)

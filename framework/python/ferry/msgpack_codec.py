@@ -10,7 +10,10 @@ nesting deeper than 64, a str that is not well-formed UTF-8, an ext type or
 a reserved byte raises `Error` (`ferry_ser: ...`) naming the offset. Pure.
 """
 
+from __future__ import annotations
+
 import struct
+from typing import Any, NoReturn
 
 from .errors import ser
 from .values import F32, MapPairs
@@ -18,13 +21,14 @@ from .values import F32, MapPairs
 MAX_DEPTH = 64
 
 
-def pack(value, out=None):
+def pack(value: Any, out: bytearray | None = None) -> bytearray:
+    """`value` as msgpack, appended to `out` (or a new bytearray)."""
     out = bytearray() if out is None else out
     _pack(value, out)
     return out
 
 
-def _pack(v, out):
+def _pack(v: Any, out: bytearray) -> None:
     if v is None:
         out.append(0xC0)
     elif v is True:
@@ -69,10 +73,10 @@ def _pack(v, out):
             _pack(k, out)
             _pack(x, out)
     else:
-        raise TypeError("msgpack cannot write a %s" % type(v).__name__)
+        raise TypeError(f"msgpack cannot write a {type(v).__name__}")
 
 
-def _pack_len(n, fix, big, out):
+def _pack_len(n: int, fix: int, big: int, out: bytearray) -> None:
     if n < 16:
         out.append(fix | n)
     elif n < 0x10000:
@@ -81,7 +85,7 @@ def _pack_len(n, fix, big, out):
         out += struct.pack(">BI", big + 1, n)
 
 
-def _pack_int(v, out):
+def _pack_int(v: int, out: bytearray) -> None:
     if 0 <= v < 0x80:
         out.append(v)
     elif -32 <= v < 0:
@@ -104,37 +108,37 @@ def _pack_int(v, out):
 
 
 class _Unpacker:
-    def __init__(self, data, where):
+    def __init__(self, data: bytes | bytearray | memoryview,
+                 where: str) -> None:
         self.data = memoryview(data)
         self.pos = 0
         self.where = where
 
-    def fail(self, name, why):
-        raise ser(name, "%s, at offset %d of %s" % (why, self.pos,
-                                                   self.where))
+    def fail(self, name: str, why: str) -> NoReturn:
+        raise ser(name, f"{why}, at offset {self.pos} of {self.where}")
 
-    def take(self, n):
+    def take(self, n: int) -> memoryview:
         if n > len(self.data) - self.pos:
-            self.fail("truncated_frame", "msgpack needs %d bytes, %d left"
-                      % (n, len(self.data) - self.pos))
+            self.fail("truncated_frame", f"msgpack needs {n} bytes, "
+                      f"{len(self.data) - self.pos} left")
         chunk = self.data[self.pos:self.pos + n]
         self.pos += n
         return chunk
 
-    def num(self, fmt, n):
+    def num(self, fmt: str, n: int) -> Any:
         return struct.unpack(fmt, self.take(n))[0]
 
-    def count(self, n, least):
+    def count(self, n: int, least: int) -> int:
         if n * least > len(self.data) - self.pos:
-            self.fail("length_out_of_range", "a msgpack container claims %d "
-                      "entries, more than the %d bytes left hold"
-                      % (n, len(self.data) - self.pos))
+            self.fail("length_out_of_range", f"a msgpack container claims "
+                      f"{n} entries, more than the "
+                      f"{len(self.data) - self.pos} bytes left hold")
         return n
 
-    def value(self, depth):
+    def value(self, depth: int) -> Any:
         if depth > MAX_DEPTH:
-            self.fail("nesting_too_deep", "msgpack nested deeper than %d"
-                      % MAX_DEPTH)
+            self.fail("nesting_too_deep",
+                      f"msgpack nested deeper than {MAX_DEPTH}")
         b = self.take(1)[0]
         if b <= 0x7F:
             return b
@@ -146,7 +150,8 @@ class _Unpacker:
             return self.array(b & 0x0F, depth)
         if 0xA0 <= b <= 0xBF:
             return self.text(b & 0x1F)
-        simple = {0xC0: None, 0xC2: False, 0xC3: True}
+        simple: dict[int, bool | None] = {0xC0: None, 0xC2: False,
+                                          0xC3: True}
         if b in simple:
             return simple[b]
         if b in (0xC4, 0xC5, 0xC6):
@@ -170,21 +175,21 @@ class _Unpacker:
             return self.map(self.num(">" + "HI"[b - 0xDE], 2 << (b - 0xDE)),
                             depth)
         self.pos -= 1
-        self.fail("malformed_frame", "msgpack byte %#04x (an ext type or a "
-                  "reserved byte) where a value begins" % b)
+        self.fail("malformed_frame", f"msgpack byte {b:#04x} (an ext type or "
+                  "a reserved byte) where a value begins")
 
-    def text(self, n):
+    def text(self, n: int) -> str:
         raw = bytes(self.take(n))
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            self.fail("invalid_text", "a msgpack str that is not UTF-8 (%s)"
-                      % e.reason)
+            self.fail("invalid_text",
+                      f"a msgpack str that is not UTF-8 ({e.reason})")
 
-    def array(self, n, depth):
+    def array(self, n: int, depth: int) -> list[Any]:
         return [self.value(depth + 1) for _ in range(self.count(n, 1))]
 
-    def map(self, n, depth):
+    def map(self, n: int, depth: int) -> MapPairs:
         pairs = MapPairs()
         for _ in range(self.count(n, 2)):
             k = self.value(depth + 1)
@@ -192,10 +197,12 @@ class _Unpacker:
         return pairs
 
 
-def unpack(data, where="a msgpack frame"):
+def unpack(data: bytes | bytearray | memoryview,
+           where: str = "a msgpack frame") -> Any:
+    """The one msgpack value `data` holds; raises `Error` otherwise."""
     u = _Unpacker(data, where)
     v = u.value(0)
     if u.pos != len(u.data):
-        u.fail("trailing_bytes", "%d bytes after the msgpack value"
-               % (len(u.data) - u.pos))
+        u.fail("trailing_bytes",
+               f"{len(u.data) - u.pos} bytes after the msgpack value")
     return v

@@ -13,92 +13,96 @@ hashable; sets and sequences lists; pairs and tuples tuples. A split array
 joined, are one msgpack value. Pure.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
+from typing import Any
 
 from . import msgpack_codec
 from .errors import ser
-from .shapes import INT_RANGES
+from .shapes import INT_RANGES, Shape
 from .values import F32, MapPairs
 
 NAME = "msgpack"
 
 
-def _where(path):
-    return " (member %s)" % path if path else ""
+def _where(path: str) -> str:
+    return f" (member {path})" if path else ""
 
 
-def to_wire(shape, v, path=""):
+def to_wire(shape: Shape, v: Any, path: str = "") -> Any:
+    """`v` as the plain msgpack value its shape makes of it."""
     k = shape.kind
     if k == "record":
         if isinstance(v, dict):
             missing = [n for n in shape.names if n not in v]
             extra = [n for n in v if n not in shape.names]
             if missing or extra:
-                raise ser("member_mismatch", "a record of members %s, "
-                          "given %s%s" % (shape.names, list(v), _where(path)))
+                raise ser("member_mismatch", f"a record of members "
+                          f"{shape.names}, given {list(v)}{_where(path)}")
             v = [v[n] for n in shape.names]
         if not isinstance(v, (list, tuple)) or len(v) != len(shape.names):
-            raise ser("member_mismatch", "a record of %d members %s, given "
-                      "%r%s" % (len(shape.names), shape.names,
-                                type(v).__name__, _where(path)))
-        return [to_wire(s, x, "%s.%s" % (path, n) if path else n)
+            raise ser("member_mismatch", f"a record of {len(shape.names)} "
+                      f"members {shape.names}, given "
+                      f"{type(v).__name__!r}{_where(path)}")
+        return [to_wire(s, x, f"{path}.{n}" if path else n)
                 for s, n, x in zip(shape.args, shape.names, v)]
     if k in INT_RANGES or k == "enum":
         rng = INT_RANGES[k if k != "enum" else shape.args[0].kind]
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ser("type_mismatch", "%s needs an int, given %s%s"
-                      % (k, type(v).__name__, _where(path)))
+            raise ser("type_mismatch", f"{k} needs an int, given "
+                      f"{type(v).__name__}{_where(path)}")
         if not rng[0] <= v <= rng[1]:
-            raise ser("inexact_value", "%d does not fit %s%s"
-                      % (v, k, _where(path)))
+            raise ser("inexact_value", f"{v} does not fit {k}{_where(path)}")
         return v
     if k == "bool":
         if not isinstance(v, bool):
-            raise ser("type_mismatch", "bool needs a bool, given %s%s"
-                      % (type(v).__name__, _where(path)))
+            raise ser("type_mismatch", f"bool needs a bool, given "
+                      f"{type(v).__name__}{_where(path)}")
         return v
     if k == "f32":
         x = F32.exact(v) if isinstance(v, (int, float, F32)) else None
         if x is None:
-            raise ser("inexact_value", "a float does not hold %r exactly%s"
-                      % (v, _where(path)))
+            raise ser("inexact_value",
+                      f"a float does not hold {v!r} exactly{_where(path)}")
         return x
     if k in ("f64", "f80"):
         if isinstance(v, F32):
             return float(v)
         if isinstance(v, int) and not isinstance(v, bool):
             if float(v) != v:
-                raise ser("inexact_value", "a double does not hold %d "
-                          "exactly%s" % (v, _where(path)))
+                raise ser("inexact_value",
+                          f"a double does not hold {v} exactly{_where(path)}")
             return float(v)
         if not isinstance(v, float):
-            raise ser("type_mismatch", "%s needs a float, given %s%s"
-                      % (k, type(v).__name__, _where(path)))
+            raise ser("type_mismatch", f"{k} needs a float, given "
+                      f"{type(v).__name__}{_where(path)}")
         return v
     if k.startswith("str"):
         if not isinstance(v, str):
-            raise ser("type_mismatch", "str needs a str, given %s%s"
-                      % (type(v).__name__, _where(path)))
+            raise ser("type_mismatch", f"str needs a str, given "
+                      f"{type(v).__name__}{_where(path)}")
         return v
     if shape.is_bytes and isinstance(v, (bytes, bytearray)):
         return bytes(v)
     if k in ("list", "set", "multiset", "array", "tuple", "pair"):
         if not isinstance(v, (list, tuple, set, frozenset, bytes, bytearray)):
-            raise ser("type_mismatch", "%s needs a sequence, given %s%s"
-                      % (k, type(v).__name__, _where(path)))
+            raise ser("type_mismatch", f"{k} needs a sequence, given "
+                      f"{type(v).__name__}{_where(path)}")
         v = list(v)
         if k == "array" and len(v) != shape.size:
-            raise ser("member_mismatch", "an array of %d, given %d%s"
-                      % (shape.size, len(v), _where(path)))
+            raise ser("member_mismatch", f"an array of {shape.size}, given "
+                      f"{len(v)}{_where(path)}")
         if k in ("tuple", "pair"):
             if len(v) != len(shape.args):
-                raise ser("member_mismatch", "a tuple of %d, given %d%s"
-                          % (len(shape.args), len(v), _where(path)))
-            return [to_wire(s, x, "%s[%d]" % (path, i))
+                raise ser("member_mismatch", f"a tuple of {len(shape.args)}"
+                          f", given {len(v)}{_where(path)}")
+            return [to_wire(s, x, f"{path}[{i}]")
                     for i, (s, x) in enumerate(zip(shape.args, v))]
         if shape.is_bytes:
             return bytes(to_wire(shape.args[0], x, path) & 0xFF for x in v)
-        return [to_wire(shape.args[0], x, "%s[%d]" % (path, i))
+        return [to_wire(shape.args[0], x, f"{path}[{i}]")
                 for i, x in enumerate(v)]
     if k in ("map", "multimap"):
         items = v.items() if isinstance(v, dict) else v
@@ -109,10 +113,10 @@ def to_wire(shape, v, path=""):
         return None if v is None else to_wire(shape.args[0], v, path)
     if k == "custom":
         return v
-    raise ser("type_mismatch", "msgpack carries no %s%s" % (k, _where(path)))
+    raise ser("type_mismatch", f"msgpack carries no {k}{_where(path)}")
 
 
-def _hashable(x):
+def _hashable(x: object) -> bool:
     try:
         hash(x)
         return True
@@ -120,93 +124,87 @@ def _hashable(x):
         return False
 
 
-def from_wire(shape, w, path=""):
+def from_wire(shape: Shape, w: Any, path: str = "") -> Any:
+    """The Python value of the plain msgpack value `w` of `shape`."""
     k = shape.kind
     here = _where(path)
     if k == "record":
         if not isinstance(w, list) or len(w) != len(shape.names):
-            raise ser("member_mismatch", "a record of %d members %s, read "
-                      "%s%s" % (len(shape.names), shape.names,
-                                _describe(w), here))
-        return {n: from_wire(s, x, "%s.%s" % (path, n) if path else n)
+            raise ser("member_mismatch", f"a record of {len(shape.names)} "
+                      f"members {shape.names}, read {_describe(w)}{here}")
+        return {n: from_wire(s, x, f"{path}.{n}" if path else n)
                 for n, s, x in zip(shape.names, shape.args, w)}
     if k in INT_RANGES or k == "enum":
         rng = INT_RANGES[k if k != "enum" else shape.args[0].kind]
         if isinstance(w, bool) or not isinstance(w, int):
-            raise ser("type_mismatch", "%s read %s%s" % (k, _describe(w),
-                                                          here))
+            raise ser("type_mismatch", f"{k} read {_describe(w)}{here}")
         if not rng[0] <= w <= rng[1]:
-            raise ser("inexact_value", "%d does not fit %s%s" % (w, k, here))
+            raise ser("inexact_value", f"{w} does not fit {k}{here}")
         return w
     if k == "bool":
         if not isinstance(w, bool):
-            raise ser("type_mismatch", "bool read %s%s" % (_describe(w),
-                                                             here))
+            raise ser("type_mismatch", f"bool read {_describe(w)}{here}")
         return w
     if k == "f32":
         x = F32.exact(w) if isinstance(w, (int, float, F32)) else None
         if x is None:
-            raise ser("inexact_value", "a float does not hold %s exactly%s"
-                      % (_describe(w), here))
+            raise ser("inexact_value", f"a float does not hold "
+                      f"{_describe(w)} exactly{here}")
         return x
     if k in ("f64", "f80"):
         if isinstance(w, F32):
             return float(w)
         if isinstance(w, int) and not isinstance(w, bool):
             if float(w) != w or math.isinf(float(w)):
-                raise ser("inexact_value", "a double does not hold %d "
-                          "exactly%s" % (w, here))
+                raise ser("inexact_value",
+                          f"a double does not hold {w} exactly{here}")
             return float(w)
         if not isinstance(w, float):
-            raise ser("type_mismatch", "%s read %s%s" % (k, _describe(w),
-                                                           here))
+            raise ser("type_mismatch", f"{k} read {_describe(w)}{here}")
         return w
     if k.startswith("str"):
         if not isinstance(w, str):
-            raise ser("type_mismatch", "str read %s%s" % (_describe(w),
-                                                            here))
+            raise ser("type_mismatch", f"str read {_describe(w)}{here}")
         return w
     if shape.is_bytes and isinstance(w, bytes):
         return w
     if k in ("list", "set", "multiset", "array", "tuple", "pair"):
         if not isinstance(w, list):
-            raise ser("type_mismatch", "%s read %s%s" % (k, _describe(w),
-                                                          here))
+            raise ser("type_mismatch", f"{k} read {_describe(w)}{here}")
         if k == "array" and len(w) != shape.size:
-            raise ser("member_mismatch", "an array of %d read %d elements%s"
-                      % (shape.size, len(w), here))
+            raise ser("member_mismatch", f"an array of {shape.size} read "
+                      f"{len(w)} elements{here}")
         if k in ("tuple", "pair"):
             if len(w) != len(shape.args):
-                raise ser("member_mismatch", "a tuple of %d read %d%s"
-                          % (len(shape.args), len(w), here))
-            return tuple(from_wire(s, x, "%s[%d]" % (path, i))
+                raise ser("member_mismatch", f"a tuple of {len(shape.args)}"
+                          f" read {len(w)}{here}")
+            return tuple(from_wire(s, x, f"{path}[{i}]")
                          for i, (s, x) in enumerate(zip(shape.args, w)))
-        out = [from_wire(shape.args[0], x, "%s[%d]" % (path, i))
+        out = [from_wire(shape.args[0], x, f"{path}[{i}]")
                for i, x in enumerate(w)]
         if k == "set":
-            seen = set()
+            seen: set[str] = set()
             for x in out:
                 key = repr(x)
                 if key in seen:
-                    raise ser("duplicate_key", "a set names %s twice%s"
-                              % (key, here))
+                    raise ser("duplicate_key",
+                              f"a set names {key} twice{here}")
                 seen.add(key)
         return out
     if k in ("map", "multimap"):
         if not isinstance(w, MapPairs):
-            raise ser("type_mismatch", "%s read %s%s" % (k, _describe(w),
-                                                          here))
+            raise ser("type_mismatch", f"{k} read {_describe(w)}{here}")
         pairs = [(from_wire(shape.args[0], a, path + "[key]"),
                   from_wire(shape.args[1], b, path + "[value]"))
                  for a, b in w]
         if k == "map":
-            seen = set()
+            seen_keys: set[str] = set()
             for a, _ in pairs:
                 key = repr(a)
-                if key in seen:
-                    raise ser("duplicate_key", "a map names key %s twice%s"
-                              % (key, here))
-                seen.add(key)
+                if key in seen_keys:
+                    raise ser("duplicate_key",
+                              f"a map names key {key} twice{here}")
+                seen_keys.add(key)
             if all(_hashable(a) for a, _ in pairs):
                 return dict(pairs)
         return MapPairs(pairs)
@@ -214,21 +212,23 @@ def from_wire(shape, w, path=""):
         return None if w is None else from_wire(shape.args[0], w, path)
     if k == "custom":
         return w
-    raise ser("type_mismatch", "msgpack carries no %s%s" % (k, here))
+    raise ser("type_mismatch", f"msgpack carries no {k}{here}")
 
 
-def _describe(w):
+def _describe(w: object) -> str:
     if isinstance(w, list):
-        return "an array of %d" % len(w)
+        return f"an array of {len(w)}"
     if isinstance(w, MapPairs):
-        return "a map of %d" % len(w)
-    return "a %s" % type(w).__name__
+        return f"a map of {len(w)}"
+    return f"a {type(w).__name__}"
 
 
-def encode(shape, value):
+def encode(shape: Shape, value: Any) -> list[bytes]:
+    """The payload's frames of `value` of `shape`."""
     return [bytes(msgpack_codec.pack(to_wire(shape, value)))]
 
 
-def decode(shape, frames, where):
+def decode(shape: Shape, frames: Sequence[bytes], where: str) -> Any:
+    """The value of `shape` in the payload's `frames`."""
     data = frames[0] if len(frames) == 1 else b"".join(frames)
     return from_wire(shape, msgpack_codec.unpack(data, where))

@@ -6,15 +6,20 @@ and prints one line of what it found; exits 0 when the node answered, 1
 with the node's refusal or the failure, 2 on a usage error.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 
 from . import connect, tls_context
 from .errors import Error
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the check with the command line `argv` (default: sys.argv);
+    returns the exit status."""
     p = argparse.ArgumentParser(prog="python3 -m ferry.ping",
                                 description="Checks a ferry node.")
     p.add_argument("address", help="host:port of the node")
@@ -39,21 +44,21 @@ def main(argv=None):
         found = ""
         if args.lookup is not None:
             actor = node.lookup(args.lookup, timeout=args.timeout)
-            found = "; actor %r is %d" % (args.lookup, actor.id)
-        print("node %s at %s: linked in %.1f ms%s; sends %s, receives %s; "
-              "%d message types; default actor %s%s"
-              % (node.peer_name, args.address, linked,
-                 " over TLS" if args.tls else "", node.send_families,
-                 node.recv_families, len(node.shapes),
-                 node.default_actor.id if node.default_actor else "none",
-                 found))
+            found = f"; actor {args.lookup!r} is {actor.id}"
+        tls = " over TLS" if args.tls else ""
+        default = (node.default_actor.id if node.default_actor
+                   else "none")
+        print(f"node {node.peer_name} at {args.address}: linked in "
+              f"{linked:.1f} ms{tls}; sends {node.send_families}, receives "
+              f"{node.recv_families}; {len(node.shapes)} message types; "
+              f"default actor {default}{found}")
         node.close()
         return 0
     except Error as e:
-        print("ferry.ping: %s" % e.render(), file=sys.stderr)
+        print(f"ferry.ping: {e.render()}", file=sys.stderr)
         return 1
     except OSError as e:
-        print("ferry.ping: %s" % e, file=sys.stderr)
+        print(f"ferry.ping: {e}", file=sys.stderr)
         return 1
 
 

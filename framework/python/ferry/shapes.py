@@ -9,7 +9,10 @@ see into, carried as the family's plain value. The families' modules walk
 these trees to turn Python values into the family's form and back. Pure.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from .errors import ser
 
@@ -32,52 +35,52 @@ INT_RANGES = {"i8": (-(1 << 7), (1 << 7) - 1),
 @dataclass
 class Shape:
     kind: str                       # a scalar's name, or list, map, record...
-    args: list = field(default_factory=list)   # inner shapes
-    names: list = field(default_factory=list)  # a record's member names
+    args: list[Shape] = field(default_factory=list)  # inner shapes
+    names: list[str] = field(default_factory=list)  # a record's members
     size: int = 0                   # an array's length
     label: str = ""                 # a custom type's label
     version: int = 0
 
     @property
-    def is_bytes(self):
+    def is_bytes(self) -> bool:
         """A sequence of bytes: msgpack carries it as bin."""
         return (self.kind == "list" and self.args[0].kind in
                 ("u8", "char", "byte"))
 
 
 class _Parser:
-    def __init__(self, text):
+    def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
 
-    def fail(self, why):
-        raise ser("malformed_header", "type shape %r: %s at offset %d"
-                  % (self.text[:200], why, self.pos))
+    def fail(self, why: str) -> NoReturn:
+        raise ser("malformed_header", f"type shape {self.text[:200]!r}: "
+                  f"{why} at offset {self.pos}")
 
-    def peek(self):
+    def peek(self) -> str:
         return self.text[self.pos] if self.pos < len(self.text) else ""
 
-    def expect(self, ch):
+    def expect(self, ch: str) -> None:
         if self.peek() != ch:
-            self.fail("expected %r" % ch)
+            self.fail(f"expected {ch!r}")
         self.pos += 1
 
-    def word(self):
+    def word(self) -> str:
         start = self.pos
         while self.pos < len(self.text) and (self.text[self.pos].isalnum()
                                              or self.text[self.pos] == "_"):
             self.pos += 1
         return self.text[start:self.pos]
 
-    def digits(self):
+    def digits(self) -> int:
         w = self.word()
         if not w.isdigit():
             self.fail("expected digits")
         return int(w)
 
-    def shape(self, depth):
+    def shape(self, depth: int) -> Shape:
         if depth > MAX_DEPTH:
-            self.fail("nested deeper than %d" % MAX_DEPTH)
+            self.fail(f"nested deeper than {MAX_DEPTH}")
         version = 0
         if self.peek() == "@":
             self.pos += 1
@@ -126,15 +129,16 @@ class _Parser:
                     s.args.append(self.shape(depth + 1))
             self.expect(">")
             if name in ("map", "multimap", "pair") and len(s.args) != 2:
-                self.fail("a %s of %d shapes" % (name, len(s.args)))
+                self.fail(f"a {name} of {len(s.args)} shapes")
             return s
-        self.fail("unknown shape %r" % name)
+        self.fail(f"unknown shape {name!r}")
 
 
-def parse(text):
+def parse(text: str) -> Shape:
+    """The shape `text` describes; raises `Error` when it is malformed."""
     if len(text) > MAX_SHAPE:
-        raise ser("malformed_header", "a type shape of %d bytes, above %d"
-                  % (len(text), MAX_SHAPE))
+        raise ser("malformed_header", f"a type shape of {len(text)} bytes, "
+                  f"above {MAX_SHAPE}")
     p = _Parser(text)
     s = p.shape(0)
     if p.pos != len(text):

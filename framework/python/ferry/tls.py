@@ -8,10 +8,16 @@ certificate in the handshake (the intro's name must be one of the
 certificate's names), not against the address dialed.
 """
 
+from __future__ import annotations
+
+import os
 import ssl
 
+StrPath = str | os.PathLike[str]
 
-def tls_context(cert, key, ca):
+
+def tls_context(cert: StrPath, key: StrPath, ca: StrPath) -> ssl.SSLContext:
+    """A client context for TLS links to ferry nodes (see above)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.check_hostname = False

@@ -8,8 +8,11 @@ map as it arrived, a list of (key, value) pairs in wire order (for keys
 Python cannot hash). Pure.
 """
 
+from __future__ import annotations
+
 import math
 import struct
+from typing import Any
 
 
 class F32:
@@ -17,7 +20,9 @@ class F32:
 
     __slots__ = ("bits",)
 
-    def __init__(self, value=0.0):
+    bits: int
+
+    def __init__(self, value: float | F32 = 0.0) -> None:
         if isinstance(value, F32):
             self.bits = value.bits
         else:
@@ -25,13 +30,14 @@ class F32:
             self.bits = struct.unpack("<I", packed)[0]
 
     @classmethod
-    def from_bits(cls, bits):
+    def from_bits(cls, bits: int) -> F32:
+        """The F32 of the 32 bits `bits`."""
         x = cls.__new__(cls)
         x.bits = bits & 0xFFFFFFFF
         return x
 
     @classmethod
-    def exact(cls, value):
+    def exact(cls, value: float | F32) -> F32 | None:
         """The F32 holding `value` exactly, or None when it cannot."""
         if isinstance(value, F32):
             return value
@@ -53,49 +59,52 @@ class F32:
             return None
         return x
 
-    def __float__(self):
-        return struct.unpack("<f", struct.pack("<I", self.bits))[0]
+    def __float__(self) -> float:
+        x: float = struct.unpack("<f", struct.pack("<I", self.bits))[0]
+        return x
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, F32) and other.bits == self.bits
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("F32", self.bits))
 
-    def __repr__(self):
-        return "F32(%r)" % float(self)
+    def __repr__(self) -> str:
+        return f"F32({float(self)!r})"
 
 
-class MapPairs(list):
+class MapPairs(list[tuple[Any, Any]]):
     """A map as (key, value) pairs, in the order they arrived."""
 
 
-def f64_bits(x):
-    return struct.unpack("<Q", struct.pack("<d", x))[0]
+def f64_bits(x: float) -> int:
+    """The 64 bits of double `x`."""
+    bits: int = struct.unpack("<Q", struct.pack("<d", x))[0]
+    return bits
 
 
-def same(a, b, path="value"):
+def same(a: Any, b: Any, path: str = "value") -> str | None:
     """None when `a` and `b` are equal (floats by their bits), else the path
     to the first difference and what differs there."""
     if isinstance(a, float) and isinstance(b, float):
         return None if f64_bits(a) == f64_bits(b) else (
-            "%s: bits %#x vs %#x" % (path, f64_bits(a), f64_bits(b)))
+            f"{path}: bits {f64_bits(a):#x} vs {f64_bits(b):#x}")
     if type(a) is not type(b):
-        return "%s: %s vs %s" % (path, type(a).__name__, type(b).__name__)
+        return f"{path}: {type(a).__name__} vs {type(b).__name__}"
     if isinstance(a, dict):  # a map's order is not its value
         if len(a) != len(b) or any(k not in b for k in a):
-            return "%s: keys %r vs %r" % (path, list(a), list(b))
+            return f"{path}: keys {list(a)!r} vs {list(b)!r}"
         for k in a:
-            d = same(a[k], b[k], "%s[%r]" % (path, k))
+            d = same(a[k], b[k], f"{path}[{k!r}]")
             if d:
                 return d
         return None
     if isinstance(a, (list, tuple)):
         if len(a) != len(b):
-            return "%s: %d vs %d elements" % (path, len(a), len(b))
+            return f"{path}: {len(a)} vs {len(b)} elements"
         for i, (x, y) in enumerate(zip(a, b)):
-            d = same(x, y, "%s[%d]" % (path, i))
+            d = same(x, y, f"{path}[{i}]")
             if d:
                 return d
         return None
-    return None if a == b else "%s: %r vs %r" % (path, a, b)
+    return None if a == b else f"{path}: {a!r} vs {b!r}"

@@ -10,8 +10,13 @@ bodies of the handshake and control frames are read and written here, each
 as a tuple of its fields in the document's order. Pure: no I/O, no state.
 """
 
+from __future__ import annotations
+
+import builtins
 import enum
 import struct
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
 
 from .errors import Error, fw
 
@@ -21,6 +26,7 @@ MAX_STR = 1 << 20
 MAX_STRS = 65536
 HEADER = struct.Struct("<QHH")
 NO_ERROR = None
+MIB = 1 << 20
 
 
 class FrameType(enum.IntEnum):
@@ -49,18 +55,18 @@ class FrameType(enum.IntEnum):
 
 
 HANDSHAKE_TYPES = {FrameType.INTRO, FrameType.HELLO, FrameType.WELCOME}
-MIB = 1 << 20
 
 # The largest body this peer takes of each type before its link is made and
 # on the link (the table "Frame types"); messages, spawns and chunks on a
 # link are bounded by the link's max_message_size (see bounds_on_link).
-BEFORE_LINK = {
+BEFORE_LINK: dict[FrameType, int] = {
     FrameType.INTRO: 65536, FrameType.HELLO: 64 * MIB,
     FrameType.REFUSE: 2 * MIB,
 }
 
 
-def bound(frame_type, linked, max_message_size, chunk_size):
+def bound(frame_type: FrameType, linked: bool, max_message_size: int,
+          chunk_size: int) -> int:
     """The largest body of `frame_type` this peer takes now."""
     if not linked:
         return BEFORE_LINK.get(frame_type, 0)
@@ -77,12 +83,12 @@ def bound(frame_type, linked, max_message_size, chunk_size):
     return 2 * MIB
 
 
-def header(frame_type, length):
+def header(frame_type: FrameType, length: int) -> bytes:
     """The 12-byte header of a frame of `length` body bytes."""
     return HEADER.pack(length, int(frame_type), 0)
 
 
-def frame(frame_type, body=b""):
+def frame(frame_type: FrameType, body: bytes = b"") -> bytes:
     """A whole frame: header and body."""
     return header(frame_type, len(body)) + bytes(body)
 
@@ -90,142 +96,148 @@ def frame(frame_type, body=b""):
 class Writer:
     """Builds a frame body field by field."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.buf = bytearray()
 
-    def u8(self, v):
+    def u8(self, v: int) -> Writer:
         self.buf += struct.pack("<B", v)
         return self
 
-    def flag(self, v):
+    def flag(self, v: bool) -> Writer:
         return self.u8(1 if v else 0)
 
-    def le16(self, v):
+    def le16(self, v: int) -> Writer:
         self.buf += struct.pack("<H", v)
         return self
 
-    def le32(self, v):
+    def le32(self, v: int) -> Writer:
         self.buf += struct.pack("<I", v)
         return self
 
-    def le64(self, v):
+    def le64(self, v: int) -> Writer:
         self.buf += struct.pack("<Q", v)
         return self
 
-    def str(self, v):
+    def str(self, v: builtins.str | builtins.bytes) -> Writer:
         data = v.encode() if isinstance(v, str) else bytes(v)
         self.le32(len(data))
         self.buf += data
         return self
 
-    def strs(self, vs):
+    def strs(self, vs: Sequence[builtins.str | builtins.bytes]) -> Writer:
         self.le32(len(vs))
         for v in vs:
             self.str(v)
         return self
 
-    def error(self, err):
+    def error(self, err: Error | None) -> Writer:
         """An `error` field; None (or an error of code 0) is no error."""
         if err is None or err.code == 0:
             self.buf += bytes(13)
             return self
         return self.u8(err.code).le64(err.category).str(err.text)
 
-    def raw(self, data):
+    def raw(self, data: builtins.bytes | bytearray | memoryview) -> Writer:
         self.buf += data
         return self
 
-    def bytes(self):
+    def bytes(self) -> builtins.bytes:
         return bytes(self.buf)
 
 
 class Reader:
     """Reads a frame body field by field; `what` names it in errors."""
 
-    def __init__(self, data, what):
+    def __init__(self, data: bytes | bytearray | memoryview,
+                 what: str) -> None:
         self.data = memoryview(data)
         self.pos = 0
         self.what = what
 
-    def fail(self, why):
+    def fail(self, why: str) -> NoReturn:
         raise fw("decode_failed",
-                 "malformed %s from the peer: %s" % (self.what, why))
+                 f"malformed {self.what} from the peer: {why}")
 
-    def left(self):
+    def left(self) -> int:
         return len(self.data) - self.pos
 
-    def take(self, n, field):
+    def take(self, n: int, field: str) -> memoryview:
         if n > self.left():
-            self.fail("%s needs %d bytes, %d left" % (field, n, self.left()))
+            self.fail(f"{field} needs {n} bytes, {self.left()} left")
         chunk = self.data[self.pos:self.pos + n]
         self.pos += n
         return chunk
 
-    def u8(self, field="u8"):
+    def u8(self, field: str = "u8") -> int:
         return self.take(1, field)[0]
 
-    def flag(self, field="flag"):
+    def flag(self, field: str = "flag") -> bool:
         v = self.u8(field)
         if v > 1:
-            self.fail("%s reads %d, neither 0 nor 1" % (field, v))
+            self.fail(f"{field} reads {v}, neither 0 nor 1")
         return v == 1
 
-    def le16(self, field="le16"):
-        return struct.unpack("<H", self.take(2, field))[0]
+    def le16(self, field: str = "le16") -> int:
+        return int.from_bytes(self.take(2, field), "little")
 
-    def le32(self, field="le32"):
-        return struct.unpack("<I", self.take(4, field))[0]
+    def le32(self, field: str = "le32") -> int:
+        return int.from_bytes(self.take(4, field), "little")
 
-    def le64(self, field="le64"):
-        return struct.unpack("<Q", self.take(8, field))[0]
+    def le64(self, field: str = "le64") -> int:
+        return int.from_bytes(self.take(8, field), "little")
 
-    def raw_str(self, field="str"):
+    def raw_str(self, field: str = "str") -> bytes:
         n = self.le32(field)
         if n > MAX_STR:
-            self.fail("%s of %d bytes, above the %d a string takes"
-                      % (field, n, MAX_STR))
+            self.fail(f"{field} of {n} bytes, above the {MAX_STR} a string "
+                      "takes")
         return bytes(self.take(n, field))
 
-    def str(self, field="str"):
+    def str(self, field: str = "str") -> str:
         data = self.raw_str(field)
         try:
             return data.decode()
         except UnicodeDecodeError:
             return data.decode("latin-1")
 
-    def strs(self, field="strs"):
+    def strs(self, field: builtins.str = "strs") -> list[builtins.str]:
         n = self.le32(field)
         if n > MAX_STRS or n > self.left() // 4:
-            self.fail("%s claims %d entries, more than the %d bytes left hold"
-                      % (field, n, self.left()))
+            self.fail(f"{field} claims {n} entries, more than the "
+                      f"{self.left()} bytes left hold")
         return [self.str(field) for _ in range(n)]
 
-    def error(self, field="error"):
+    def error(self, field: builtins.str = "error") -> Error | None:
         code = self.u8(field)
         category = self.le64(field)
         text = self.str(field)
         return None if code == 0 else Error(code, category, text)
 
-    def rest(self):
+    def rest(self) -> memoryview:
         chunk = self.data[self.pos:]
         self.pos = len(self.data)
         return chunk
 
-    def done(self):
+    def done(self) -> None:
         if self.left() != 0:
-            self.fail("%d bytes after the last field" % self.left())
+            self.fail(f"{self.left()} bytes after the last field")
 
 
 # -- handshake bodies ---------------------------------------------------------
 
-def intro(node_id, node_name, host_id, store_name="", has_store=False,
-          store_token=0, protocol=PROTOCOL):
+def intro(node_id: int, node_name: str, host_id: str, store_name: str = "",
+          has_store: bool = False, store_token: int = 0,
+          protocol: int = PROTOCOL) -> bytes:
     return (Writer().le32(protocol).le64(node_id).str(node_name)
             .str(host_id).str(store_name).flag(has_store)
             .le64(store_token).bytes())
 
 
-def read_intro(body):
+IntroFields = tuple[int, int, str, str | None, str | None, bool | None,
+                    int | None]
+
+
+def read_intro(body: bytes) -> IntroFields:
     """(protocol, node_id, node_name, host_id, store_name, has_store,
     store_token); for another protocol version only the first three."""
     r = Reader(body, "intro")
@@ -240,19 +252,21 @@ def read_intro(body):
     return (protocol, node_id, name) + fields
 
 
-def hello(serializers, deserializers, decodable, default_actor,
-          window_bytes, window_messages, type_names=(), type_shapes=(),
-          lane="", compressions=()):
+def hello(serializers: Sequence[str], deserializers: Sequence[str],
+          decodable: Sequence[str], default_actor: int, window_bytes: int,
+          window_messages: int, type_names: Iterable[str] = (),
+          type_shapes: Iterable[str] = (), lane: str = "",
+          compressions: Iterable[str] = ()) -> bytes:
     return (Writer().strs(serializers).strs(deserializers).strs(decodable)
             .le64(default_actor).le64(window_bytes).le64(window_messages)
             .strs(list(type_names)).strs(list(type_shapes)).str(lane)
             .strs(list(compressions)).bytes())
 
 
-def read_hello(body):
+def read_hello(body: bytes) -> dict[str, Any]:
     """A dict of the hello's ten fields."""
     r = Reader(body, "hello")
-    h = {"serializers": r.strs("serializers"),
+    h: dict[str, Any] = {"serializers": r.strs("serializers"),
          "deserializers": r.strs("deserializers"),
          "decodable": r.strs("decodable"),
          "default_actor": r.le64("default_actor"),
@@ -264,16 +278,16 @@ def read_hello(body):
          "compressions": r.strs("compressions")}
     r.done()
     if len(h["type_names"]) != len(h["type_shapes"]):
-        r.fail("%d type names but %d type shapes"
-               % (len(h["type_names"]), len(h["type_shapes"])))
+        r.fail(f"{len(h['type_names'])} type names but "
+               f"{len(h['type_shapes'])} type shapes")
     return h
 
 
-def refuse(err):
+def refuse(err: Error | None) -> bytes:
     return Writer().error(err).bytes()
 
 
-def read_refuse(body):
+def read_refuse(body: bytes) -> Error | None:
     r = Reader(body, "refuse")
     err = r.error("reason")
     r.done()
@@ -282,15 +296,15 @@ def read_refuse(body):
 
 # -- control bodies -----------------------------------------------------------
 
-def credit(messages, nbytes, delivered):
+def credit(messages: int, nbytes: int, delivered: int) -> bytes:
     return Writer().le64(messages).le64(nbytes).le64(delivered).bytes()
 
 
-def read_fields(body, what, spec):
+def read_fields(body: bytes, what: str, spec: str) -> list[Any]:
     """Reads a body of fixed fields: `spec` is a string of 'q' (le64),
     'e' (error), 's' (str) and 'f' (flag) in order."""
     r = Reader(body, what)
-    out = []
+    out: list[Any] = []
     for kind in spec:
         if kind == "q":
             out.append(r.le64())
@@ -304,21 +318,21 @@ def read_fields(body, what, spec):
     return out
 
 
-def down(actor, reason):
+def down(actor: int, reason: Error | None) -> bytes:
     return Writer().le64(actor).error(reason).bytes()
 
 
-def refusal(target, reason):
+def refusal(target: int, reason: Error | None) -> bytes:
     return Writer().le64(target).error(reason).bytes()
 
 
-def le64s(*values):
-    return struct.pack("<%dQ" % len(values), *values)
+def le64s(*values: int) -> bytes:
+    return struct.pack(f"<{len(values)}Q", *values)
 
 
-def lookup(request, name):
+def lookup(request: int, name: str) -> bytes:
     return Writer().le64(request).str(name).bytes()
 
 
-def failed(request, reason):
+def failed(request: int, reason: Error | None) -> bytes:
     return Writer().le64(request).error(reason).bytes()
