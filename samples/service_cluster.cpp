@@ -9,7 +9,7 @@
 // of the latest listing; a request that fails goes to another worker.
 // Midway this process kills worker-1 with SIGKILL (the cluster marks it
 // unreachable, downs it, and its entry leaves the registry), then sends
-// worker-2 SIGTERM: a worker leaves the cluster on SIGTERM (`node::leave`),
+// worker-2 SIGTERM: a worker leaves the cluster on SIGTERM (`cluster::leave`),
 // waits until the others removed it, and exits. The program prints the
 // member events it hears, checks that every job came back right, and exits
 // 0. Run: ./service_cluster
@@ -123,9 +123,9 @@ int run_worker(ferry::node_config& cfg, uint16_t port) {
   auto removed = std::make_shared<std::atomic<bool>>(false);
   auto watcher = node.system().spawn(removal_watcher, cfg.cluster.address,
                                      removed);
-  node.watch_members(watcher);
+  node.cluster().watch_members(watcher);
   auto me = node.system().spawn(worker);
-  if (auto ok = node.register_actor(key, me); !ok) {
+  if (auto ok = node.cluster().register_actor(key, me); !ok) {
     std::cerr << "service_cluster: " << ferry::render(ok.error()) << '\n';
     return 1;
   }
@@ -141,7 +141,7 @@ int run_worker(ferry::node_config& cfg, uint16_t port) {
   parent_watch.detach();
   while (!terminate_requested)
     std::this_thread::sleep_for(20ms);
-  node.leave();
+  node.cluster().leave();
   for (int i = 0; i < 250 && !removed->load(); ++i)
     std::this_thread::sleep_for(20ms);
   caf::anon_send_exit(me, caf::exit_reason::user_shutdown);
@@ -172,7 +172,7 @@ caf::behavior event_printer() {
 /// the answer or the last error.
 caf::expected<int32_t> square(ferry::node& n, caf::scoped_actor& self,
                               int32_t x, size_t& next) {
-  auto workers = n.find_actors(key);
+  auto workers = n.cluster().find_actors(key);
   if (!workers)
     return std::move(workers.error());
   caf::error last = caf::make_error(ferry::errc::no_such_actor,
@@ -194,7 +194,7 @@ caf::expected<int32_t> square(ferry::node& n, caf::scoped_actor& self,
 /// Waits up to 30 s until `n` finds `count` workers.
 bool wait_for_workers(ferry::node& n, size_t count) {
   for (int i = 0; i < 1500; ++i) {
-    auto found = n.find_actors(key);
+    auto found = n.cluster().find_actors(key);
     if (found && found->size() == count)
       return true;
     std::this_thread::sleep_for(20ms);
@@ -211,7 +211,7 @@ int run_client(ferry::node_config& cfg, const std::vector<std::string>& args,
   }
   auto& node = **n;
   auto printer = node.system().spawn(event_printer);
-  node.watch_members(printer);
+  node.cluster().watch_members(printer);
   std::vector<std::unique_ptr<sample::peer_process>> workers;
   for (int i = 1; i <= worker_count; ++i) {
     auto worker_args = sample::peer_args(args, "worker-" + std::to_string(i));

@@ -21,7 +21,7 @@
 //   received          "received <count> <in order: 1|0>"
 //   metrics           "metrics up=<n> unreachable=<n> convergence=<s>" from
 //                     the node's Prometheus text
-//   leave             `node::leave()`; "leaving"
+//   leave             `cluster::leave()`; "leaving"
 //   restart           ends the node and starts it again (a new
 //                     incarnation); "restarted"
 // It exits when stdin closes.
@@ -99,9 +99,9 @@ public:
                                 + std::to_string(incarnation_));
     converged_ = std::make_shared<std::atomic<bool>>(false);
     watcher_ = sys.spawn(ferry::test::convergence_watch, converged_);
-    node_->watch_members(watcher_);
+    node_->cluster().watch_members(watcher_);
     for (auto key : {std::string{"svc"}, "sink-" + cfg_.node_name})
-      if (auto ok = node_->register_actor(key, svc_); !ok)
+      if (auto ok = node_->cluster().register_actor(key, svc_); !ok)
         return ferry::render(ok.error());
     return {};
   }
@@ -117,7 +117,7 @@ public:
   }
 
   std::string view() {
-    auto members = node_->members();
+    auto members = node_->cluster().members();
     std::sort(members.begin(), members.end(),
               [](auto& x, auto& y) { return x.name < y.name; });
     std::string self_state = "none";
@@ -138,7 +138,7 @@ public:
   }
 
   std::vector<caf::actor> find(const std::string& key) {
-    auto found = node_->find_actors(key);
+    auto found = node_->cluster().find_actors(key);
     return found ? *found : std::vector<caf::actor>{};
   }
 
@@ -159,7 +159,7 @@ public:
   }
 
   std::string register_service(const std::string& key) {
-    auto ok = node_->register_actor(key, svc_);
+    auto ok = node_->cluster().register_actor(key, svc_);
     return ok ? "registered " + key : "failed " + ferry::render(ok.error());
   }
 
@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
     } else if (command == "metrics") {
       answer = m.metrics();
     } else if (command == "leave") {
-      m.node().leave();
+      m.node().cluster().leave();
       answer = "leaving";
     } else if (command == "restart") {
       m.stop();

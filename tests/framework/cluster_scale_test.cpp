@@ -32,7 +32,7 @@ using clock = std::chrono::steady_clock;
 
 /// Returns whether `n` sees `k` members, all up and reachable.
 bool sees_all_up(const ferry::node& n, size_t k) {
-  auto members = n.members();
+  auto members = n.cluster().members();
   return members.size() == k
          && std::all_of(members.begin(), members.end(), [](auto& m) {
               return m.status == ferry::member_status::up && m.reachable;
@@ -67,7 +67,7 @@ int64_t converge(size_t k) {
       return -1;
     auto flag = std::make_shared<std::atomic<bool>>(false);
     watchers.push_back((*n)->system().spawn(convergence_watch, flag));
-    (*n)->watch_members(watchers.back());
+    (*n)->cluster().watch_members(watchers.back());
     converged.push_back(std::move(flag));
     nodes.push_back(std::move(*n));
   }
@@ -86,7 +86,7 @@ int64_t converge(size_t k) {
   }
   if (result < 0)
     for (auto& n : nodes)
-      ADD_FAILURE() << n->name() << " sees " << n->members().size()
+      ADD_FAILURE() << n->name() << " sees " << n->cluster().members().size()
                     << " members";
   for (auto& w : watchers)
     caf::anon_send_exit(w, caf::exit_reason::user_shutdown);

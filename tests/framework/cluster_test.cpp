@@ -28,7 +28,7 @@ bool eventually(Pred pred) {
 /// Returns how many members `n` sees in `status`.
 size_t count(const ferry::node& n, ferry::member_status status) {
   size_t k = 0;
-  for (auto& m : n.members())
+  for (auto& m : n.cluster().members())
     if (m.status == status)
       ++k;
   return k;
@@ -100,9 +100,9 @@ TEST_F(cluster, ThreeNodesJoinThroughTheirSeedsAndAllSeeEveryoneUp) {
   for (auto& n : nodes)
     EXPECT_TRUE(eventually([&] {
       return count(*n, ferry::member_status::up) == 3;
-    })) << n->name() << " sees " << n->members().size() << " members";
+    })) << n->name() << " sees " << n->cluster().members().size() << " members";
   // The oldest is the first seed, which formed the cluster.
-  for (auto& m : nodes[1]->members()) {
+  for (auto& m : nodes[1]->cluster().members()) {
     if (m.address == addresses[0]) {
       EXPECT_EQ(m.up_number, 1u);
     }
@@ -120,7 +120,7 @@ TEST_F(cluster, ANodeOfAnotherClusterIsRefusedNamingBothClusters) {
     return logged("cluster_refused") && logged("'beta'") && logged("'alpha'");
   }));
   EXPECT_EQ(count(*nodes[0], ferry::member_status::up), 1u);
-  EXPECT_EQ(nodes[0]->members().size(), 1u);
+  EXPECT_EQ(nodes[0]->cluster().members().size(), 1u);
   EXPECT_EQ(count(*stranger, ferry::member_status::up), 0u);
 }
 
@@ -129,9 +129,9 @@ TEST_F(cluster, ALeavingNodeIsRemovedEverywhere) {
   for (auto& n : nodes)
     ASSERT_TRUE(eventually(
       [&] { return count(*n, ferry::member_status::up) == 3; }));
-  nodes[2]->leave();
+  nodes[2]->cluster().leave();
   for (size_t i = 0; i < 2; ++i)
-    EXPECT_TRUE(eventually([&] { return nodes[i]->members().size() == 2; }))
+    EXPECT_TRUE(eventually([&] { return nodes[i]->cluster().members().size() == 2; }))
       << names[i];
 }
 
@@ -160,10 +160,10 @@ TEST_F(cluster, ANodeThatVanishesIsUnreachableThenDownedAndRemoved) {
       [](const ferry::members_converged&) {},
     };
   });
-  nodes[0]->watch_members(watcher);
+  nodes[0]->cluster().watch_members(watcher);
   nodes[2].reset();
   for (size_t i = 0; i < 2; ++i)
-    EXPECT_TRUE(eventually([&] { return nodes[i]->members().size() == 2; }))
+    EXPECT_TRUE(eventually([&] { return nodes[i]->cluster().members().size() == 2; }))
       << names[i];
   EXPECT_TRUE(eventually([&] {
     std::lock_guard<std::mutex> guard{seen->mtx};
@@ -197,22 +197,22 @@ TEST_F(cluster, RegisteredActorsAreFoundOnEveryMemberAndLeaveWithTheirActor) {
       },
     };
   });
-  nodes[2]->subscribe_actors("workers", subscriber);
+  nodes[2]->cluster().subscribe_actors("workers", subscriber);
   auto worker_a = nodes[0]->system().spawn(
     []() -> caf::behavior { return {[](int32_t x) { return x * 2; }}; });
   auto worker_b = nodes[1]->system().spawn(
     []() -> caf::behavior { return {[](int32_t x) { return x * 3; }}; });
-  ASSERT_EQ(nodes[0]->register_actor("workers", worker_a), true);
-  ASSERT_EQ(nodes[0]->register_actor("workers", worker_a), false);
-  ASSERT_EQ(nodes[1]->register_actor("workers", worker_b), true);
+  ASSERT_EQ(nodes[0]->cluster().register_actor("workers", worker_a), true);
+  ASSERT_EQ(nodes[0]->cluster().register_actor("workers", worker_a), false);
+  ASSERT_EQ(nodes[1]->cluster().register_actor("workers", worker_b), true);
   auto found = [&](size_t i) {
-    auto xs = nodes[i]->find_actors("workers");
+    auto xs = nodes[i]->cluster().find_actors("workers");
     return xs ? xs->size() : size_t{999};
   };
   for (size_t i = 0; i < 3; ++i)
     EXPECT_TRUE(eventually([&] { return found(i) == 2; })) << names[i];
   // A worker found on c answers from a's node.
-  auto xs = nodes[2]->find_actors("workers");
+  auto xs = nodes[2]->cluster().find_actors("workers");
   ASSERT_TRUE(xs);
   caf::scoped_actor self{nodes[2]->system()};
   int32_t sum = 0;
@@ -245,10 +245,10 @@ TEST_F(cluster, ANodeWithoutAClusterRefusesRegistryCalls) {
   ferry::node_config cfg;
   auto n = make_node("lonely", cfg);
   ASSERT_TRUE(n);
-  auto sut = n->find_actors("workers");
+  auto sut = n->cluster().find_actors("workers");
   ASSERT_FALSE(sut);
   EXPECT_EQ(sut.error(), ferry::errc::cluster_refused);
-  EXPECT_TRUE(n->members().empty());
+  EXPECT_TRUE(n->cluster().members().empty());
 }
 
 TEST_F(cluster, ABadClusterSettingIsRefusedAtStart) {

@@ -1,6 +1,6 @@
 // What a node tells the actors that watch the cluster's membership.
 //
-// `node::watch_members(whom)` makes the actor `whom` receive, as this
+// `cluster::watch_members(whom)` makes the actor `whom` receive, as this
 // node's view of the cluster changes: `member_up` when the leader moved a
 // member up (every reachable member had seen it join), `member_unreachable`
 // when some member's failure detector lost it, `member_reachable` when it
@@ -8,14 +8,14 @@
 // operator, or because a new incarnation of it joined), `member_removed`
 // when it left the view for good (after leaving or being downed), and
 // `members_converged` whenever every reachable member has seen the same
-// view again. `node::members()` returns the view on demand. A subscriber
+// view again. `cluster::members()` returns the view on demand. A subscriber
 // of a registry key hears `registry_listing` (the actors under the key on
 // every member) whenever that set changes. These are local messages of this
 // node; they never travel.
 //
 // Usage:
 //
-//     n->watch_members(self);
+//     n->cluster().watch_members(self);
 //     self->become(
 //       [](const ferry::member_up& x) { ... x.member.name ... },
 //       [](const ferry::member_down& x) { ... x.member.address ... });
@@ -92,7 +92,7 @@ FERRY_MEMBER_EVENT(members_converged)
 
 /// The actors registered under `key` in the cluster registry, on every
 /// member, as this node knows them: sent to the subscribers of `key`
-/// (`node::subscribe_actors`) at once and whenever the set changes.
+/// (`cluster::subscribe_actors`) at once and whenever the set changes.
 struct registry_listing {
   std::string key;
   std::vector<caf::actor> actors;

@@ -6,6 +6,7 @@
 // rest of CAF.
 #pragma once
 
+#include "ferry/cluster.hpp"
 #include "ferry/errc.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_config.hpp"

@@ -25,6 +25,7 @@
 // the answer; don't call them from inside an actor's message handler.
 #pragma once
 
+#include "ferry/cluster.hpp"
 #include "ferry/cluster_events.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_stats.hpp"
@@ -49,9 +50,6 @@ namespace ferry {
 
 namespace detail {
 class node_impl;
-namespace cluster {
-class cluster_member;
-} // namespace cluster
 } // namespace detail
 
 class node {
@@ -150,48 +148,18 @@ public:
   /// is up now (why it went down, if not).
   std::vector<peer_state> peers() const;
 
-  /// Returns the members of this node's cluster as this node sees them
-  /// (empty when `ferry.cluster.name` is not set). See docs/cluster.md.
-  std::vector<member_info> members() const;
-
-  /// Sends `whom` the member events (ferry/cluster_events.hpp) as this
-  /// node's view of the cluster changes, until `whom` ends or
-  /// `unwatch_members`.
-  void watch_members(const caf::actor& whom);
-
-  /// Stops the member events to `whom`.
-  void unwatch_members(const caf::actor& whom);
-
-  /// Tells the cluster that this node leaves: it becomes `leaving`, then
-  /// `exiting`, and the others remove it. Nothing when the node joins no
-  /// cluster.
-  void leave();
-
-  /// Downs the member at `address` ("host:port") on an operator's word.
-  /// Returns whether a member was there; `errc::cluster_refused` when this
-  /// node joins no cluster.
-  caf::expected<bool> down_member(const std::string& address);
-
-  /// Registers `whom`, an actor of this node, under `key` in the cluster
-  /// registry: every member finds it there until it ends or this node
-  /// leaves the cluster. Returns false when it was registered under `key`
-  /// already; `errc::cluster_refused` when this node joins no cluster.
-  caf::expected<bool> register_actor(const std::string& key,
-                                     const caf::actor& whom);
-
-  /// Returns the actors registered under `key` on every member, as this
-  /// node knows them (eventually consistent: docs/cluster.md).
-  caf::expected<std::vector<caf::actor>> find_actors(const std::string& key);
-
-  /// Sends `whom` a `registry_listing` of `key` now and whenever the
-  /// actors under it change, until `whom` ends.
-  void subscribe_actors(const std::string& key, const caf::actor& whom);
+  /// Returns the cluster this node belongs to (ferry/cluster.hpp): its
+  /// members, their events, the registry, leaving and downing. A node whose
+  /// `ferry.cluster.name` is not set joins none; its cluster lists no
+  /// members (docs/cluster.md).
+  ferry::cluster& cluster();
+  const ferry::cluster& cluster() const;
 
 private:
   explicit node(std::unique_ptr<detail::node_impl> impl);
 
   std::unique_ptr<detail::node_impl> impl_;
-  std::unique_ptr<detail::cluster::cluster_member> cluster_;
+  std::unique_ptr<ferry::cluster> cluster_;
 };
 
 } // namespace ferry

@@ -6,7 +6,6 @@
 #include "thread_safety.hpp"
 
 #include "ferry/errc.hpp"
-#include "ferry/node.hpp"
 
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
@@ -15,14 +14,11 @@
 
 namespace ferry::detail::cluster {
 
-/// The daemon's way to its node: dials through `node::remote_actor` until
-/// the member ends (`detach` waits for the dials under way).
+/// The daemon's way to its node: dials other members' daemons until the
+/// member ends (`detach` waits for the dials under way).
 class node_host final : public cluster_host {
 public:
-  node_host(node& n, node_access access)
-    : node_(&n),
-      log_(std::move(access.log)),
-      disconnect_(std::move(access.disconnect)) {
+  explicit node_host(member_host& n) : node_(&n) {
     // nop
   }
 
@@ -30,7 +26,7 @@ public:
     auto where = split_address(address, "a member's address");
     if (!where)
       return std::move(where.error());
-    node* n = nullptr;
+    member_host* n = nullptr;
     {
       lock_guard guard{mtx_};
       if (node_ == nullptr)
@@ -38,7 +34,7 @@ public:
       n = node_;
       ++dials_;
     }
-    auto result = n->remote_actor(where->first, where->second, daemon_name);
+    auto result = n->dial(where->first, where->second, daemon_name);
     {
       lock_guard guard{mtx_};
       --dials_;
@@ -50,10 +46,14 @@ public:
   void disconnect(uint64_t uid, const caf::error& why) override {
     lock_guard guard{mtx_};
     if (node_ != nullptr)
-      disconnect_(uid, why);
+      node_->disconnect(uid, why);
   }
 
-  void log(const std::string& line) override { log_(line); }
+  void log(const std::string& line) override {
+    lock_guard guard{mtx_};
+    if (node_ != nullptr)
+      node_->log(line);
+  }
 
   /// Refuses dials from now on and waits for those under way.
   void detach() {
@@ -66,10 +66,8 @@ public:
 private:
   mutex mtx_;
   std::condition_variable cv_;
-  node* node_ FERRY_GUARDED_BY(mtx_);
+  member_host* node_ FERRY_GUARDED_BY(mtx_);
   int dials_ FERRY_GUARDED_BY(mtx_) = 0;
-  std::function<void(const std::string&)> log_;
-  std::function<void(uint64_t, const caf::error&)> disconnect_;
 };
 
 caf::expected<std::pair<std::string, uint16_t>>
@@ -97,8 +95,7 @@ split_address(const std::string& address, const std::string& key) {
 }
 
 caf::expected<std::unique_ptr<cluster_member>>
-cluster_member::start(node& n, const cluster_config& cfg, uint64_t uid,
-                      node_access access) {
+cluster_member::start(member_host& n, const cluster_config& cfg) {
   auto where = split_address(cfg.address, "ferry.cluster.address");
   if (!where)
     return std::move(where.error());
@@ -117,20 +114,21 @@ cluster_member::start(node& n, const cluster_config& cfg, uint64_t uid,
     return caf::make_error(errc::invalid_config,
                            "ferry.cluster.gossip-interval and "
                            "heartbeat-interval must be above 0");
-  if (auto port = n.publish(caf::actor{}, where->second, where->first); !port)
+  if (auto port = n.listen(where->first, where->second); !port)
     return std::move(port.error());
   std::unique_ptr<cluster_member> self{new cluster_member};
   self->view_ = std::make_shared<published_view>();
-  self->host_ = std::make_shared<node_host>(n, std::move(access));
-  self->sys_ = &n.system();
+  self->host_ = std::make_shared<node_host>(n);
+  self->node_ = &n;
   daemon_settings s;
   s.cfg = cfg;
   s.policy = *policy;
-  s.node_name = n.name();
-  s.uid = uid;
+  s.node_name = n.node_name();
+  s.uid = n.node_id();
   self->daemon_ =
     spawn_daemon(n.system(), std::move(s), self->host_, self->view_);
   n.expose(daemon_name, self->daemon_);
+  n.set_cluster_figures([view = self->view_] { return view->figures(); });
   return self;
 }
 
@@ -139,8 +137,9 @@ cluster_figures cluster_member::figures() const {
 }
 
 cluster_member::~cluster_member() {
+  node_->set_cluster_figures({});
   if (daemon_) {
-    caf::scoped_actor self{*sys_};
+    caf::scoped_actor self{node_->system()};
     self->send_exit(daemon_, caf::exit_reason::user_shutdown);
     self->wait_for(daemon_);
   }
@@ -168,7 +167,7 @@ caf::expected<T> ask(caf::actor_system& sys, const caf::actor& daemon,
 } // namespace
 
 caf::expected<bool> cluster_member::down(const std::string& address) {
-  return ask<bool>(*sys_, daemon_, down_atom::value, address);
+  return ask<bool>(node_->system(), daemon_, down_atom::value, address);
 }
 
 caf::expected<bool> cluster_member::register_actor(const std::string& key,
@@ -176,12 +175,13 @@ caf::expected<bool> cluster_member::register_actor(const std::string& key,
   if (!whom)
     return caf::make_error(errc::no_such_actor,
                            "register_actor(\"" + key + "\") got no actor");
-  return ask<bool>(*sys_, daemon_, register_atom::value, key, whom);
+  return ask<bool>(node_->system(), daemon_, register_atom::value, key, whom);
 }
 
 caf::expected<std::vector<caf::actor>>
 cluster_member::find(const std::string& key) {
-  return ask<std::vector<caf::actor>>(*sys_, daemon_, find_atom::value, key);
+  return ask<std::vector<caf::actor>>(node_->system(), daemon_,
+                                      find_atom::value, key);
 }
 
 void cluster_member::subscribe(const std::string& key, const caf::actor& whom) {

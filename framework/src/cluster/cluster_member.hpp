@@ -1,12 +1,11 @@
-// cluster_member: a node's part in its cluster, on the node's public API.
+// cluster_member: a node's part in its cluster, behind `ferry::cluster`.
 //
 // A node started with `ferry.cluster.name` makes one: it listens at
-// `ferry.cluster.address` (`node::publish`), spawns the cluster daemon
-// (cluster/daemon.hpp) and exposes it to peers, and reaches other members'
-// daemons with `node::remote_actor`. The cluster layer sees the node only
-// through its public API (and `node_access`: its log, and ending a link to
-// a downed member), so the direction stays cluster -> node -> link ->
-// transport.
+// `ferry.cluster.address`, spawns the cluster daemon (cluster/daemon.hpp)
+// and exposes it to peers, and reaches other members' daemons by dialing
+// them. The cluster sees its node only through `member_host`
+// (member_host.hpp), so the cluster stands on the node and the node knows
+// no more of it than the public face `ferry::cluster`.
 //
 // Ending: the destructor stops the daemon and waits until no dial of its
 // runs (a dial to an address that does not answer takes up to about twice
@@ -16,6 +15,7 @@
 #pragma once
 
 #include "cluster/published_view.hpp"
+#include "member_host.hpp"
 
 #include "ferry/cluster_config.hpp"
 #include "ferry/cluster_events.hpp"
@@ -28,29 +28,18 @@
 #include <string>
 #include <vector>
 
-namespace ferry {
-class node;
-} // namespace ferry
-
 namespace ferry::detail::cluster {
 
 class node_host;
 
-/// What the member needs of its node beyond the public API.
-struct node_access {
-  /// Writes a line to the node's log.
-  std::function<void(const std::string&)> log;
-  /// Ends the node's link to node `uid` (cluster_host::disconnect).
-  std::function<void(uint64_t, const caf::error&)> disconnect;
-};
-
 class cluster_member {
 public:
-  /// Joins `n` to the cluster `cfg` describes as incarnation `uid`.
-  /// Fails with `invalid_config` on a bad setting and `connect_failed` when
-  /// the node cannot listen at the address.
+  /// Joins the node `host` to the cluster `cfg` describes, as the
+  /// incarnation `host.node_id()`. Fails with `invalid_config` on a bad
+  /// setting and `connect_failed` when the node cannot listen at the
+  /// address.
   static caf::expected<std::unique_ptr<cluster_member>>
-  start(node& n, const cluster_config& cfg, uint64_t uid, node_access access);
+  start(member_host& host, const cluster_config& cfg);
 
   ~cluster_member();
 
@@ -90,8 +79,8 @@ private:
 
   std::shared_ptr<published_view> view_;
   std::shared_ptr<node_host> host_;
+  member_host* node_ = nullptr;
   caf::actor daemon_;
-  caf::actor_system* sys_ = nullptr;
 };
 
 /// Splits "host:port"; `invalid_config` naming `key` when it is not one.

@@ -4,10 +4,13 @@
 // node only through this interface, which the node implements
 // (node/node_impl.hpp): the actor system it makes proxies and helpers in,
 // the registry and store its encoder and decoder use, the node's log, the
-// actors the node exposes to every peer, and the node-wide parts of
-// relaying (which peer each store object went to last, and the objects
-// this node relays) and of links between actors (the node's linker). Those
-// node-wide tables live in node/; a link sees only the calls below.
+// actors the node exposes to every peer (by id, and by name for a peer's
+// lookup), spawning the actor types the node registered, where inline store
+// handles land while a frame is read, the node-wide parts of relaying
+// (which peer each store object went to last, and the objects this node
+// relays) and of links between actors (the node's linker), and taking a
+// link down when its way to the peer ends. Those node-wide tables live in
+// node/; a link sees only the calls below.
 //
 // Thread-safety: every member function may be called from any thread, as
 // long as the link lives (a node outlives its links: it waits for the last
@@ -15,6 +18,9 @@
 #pragma once
 
 #include "activity_counter.hpp"
+#include "link/relay_source.hpp"
+#include "wire/control.hpp"
+#include "wire/message.hpp"
 #include "wire/relay_hint.hpp"
 
 #include "ferry/serializers/registry.hpp"
@@ -64,6 +70,11 @@ public:
   /// `why`.
   virtual void close(uint64_t key, const std::shared_ptr<relay_source>& source,
                      const caf::error& why) = 0;
+
+  /// Answers node `requester`'s `req` through `reply`, now or once the
+  /// bytes it asks for arrive here.
+  virtual void serve(const relay_request& req, const std::string& requester,
+                     relay_source::reply_fn reply) = 0;
 };
 
 class link_host {
@@ -87,6 +98,23 @@ public:
 
   /// Returns an actor the node exposes to every peer, by id (null: none).
   virtual caf::strong_actor_ptr exposed(uint64_t id) const = 0;
+
+  /// Returns the id of the actor the node exposes as `name` (empty: its
+  /// default actor); `no_such_actor` naming what it exposes otherwise.
+  virtual caf::expected<uint64_t> lookup(const std::string& name) const = 0;
+
+  /// Spawns the actor type the peer of `link` asked for and exports it on
+  /// the link; returns its id, or why not.
+  virtual caf::expected<uint64_t>
+  spawn(spawn_request& req, const std::shared_ptr<link_state>& link) = 0;
+
+  /// Returns where inline store handles land while a frame is read.
+  virtual import_landing& imports() = 0;
+
+  /// The way of `link` to its peer ended (`why`): the node takes the link
+  /// down and tells its watchers.
+  virtual void link_lost(const std::shared_ptr<link_state>& link,
+                         const caf::error& why) = 0;
 
   /// Returns the count of the node's live links (each holds one).
   virtual activity_counter& live_links() = 0;

@@ -418,14 +418,6 @@ void link_state::fail_evicted(const pending_requests::entry& oldest) {
     nullptr);
 }
 
-void link_state::count_unasked() {
-  log_limited(log_topic::unasked,
-              "dropped an answer from node " + peer_name_ +
-                " to a request this node is not waiting for (answered "
-                "after its timeout, or never asked)");
-  ++counters_.unasked_answers;
-}
-
 void link_state::on_refusal(const refusal& x) {
   // Counted after the log line, so whoever sees the count sees the line.
   log_limited(log_topic::refused_by_peer,
@@ -522,37 +514,6 @@ void link_state::adopt_lane_in(std::shared_ptr<lane::ring> in) {
     in->close();
     in->unlink();
   }
-}
-
-// -- this node's requests -----------------------------------------------------
-
-uint64_t link_state::ask_lookup(const std::string& name,
-                                pending_asks::callback done) {
-  auto id = asks_.add(pending_asks::kind::actor, std::move(done));
-  if (id != 0)
-    send_control(lookup{id, name});
-  return id;
-}
-
-uint64_t link_state::ask_spawn(spawn_request req, pending_asks::callback done) {
-  req.request = asks_.add(pending_asks::kind::actor, std::move(done));
-  if (req.request != 0)
-    send_frame(spawn_frame(req));
-  return req.request;
-}
-
-uint64_t link_state::ask_chunk(uint64_t transfer, uint64_t relay_key,
-                               uint64_t offset, uint64_t length,
-                               std::shared_ptr<landing_buffer> target,
-                               pending_asks::callback done) {
-  auto id = asks_.add(std::move(done), std::move(target), offset, length);
-  if (id == 0)
-    return 0;
-  if (relay_key != 0)
-    send_control(relay_request{id, relay_key, offset, length});
-  else
-    send_control(chunk_request{id, transfer, offset, length});
-  return id;
 }
 
 // -- stats --------------------------------------------------------------------

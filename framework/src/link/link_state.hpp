@@ -117,21 +117,6 @@ public:
                   caf::message_id mid, caf::message msg,
                   caf::execution_unit* host);
 
-  /// Encodes `msg` for actor `target` of the peer into `out` (see
-  /// `encoder::encode_message`), exporting `sender` to the peer.
-  caf::error encode_message(uint64_t target,
-                            const caf::strong_actor_ptr& sender,
-                            caf::message_id mid, const caf::message& msg,
-                            std::vector<store::transfer_ticket>& tickets,
-                            std::vector<uint64_t>& transfers,
-                            inline_one<std::string>& families,
-                            wire_message& out);
-
-  /// Cancels the store tickets and releases the transfers of a message that
-  /// was not sent.
-  void release_unsent(const std::vector<store::transfer_ticket>& tickets,
-                      const std::vector<uint64_t>& transfers);
-
   /// Sends a control frame (a type of wire/control.hpp) to the peer after
   /// the messages posted before it.
   template <class T>
@@ -173,10 +158,15 @@ public:
   /// Returns the request id (0: the link is down, and `done` heard of it).
   uint64_t ask_lookup(const std::string& name, pending_asks::callback done);
 
-  /// Asks the peer to spawn `req.type_name` with `req.args`; `done` gets
-  /// the new actor's id or the error. Returns the request id as
-  /// `ask_lookup` does.
-  uint64_t ask_spawn(spawn_request req, pending_asks::callback done);
+  /// Asks the peer to spawn the actor type `type_name` with `args`; `done`
+  /// gets the new actor's id or the error. Returns the request id as
+  /// `ask_lookup` does, or the error encoding `args` met (nothing sent,
+  /// `done` not called). The arguments' store tickets and held frames go
+  /// back when the spawn fails, the link goes down, or its asker gives up
+  /// (`give_up_ask`).
+  caf::expected<uint64_t> ask_spawn(const std::string& type_name,
+                                    const caf::message& args,
+                                    pending_asks::callback done);
 
   /// Asks the peer for `length` bytes at `offset` of transfer `transfer`
   /// (or, with `relay_key`, of the object it relays under that key),
@@ -188,6 +178,10 @@ public:
 
   /// Forgets request `id` (its asker gave up waiting).
   void forget_ask(uint64_t id) { asks_.forget(id); }
+
+  /// Ends request `id` with `why` (its asker gave up waiting): what the
+  /// request holds goes back, and a late answer counts as unasked.
+  void give_up_ask(uint64_t id, caf::error why);
 
   /// Returns this node's requests to the peer that wait for an answer.
   pending_asks& asks() { return asks_; }
@@ -333,6 +327,21 @@ public:
   link_stats snapshot() const;
 
 private:
+  /// Encodes `msg` for actor `target` of the peer into `out` (see
+  /// `encoder::encode_message`), exporting `sender` to the peer.
+  caf::error encode_message(uint64_t target,
+                            const caf::strong_actor_ptr& sender,
+                            caf::message_id mid, const caf::message& msg,
+                            std::vector<store::transfer_ticket>& tickets,
+                            std::vector<uint64_t>& transfers,
+                            inline_one<std::string>& families,
+                            wire_message& out);
+
+  /// Cancels the store tickets and releases the transfers of a message that
+  /// was not sent.
+  void release_unsent(const std::vector<store::transfer_ticket>& tickets,
+                      const std::vector<uint64_t>& transfers);
+
   /// Refuses `msg`: cancels its store tickets, releases `token` (the
   /// message's credit and what it held), then answers a request with
   /// `reason` or reports a one-way message to the sender's node (and logs

@@ -13,7 +13,7 @@
 // starts when its side of the link exists: what the peer wrote before waits
 // in the ring.
 #include "lane/lane_transport.hpp"
-#include "node/dispatch.hpp"
+#include "link/link_dispatch.hpp"
 #include "node/node_impl.hpp"
 #include "transport/frame_reader.hpp"
 

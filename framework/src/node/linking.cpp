@@ -11,7 +11,7 @@
 // it may close before the reader got to the peer's last frames.
 #include "lane/lane_transport.hpp"
 #include "link/actor_links.hpp"
-#include "node/dispatch.hpp"
+#include "link/link_dispatch.hpp"
 #include "node/node_impl.hpp"
 
 #include "ferry/errc.hpp"

@@ -9,7 +9,7 @@
 // - listeners (transport/listener.hpp) for `publish`, and dials for
 //   `connect` (node/transport.cpp), each connection going through the
 //   handshake (node/handshake.hpp) and then to its link's dispatcher
-//   (node/dispatch.hpp);
+//   (link/link_dispatch.hpp);
 // - `link_table` (node/link_table.hpp): links by peer node id;
 // - `landings` (node/landings.hpp): where inline store handles land while
 //   a frame is read;
@@ -45,6 +45,7 @@
 #include "lane/ring.hpp"
 #include "link/link_state.hpp"
 #include "log_limiter.hpp"
+#include "member_host.hpp"
 #include "metrics/exposition.hpp"
 #include "metrics/metrics_server.hpp"
 #include "node/exposed_actors.hpp"
@@ -84,7 +85,7 @@ class tls_context;
 
 class link_dispatch;
 
-class node_impl final : public link_host {
+class node_impl final : public link_host, public member_host {
 public:
   explicit node_impl(node_config& cfg);
 
@@ -118,14 +119,49 @@ public:
   std::shared_ptr<relay_registry> relays() override { return relays_; }
   std::shared_ptr<link_state> link_to(const std::string& name) override;
   void post_link_change(link_change x) override;
+  caf::expected<uint64_t> lookup(const std::string& name) const override {
+    return exposed_.lookup(name);
+  }
+  caf::expected<uint64_t>
+  spawn(spawn_request& req, const std::shared_ptr<link_state>& link) override;
+  landings& imports() override { return imports_; }
+  void link_lost(const std::shared_ptr<link_state>& link,
+                 const caf::error& why) override {
+    link_lost(link, why, false);
+  }
+
+  // -- member_host ------------------------------------------------------------
+
+  uint64_t node_id() const override { return id_; }
+  caf::expected<uint16_t> listen(const std::string& address,
+                                 uint16_t port) override;
+  void expose(const std::string& name, const caf::actor& whom) override {
+    exposed_.expose(name, whom);
+  }
+  caf::expected<caf::actor> dial(const std::string& host, uint16_t port,
+                                 const std::string& name) override {
+    return remote_actor(host, port, name);
+  }
+  void disconnect(uint64_t id, const caf::error& why) override;
+  void set_cluster_figures(std::function<cluster_figures()> source) override;
 
   // -- the node's own ---------------------------------------------------------
 
   /// Returns this node's id: 64 random bits drawn at start (never 0).
   uint64_t id() const { return id_; }
 
-  /// Returns where inline store handles land.
-  landings& imports() { return imports_; }
+  /// Connects to `host`:`port` (or takes the link there) and returns a
+  /// proxy of the peer's default actor, or of the actor it exposes as
+  /// `name` (see node::remote_actor); node/remote.cpp.
+  caf::expected<caf::actor> remote_actor(const std::string& host, uint16_t port,
+                                         const std::string& name);
+
+  /// Asks the node at `host`:`port` to spawn `type_name` with `args` (see
+  /// node::remote_spawn); node/remote.cpp.
+  caf::expected<caf::actor> remote_spawn(const std::string& host, uint16_t port,
+                                         const std::string& type_name,
+                                         const caf::message& args,
+                                         std::chrono::milliseconds timeout);
 
   /// Returns the objects this node relays to peers pulling them after it
   /// (node/relay_sources.hpp).
@@ -177,7 +213,7 @@ public:
   /// first reads what the ring still holds (`link_state::drain_lane`); its
   /// reader calls again with `final` once it has.
   void link_lost(const std::shared_ptr<link_state>& link, const caf::error& why,
-                 bool final = false);
+                 bool final);
 
   // -- transport (node/transport.cpp) ----------------------------------------
 
@@ -226,33 +262,13 @@ public:
   void publish_default(const caf::actor& whom) {
     exposed_.publish_default(whom);
   }
-  void expose(const std::string& name, const caf::actor& whom) {
-    exposed_.expose(name, whom);
-  }
-  caf::expected<uint64_t> lookup(const std::string& name) const {
-    return exposed_.lookup(name);
-  }
-
-  /// Spawns the actor type the peer of `link` asked for and exports it on
-  /// the link; returns its id.
-  caf::expected<uint64_t> spawn(spawn_request& req,
-                                const std::shared_ptr<link_state>& link);
 
   // -- metrics ----------------------------------------------------------------
 
   /// Returns the node's figures in Prometheus' text exposition format.
   std::string metrics_text();
 
-  /// Makes `source` what a scrape shows of the node's cluster (empty: the
-  /// node joins no cluster). Set after the cluster member starts, cleared
-  /// before it ends.
-  void set_cluster_figures(std::function<cluster_figures()> source);
-
   // -- links ------------------------------------------------------------------
-
-  /// Ends the link to node `id` in order (what it queued goes out, then a
-  /// goodbye), if there is one; the watchers hear `node_down` with `why`.
-  void disconnect(uint64_t id, const caf::error& why);
 
   /// Returns the port of the metrics endpoint (0: none).
   uint16_t metrics_port() const { return metrics_ ? metrics_->port() : 0; }

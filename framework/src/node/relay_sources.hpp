@@ -83,7 +83,7 @@ public:
   /// Answers node `requester`'s `req` (see relay_source::serve), or keeps
   /// it waiting for its key.
   void serve(const relay_request& req, const std::string& requester,
-             relay_source::reply_fn reply);
+             relay_source::reply_fn reply) override;
 
   /// Answers the requests that waited `grace` for their key.
   void expire();

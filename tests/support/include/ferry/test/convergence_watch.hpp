@@ -5,7 +5,7 @@
 // Usage (a target that links ferry::framework):
 //
 //     auto flag = std::make_shared<std::atomic<bool>>(false);
-//     n->watch_members(n->system().spawn(ferry::test::convergence_watch,
+//     n->cluster().watch_members(n->system().spawn(ferry::test::convergence_watch,
 //                                        flag));
 //     ... flag->load() ...
 //

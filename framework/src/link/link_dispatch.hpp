@@ -1,27 +1,31 @@
-// link_dispatch: what a link's peer sends, handed to the link and the node.
+// link_dispatch: the way in of a link, what its peer sends handed to the
+// link's parts.
 //
 // Once a connection's handshake made a link, every frame that arrives on it
 // comes here, on the connection's I/O thread, and so does every record of
 // the link's incoming same-host lane, on the lane's reader thread
-// (frame_reader::read_record). A frame belongs to the link of the way it
-// came on, so nothing a peer sends can speak for another node (or another
-// link of this one): user messages and batches go to the link to be
-// delivered, control frames to the part they concern, requests to the node
-// (lookups, spawns) or the link (chunks, relays) and are answered on the
-// same link, and answers to this node's requests to the link's pending
-// asks. A peer's bytes reach CAF's deserializer only inside a `caf`-family
-// payload, through ferry's checked reader.
+// (frame_reader::read_record): the way in mirrors the way out (link_state
+// → transport). A frame belongs to the link of the way it came on, so
+// nothing a peer sends can speak for another node (or another link of this
+// one): user messages and batches go to the link to be delivered, control
+// frames to the part they concern, requests to the link (chunks) or,
+// through `link_host`, to the node (lookups, spawns, relays) and are
+// answered on the same link, and answers to this node's requests to the
+// link's pending asks. A peer's bytes reach CAF's deserializer only inside
+// a `caf`-family payload, through ferry's checked reader.
 //
 // What the peer may send is bounded per frame type (`max_body`, from the
 // link's config): larger frames, handshake frames and malformed ones end
 // the connection (the error names what was wrong), as does a goodbye (the
-// peer stops). When the connection ends, the node takes the link down.
+// peer stops). When the connection ends, the link's host takes it down
+// (`link_host::link_lost`).
 //
 // Thread-safety: called by one reading thread at a time per way (the
 // connection's I/O thread, the lane's reader); the two ways of one link may
 // call at once, as the link's parts allow.
 #pragma once
 
+#include "link/link_host.hpp"
 #include "link/link_state.hpp"
 #include "transport/connection.hpp"
 
@@ -29,12 +33,12 @@
 
 namespace ferry::detail {
 
-class node_impl;
-
 class link_dispatch final : public net::connection::handler {
 public:
-  link_dispatch(node_impl& node, std::weak_ptr<link_state> link,
-                link_config cfg);
+  /// Hands what arrives for `link` (of the node `host`, with the config
+  /// `cfg`) on.
+  link_dispatch(link_host& host, std::weak_ptr<link_state> link,
+                const link_config& cfg);
 
   uint64_t max_body(wire::frame_type type) const override;
 
@@ -63,7 +67,7 @@ private:
   void answered(link_state& link, uint64_t request, pending_asks::answer x,
                 pending_asks::kind k, bool failed = false);
 
-  node_impl& node_;
+  link_host& host_;
   std::weak_ptr<link_state> link_;
   const uint64_t max_message_;
   const uint64_t max_chunk_;

@@ -1,9 +1,8 @@
-// link_dispatch: handing a link's frames on (see node/dispatch.hpp).
-#include "node/dispatch.hpp"
+// link_dispatch: handing a link's frames on (see link/link_dispatch.hpp).
+#include "link/link_dispatch.hpp"
 
 #include "link/actor_links.hpp"
 #include "link/delivery_batch.hpp"
-#include "node/node_impl.hpp"
 #include "wire/control.hpp"
 
 #include "ferry/errc.hpp"
@@ -51,9 +50,9 @@ caf::expected<T> parse(std::span<const std::byte> body) {
 
 } // namespace
 
-link_dispatch::link_dispatch(node_impl& node, std::weak_ptr<link_state> link,
-                             link_config cfg)
-  : node_(node),
+link_dispatch::link_dispatch(link_host& host, std::weak_ptr<link_state> link,
+                             const link_config& cfg)
+  : host_(host),
     link_(std::move(link)),
     max_message_(saturated_add(cfg.max_message_size, message_slack)),
     // A relaying node answers chunks of another link's size: the bound is
@@ -92,7 +91,7 @@ uint64_t link_dispatch::max_frame() const {
 }
 
 import_landing* link_dispatch::imports() {
-  return &node_.imports();
+  return &host_.imports();
 }
 
 void link_dispatch::on_open(net::connection&) {
@@ -101,7 +100,7 @@ void link_dispatch::on_open(net::connection&) {
 
 void link_dispatch::on_closed(net::connection&, const caf::error& why) {
   if (auto l = link_.lock())
-    node_.link_lost(
+    host_.link_lost(
       l, why ? why
              : caf::make_error(errc::link_down, "the connection to node " +
                                                   l->peer_name() + " closed"));
@@ -231,7 +230,7 @@ caf::error link_dispatch::on_frame(frame_type type,
     // that lands them (link/relay_source.hpp).
     auto length = x->length;
     auto request = x->request;
-    node_.relay_table()->serve(
+    host_.relays()->serve(
       *x, l->peer_name(),
       [link = std::weak_ptr<link_state>{l}, length,
        request](caf::expected<chunk_reply> reply) {
@@ -252,14 +251,14 @@ caf::error link_dispatch::on_frame(frame_type type,
     auto x = parse<lookup>(body);
     if (!x)
       return std::move(x.error());
-    auto id = node_.lookup(x->name);
+    auto id = host_.lookup(x->name);
     if (!id) {
       l->send_control(failed_answer{x->request, std::move(id.error())});
       return caf::none;
     }
     // The peer is to hear when the actor it found ends (its proxy's
     // monitors and links depend on it).
-    if (auto whom = node_.exposed(*id))
+    if (auto whom = host_.exposed(*id))
       l->export_actor(whom);
     l->send_control(actor_id_answer{x->request, *id});
     return caf::none;
@@ -268,7 +267,7 @@ caf::error link_dispatch::on_frame(frame_type type,
     auto x = parse<spawn_request>(body);
     if (!x)
       return std::move(x.error());
-    auto id = node_.spawn(*x, l);
+    auto id = host_.spawn(*x, l);
     if (id)
       l->send_control(actor_id_answer{x->request, *id});
     else
@@ -300,7 +299,7 @@ caf::error link_dispatch::on_frame(frame_type type,
   case frame_type::heartbeat:
     return caf::none;
   case frame_type::goodbye:
-    node_.link_lost(l,
+    host_.link_lost(l,
                     caf::make_error(errc::link_down,
                                     "node " + l->peer_name() + " shut down"));
     return caf::none;
@@ -310,7 +309,7 @@ caf::error link_dispatch::on_frame(frame_type type,
     auto x = parse<refuse>(body);
     if (!x)
       return std::move(x.error());
-    node_.link_lost(l, x->reason ? x->reason
+    host_.link_lost(l, x->reason ? x->reason
                                  : caf::make_error(errc::handshake_failed,
                                                    "node " + l->peer_name() +
                                                      " refused the link"));
