@@ -1,7 +1,7 @@
-// The steady clock (see clock.hpp).
-#include "clock.hpp"
+// The steady clock (see ferry/clock.hpp).
+#include "ferry/clock.hpp"
 
-namespace ferry::detail {
+namespace ferry {
 
 namespace {
 
@@ -10,6 +10,12 @@ public:
   time_point now() const noexcept override {
     return std::chrono::steady_clock::now();
   }
+
+  duration real_wait(duration span) const noexcept override {
+    return std::max(span, duration::zero());
+  }
+
+  bool moves() const noexcept override { return true; }
 };
 
 } // namespace
@@ -19,4 +25,4 @@ const clock& clock::steady() noexcept {
   return instance;
 }
 
-} // namespace ferry::detail
+} // namespace ferry

@@ -12,6 +12,7 @@
 // the node lives.
 #pragma once
 
+#include "clock.hpp"
 #include "metrics/exposition.hpp"
 
 #include <caf/actor.hpp>
@@ -31,6 +32,10 @@ public:
 
   /// Returns the node's actor system.
   virtual caf::actor_system& system() = 0;
+
+  /// Returns the node's clock (the cluster's failure detection and downing
+  /// read it).
+  virtual const clock& time() const = 0;
 
   /// Returns the node's name.
   virtual const std::string& node_name() const = 0;

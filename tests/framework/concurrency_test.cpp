@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "node/relay_sources.hpp"
+#include "transfer/relay_sources.hpp"
 #include "two_nodes.hpp"
 
 using namespace std::chrono_literals;

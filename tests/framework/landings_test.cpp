@@ -1,4 +1,4 @@
-// Chunks of a pulled frame landing where they belong (link/landing_buffer,
+// Chunks of a pulled frame landing where they belong (transfer/landing_buffer,
 // link/pending_asks, the chunk frames of transport/frame_reader). A landing
 // buffer takes chunks in any order and refuses one beyond the frame,
 // writing nothing; a chunk frame lands straight in its frame only when it
@@ -8,7 +8,7 @@
 // receive buffer lands from the socket's reads without passing through it;
 // a store handle's chunks land in the new store object; an ask after the
 // link went down fails at once with the link's reason.
-#include "link/landing_buffer.hpp"
+#include "transfer/landing_buffer.hpp"
 #include "link/pending_asks.hpp"
 #include "transport/frame_reader.hpp"
 #include "wire/control.hpp"

@@ -20,6 +20,7 @@
 
 #include "lane/lane_transport.hpp"
 #include "lane/ring.hpp"
+#include "thread_role.hpp"
 #include "wire/out_frame.hpp"
 
 using namespace std::chrono_literals;
@@ -181,7 +182,7 @@ TEST(lane_transport, AThreadThatMayNotWaitPassesOneWaitingForRoom) {
     [&] { return lane.sut->backlog_flag()->load(); }));
   // Act: a reader of frames sends (an answer, a refusal) meanwhile.
   auto reader_sends = std::async(std::launch::async, [&] {
-    ferry::detail::forbid_waiting();
+    ferry::detail::thread_role::reads_frames();
     lane.sut->send(frame_of(100, 64));
   });
   // Assert: it returns although the waiting sender still waits.
@@ -215,7 +216,7 @@ TEST(lane_transport, AStalledReaderHoldsNoSenderOrControlFrameBehindAWaiter) {
     lane.sut->send(frame_of(200, 64));
   });
   auto control = std::async(std::launch::async, [&] {
-    ferry::detail::forbid_waiting();
+    ferry::detail::thread_role::reads_frames();
     lane.sut->send(frame_of(100, 16));
   });
   // Assert: both return while the first sender still waits.
@@ -242,7 +243,7 @@ TEST(lane_transport, OrderlyCloseWritesWhatWasKeptThenClosesTheRing) {
   // Arrange: frames kept for want of room (a thread that may not wait).
   lane_pair lane;
   std::thread reader_thread{[&] {
-    ferry::detail::forbid_waiting();
+    ferry::detail::thread_role::reads_frames();
     for (uint64_t i = 0; i < 6; ++i)
       lane.sut->send(frame_of(i, ring_bytes / 3));
   }};

@@ -392,19 +392,28 @@ TEST_F(link_handshakes, HandshakeWaitsForASlowAnswerBeyondTheHeartbeats) {
 }
 
 TEST_F(link_handshakes, HeartbeatsTakeDownALinkWhoseConnectionWentSilent) {
-  // Arrange: both nodes send heartbeats and give up on a connection silent
-  // for longer than the timeout (ferry's defaults of 5 s and 30 s would
-  // make a slow test; 2 s lets a sanitized build on a busy machine keep a
-  // healthy connection; a machine loaded harder can still starve the
-  // heartbeats: label `timing`).
+  // Arrange: both nodes send heartbeats every 200 ms and give up on a
+  // connection silent for 2 s, on one manual clock.
+  auto time = std::make_shared<ferry::manual_clock>();
   for (auto* cfg : {&server_cfg, &client_cfg}) {
     cfg->default_link.heartbeat_interval = 200ms;
     cfg->default_link.connection_timeout = 2s;
+    cfg->clock = time;
   }
   ASSERT_NO_FATAL_FAILURE(link_through_relay());
-  // Act: the connection goes silent without closing (packets dropped).
+  // Act: 3 s pass while the heartbeats go through, a step of 150 ms at a
+  // time with a moment for them to arrive; then the connection goes silent
+  // without closing (packets dropped) and 2.1 s pass.
+  for (int i = 0; i < 20; ++i) {
+    time->advance(150ms);
+    std::this_thread::sleep_for(5ms);
+  }
+  auto up_while_beating = client->stats("server") && server->stats("client");
   relay_->freeze();
-  // Assert: both nodes take the link down; the client connects again.
+  time->advance(2100ms);
+  // Assert: the beating link stayed up; once silent, both nodes take it
+  // down; the client connects again.
+  EXPECT_TRUE(up_while_beating);
   ASSERT_TRUE(link_gone(*client, "server"));
   ASSERT_TRUE(link_gone(*server, "client"));
   auto after = client->remote_actor("127.0.0.1", relay_->port());

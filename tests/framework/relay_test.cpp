@@ -1,7 +1,7 @@
 // The parts of relaying a store object among its receivers: the hint a
 // frame carries (wire/relay_hint), the owner's directory of who got which
 // object (link/relay_directory), and a receiver's sources of the objects
-// it relays (link/relay_source, link/relay_sources).
+// it relays (transfer/relay_source, transfer/relay_sources).
 //
 // The directory chains the receivers (each is told the one before it),
 // never names a node to itself, and keeps an object's entry while a
@@ -10,10 +10,10 @@
 // until they land, refuses ranges outside the object, chunks too large and
 // a node asking for more than the object's size, and answers waiting and
 // later requests with the reason when its pull fails.
-#include "link/landing_buffer.hpp"
-#include "node/relay_directory.hpp"
-#include "link/relay_source.hpp"
-#include "node/relay_sources.hpp"
+#include "transfer/landing_buffer.hpp"
+#include "transfer/relay_directory.hpp"
+#include "transfer/relay_source.hpp"
+#include "transfer/relay_sources.hpp"
 #include "wire/relay_hint.hpp"
 
 #include "ferry/errc.hpp"

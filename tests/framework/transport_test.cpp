@@ -46,6 +46,13 @@ bool closed_by_peer(int fd, std::chrono::milliseconds timeout) {
   return false;
 }
 
+/// Returns whether bytes from the peer arrived on `fd` within `timeout`
+/// (they are left unread).
+bool bytes_arrived(int fd, std::chrono::milliseconds timeout) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(timeout.count())) > 0;
+}
+
 /// Returns the CPU time of this process's I/O threads (named "ferry.io"),
 /// in nanoseconds, from the scheduler's per-thread accounting, and how many
 /// there are.
@@ -130,6 +137,29 @@ TEST_F(transport, SilentPeerCostsNoCPUAndIsDroppedAfterTheHandshakeTimeout) {
     << "the I/O threads used " << cpu.count() << " ns of CPU in "
     << std::chrono::duration_cast<std::chrono::milliseconds>(wall).count()
     << " ms with the silent peer, " << idle.count() << " ns idle";
+}
+
+TEST_F(transport, SilentPeerIsDroppedOnceTheHandshakeTimeoutPassesOnItsClock) {
+  // Arrange: a handshake timeout of 1 s on a manual clock; the node's
+  // first bytes on the connection show that its handshake began.
+  auto time = std::make_shared<ferry::manual_clock>();
+  server_cfg.clock = time;
+  server_cfg.handshake_timeout = 1s;
+  ASSERT_TRUE(start());
+  auto port = server->publish(server->system().spawn(echo));
+  ASSERT_TRUE(port) << ferry::render(port.error());
+  auto fd = ferry::test::connect_loopback(*port);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(bytes_arrived(fd, 10s));
+  // Act: 999 ms pass, then 1 ms more.
+  time->advance(999ms);
+  auto early = closed_by_peer(fd, 100ms);
+  time->advance(1ms);
+  auto late = closed_by_peer(fd, 10s);
+  ::close(fd);
+  // Assert
+  EXPECT_FALSE(early);
+  EXPECT_TRUE(late);
 }
 
 TEST_F(transport, TenThousandConnectionsOpenedAndDroppedLeaveTheNodeServing) {

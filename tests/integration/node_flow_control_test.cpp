@@ -146,8 +146,11 @@ TEST_F(node_fixture, StoreFramesCountAgainstTheCreditWindow) {
 
 TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
   // Arrange: B is stopped (SIGSTOP), so the two messages of the window stay
-  // unacknowledged; its connection stays open.
+  // unacknowledged; its connection stays open. The local node's time is a
+  // manual clock, moved past the send timeout once the sender waits.
   auto& b = start_peer("B");
+  auto time = std::make_shared<ferry::manual_clock>();
+  cfg.clock = time;
   cfg.default_link.window_messages = 2;
   cfg.default_link.batch_messages = 1;
   cfg.default_link.send_timeout = std::chrono::milliseconds{300};
@@ -161,17 +164,26 @@ TEST_F(node_fixture, SenderWithoutCreditGetsSendTimeoutWhileTheLinkStaysUp) {
   caf::scoped_actor self{local().system()};
   self->send(*sut, std::string{"one"});
   self->send(*sut, std::string{"two"});
-  // Act
+  // Act: 299 ms pass while the sender waits, then one more.
+  std::thread clock_mover{[&] {
+    await_credit_waits(local(), "B", 1);
+    time->advance(299ms);
+    std::this_thread::sleep_for(20ms);
+    time->advance(1ms);
+  }};
   caf::error err;
+  auto waited = std::chrono::steady_clock::now();
   self->request(*sut, 10s, std::string{"three"})
     .receive([](const std::string&) {}, [&](caf::error& x) { err = x; });
+  auto real_wait = std::chrono::steady_clock::now() - waited;
+  clock_mover.join();
   b.process->kill(SIGCONT);
-  // Assert: send_timeout (not link_down), naming the peer and the setting;
-  // once B runs again and its credit is back (which may take longer than
-  // the 300 ms a send waits, on a slow machine) the link carries messages
-  // as before.
+  // Assert: send_timeout (not link_down) once 300 ms passed, not at 299,
+  // naming the peer and the setting; once B runs again and its credit is
+  // back the link carries messages as before.
   EXPECT_EQ(err, caf::make_error(ferry::errc::send_timeout, err.context()))
     << ferry::render(err);
+  EXPECT_GE(real_wait, 20ms) << "the send timed out before its 300 ms passed";
   auto text = ferry::render(err);
   EXPECT_NE(text.find("no credit from node B within 300 ms"),
             std::string::npos)
@@ -257,6 +269,39 @@ TEST_F(node_fixture, BurstOfSmallMessagesTravelsInBatchesInOrder) {
   EXPECT_LE(stats->messages_batched, 1001u);
   EXPECT_GE(stats->messages_batched, 2 * stats->batches_sent);
   EXPECT_LE(stats->messages_batched, 16 * stats->batches_sent);
+}
+
+TEST_F(node_fixture, BatchIsHeldUntilItsGapPassesOnTheNodesClock) {
+  // Arrange: batches of at most 16 messages posted within 1 ms of each
+  // other, on a manual clock that stands still while 20 are sent.
+  auto& b = start_peer("B");
+  auto time = std::make_shared<ferry::manual_clock>();
+  cfg.clock = time;
+  cfg.default_link.batch_gap = std::chrono::milliseconds{1};
+  cfg.default_link.batch_messages = 16;
+  auto sut = local().remote_actor("127.0.0.1", b.port, "sequence");
+  ASSERT_TRUE(sut);
+  caf::scoped_actor self{local().system()};
+  auto batched = [&] {
+    auto now = local().stats("B");
+    return now ? now->messages_batched : uint64_t{0};
+  };
+  // Act: the first message goes alone (nothing came before it), the next
+  // 16 fill a batch, and 3 stay held while the clock stands still.
+  for (int64_t i = 0; i < 20; ++i)
+    self->send(*sut, i);
+  auto full = eventually([&] { return batched() == 16; });
+  std::this_thread::sleep_for(20ms);
+  auto held = batched();
+  time->advance(std::chrono::milliseconds{1});
+  auto sent = eventually([&] { return batched() == 19; });
+  auto answer = ask<std::string>(*sut, std::string{"report"});
+  // Assert
+  EXPECT_TRUE(full);
+  EXPECT_EQ(held, 16u);
+  EXPECT_TRUE(sent);
+  ASSERT_TRUE(answer) << ferry::render(answer.error());
+  EXPECT_EQ(*answer, "20 20");
 }
 
 TEST_F(node_fixture, WithoutBatchingEveryMessageTravelsAlone) {

@@ -39,6 +39,7 @@
 // starts, and it serves one running node at a time (it must outlive it).
 #pragma once
 
+#include "ferry/clock.hpp"
 #include "ferry/cluster_config.hpp"
 #include "ferry/detail/store_msgpack.hpp"
 #include "ferry/fwd.hpp"
@@ -208,6 +209,12 @@ public:
   /// once a second per link and kind, the next line counting those left
   /// out (`link_stats` counts every one).
   std::function<void(const std::string&)> log_sink;
+
+  /// The clock every timeout, heartbeat, batch gap, rate limit and the
+  /// cluster's failure detection read (ferry/clock.hpp); empty: the
+  /// process's steady clock. Tests give a `ferry::manual_clock` and move
+  /// time instead of waiting. Code only, no option.
+  std::shared_ptr<const ferry::clock> clock;
 
   // -- checking -------------------------------------------------------------
 

@@ -125,6 +125,7 @@ cluster_member::start(member_host& n, const cluster_config& cfg) {
   s.policy = *policy;
   s.node_name = n.node_name();
   s.uid = n.node_id();
+  s.time = &n.time();
   self->daemon_ =
     spawn_daemon(n.system(), std::move(s), self->host_, self->view_);
   n.expose(daemon_name, self->daemon_);

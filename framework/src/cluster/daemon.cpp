@@ -210,7 +210,7 @@ void changed(daemon_actor* self) {
   // The convergence time: from the last new version of the view this node
   // saw to the moment every reachable member has seen it.
   auto& view = st.m->view();
-  auto now = st.s.now();
+  auto now = st.s.time->now();
   bool new_version = view.version != version_before;
   if (new_version)
     st.version_seen_at = now;
@@ -239,7 +239,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
   st.pub = std::move(view);
   st.m =
     std::make_unique<membership>(st.s.cfg.address, st.s.uid, st.s.node_name);
-  st.started = st.s.now();
+  st.started = st.s.time->now();
   st.version_seen_at = st.started;
   changed(self);
   self->set_down_handler([self](caf::down_msg& x) {
@@ -326,7 +326,7 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
       auto& st = self->state;
       auto i = st.watched.find(uid);
       if (i != st.watched.end())
-        i->second.heartbeat(st.s.now());
+        i->second.heartbeat(st.s.time->now());
     },
     [self](leave_atom) {
       auto& st = self->state;

@@ -22,6 +22,7 @@
 // threads.
 #pragma once
 
+#include "clock.hpp"
 #include "cluster/downing.hpp"
 #include "cluster/published_view.hpp"
 
@@ -63,10 +64,8 @@ struct daemon_settings {
   /// This node's name and incarnation.
   std::string node_name;
   uint64_t uid = 0;
-  /// The clock (tests pass their own).
-  std::function<std::chrono::steady_clock::time_point()> now = [] {
-    return std::chrono::steady_clock::now();
-  };
+  /// The node's clock.
+  const clock* time = &clock::steady();
 };
 
 /// Spawns the daemon. It starts joining at once.

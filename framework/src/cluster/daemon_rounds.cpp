@@ -29,7 +29,7 @@ constexpr auto redial_pause = std::chrono::milliseconds{500};
 void dial(daemon_actor* self, const std::string& address,
           std::function<void(caf::actor)> done) {
   auto& st = self->state;
-  auto now = st.s.now();
+  auto now = st.s.time->now();
   if (auto i = st.redial_after.find(address);
       i != st.redial_after.end() && now < i->second)
     return;
@@ -62,7 +62,7 @@ void dial(daemon_actor* self, const std::string& address,
       [self, finish, done, address](caf::error& err) {
         finish();
         auto& st = self->state;
-        st.redial_after[address] = st.s.now() + redial_pause;
+        st.redial_after[address] = st.s.time->now() + redial_pause;
         if (auto line = st.dial_log->pass("cluster: cannot reach " + address +
                                           ": " + render(err)))
           st.host->log(*line);
@@ -95,7 +95,7 @@ void send_gossip(daemon_actor* self, const caf::actor& to) {
 // seed when no other seed answered within the seed timeout.
 void join_round(daemon_actor* self) {
   auto& st = self->state;
-  auto now = st.s.now();
+  auto now = st.s.time->now();
   std::vector<std::string> others;
   for (auto& seed : st.s.cfg.seeds)
     if (seed != st.s.cfg.address)
@@ -200,7 +200,7 @@ std::vector<const member*> watch_targets(const daemon_state& st) {
 
 void heartbeat_round(daemon_actor* self) {
   auto& st = self->state;
-  auto now = st.s.now();
+  auto now = st.s.time->now();
   auto targets = watch_targets(st);
   std::map<uint64_t, phi_detector> kept;
   std::map<uint64_t, double> phi;
@@ -239,7 +239,7 @@ void heartbeat_round(daemon_actor* self) {
 
 void downing_round(daemon_actor* self) {
   auto& st = self->state;
-  auto now = st.s.now();
+  auto now = st.s.time->now();
   auto unreachable = st.m->unreachable();
   if (unreachable != st.unreachable) {
     st.unreachable = unreachable;
@@ -263,7 +263,7 @@ void downing_round(daemon_actor* self) {
 
 void tick(daemon_actor* self) {
   auto& st = self->state;
-  auto now = st.s.now();
+  auto now = st.s.time->now();
   if (!st.m->joined()) {
     join_round(self);
   } else if (!st.stopped) {
@@ -278,7 +278,7 @@ void tick(daemon_actor* self) {
     downing_round(self);
   }
   auto period = std::min(st.s.cfg.gossip_interval, st.s.cfg.heartbeat_interval);
-  self->delayed_send(self, period, tick_atom::value);
+  self->delayed_send(self, st.s.time->real_wait(period), tick_atom::value);
 }
 
 } // namespace ferry::detail::cluster

@@ -2,6 +2,10 @@
 // lane/lane_transport.hpp).
 #include "lane/lane_transport.hpp"
 
+#include "thread_role.hpp"
+
+#include "clock.hpp"
+
 #include "ferry/errc.hpp"
 
 #include <algorithm>
@@ -173,14 +177,15 @@ void lane_transport::close(bool drain) {
   // An orderly end writes what the backlog holds first (for at most
   // `linger`; a thread that may not wait writes what fits now).
   if (drain) {
-    auto deadline = std::chrono::steady_clock::now() + linger;
+    auto deadline = clock::steady().now() + linger;
     for (;;) {
       {
         lock_guard guard{mtx_};
         if (broken_ || pump_locked())
           break;
       }
-      if (!may_wait() || std::chrono::steady_clock::now() >= deadline)
+      if (!thread_role::may_wait_for_room() ||
+          clock::steady().now() >= deadline)
         break;
       static_cast<void>(out_->await_room(1, std::chrono::milliseconds{10}));
     }

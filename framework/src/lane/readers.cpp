@@ -1,6 +1,8 @@
 // readers: threads reading same-host lanes (see lane/readers.hpp).
 #include "lane/readers.hpp"
 
+#include "thread_role.hpp"
+
 #include "transport/transport.hpp"
 
 #include "ferry/errc.hpp"
@@ -23,7 +25,7 @@ void run(const std::shared_ptr<ring>& in, uint64_t max_record,
          const readers::deliver_fn& deliver, const readers::ended_fn& ended,
          const readers::backlog& out) {
   pthread_setname_np(pthread_self(), "ferry.lane");
-  forbid_waiting();
+  thread_role::reads_frames();
   std::vector<std::byte> record;
   for (;;) {
     auto pending = out.pending->load(std::memory_order_relaxed);

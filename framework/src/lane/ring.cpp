@@ -15,6 +15,8 @@
 // bounds the damage if a hostile peer clears a word anyway.
 #include "lane/ring.hpp"
 
+#include "clock.hpp"
+
 #include "ferry/errc.hpp"
 
 #include <boost/interprocess/mapped_region.hpp>
@@ -305,7 +307,7 @@ void ring::poll_for_data(uint64_t read, uint64_t n) noexcept {
     return;
   waits_since_poll_ = 0;
   polls_.fetch_add(1, std::memory_order_relaxed);
-  auto until = std::chrono::steady_clock::now() + spin_;
+  auto until = clock::steady().now() + spin_;
   for (uint32_t i = 1;; ++i) {
     if (head_->written.load(std::memory_order_acquire) - read >= n) {
       hits_.fetch_add(1, std::memory_order_relaxed);
@@ -317,7 +319,7 @@ void ring::poll_for_data(uint64_t read, uint64_t n) noexcept {
     // Yield, not pause: on a machine with few cores the thread that will
     // write (or the actor that will answer) may need this one.
     sched_yield();
-    if (i % 16 == 0 && std::chrono::steady_clock::now() >= until)
+    if (i % 16 == 0 && clock::steady().now() >= until)
       break;
   }
   if (spin_misses_ < max_misses)
@@ -325,7 +327,7 @@ void ring::poll_for_data(uint64_t read, uint64_t n) noexcept {
 }
 
 ring::status ring::await_data(uint64_t n, std::chrono::milliseconds wait) {
-  auto deadline = std::chrono::steady_clock::now() + wait;
+  auto deadline = clock::steady().now() + wait;
   auto read = head_->read.load(std::memory_order_relaxed);
   if (head_->written.load(std::memory_order_acquire) - read < n)
     poll_for_data(read, n);
@@ -340,7 +342,7 @@ ring::status ring::await_data(uint64_t n, std::chrono::milliseconds wait) {
       return status::done;
     if (closed())
       return status::closed;
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock::steady().now();
     if (now >= deadline)
       return status::empty;
     auto word = head_->data_word.load(std::memory_order_seq_cst);
@@ -491,7 +493,7 @@ ring::status ring::await_room(uint64_t n, std::chrono::milliseconds wait) {
     auto read = head_->read.load(std::memory_order_seq_cst);
     return head_->written.load(std::memory_order_seq_cst) - read;
   };
-  auto deadline = std::chrono::steady_clock::now() + wait;
+  auto deadline = clock::steady().now() + wait;
   for (;;) {
     if (closed())
       return status::closed;
@@ -500,7 +502,7 @@ ring::status ring::await_room(uint64_t n, std::chrono::milliseconds wait) {
       return status::corrupt;
     if (capacity_ - in_use >= n)
       return status::done;
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock::steady().now();
     if (now >= deadline)
       return status::full;
     auto word = head_->space_word.load(std::memory_order_seq_cst);

@@ -11,13 +11,15 @@ namespace ferry::detail {
 credit_window::credit_window(uint64_t window_bytes, uint64_t window_messages,
                              std::chrono::milliseconds send_timeout,
                              std::function<void()> probe,
-                             link_counters& counters, std::string peer_name)
+                             link_counters& counters, std::string peer_name,
+                             const clock& time)
   : window_bytes_(window_bytes),
     window_messages_(window_messages),
     send_timeout_(send_timeout),
     probe_(std::move(probe)),
     counters_(counters),
-    peer_name_(std::move(peer_name)) {
+    peer_name_(std::move(peer_name)),
+    time_(time) {
   // nop
 }
 
@@ -36,10 +38,10 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
   // queue.
   if (may_wait && (!waiters_.empty() || !fits(bytes))) {
     ++counters_.credit_waits;
-    auto waited_since = std::chrono::steady_clock::now();
+    auto waited_since = clock::steady().now();
     auto me = next_waiter_++;
     waiters_.push_back(me);
-    auto deadline = std::chrono::steady_clock::now() + send_timeout_;
+    auto deadline = time_.now() + send_timeout_;
     auto timed_out = false;
     // Waits for its turn and room, or the window's closing (the condition
     // reads the guarded state here, where the lock is seen to be held).
@@ -56,8 +58,12 @@ caf::error credit_window::acquire(uint64_t bytes, bool may_wait) {
         guard.lock();
         continue;
       }
-      timed_out =
-        cv_.wait_until(guard.native(), deadline) == std::cv_status::timeout;
+      auto left = deadline - time_.now();
+      if (left <= clock::duration::zero()) {
+        timed_out = true;
+        continue;
+      }
+      cv_.wait_for(guard.native(), time_.real_wait(left));
     }
     leave_queue(me, waited_since);
   }

@@ -19,6 +19,7 @@
 // mutex guards the window and its queue of waiters.
 #pragma once
 
+#include "clock.hpp"
 #include "link/link_counters.hpp"
 #include "thread_safety.hpp"
 
@@ -36,11 +37,12 @@ namespace ferry::detail {
 class credit_window {
 public:
   /// `probe` asks the peer for the credit it holds back; called without the
-  /// lock, at most once until credit comes back.
+  /// lock, at most once until credit comes back. `time` measures the send
+  /// timeout.
   credit_window(uint64_t window_bytes, uint64_t window_messages,
                 std::chrono::milliseconds send_timeout,
                 std::function<void()> probe, link_counters& counters,
-                std::string peer_name);
+                std::string peer_name, const clock& time);
 
   /// Takes credit for one message of `bytes`. When it does not fit and
   /// `may_wait`, waits (after earlier waiters) until it does; fails with
@@ -72,6 +74,7 @@ private:
   const std::function<void()> probe_;
   link_counters& counters_;
   const std::string peer_name_;
+  const clock& time_;
 
   mutex mtx_;
   std::condition_variable cv_;

@@ -174,7 +174,7 @@ caf::expected<caf::message> decoder::decode_element(wire_element& element) {
   }
   if (auto err = gather_frames(element, input))
     return err;
-  auto start = std::chrono::steady_clock::now();
+  auto start = clock::steady().now();
   auto result = ctx_.registry.decode_message(*plan, std::move(input), opts_);
   if (result) {
     received_by_family_.time(plan->family(), nanos_since(start));

@@ -20,6 +20,8 @@
 // at once.
 #pragma once
 
+#include "thread_role.hpp"
+
 #include <caf/actor_control_block.hpp>
 #include <caf/execution_unit.hpp>
 #include <caf/mailbox_element.hpp>
@@ -45,11 +47,14 @@ public:
   static void flush();
 
   /// Returns whether this thread is inside a scope, its final flush
-  /// included: an enqueue there may reach a proxy that sends on another
-  /// link, which must not wait for credit (see link_state::send).
+  /// included.
   static bool open() noexcept;
 
 private:
+  /// The thread delivers until the scope's final flush is done: an enqueue
+  /// there may reach a proxy that sends on another link, which must not
+  /// wait for credit (thread_role.hpp).
+  thread_role::delivering role_;
   bool outer_;
 };
 

@@ -171,7 +171,7 @@ caf::error encoder::encode_element(
   std::vector<store::transfer_ticket> handles;
   encoded_lease lease;
   auto& encoded = lease.get();
-  auto start = std::chrono::steady_clock::now();
+  auto start = clock::steady().now();
   auto err = [&] {
     if (ctx_.store != nullptr) {
       store::in_band_scope scope{*ctx_.store};
@@ -436,7 +436,7 @@ encoder::export_handles(const std::vector<store::transfer_ticket>& tickets,
     } else {
       // Large: the peer pulls it. The frame's data tells it the object's
       // relay key and the node the object went to before, which it may
-      // pull from instead (node/relay_directory.hpp); the transfer holds
+      // pull from instead (transfer/relay_directory.hpp); the transfer holds
       // the object and its directory entry.
       out.kind = static_cast<uint8_t>(frame_kind::remote_handle);
       auto offer = ctx_.host.offer_relay(id, ctx_.peer_name);

@@ -30,7 +30,7 @@
 #include "link/link_context.hpp"
 #include "link/plan_cache.hpp"
 #include "link/thread_lease.hpp"
-#include "link/transfer_table.hpp"
+#include "transfer/transfer_table.hpp"
 #include "wire/message.hpp"
 
 #include "ferry/serializers/registry.hpp"

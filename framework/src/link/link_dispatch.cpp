@@ -227,7 +227,7 @@ caf::error link_dispatch::on_frame(frame_type type,
     if (!x)
       return std::move(x.error());
     // Answered now or, for bytes still on their way here, by the thread
-    // that lands them (link/relay_source.hpp).
+    // that lands them (transfer/relay_source.hpp).
     auto length = x->length;
     auto request = x->request;
     host_.relays()->serve(

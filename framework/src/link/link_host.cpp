@@ -3,8 +3,6 @@
 
 namespace ferry::detail {
 
-relay_registry::~relay_registry() = default;
-
 link_host::~link_host() = default;
 
 } // namespace ferry::detail

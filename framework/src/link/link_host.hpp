@@ -18,7 +18,8 @@
 #pragma once
 
 #include "activity_counter.hpp"
-#include "link/relay_source.hpp"
+#include "clock.hpp"
+#include "transfer/relay_registry.hpp"
 #include "wire/control.hpp"
 #include "wire/message.hpp"
 #include "wire/relay_hint.hpp"
@@ -38,44 +39,8 @@
 
 namespace ferry::detail {
 
-class landing_buffer;
 class link_state;
-class relay_source;
 struct link_change;
-
-/// The owner's side of relaying one transfer of a store object.
-struct relay_offer {
-  /// The transfer's lease on the object's entry: held while the transfer
-  /// is held.
-  std::shared_ptr<const void> lease;
-  /// The hint for the frame: the object's key, and the node to pull from
-  /// (empty for the first receiver and for the receiver it went to last).
-  relay_hint hint;
-};
-
-/// The objects a node relays, as a puller sees them (node/relay_sources.hpp).
-class relay_registry {
-public:
-  virtual ~relay_registry();
-
-  /// Opens the source of the object `bytes` pulled from node `owner` under
-  /// relay `key`, landing in `buffer` (chunks served at most `max_chunk`
-  /// bytes); null when another pull of this node serves the key already.
-  virtual std::shared_ptr<relay_source>
-  open(uint64_t key, std::span<const std::byte> bytes,
-       std::shared_ptr<landing_buffer> buffer, const std::string& owner,
-       uint64_t max_chunk) = 0;
-
-  /// Gives up relaying `source` (its pull failed): requests for `key` get
-  /// `why`.
-  virtual void close(uint64_t key, const std::shared_ptr<relay_source>& source,
-                     const caf::error& why) = 0;
-
-  /// Answers node `requester`'s `req` through `reply`, now or once the
-  /// bytes it asks for arrive here.
-  virtual void serve(const relay_request& req, const std::string& requester,
-                     relay_source::reply_fn reply) = 0;
-};
 
 class link_host {
 public:
@@ -83,6 +48,9 @@ public:
 
   /// Returns the node's actor system.
   virtual caf::actor_system& system() = 0;
+
+  /// Returns the node's clock: every timeout and gap a link keeps reads it.
+  virtual const clock& time() const = 0;
 
   /// Returns the node's registry.
   virtual serializers::registry& registry() = 0;
@@ -120,7 +88,7 @@ public:
   virtual activity_counter& live_links() = 0;
 
   /// Notes that store object `object_id` goes to node `peer` now and
-  /// returns the transfer's relay offer (node/relay_directory.hpp).
+  /// returns the transfer's relay offer (transfer/relay_directory.hpp).
   virtual relay_offer offer_relay(uint64_t object_id,
                                   const std::string& peer) = 0;
 

@@ -2,6 +2,8 @@
 // (see link/link_state.hpp).
 #include "link/link_state.hpp"
 
+#include "thread_role.hpp"
+
 #include "link/atoms.hpp"
 #include "link/delivery_batch.hpp"
 #include "link/puller.hpp"
@@ -25,7 +27,6 @@ namespace ferry::detail {
 namespace {
 
 /// Whether this thread is inside link_state::deliver (see send).
-thread_local bool delivering = false;
 
 /// Sends a link's batch when its outbox asks and the batch is ready (see
 /// link/outbox.hpp).
@@ -33,8 +34,21 @@ caf::behavior flusher(caf::event_based_actor* self,
                       std::weak_ptr<link_state> link) {
   return {
     [self, link](flush_atom) {
-      if (auto l = link.lock(); l && !l->flush())
-        self->send(self, flush_atom::value); // the burst goes on: ask again
+      auto l = link.lock();
+      if (!l)
+        return;
+      // The burst goes on: ask again after the other work queued here, or,
+      // on a clock that does not move by itself (a test's manual clock),
+      // after a real pause.
+      auto left = l->flush();
+      if (left <= clock::duration::zero())
+        return;
+      auto& time = l->time();
+      if (time.moves())
+        self->send(self, flush_atom::value);
+      else
+        self->delayed_send(self, std::chrono::milliseconds{1},
+                           flush_atom::value);
     },
   };
 }
@@ -81,12 +95,15 @@ link_state::link_state(link_host& host, const peer_info& peer, link_config cfg,
     encoder_(ctx_, std::move(send_families), transfers_, sent_by_family_),
     decoder_(ctx_, received_by_family_),
     out_(std::move(out)),
-    outbox_(out_, cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
-            counters_,
-            [this] { return host_.system().spawn(flusher, weak_from_this()); }),
+    outbox_(
+      out_, cfg_.batch_messages, cfg_.batch_gap, tickets_, transfers_,
+      counters_,
+      [this] { return host_.system().spawn(flusher, weak_from_this()); },
+      host.time()),
     window_(
       cfg_.window_bytes, cfg_.window_messages, cfg_.send_timeout,
-      [this] { send_control(credit_probe{}); }, counters_, peer_name_),
+      [this] { send_control(credit_probe{}); }, counters_, peer_name_,
+      host.time()),
     returns_(quarter(cfg_.window_bytes, peer.offer.window_bytes),
              quarter(cfg_.window_messages, peer.offer.window_messages)),
     held_(cfg_.max_held_bytes, cfg_.max_held_messages),
@@ -95,7 +112,11 @@ link_state::link_state(link_host& host, const peer_info& peer, link_config cfg,
             [this](uint64_t id) { return make_proxy(id); }),
     inbox_([this] {
       return spawn_puller(host_.system(), weak_from_this(), host_.relays());
-    }) {
+    }),
+    logged_{log_limiter{std::chrono::seconds{1}, host.time()},
+            log_limiter{std::chrono::seconds{1}, host.time()},
+            log_limiter{std::chrono::seconds{1}, host.time()},
+            log_limiter{std::chrono::seconds{1}, host.time()}} {
   for (auto& line : types_.report(encoder_.send_families()))
     host_.log(line);
   if (peer.offer.window_bytes > cfg_.max_held_bytes ||
@@ -162,13 +183,10 @@ caf::error link_state::send(uint64_t target,
                                 families, out))
     return fail(std::move(err));
   auto size = wire_size(out);
-  // Responses never wait, and neither does a delivery: a message delivered to a
-  // proxy of another link (an actor forwarded from a third node) is sent on the
-  // thread reading a connection or lane, which must not stop reading for credit
-  // that it would itself have to read. A batch's messages reach their actors
-  // after `deliver`, at the end of the batch's scope.
-  auto delivery = delivering || delivery_batch::open();
-  if (auto err = window_.acquire(size, !mid.is_response() && !delivery))
+  // Responses never wait, and neither does a delivering thread
+  // (thread_role.hpp).
+  if (auto err = window_.acquire(size, !mid.is_response() &&
+                                         thread_role::may_wait_for_credit()))
     return fail(std::move(err));
   ++counters_.messages_sent;
   for (auto& family : families)
@@ -310,10 +328,7 @@ void link_state::refuse_taken(wire_message& msg, uint64_t wire_size,
 
 void link_state::deliver(wire_message& msg, uint64_t wire_size,
                          caf::execution_unit* host) {
-  struct delivery_scope {
-    bool outer = std::exchange(delivering, true);
-    ~delivery_scope() { delivering = outer; }
-  } scope;
+  thread_role::delivering scope;
   ++counters_.messages_received;
   auto token = take(wire_size);
   taken_mark mark{returns_};

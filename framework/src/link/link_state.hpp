@@ -53,10 +53,10 @@
 #include "link/outbox.hpp"
 #include "link/pending_asks.hpp"
 #include "link/pending_requests.hpp"
-#include "link/pull_queue.hpp"
 #include "link/ticket_ledger.hpp"
-#include "link/transfer_table.hpp"
 #include "log_limiter.hpp"
+#include "transfer/pull_queue.hpp"
+#include "transfer/transfer_table.hpp"
 #include "transport/transport.hpp"
 #include "wire/control.hpp"
 #include "wire/message.hpp"
@@ -133,8 +133,12 @@ public:
   }
 
   /// Sends the batch of small messages the link holds (its flusher);
-  /// returns false while a burst still fills it (see outbox::flush).
-  [[nodiscard]] bool flush() { return outbox_.flush(); }
+  /// returns how long it may still wait while a burst fills it, zero once
+  /// sent (see outbox::flush).
+  [[nodiscard]] clock::duration flush() { return outbox_.flush(); }
+
+  /// Returns the node's clock.
+  const clock& time() const { return host_.time(); }
 
   /// Keeps `in`, the ring the peer writes this link's frames into, to
   /// close it (and remove its name) with the link; closes it at once when
@@ -410,9 +414,7 @@ private:
   handle_translation handles_{*this};
 
   // One limiter per log_topic.
-  std::array<log_limiter, 4> logged_{
-    log_limiter{std::chrono::seconds{1}}, log_limiter{std::chrono::seconds{1}},
-    log_limiter{std::chrono::seconds{1}}, log_limiter{std::chrono::seconds{1}}};
+  std::array<log_limiter, 4> logged_;
 };
 
 } // namespace ferry::detail

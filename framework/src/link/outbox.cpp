@@ -2,6 +2,7 @@
 #include "link/outbox.hpp"
 
 #include "link/atoms.hpp"
+#include "thread_role.hpp"
 
 #include <caf/send.hpp>
 
@@ -11,11 +12,9 @@ namespace ferry::detail {
 
 namespace {
 
-// Returns the time from `ticks` (a steady_clock reading) to `now`.
-std::chrono::steady_clock::duration
-since(std::chrono::steady_clock::rep ticks,
-      std::chrono::steady_clock::time_point now) {
-  return now.time_since_epoch() - std::chrono::steady_clock::duration{ticks};
+// Returns the time from `ticks` (a clock reading) to `now`.
+clock::duration since(clock::duration::rep ticks, clock::time_point now) {
+  return now.time_since_epoch() - clock::duration{ticks};
 }
 
 // Room reserved for a batch's messages when it starts (more grow it).
@@ -35,7 +34,7 @@ static_assert(batch_bytes_limit / wire_overhead + 1 <= max_batch_messages);
 outbox::outbox(std::shared_ptr<transport> out, uint32_t batch_messages,
                std::chrono::microseconds batch_gap, ticket_ledger& tickets,
                transfer_table& transfers, link_counters& counters,
-               std::function<caf::actor()> spawn_flusher)
+               std::function<caf::actor()> spawn_flusher, const clock& time)
   : out_(std::move(out)),
     batch_messages_(batch_messages),
     batch_gap_(batch_gap),
@@ -43,7 +42,8 @@ outbox::outbox(std::shared_ptr<transport> out, uint32_t batch_messages,
     tickets_(tickets),
     transfers_(transfers),
     counters_(counters),
-    spawn_flusher_(std::move(spawn_flusher)) {
+    spawn_flusher_(std::move(spawn_flusher)),
+    time_(time) {
   // nop
 }
 
@@ -52,7 +52,7 @@ bool outbox::post(wire_message&& msg, uint64_t size,
                   const std::vector<uint64_t>& transfer_ids) {
   // Room for the message and a batch it may complete, waited for before
   // the lock; what went to the transport's backlog, after it.
-  auto wait = may_wait();
+  auto wait = thread_role::may_wait_for_room();
   if (wait)
     out_->await_room(size + batch_bytes_limit);
   auto posted = post_now(std::move(msg), size, tickets, transfer_ids);
@@ -74,7 +74,7 @@ bool outbox::post_now(wire_message&& msg, uint64_t size,
   // A small message close behind the previous one joins the batch; the
   // flusher (or a full batch) sends it. Anything else goes out at once,
   // after the batch.
-  auto now = clock::now();
+  auto now = time_.now();
   auto last = last_post_.load(std::memory_order_relaxed);
   auto burst = since(last, now) < batch_gap_;
   last_post_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
@@ -104,7 +104,7 @@ bool outbox::post_now(wire_message&& msg, uint64_t size,
 }
 
 void outbox::send_frame(wire::out_frame&& frame) {
-  auto wait = may_wait();
+  auto wait = thread_role::may_wait_for_room();
   if (wait)
     out_->await_room(frame.size() + batch_bytes_limit);
   {
@@ -116,17 +116,20 @@ void outbox::send_frame(wire::out_frame&& frame) {
     out_->await_room(0);
 }
 
-bool outbox::flush() {
+clock::duration outbox::flush() {
   // While the burst goes on, the batch waits for more (up to its size
   // limit, or `max_batch_wait` since its first message): the flusher asks
   // again. Read without the lock, which the sender takes for every message.
-  auto now = clock::now();
+  auto now = time_.now();
   auto started = batch_started_.load(std::memory_order_relaxed);
   auto last = last_post_.load(std::memory_order_relaxed);
   if (started != no_batch && since(last, now) < batch_gap_ &&
       since(started, now) < max_batch_wait_)
-    return false;
-  auto wait = may_wait();
+    return std::max(
+      clock::duration{1},
+      std::min<clock::duration>(batch_gap_ - since(last, now),
+                                max_batch_wait_ - since(started, now)));
+  auto wait = thread_role::may_wait_for_room();
   if (wait)
     out_->await_room(batch_bytes_limit);
   {
@@ -136,7 +139,7 @@ bool outbox::flush() {
   }
   if (wait)
     out_->await_room(0);
-  return true;
+  return clock::duration::zero();
 }
 
 void outbox::flush_locked() {

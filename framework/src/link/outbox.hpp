@@ -31,10 +31,11 @@
 // lock, if any, is taken inside it).
 #pragma once
 
+#include "clock.hpp"
 #include "link/link_counters.hpp"
 #include "link/ticket_ledger.hpp"
-#include "link/transfer_table.hpp"
 #include "thread_safety.hpp"
+#include "transfer/transfer_table.hpp"
 #include "transport/transport.hpp"
 #include "wire/message.hpp"
 #include "wire/out_frame.hpp"
@@ -58,7 +59,7 @@ public:
   outbox(std::shared_ptr<transport> out, uint32_t batch_messages,
          std::chrono::microseconds batch_gap, ticket_ledger& tickets,
          transfer_table& transfers, link_counters& counters,
-         std::function<caf::actor()> spawn_flusher);
+         std::function<caf::actor()> spawn_flusher, const clock& time);
 
   /// Returns whether messages go through a same-host lane.
   bool on_lane() const noexcept { return out_->is_lane(); }
@@ -81,10 +82,11 @@ public:
   static constexpr int max_batch_gaps = 10;
   static constexpr std::chrono::microseconds max_batch_wait{200};
 
-  /// Sends the batch held, if any (called by the flusher). Returns false,
-  /// sending nothing, while a burst still fills the batch: the flusher
+  /// Sends the batch held, if any (called by the flusher). Returns how long
+  /// the batch may still wait (on the outbox's clock), sending nothing,
+  /// while a burst still fills it; zero once it sent it: the flusher
   /// calls again after the other work queued on its thread.
-  [[nodiscard]] bool flush() FERRY_EXCLUDES(mtx_);
+  [[nodiscard]] clock::duration flush() FERRY_EXCLUDES(mtx_);
 
   /// Sends nothing more and returns the flusher (null if none was spawned)
   /// for the caller to stop. With `last`, the held batch and then `last`
@@ -92,10 +94,8 @@ public:
   caf::actor close(std::optional<wire::out_frame> last = std::nullopt);
 
 private:
-  using clock = std::chrono::steady_clock;
-
   /// `batch_started_` while no batch is held.
-  static constexpr clock::rep no_batch = 0;
+  static constexpr clock::duration::rep no_batch = 0;
 
   /// `post` under the lock.
   bool post_now(wire_message&& msg, uint64_t size,
@@ -116,6 +116,7 @@ private:
   transfer_table& transfers_;
   link_counters& counters_;
   const std::function<caf::actor()> spawn_flusher_;
+  const clock& time_;
 
   mutex mtx_;
   bool closed_ FERRY_GUARDED_BY(mtx_) = false;
@@ -123,12 +124,12 @@ private:
   std::vector<wire_message> batch_ FERRY_GUARDED_BY(mtx_);
   uint64_t batch_bytes_ FERRY_GUARDED_BY(mtx_) = 0;
   bool flush_scheduled_ FERRY_GUARDED_BY(mtx_) = false;
-  /// When the last message was posted (steady_clock ticks; written under
+  /// When the last message was posted (`time_`'s ticks; written under
   /// the lock, read by `flush` without it).
-  std::atomic<clock::rep> last_post_{0};
-  /// When the held batch's first message was posted (steady_clock ticks),
+  std::atomic<clock::duration::rep> last_post_{0};
+  /// When the held batch's first message was posted (`time_`'s ticks),
   /// or `no_batch`; written under the lock, read by `flush` without it.
-  std::atomic<clock::rep> batch_started_{no_batch};
+  std::atomic<clock::duration::rep> batch_started_{no_batch};
   caf::actor flusher_ FERRY_GUARDED_BY(mtx_);
 };
 

@@ -8,7 +8,7 @@
 // one counter for the process, so an id names one request of one link.
 //
 // A chunk request names where its bytes land (a part of the frame being
-// pulled, link/landing_buffer.hpp): the reader of the answer copies them
+// pulled, transfer/landing_buffer.hpp): the reader of the answer copies them
 // there straight from the socket (`place`), when the answer holds exactly
 // the bytes asked for.
 //
@@ -20,8 +20,8 @@
 // mutex guards the table.
 #pragma once
 
-#include "link/landing_buffer.hpp"
 #include "thread_safety.hpp"
+#include "transfer/landing_buffer.hpp"
 #include "transport/frame_reader.hpp"
 #include "wire/bytes.hpp"
 

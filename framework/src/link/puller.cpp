@@ -1,7 +1,7 @@
 // The puller: fetches large frames of cross-host messages in chunks.
 //
 // Between nodes that share no store, frames of at least `pull_threshold`
-// bytes stay with the sender (link/transfer_table.hpp) and travel as
+// bytes stay with the sender (transfer/transfer_table.hpp) and travel as
 // `remote_object` descriptors. The receiving link queues such a message and
 // every message after it (so order is kept) and wakes its puller, which
 // fetches each large frame with at most `chunks_in_flight` requests of
@@ -20,7 +20,7 @@
 //
 // A store object that another node was sent before this one (the frame's
 // relay hint, wire/relay_hint.hpp) is pulled from that node first: it
-// answers from its copy as the chunks land there (node/relay_sources.hpp).
+// answers from its copy as the chunks land there (transfer/relay_sources.hpp).
 // A chunk it cannot give (it never had the object, gave up, or let it go)
 // is asked of the owner; after `max_relay_misses` such chunks the rest of
 // the object comes from the owner. Either way the object is this node's to
@@ -32,9 +32,9 @@
 #include "link/puller.hpp"
 
 #include "link/atoms.hpp"
-#include "link/landing_buffer.hpp"
 #include "link/link_state.hpp"
-#include "link/relay_source.hpp"
+#include "transfer/landing_buffer.hpp"
+#include "transfer/relay_source.hpp"
 #include "wire/relay_hint.hpp"
 
 #include "ferry/errc.hpp"

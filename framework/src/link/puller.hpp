@@ -1,7 +1,7 @@
 // The puller: fetches large frames of cross-host messages in chunks.
 //
 // One actor per link, spawned when the first message with frames to pull
-// arrives (link/pull_queue.hpp). See link/puller.cpp.
+// arrives (transfer/pull_queue.hpp). See link/puller.cpp.
 #pragma once
 
 #include "link/pending_asks.hpp"

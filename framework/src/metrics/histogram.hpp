@@ -17,6 +17,8 @@
 
 #include "ferry/histogram_stats.hpp"
 
+#include "clock.hpp"
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -26,11 +28,11 @@
 namespace ferry::detail {
 
 /// Nanoseconds from `start` to now on the steady clock (what the timing
-/// histograms and counters take).
-inline uint64_t nanos_since(std::chrono::steady_clock::time_point start) {
+/// histograms and counters take: real work, not a node's time).
+inline uint64_t nanos_since(clock::time_point start) {
   return static_cast<uint64_t>(
-    std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::steady_clock::now() - start)
+    std::chrono::duration_cast<std::chrono::nanoseconds>(clock::steady().now() -
+                                                         start)
       .count());
 }
 

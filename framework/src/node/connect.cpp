@@ -69,9 +69,12 @@ node_impl::connect(const std::string& host, uint16_t port) {
   auto address = host + ":" + std::to_string(port);
   if (auto existing = links_.find_by_address(address))
     return existing;
-  // The dial and the handshake each have the handshake timeout.
-  auto deadline = std::chrono::steady_clock::now() +
-                  2 * cfg_.handshake_timeout + std::chrono::seconds{1};
+  // The dial and the handshake each have the handshake timeout (the
+  // connection keeps it on the node's clock); this bounds the caller's wait
+  // in real time besides.
+  auto& real = clock::steady();
+  auto deadline =
+    real.now() + 2 * cfg_.handshake_timeout + std::chrono::seconds{1};
   auto pause = std::chrono::milliseconds{10};
   caf::error last;
   for (int attempt = 0; attempt < max_dials; ++attempt) {
@@ -102,7 +105,7 @@ node_impl::connect(const std::string& host, uint16_t port) {
       return link;
     }
     last = std::move(out->error);
-    if (std::chrono::steady_clock::now() + pause >= deadline)
+    if (real.now() + pause >= deadline)
       break;
     std::this_thread::sleep_for(pause);
     pause *= 4;

@@ -50,7 +50,7 @@ using expire_atom = caf::atom_constant<caf::atom("ferry_exp")>;
 
 /// Lets relayed objects go once unused for their linger, checking every
 /// half linger, and answers relay requests that waited long enough for
-/// their key (node/relay_sources.hpp).
+/// their key (transfer/relay_sources.hpp).
 caf::behavior relay_sweeper(caf::event_based_actor* self,
                             std::shared_ptr<relay_sources> relays) {
   auto every = relays->linger() / 2;
@@ -82,10 +82,14 @@ constexpr auto close_wait = std::chrono::seconds{2};
 node_impl::node_impl(node_config& cfg)
   : cfg_(cfg),
     id_(draw_node_id()),
-    relays_(std::make_shared<relay_sources>(cfg.node_name)),
+    time_(cfg.clock ? cfg.clock.get() : &clock::steady()),
+    relays_(std::make_shared<relay_sources>(
+      cfg.node_name, relay_sources::default_linger,
+      relay_sources::default_grace, *time_)),
     sys_(cfg),
     registry_(cfg.shared_registry()),
-    exposed_(cfg.node_name) {
+    exposed_(cfg.node_name),
+    unlinked_logged_(std::chrono::seconds{1}, *time_) {
   // nop
 }
 
@@ -100,9 +104,10 @@ void node_impl::close_links() {
   // waiting for credit wake. The table makes no link after this.
   for (auto& link : links_.close())
     link->shut_down(caf::exit_reason::remote_link_unreachable, nullptr, true);
-  auto deadline = std::chrono::steady_clock::now() + close_wait;
-  while (open_connections_->count() > 0 &&
-         std::chrono::steady_clock::now() < deadline)
+  // Real time: sockets drain on their own, whatever the node's clock says.
+  auto& real = clock::steady();
+  auto deadline = real.now() + close_wait;
+  while (open_connections_->count() > 0 && real.now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds{2});
 }
 

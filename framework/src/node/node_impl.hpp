@@ -18,8 +18,8 @@
 // - `node_watch` (node/node_watch.hpp): the peers this node has had links
 //   to, and the actors that hear when links come and go;
 // - `pool_settings`: this node's share in the process-wide vector pool;
-// - `relay_directory` and `relay_sources` (node/relay_directory.hpp,
-//   node/relay_sources.hpp): the two sides of relaying store objects sent
+// - `relay_directory` and `relay_sources` (transfer/relay_directory.hpp,
+//   transfer/relay_sources.hpp): the two sides of relaying store objects sent
 //   to several hosts;
 // - `lane::readers` (lane/readers.hpp): the threads that take what peers
 //   of this host send through same-host lanes;
@@ -53,9 +53,9 @@
 #include "node/link_table.hpp"
 #include "node/node_watch.hpp"
 #include "node/pool_settings.hpp"
-#include "node/relay_directory.hpp"
-#include "node/relay_sources.hpp"
 #include "thread_safety.hpp"
+#include "transfer/relay_directory.hpp"
+#include "transfer/relay_sources.hpp"
 #include "transport/connection.hpp"
 #include "transport/io_threads.hpp"
 #include "transport/listener.hpp"
@@ -104,6 +104,7 @@ public:
   // -- link_host --------------------------------------------------------------
 
   caf::actor_system& system() override { return sys_; }
+  const clock& time() const override { return *time_; }
   serializers::registry& registry() override { return *registry_; }
   store::object_store* store() override { return store_ ? &*store_ : nullptr; }
   const std::string& node_name() const override { return cfg_.node_name; }
@@ -164,7 +165,7 @@ public:
                                          std::chrono::milliseconds timeout);
 
   /// Returns the objects this node relays to peers pulling them after it
-  /// (node/relay_sources.hpp).
+  /// (transfer/relay_sources.hpp).
   const std::shared_ptr<relay_sources>& relay_table() const { return relays_; }
 
   /// Returns the view of peers and the actors that watch it.
@@ -298,6 +299,8 @@ private:
 
   node_config& cfg_;
   const uint64_t id_;
+  /// The node's clock (node_config::clock, or the steady clock).
+  const clock* const time_;
   landings imports_;
   activity_counter live_links_;
   /// Counts connections not yet ended (the shutdown waits for them).
@@ -316,7 +319,7 @@ private:
   caf::actor_system sys_;
   std::shared_ptr<serializers::registry> registry_;
   std::optional<store::object_store> store_;
-  detail::relay_directory relay_offers_;
+  detail::relay_directory relay_offers_{std::chrono::seconds{5}, *time_};
   /// Lets relayed objects go after their linger.
   caf::actor relay_sweeper_;
   /// Trims the vector pool while the node runs (null when the pool is off).
@@ -326,7 +329,7 @@ private:
   link_table links_;
   node_watch watch_;
   exposed_actors exposed_;
-  log_limiter unlinked_logged_{std::chrono::seconds{1}};
+  log_limiter unlinked_logged_;
   std::shared_ptr<const net::tls_context> tls_;
   std::unique_ptr<net::io_threads> io_;
   /// Guards `listeners_`.

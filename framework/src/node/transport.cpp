@@ -50,6 +50,7 @@ net::connection_timing node_impl::timing() const {
   result.handshake_timeout = cfg_.handshake_timeout;
   result.heartbeat_interval = cfg_.default_link.heartbeat_interval;
   result.connection_timeout = cfg_.default_link.connection_timeout;
+  result.time = time_;
   return result;
 }
 

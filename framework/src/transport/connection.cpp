@@ -33,7 +33,7 @@ std::string endpoint_text(const asio::ip::tcp::socket& sock) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-std::chrono::milliseconds to_ms(std::chrono::steady_clock::duration d) {
+std::chrono::milliseconds to_ms(clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
 
@@ -71,8 +71,9 @@ connection::make(asio::ip::tcp::socket sock, bool server, stream_maker streams,
 
 void connection::start() {
   asio::post(sock_.get_executor(), [self = shared_from_this()] {
-    self->deadline_ = clock::now() + self->timing_.handshake_timeout;
-    self->last_received_ = clock::now().time_since_epoch().count();
+    auto now = self->timing_.time->now();
+    self->deadline_ = now + self->timing_.handshake_timeout;
+    self->last_received_ = now.time_since_epoch().count();
     self->schedule_tick();
     if (self->streams_.detect)
       self->detect();
@@ -210,7 +211,7 @@ void connection::read_ready() {
     auto r = stream_->read(reader_.buffer());
     switch (r.state) {
     case st::ok: {
-      last_received_ = clock::now().time_since_epoch().count();
+      last_received_ = timing_.time->now().time_since_epoch().count();
       // Held here: a handler may hand the connection to another one while
       // it runs (the handshake, once the link is made).
       auto h = handler_;
@@ -255,7 +256,7 @@ void connection::read_ready() {
 // -- writing ------------------------------------------------------------------
 
 void connection::send(wire::out_frame&& frame) {
-  last_sent_.store(clock::now().time_since_epoch().count(),
+  last_sent_.store(timing_.time->now().time_since_epoch().count(),
                    std::memory_order_relaxed);
   unique_lock guard{send_mtx_};
   if (!accepting_)
@@ -375,9 +376,9 @@ void connection::schedule_tick() {
     every = std::clamp(timing_.heartbeat_interval / 2, milliseconds{10},
                        milliseconds{1000});
   else
-    every = std::clamp(to_ms(deadline_ - clock::now()) + milliseconds{1},
+    every = std::clamp(to_ms(deadline_ - timing_.time->now()) + milliseconds{1},
                        milliseconds{1}, milliseconds{1000});
-  timer_.expires_after(every);
+  timer_.expires_after(timing_.time->real_wait(every));
   timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (ec == asio::error::operation_aborted)
       return;
@@ -388,7 +389,7 @@ void connection::schedule_tick() {
 void connection::tick() {
   if (ended_)
     return;
-  auto now = clock::now();
+  auto now = timing_.time->now();
   if (draining_ && now >= deadline_) {
     end(caf::none);
     return;
@@ -450,7 +451,7 @@ void connection::close(bool drain) {
       return;
     }
     self->draining_ = true;
-    self->deadline_ = clock::now() + self->timing_.linger;
+    self->deadline_ = self->timing_.time->now() + self->timing_.linger;
     self->write_ready();
   });
 }

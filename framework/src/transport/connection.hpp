@@ -38,6 +38,7 @@
 // everything else runs on the connection's I/O thread.
 #pragma once
 
+#include "clock.hpp"
 #include "thread_safety.hpp"
 #include "transport/frame_reader.hpp"
 #include "transport/stream.hpp"
@@ -70,6 +71,8 @@ struct connection_timing {
   std::chrono::milliseconds connection_timeout{30000};
   /// `close(true)` waits at most this long for the peer's end.
   std::chrono::milliseconds linger{2000};
+  /// The clock these times are measured on (the node's).
+  const clock* time = &clock::steady();
 };
 
 /// How a connection's stream is made, once the socket is connected.
@@ -187,8 +190,6 @@ private:
   /// Closes the socket and reports `why` (I/O thread).
   void end(caf::error why);
 
-  using clock = std::chrono::steady_clock;
-
   struct queued {
     wire::out_frame frame;
     /// Bytes of the frame the stream took already.
@@ -211,8 +212,8 @@ private:
   bool ended_ = false;
   bool draining_ = false;
   clock::time_point deadline_;
-  std::atomic<clock::rep> last_sent_{0};
-  clock::rep last_received_ = 0;
+  std::atomic<clock::duration::rep> last_sent_{0};
+  clock::duration::rep last_received_ = 0;
 
   mutex send_mtx_;
   /// The stream is ready (senders read it).

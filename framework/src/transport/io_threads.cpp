@@ -1,6 +1,8 @@
 // io_threads: running a node's I/O contexts (see transport/io_threads.hpp).
 #include "transport/io_threads.hpp"
 
+#include "thread_role.hpp"
+
 #include "transport/transport.hpp"
 
 #include <algorithm>
@@ -15,7 +17,7 @@ io_threads::io_threads(size_t count) {
     auto ctx = std::make_unique<context>();
     auto* raw = ctx.get();
     raw->thread = std::thread{[raw] {
-      forbid_waiting();
+      thread_role::reads_frames();
       raw->ioc.run();
     }};
     // Named for top, perf and the like, from here: the name is there once

@@ -38,7 +38,7 @@ public:
 
   /// Waits until what this transport keeps has gone and it has room for
   /// `bytes` more, or it closed: a lane's backpressure, which the link
-  /// applies to threads that may wait (`may_wait`) with no lock held. A
+  /// applies to threads that may wait (`thread_role::may_wait_for_room`) with no lock held. A
   /// connection never waits here (its queue is bounded by the link's credit
   /// window).
   virtual void await_room(uint64_t bytes);
@@ -55,13 +55,5 @@ public:
   /// Returns whether this transport is a same-host lane.
   virtual bool is_lane() const noexcept = 0;
 };
-
-/// Returns whether the calling thread may wait for a transport (false on
-/// the threads that read frames: a connection's I/O thread and a lane's
-/// reader, which must keep reading while their peer waits for them).
-bool may_wait() noexcept;
-
-/// Marks the calling thread as one that reads frames (see `may_wait`).
-void forbid_waiting() noexcept;
 
 } // namespace ferry::detail

@@ -3,9 +3,9 @@
 // A store object sent to nodes on other hosts travels as a `remote_handle`
 // frame: the receiver pulls it from the owner in chunks. When the owner
 // sends one object to several nodes, it tells each receiver in the frame's
-// data which node it gave the object to before (node/relay_directory.hpp);
+// data which node it gave the object to before (transfer/relay_directory.hpp);
 // the receiver then pulls the chunks from that node as they land there
-// (node/relay_sources.hpp), and the owner sends the object about once, not
+// (transfer/relay_sources.hpp), and the owner sends the object about once, not
 // once per receiver, as Ray's object manager does.
 //
 // The data: the object's relay key (`le64`, 64 random bits the owner drew

@@ -1,6 +1,6 @@
 // relay_directory: the owner's side of relaying (see
-// node/relay_directory.hpp).
-#include "node/relay_directory.hpp"
+// transfer/relay_directory.hpp).
+#include "transfer/relay_directory.hpp"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 // the link to the owner, the requests for its chunks on links to other
 // receivers. Each puller opens a source for every store object it pulls
 // with a relay key, reports its chunks and its end to it
-// (link/relay_source.hpp), and closes it when the pull fails. The dispatcher
+// (transfer/relay_source.hpp), and closes it when the pull fails. The dispatcher
 // hands each `relay_request` to `serve`.
 //
 // A request may come before this node opened the key: the owner sent the
@@ -16,7 +16,7 @@
 //
 // A sealed object's source stays for `linger` after its last use, so
 // receivers a little behind still find it while this host holds the object
-// (a source keeps no object alive, see link/relay_source.hpp); `sweep` (the
+// (a source keeps no object alive, see transfer/relay_source.hpp); `sweep` (the
 // node's timer) then forgets it.
 //
 // Thread-safety: every member function may be called from any thread; one
@@ -24,9 +24,9 @@
 // after it. The timer is set before the node makes links.
 #pragma once
 
-#include "link/link_host.hpp"
-#include "link/relay_source.hpp"
 #include "thread_safety.hpp"
+#include "transfer/relay_registry.hpp"
+#include "transfer/relay_source.hpp"
 
 #include <chrono>
 #include <cstdint>

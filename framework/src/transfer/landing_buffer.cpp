@@ -1,6 +1,6 @@
 // landing_buffer: writing pulled chunks into their frame (see
-// link/landing_buffer.hpp).
-#include "link/landing_buffer.hpp"
+// transfer/landing_buffer.hpp).
+#include "transfer/landing_buffer.hpp"
 
 #include "ferry/errc.hpp"
 

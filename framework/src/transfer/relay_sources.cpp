@@ -1,5 +1,5 @@
-// relay_sources: the objects a node relays (see node/relay_sources.hpp).
-#include "node/relay_sources.hpp"
+// relay_sources: the objects a node relays (see transfer/relay_sources.hpp).
+#include "transfer/relay_sources.hpp"
 
 #include "ferry/errc.hpp"
 

@@ -1,5 +1,5 @@
-// pull_queue: messages waiting for pulled frames (see link/pull_queue.hpp).
-#include "link/pull_queue.hpp"
+// pull_queue: messages waiting for pulled frames (see transfer/pull_queue.hpp).
+#include "transfer/pull_queue.hpp"
 
 namespace ferry::detail {
 

@@ -15,7 +15,7 @@
 // holds the object while a node that has begun pulling it from here has
 // not asked for all of it (a receiver a few chunks behind this one), and
 // at most until the source is swept, `linger` after the last request
-// (node/relay_sources.hpp); beyond that, it takes a new handle from the
+// (transfer/relay_sources.hpp); beyond that, it takes a new handle from the
 // store for each reply, serving the object while anyone on this host holds
 // it. When it is gone, a request is answered with an error and the asking
 // node pulls from the owner. So an object nobody pulls from here is held no
@@ -31,8 +31,8 @@
 #pragma once
 
 #include "clock.hpp"
-#include "link/landing_buffer.hpp"
 #include "thread_safety.hpp"
+#include "transfer/landing_buffer.hpp"
 #include "wire/control.hpp"
 
 #include "ferry/store/object_ref.hpp"

@@ -1,6 +1,6 @@
 // transfer_table: frames held for the peer to pull (see
-// link/transfer_table.hpp).
-#include "link/transfer_table.hpp"
+// transfer/transfer_table.hpp).
+#include "transfer/transfer_table.hpp"
 
 #include "ferry/errc.hpp"
 

@@ -12,7 +12,7 @@
 // An entry lives while a transfer of its object is held (every transfer holds a
 // lease on it) and for `linger` after the last one ends, matching the time a
 // receiver keeps a sealed object's source for relaying
-// (node/relay_sources.hpp): an object sent again soon after goes on along the
+// (transfer/relay_sources.hpp): an object sent again soon after goes on along the
 // chain, as far as the receivers still hold it. Entries are keyed by the
 // store's object id, which the store never reuses in its life, so a key never
 // names two objects.
@@ -22,8 +22,8 @@
 #pragma once
 
 #include "clock.hpp"
-#include "link/link_host.hpp"
 #include "thread_safety.hpp"
+#include "transfer/relay_registry.hpp"
 #include "wire/relay_hint.hpp"
 
 #include <atomic>

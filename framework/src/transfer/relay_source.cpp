@@ -1,6 +1,6 @@
 // relay_source: serving one object to the nodes pulling it after this one
-// (see link/relay_source.hpp).
-#include "link/relay_source.hpp"
+// (see transfer/relay_source.hpp).
+#include "transfer/relay_source.hpp"
 
 #include "ferry/errc.hpp"
 
