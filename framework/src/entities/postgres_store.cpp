@@ -186,11 +186,11 @@ public:
     auto bytes = res->bytea(0, 3);
     if (!bytes || static_cast<int64_t>(bytes->size()) != *size)
       return odd_row(where_, type, key, "holds no bytea state of its size");
-    stored_state out;
-    out.family = std::move(*family);
-    out.version = static_cast<uint64_t>(*version);
-    out.bytes.assign(bytes->begin(), bytes->end());
-    return out;
+    auto copy = copy_state(where_, type, key, *bytes);
+    if (!copy)
+      return std::move(copy.error());
+    return stored_state{std::move(*family), std::move(*copy),
+                        static_cast<uint64_t>(*version)};
   }
 
   caf::expected<uint64_t> save(const std::string& type, const std::string& key,

@@ -280,12 +280,13 @@ public:
     if (sqlite3_column_type(stmt, 3) != SQLITE_BLOB ||
         sqlite3_column_bytes(stmt, 3) != *size)
       return odd_row(where_, type, key, "changed its size while read");
-    stored_state out;
-    out.family = std::move(*family);
-    out.version = static_cast<uint64_t>(*version);
     auto* data = static_cast<const std::byte*>(sqlite3_column_blob(stmt, 3));
-    out.bytes.assign(data, data + *size);
-    return out;
+    auto copy =
+      copy_state(where_, type, key, {data, static_cast<size_t>(*size)});
+    if (!copy)
+      return std::move(copy.error());
+    return stored_state{std::move(*family), std::move(*copy),
+                        static_cast<uint64_t>(*version)};
   }
 
   caf::expected<uint64_t> save(const std::string& type, const std::string& key,

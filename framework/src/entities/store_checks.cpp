@@ -4,6 +4,7 @@
 #include "ferry/errc.hpp"
 
 #include <cstdio>
+#include <new>
 
 namespace ferry::detail::entities {
 
@@ -239,6 +240,21 @@ caf::error check_row(const std::string& where, const std::string& type,
                           std::to_string(max_state_bytes) +
                           "; raise it to load this state");
   return {};
+}
+
+caf::expected<std::vector<std::byte>>
+copy_state(const std::string& where, const std::string& type,
+           const std::string& key, std::span<const std::byte> bytes) {
+  try {
+    return std::vector<std::byte>(bytes.begin(), bytes.end());
+  } catch (const std::bad_alloc&) {
+    return store_failed(where,
+                        "cannot hold the state of " + entity_name(type, key) +
+                          " (" + std::to_string(bytes.size()) + " bytes)",
+                        "out of memory",
+                        "give the process more memory or lower "
+                        "max_state_bytes");
+  }
 }
 
 } // namespace ferry::detail::entities

@@ -18,12 +18,15 @@
 #include "entities/state_store.hpp"
 
 #include <caf/error.hpp>
+#include <caf/expected.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ferry::detail::entities {
 
@@ -95,5 +98,11 @@ caf::error odd_row(const std::string& where, const std::string& type,
 caf::error check_row(const std::string& where, const std::string& type,
                      const std::string& key, std::string_view family,
                      int64_t version, int64_t size, uint64_t max_state_bytes);
+
+/// Returns a copy of a loaded state's `bytes`; fails with
+/// `errc::state_store_failed` when the process has no memory for it.
+caf::expected<std::vector<std::byte>>
+copy_state(const std::string& where, const std::string& type,
+           const std::string& key, std::span<const std::byte> bytes);
 
 } // namespace ferry::detail::entities
