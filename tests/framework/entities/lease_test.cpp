@@ -16,9 +16,9 @@ using namespace ferry::entities_test;
 using namespace std::chrono_literals;
 using ferry::errc;
 using ferry::render;
-using ferry::test::eventually;
 using ferry::detail::entities::shard_lease;
 using ferry::detail::entities::state_store;
+using ferry::test::eventually;
 
 namespace {
 
@@ -80,7 +80,8 @@ TYPED_TEST(lease_test, SecondOwnerIsRefusedAndToldWhoHoldsTheShardForHowLong) {
   EXPECT_EQ(lease_of(*sut, 7).holder, "member-a");
 }
 
-TYPED_TEST(lease_test, AfterTheTtlRunsOutTheNextOwnerTakesTheShardWithEpochTwo) {
+TYPED_TEST(lease_test,
+           AfterTheTtlRunsOutTheNextOwnerTakesTheShardWithEpochTwo) {
   // Arrange
   auto sut = this->open_sut();
   ASSERT_NE(sut, nullptr);

@@ -106,19 +106,17 @@ TEST_F(postgres_store_test, CallWhoseConnectionEndsMidWayFailsAndTheNextWorks) {
   };
   ASSERT_TRUE(eventually(
     [&] {
-      return count("application_name = 'holder' AND wait_event = 'PgSleep'")
-             == "1\n";
+      return count("application_name = 'holder' AND wait_event = 'PgSleep'") ==
+             "1\n";
     },
     10s));
   // Act
-  auto waiting = std::async(std::launch::async, [&] {
-    return sut->acquire(7, "member-b", 30s, 0ms);
-  });
+  auto waiting = std::async(
+    std::launch::async, [&] { return sut->acquire(7, "member-b", 30s, 0ms); });
   ASSERT_TRUE(eventually(
     [&] {
       return count("application_name = 'ferry-entities'"
-                   " AND wait_event_type = 'Lock'")
-             == "1\n";
+                   " AND wait_event_type = 'Lock'") == "1\n";
     },
     10s));
   ASSERT_EQ(server.run_sql("postgres",
@@ -198,8 +196,8 @@ TEST_F(postgres_store_test, UriLocationOpensTheSameDatabase) {
   ASSERT_NE(by_keywords, nullptr);
   ASSERT_TRUE(by_keywords->save("counter", "k1", 0, "raw", bytes_of("x")));
   state_store_config cfg;
-  cfg.location = "postgresql://postgres@/" + value("dbname")
-                 + "?host=" + value("host") + "&port=" + value("port");
+  cfg.location = "postgresql://postgres@/" + value("dbname") +
+                 "?host=" + value("host") + "&port=" + value("port");
   // Act
   auto store = open_state_store(cfg);
   // Assert

@@ -158,7 +158,8 @@ TEST_F(sqlite_store_test, TwoProcessesRacingLetExactlyOneSaveWinPerVersion) {
   EXPECT_EQ(final_state->bytes, bytes_of(winners.rbegin()->second));
 }
 
-TEST_F(sqlite_store_test, WriterWaitsForAnothersWriteThenFailsAfterBusyTimeout) {
+TEST_F(sqlite_store_test,
+       WriterWaitsForAnothersWriteThenFailsAfterBusyTimeout) {
   // Arrange: another connection holds the write lock.
   state_store_config cfg;
   cfg.busy_timeout = 100ms;
@@ -195,7 +196,8 @@ TEST_F(sqlite_store_test, DatabaseFileIsInWalMode) {
             SQLITE_OK);
   // Act
   ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
-  std::string mode = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  std::string mode =
+    reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
   sqlite3_finalize(stmt);
   sqlite3_close(db);
   // Assert
@@ -219,10 +221,9 @@ TEST_F(sqlite_store_test, OpenFailsInADirectoryThatIsNotWritable) {
     auto store = open_state_store(cfg);
     if (store)
       return std::string{"opened"};
-    return std::string{has_code(store.error(), errc::state_store_failed)
-                         ? "F "
-                         : "X "}
-           + render(store.error());
+    return std::string{
+             has_code(store.error(), errc::state_store_failed) ? "F " : "X "} +
+           render(store.error());
   });
   ASSERT_GT(pid, 0);
   auto result = finish_child(pid, fd);
@@ -233,7 +234,8 @@ TEST_F(sqlite_store_test, OpenFailsInADirectoryThatIsNotWritable) {
   EXPECT_NE(result.output.find("writ"), std::string::npos) << result.output;
 }
 
-TEST_F(sqlite_store_test, OpenFailsWhenThePathIsADirectoryOrItsDirectoryIsMissing) {
+TEST_F(sqlite_store_test,
+       OpenFailsWhenThePathIsADirectoryOrItsDirectoryIsMissing) {
   for (auto path : {backend.dir(), backend.dir() + "/missing/entities.db"}) {
     // Arrange
     state_store_config cfg;

@@ -69,11 +69,11 @@ TYPED_TEST(state_store_test, SaveWithAStaleVersionFailsAndKeepsTheNewerState) {
   auto one = sut->load("counter", "k1");
   auto other = sut->load("counter", "k1");
   ASSERT_TRUE(one && other);
-  ASSERT_TRUE(sut->save("counter", "k1", one->version, "raw",
-                        bytes_of("from one")));
+  ASSERT_TRUE(
+    sut->save("counter", "k1", one->version, "raw", bytes_of("from one")));
   // Act
-  auto refused = sut->save("counter", "k1", other->version, "raw",
-                           bytes_of("from other"));
+  auto refused =
+    sut->save("counter", "k1", other->version, "raw", bytes_of("from other"));
   // Assert
   ASSERT_FALSE(refused);
   EXPECT_TRUE(has_code(refused.error(), errc::state_conflict))
@@ -198,7 +198,8 @@ TYPED_TEST(state_store_test, SaveAboveMaxStateBytesFailsNamingTheLimit) {
   EXPECT_EQ(stored->version, 1u);
 }
 
-TYPED_TEST(state_store_test, LoadOfAStateAboveMaxStateBytesFailsNamingTheLimit) {
+TYPED_TEST(state_store_test,
+           LoadOfAStateAboveMaxStateBytesFailsNamingTheLimit) {
   // Arrange: another build with a higher limit saved a larger state.
   state_store_config big;
   big.max_state_bytes = 1 << 20;

@@ -31,8 +31,8 @@ namespace ferry::entities_test {
 
 /// Returns whether `err` is ferry's `code`.
 inline bool has_code(const caf::error& err, errc code) {
-  return err.category() == caf::atom("ferry_fw")
-         && err.code() == static_cast<uint8_t>(code);
+  return err.category() == caf::atom("ferry_fw") &&
+         err.code() == static_cast<uint8_t>(code);
 }
 
 /// Returns the bytes of `text`.
@@ -97,8 +97,8 @@ public:
     } else {
       sqlite3_busy_timeout(db, 5000);
       char* message = nullptr;
-      if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message)
-          != SQLITE_OK) {
+      if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) !=
+          SQLITE_OK) {
         out = message != nullptr ? message : "failed";
         sqlite3_free(message);
       }

@@ -60,8 +60,8 @@ TYPED_TEST(store_concurrency_test, RacingSavesLetExactlyOneWinPerVersion) {
         std::lock_guard guard{mtx};
         if (saved) {
           if (!winners.emplace(*saved, text).second)
-            failures.push_back("version " + std::to_string(*saved)
-                               + " won twice");
+            failures.push_back("version " + std::to_string(*saved) +
+                               " won twice");
         } else if (has_code(saved.error(), errc::state_conflict)) {
           ++conflicts;
         } else {

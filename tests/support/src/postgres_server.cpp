@@ -65,8 +65,7 @@ std::string run(const std::vector<std::string>& argv, const std::string& log,
     args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  auto rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(),
-                        environ);
+  auto rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0)
     return "cannot start " + argv[0] + ": " + std::strerror(rc);
@@ -81,8 +80,8 @@ std::string run(const std::vector<std::string>& argv, const std::string& log,
     if (std::chrono::steady_clock::now() >= deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      return argv[0] + " did not finish within "
-             + std::to_string(timeout.count()) + " ms";
+      return argv[0] + " did not finish within " +
+             std::to_string(timeout.count()) + " ms";
     }
     std::this_thread::sleep_for(5ms);
   }
@@ -91,11 +90,10 @@ std::string run(const std::vector<std::string>& argv, const std::string& log,
   std::string command;
   for (auto& arg : argv)
     command += (command.empty() ? "" : " ") + arg;
-  return command + " failed ("
-         + (WIFEXITED(status)
-              ? "exit code " + std::to_string(WEXITSTATUS(status))
-              : "signal " + std::to_string(WTERMSIG(status)))
-         + "); its output, in " + log + ":" + tail(log);
+  return command + " failed (" +
+         (WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
+                            : "signal " + std::to_string(WTERMSIG(status))) +
+         "); its output, in " + log + ":" + tail(log);
 }
 
 /// Returns `argv` to run as the server's user: through runuser as
@@ -160,9 +158,9 @@ postgres_server::~postgres_server() {
 }
 
 std::string postgres_server::conninfo(const std::string& database) const {
-  return "host=" + dir_ + " port=" + std::to_string(options_.port)
-         + " dbname=" + (database.empty() ? options_.database : database)
-         + " user=postgres";
+  return "host=" + dir_ + " port=" + std::to_string(options_.port) +
+         " dbname=" + (database.empty() ? options_.database : database) +
+         " user=postgres";
 }
 
 std::string postgres_server::create_database(const std::string& name) {
@@ -181,11 +179,11 @@ postgres_server::query(const std::string& database, const std::string& sql) {
   static std::atomic<int> count{0};
   auto out_file = dir_ + "/query-" + std::to_string(++count) + ".out";
   query_result result;
-  result.error = run({bin("psql"), "-X", "-q", "-A", "-t", "-v",
-                      "ON_ERROR_STOP=1", "-h", dir_, "-p",
-                      std::to_string(options_.port), "-U", "postgres", "-d",
-                      database, "-o", out_file, "-c", sql},
-                     dir_ + "/setup.log", 60s);
+  result.error =
+    run({bin("psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h",
+         dir_, "-p", std::to_string(options_.port), "-U", "postgres", "-d",
+         database, "-o", out_file, "-c", sql},
+        dir_ + "/setup.log", 60s);
   std::ifstream in{out_file};
   result.output.assign(std::istreambuf_iterator<char>{in}, {});
   in.close();
@@ -201,17 +199,17 @@ std::string postgres_server::psql() {
 std::string postgres_server::tcp_conninfo() const {
   if (options_.listen_address.empty())
     return {};
-  return "host=" + options_.listen_address
-         + " port=" + std::to_string(options_.port)
-         + " dbname=" + options_.database + " user=postgres";
+  return "host=" + options_.listen_address +
+         " port=" + std::to_string(options_.port) +
+         " dbname=" + options_.database + " user=postgres";
 }
 
 std::string postgres_server::init() {
   for (auto tool : {"initdb", "pg_ctl", "postgres", "pg_isready", "createdb"})
     if (!std::filesystem::exists(bin(tool)))
-      return "PostgreSQL 15 is not installed here (" + bin(tool)
-             + " is missing): install the Debian packages postgresql-15 and "
-               "postgresql-client-15 (bash dev.sh deps does)";
+      return "PostgreSQL 15 is not installed here (" + bin(tool) +
+             " is missing): install the Debian packages postgresql-15 and "
+             "postgresql-client-15 (bash dev.sh deps does)";
   const passwd* user = nullptr;
   if (geteuid() == 0) {
     user = getpwnam("postgres");
@@ -225,13 +223,13 @@ std::string postgres_server::init() {
   }
   std::string templ = "/tmp/ferry-pg-XXXXXX";
   if (mkdtemp(templ.data()) == nullptr)
-    return "cannot make a temporary directory in /tmp: "
-           + std::string{std::strerror(errno)};
+    return "cannot make a temporary directory in /tmp: " +
+           std::string{std::strerror(errno)};
   dir_ = templ;
   std::ofstream{dir_ + "/owner.pid"} << getpid() << '\n';
   if (user != nullptr && chown(dir_.c_str(), user->pw_uid, user->pw_gid) != 0)
-    return "cannot give " + dir_ + " to the user postgres: "
-           + std::strerror(errno);
+    return "cannot give " + dir_ +
+           " to the user postgres: " + std::strerror(errno);
   if (options_.port == 0)
     options_.port = free_port();
   auto setup_log = dir_ + "/setup.log";
@@ -258,9 +256,9 @@ std::string postgres_server::init() {
 
 std::string postgres_server::start_server() {
   auto port = std::to_string(options_.port);
-  auto opts = "-k " + dir_ + " -p " + port + " -c listen_addresses='"
-              + options_.listen_address
-              + "' -c fsync=off -c dynamic_shared_memory_type=mmap";
+  auto opts = "-k " + dir_ + " -p " + port + " -c listen_addresses='" +
+              options_.listen_address +
+              "' -c fsync=off -c dynamic_shared_memory_type=mmap";
   auto setup_log = dir_ + "/setup.log";
   if (auto err = run(as_server_user({bin("pg_ctl"), "-D", dir_ + "/data", "-l",
                                      log_file(), "-W", "-o", opts, "start"}),
@@ -281,12 +279,12 @@ std::string postgres_server::start_server() {
     bool ended = now - began > 3s && !std::filesystem::exists(pid_file);
     if (ended || now >= deadline) {
       running_ = !ended;
-      return std::string{"the PostgreSQL server in "} + dir_
-             + (ended ? " ended while starting"
-                      : " did not accept connections within "
-                          + std::to_string(options_.start_timeout.count())
-                          + " s (pg_isready)")
-             + "; its log, " + log_file() + ":" + tail(log_file());
+      return std::string{"the PostgreSQL server in "} + dir_ +
+             (ended ? " ended while starting"
+                    : " did not accept connections within " +
+                        std::to_string(options_.start_timeout.count()) +
+                        " s (pg_isready)") +
+             "; its log, " + log_file() + ":" + tail(log_file());
     }
     std::this_thread::sleep_for(50ms);
   }
