@@ -12,6 +12,7 @@ FERRY_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config make
   libcaf-dev libcereal-dev libboost-dev libmsgpack-cxx-dev
   googletest libgtest-dev libbenchmark-dev liblz4-dev libzstd-dev libssl-dev openssl
+  libsqlite3-dev libpq-dev postgresql-15 postgresql-client-15
   python3 python3-msgpack python3-prometheus-client prometheus
   gnuplot-nox iproute2 nftables procps valgrind
 )

@@ -54,6 +54,10 @@ std::string to_string(errc x) {
     return "unasked_response";
   case errc::too_many_requests:
     return "too_many_requests";
+  case errc::state_conflict:
+    return "state_conflict";
+  case errc::state_store_failed:
+    return "state_store_failed";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -83,6 +83,11 @@ enum class errc : uint8_t {
   /// waiting for answers; the oldest of them fails with this error to make
   /// room for a new one.
   too_many_requests,
+  /// A save from an entity's activation that loaded an older version than
+  /// the one stored: refused, and the activation stops.
+  state_conflict,
+  /// The entities' state database failed or cannot be reached.
+  state_store_failed,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.
