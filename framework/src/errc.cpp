@@ -58,6 +58,12 @@ std::string to_string(errc x) {
     return "state_conflict";
   case errc::state_store_failed:
     return "state_store_failed";
+  case errc::unknown_entity_type:
+    return "unknown_entity_type";
+  case errc::invalid_entity_key:
+    return "invalid_entity_key";
+  case errc::entity_unavailable:
+    return "entity_unavailable";
   }
   return "errc(" + std::to_string(static_cast<int>(x)) + ")";
 }

@@ -88,6 +88,15 @@ enum class errc : uint8_t {
   state_conflict,
   /// The entities' state database failed or cannot be reached.
   state_store_failed,
+  /// A message named an entity type that no member registered
+  /// (`node_config::add_entity_type`).
+  unknown_entity_type,
+  /// An entity key is empty or longer than `ferry.entities.max-key-bytes`.
+  invalid_entity_key,
+  /// The entity cannot take the message now: its shard is moving and the
+  /// messages buffered for it reached `ferry.entities.max-buffered`, no
+  /// member can hold it, or the node hosts no entities.
+  entity_unavailable,
 };
 
 /// Returns the name of `x`, e.g. `"no_common_family"`.

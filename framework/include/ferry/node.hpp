@@ -27,6 +27,7 @@
 
 #include "ferry/cluster.hpp"
 #include "ferry/cluster_events.hpp"
+#include "ferry/entities.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_stats.hpp"
 #include "ferry/node_config.hpp"
@@ -155,11 +156,16 @@ public:
   ferry::cluster& cluster();
   const ferry::cluster& cluster() const;
 
+  /// Returns the sharded entities this node reaches and, when its config
+  /// registers entity types, hosts (ferry/entities.hpp, docs/entities.md).
+  ferry::entities& entities();
+
 private:
   explicit node(std::unique_ptr<detail::node_impl> impl);
 
   std::unique_ptr<detail::node_impl> impl_;
   std::unique_ptr<ferry::cluster> cluster_;
+  std::unique_ptr<ferry::entities> entities_;
 };
 
 } // namespace ferry

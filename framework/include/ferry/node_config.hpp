@@ -42,6 +42,7 @@
 #include "ferry/clock.hpp"
 #include "ferry/cluster_config.hpp"
 #include "ferry/detail/store_msgpack.hpp"
+#include "ferry/entities_config.hpp"
 #include "ferry/fwd.hpp"
 #include "ferry/link_config.hpp"
 
@@ -57,11 +58,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ferry {
 
 namespace detail {
 class node_impl;
+struct entity_type;
 } // namespace detail
 
 class node_config : public caf::actor_system_config {
@@ -78,6 +81,15 @@ public:
     registry_->add_type<T>(std::move(name));
     return *this;
   }
+
+  /// Registers the entity type `name`: each activation of an entity of that
+  /// type runs `behavior`, a `caf::behavior (ferry::entity<State>*)`, with
+  /// its `State` loaded from the entities' database and written by
+  /// `family`, one of ferry's built-in families (docs/entities.md). Register
+  /// it on every member that may host it. Defined in ferry/entity.hpp.
+  template <class State, class F>
+  node_config& add_entity_type(std::string name, F behavior,
+                               std::string family = "cereal.binary");
 
   /// Sets the config of the link to the node named `peer`, replacing what the
   /// config file said about it.
@@ -168,6 +180,10 @@ public:
   /// docs/cluster.md.
   cluster_config cluster;
 
+  /// How the node hosts sharded entities (section `ferry.entities`; see
+  /// ferry/entities_config.hpp and docs/entities.md).
+  entities_config entities;
+
   /// Link settings for peers not named in `links` (section `ferry.link`).
   link_config default_link;
 
@@ -229,6 +245,7 @@ public:
 
 private:
   friend class node;
+  friend class entities;
   friend class detail::node_impl;
 
   /// The registry as a shared pointer, for the node built from this config.
@@ -236,7 +253,12 @@ private:
     return registry_;
   }
 
+  /// Records an entity type (`add_entity_type`).
+  void add_entity_type_impl(std::shared_ptr<const detail::entity_type> x);
+
   std::shared_ptr<serializers::registry> registry_;
+  /// The entity types registered, in order.
+  std::vector<std::shared_ptr<const detail::entity_type>> entity_types_;
   /// Whether a running node uses this config.
   std::atomic<bool> in_use_{false};
 };

@@ -25,7 +25,8 @@ _NAMES: dict[str, list[str]] = {
         "decode_failed", "send_timeout", "too_many_proxies",
         "too_many_actors", "receiver_full", "type_mismatch", "lane_failed",
         "already_linked", "cluster_refused", "unasked_response",
-        "too_many_requests", "state_conflict", "state_store_failed"],
+        "too_many_requests", "state_conflict", "state_store_failed",
+        "unknown_entity_type", "invalid_entity_key", "entity_unavailable"],
     FERRY_SER: [
         "none", "no_family_can_encode", "family_not_allowed",
         "unknown_family", "family_exists", "unknown_type", "type_mismatch",

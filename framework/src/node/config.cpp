@@ -2,6 +2,8 @@
 // ferry changes (see ferry/node_config.hpp).
 #include "ferry/node_config.hpp"
 
+#include "ferry/entity.hpp"
+
 #include "node/settings_reader.hpp"
 
 #include "ferry/errc.hpp"
@@ -170,6 +172,22 @@ node_config::node_config()
          "none, keep-majority (default) or keep-oldest")
     .add<caf::timespan>("stable-after", "unreachable members are downed "
                                         "after this (default 10s)");
+  opt_group{custom_options_, "ferry.entities"}
+    .add(entities.store, "store",
+         "the entities' database: sqlite:PATH or postgresql:CONNINFO")
+    .add<size_t>("shards", "shards keys map to (default 100)")
+    .add<caf::timespan>("passivate-after",
+                        "an idle entity stops after this (default 2min)")
+    .add<caf::timespan>("lease", "a shard's lease lasts this long unless "
+                                 "renewed (default 10s)")
+    .add<caf::timespan>("hand-off-timeout",
+                        "how long a hand-off may take (default 10s)")
+    .add<size_t>("max-buffered", "messages held per moving shard "
+                                 "(default 10000)")
+    .add<size_t>("max-moves", "shards handed off at once (default 4)")
+    .add<size_t>("max-key-bytes", "longest entity key (default 256)")
+    .add<size_t>("store-connections",
+                 "database connections per node (default 4)");
   opt_group{custom_options_, "ferry.tls"}
     .add(tls_certificate, "certificate",
          "PEM certificate (chain) of this node; turns TLS on for every link "
@@ -255,6 +273,16 @@ node_config::node_config()
 
 node_config::~node_config() = default;
 
+void node_config::add_entity_type_impl(
+  std::shared_ptr<const detail::entity_type> x) {
+  for (auto& t : entity_types_)
+    if (t->name == x->name) {
+      t = std::move(x);
+      return;
+    }
+  entity_types_.push_back(std::move(x));
+}
+
 node_config& node_config::link(std::string peer, link_config cfg) {
   links.insert_or_assign(std::move(peer), std::move(cfg));
   return *this;
@@ -266,6 +294,48 @@ const link_config& node_config::link_for(const std::string& peer) const {
 }
 
 namespace {
+
+// Reads section ferry.entities from `content` (see entities_config.hpp).
+caf::error read_entities(const caf::settings& content, entities_config& out) {
+  using detail::read_duration;
+  using detail::read_uint;
+  if (auto x = caf::get_if<std::string>(&content, "ferry.entities.store"))
+    out.store = *x;
+  auto duration = [&](const char* key, std::chrono::milliseconds& dst) {
+    if (auto x = caf::get_if(&content, std::string{key}))
+      return read_duration(*x, key, dst);
+    return caf::error{};
+  };
+  auto count = [&](const char* key, auto& dst) -> caf::error {
+    if (auto x = caf::get_if(&content, std::string{key})) {
+      uint64_t n = 0;
+      if (auto err = read_uint(*x, key, n))
+        return err;
+      dst = static_cast<std::remove_reference_t<decltype(dst)>>(n);
+    }
+    return caf::error{};
+  };
+  if (auto err = count("ferry.entities.shards", out.shards))
+    return err;
+  if (auto err =
+        duration("ferry.entities.passivate-after", out.passivate_after))
+    return err;
+  if (auto err = duration("ferry.entities.lease", out.lease))
+    return err;
+  if (auto err =
+        duration("ferry.entities.hand-off-timeout", out.hand_off_timeout))
+    return err;
+  if (auto err = count("ferry.entities.max-buffered", out.max_buffered))
+    return err;
+  if (auto err = count("ferry.entities.max-moves", out.max_moves))
+    return err;
+  if (auto err = count("ferry.entities.max-key-bytes", out.max_key_bytes))
+    return err;
+  if (auto err =
+        count("ferry.entities.store-connections", out.store_connections))
+    return err;
+  return caf::error{};
+}
 
 // Reads section ferry.cluster from `content` (see cluster_config.hpp).
 caf::error read_cluster(const caf::settings& content, cluster_config& out) {
@@ -379,6 +449,8 @@ caf::error node_config::finalize() {
     return detail::bad_value("ferry.transport.handshake-timeout",
                              "a positive duration");
   if (auto err = read_cluster(content, cluster))
+    return err;
+  if (auto err = read_entities(content, entities))
     return err;
   for (auto [key, out] : {std::pair{"ferry.tls.certificate", &tls_certificate},
                           {"ferry.tls.key", &tls_key},

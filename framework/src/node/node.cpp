@@ -56,6 +56,10 @@ caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
   if (!member)
     return std::move(member.error());
   result->cluster_ = std::move(*member);
+  auto hosted = ferry::entities::start(*result->impl_, *result->cluster_, cfg);
+  if (!hosted)
+    return std::move(hosted.error());
+  result->entities_ = std::move(*hosted);
   return result;
 }
 
@@ -65,7 +69,8 @@ node::node(std::unique_ptr<detail::node_impl> impl) : impl_(std::move(impl)) {
 
 node::~node() {
   auto& flag = impl_->config().in_use_;
-  cluster_.reset(); // stops the daemon before the node ends
+  entities_.reset(); // saves what changed, releases the shards
+  cluster_.reset();  // stops the daemon before the node ends
   impl_.reset();
   flag.store(false);
 }
@@ -149,6 +154,10 @@ ferry::cluster& node::cluster() {
 
 const ferry::cluster& node::cluster() const {
   return *cluster_;
+}
+
+ferry::entities& node::entities() {
+  return *entities_;
 }
 
 } // namespace ferry

@@ -1,0 +1,64 @@
+// The messages of sharded entities (docs/entities.md, "How a message finds
+// its entity").
+//
+// Between members, on ordinary ferry links, made of the types every node
+// registers (atoms, strings, integers, actor handles), so any family carries
+// them:
+//
+//   call_atom, type, key, hops, <the user's elements...>
+//       A message for entity (type, key), with the user's sender and message
+//       id: a request's answer goes from the entity to the requester. `hops`
+//       counts the members that passed it on.
+//   flush_atom, shard, origin, token
+//       Sent by member `origin` along the way it sent the shard's messages
+//       so far, when it starts sending them elsewhere; the member that holds
+//       the shard answers `ready_atom, shard, token` to `origin`'s host once
+//       everything before it was delivered.
+//   handoff_atom, shard, epoch
+//       From the member that held the shard, after every message it held
+//       for it: the taker delivers those first.
+//   hello_atom, uid  ->  hello_atom, uid
+//       Hosts introduce themselves (they find each other in the cluster
+//       registry under `registry_key`).
+//
+// Within a node: the host and its entities (stop_atom, idle_atom), the
+// store workers (load_atom, save_atom, acquire_atom, renew_atom,
+// release_atom), and the host's own timer (tick_atom).
+//
+// Thread-safety: constants.
+#pragma once
+
+#include <caf/atom.hpp>
+
+#include <cstddef>
+
+namespace ferry::detail::entities {
+
+/// Where every member's entity host is registered in the cluster registry.
+inline constexpr const char* registry_key = "ferry.entities";
+
+/// Members a message may pass through before it is refused (a routing loop
+/// while views disagree).
+inline constexpr uint32_t max_hops = 8;
+
+/// Elements before the user's in a call: call_atom, type, key, hops.
+inline constexpr size_t call_prefix = 4;
+
+using call_atom = caf::atom_constant<caf::atom("fe_call")>;
+using flush_atom = caf::atom_constant<caf::atom("fe_flush")>;
+using ready_atom = caf::atom_constant<caf::atom("fe_ready")>;
+using handoff_atom = caf::atom_constant<caf::atom("fe_handoff")>;
+using hello_atom = caf::atom_constant<caf::atom("fe_hello")>;
+using stop_atom = caf::atom_constant<caf::atom("fe_stop")>;
+using idle_atom = caf::atom_constant<caf::atom("fe_idle")>;
+using quit_atom = caf::atom_constant<caf::atom("fe_quit")>;
+using load_atom = caf::atom_constant<caf::atom("fe_load")>;
+using save_atom = caf::atom_constant<caf::atom("fe_save")>;
+using acquire_atom = caf::atom_constant<caf::atom("fe_acquire")>;
+using renew_atom = caf::atom_constant<caf::atom("fe_renew")>;
+using release_atom = caf::atom_constant<caf::atom("fe_release")>;
+using tick_atom = caf::atom_constant<caf::atom("fe_tick")>;
+using shutdown_atom = caf::atom_constant<caf::atom("fe_shutdn")>;
+using stats_atom = caf::atom_constant<caf::atom("fe_stats")>;
+
+} // namespace ferry::detail::entities
