@@ -91,9 +91,8 @@ caf::behavior holder(caf::stateful_actor<holder_state>* self, seen* s) {
     [self](answer_atom) {
       self->state.promise.deliver(std::string{"honest"});
       self->state.asker->enqueue(
-        caf::make_mailbox_element(self->ctrl(),
-                                  self->state.mid.response_id(), {},
-                                  std::string{"second"}),
+        caf::make_mailbox_element(self->ctrl(), self->state.mid.response_id(),
+                                  {}, std::string{"second"}),
         self->context());
     },
   };
@@ -114,16 +113,15 @@ caf::behavior forger(caf::stateful_actor<forger_state>* self, seen* s) {
     [self](forge_atom, uint64_t request) {
       auto mid = caf::message_id{request}.response_id();
       self->state.asker->enqueue(
-        caf::make_mailbox_element(self->ctrl(), mid, {},
-                                  std::string{"forged"}),
+        caf::make_mailbox_element(self->ctrl(), mid, {}, std::string{"forged"}),
         self->context());
     },
   };
 }
 
 /// Keeps the promise of every request it gets, answering none.
-caf::behavior hole(caf::stateful_actor<std::vector<caf::response_promise>>*
-                     self) {
+caf::behavior
+hole(caf::stateful_actor<std::vector<caf::response_promise>>* self) {
   return {
     [self](const std::string&) {
       self->state.emplace_back(self->make_response_promise());
@@ -216,7 +214,10 @@ TEST_P(responses, AnswerFromAnotherLinkIsRefusedAndTheAskedPeersAnswerArrives) {
   caf::anon_send(hold, answer_atom::value);
   // Assert: the asker got beta's first answer only; the second was refused
   // on beta's link, and both links stay up.
+  // The refusal of the second answer can be counted before the asker has
+  // taken the first from its mailbox: wait for both.
   ASSERT_TRUE(eventually([&] { return unasked(alpha, "beta") == 1; }));
+  ASSERT_TRUE(eventually([&] { return !s.all().empty(); }));
   EXPECT_EQ(s.all(), std::vector<std::string>{"honest"});
   EXPECT_EQ(unasked(alpha, "gamma"), 2u);
   EXPECT_TRUE(alpha.node->stats("beta"));
@@ -261,12 +262,11 @@ TEST_P(responses, ScopedActorsReceiveAndAwaitTakeTheirAnswers) {
   self->request(*to_beta, 10s, std::string{"first"})
     .receive([&](const std::string& x) { received = x; },
              [&](const caf::error& err) { received = text_of(err); });
-  auto awaiting = alpha.node->system().spawn(
-    [&](caf::event_based_actor* me) {
-      me->request(*to_beta, 10s, std::string{"second"})
-        .await([&](const std::string& x) { s.add(x); },
-               [&](const caf::error& err) { s.add(text_of(err)); });
-    });
+  auto awaiting = alpha.node->system().spawn([&](caf::event_based_actor* me) {
+    me->request(*to_beta, 10s, std::string{"second"})
+      .await([&](const std::string& x) { s.add(x); },
+             [&](const caf::error& err) { s.add(text_of(err)); });
+  });
   // Assert
   EXPECT_EQ(received, "first answered by beta");
   ASSERT_TRUE(eventually([&] { return !s.all().empty(); }));

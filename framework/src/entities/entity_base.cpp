@@ -115,7 +115,6 @@ caf::behavior entity_base::system_behavior() {
           quit(err);
       });
     },
-    [this](quit_atom) { quit(); },
   };
 }
 
@@ -180,13 +179,14 @@ void entity_base::passivate() {
 
 void entity_base::fail(caf::error why) {
   saves_->ending = true;
-  // Requests in the mailbox (and those skipped while loading) get `why`;
-  // the quit message comes after them.
+  // Every request (those skipped while loading too) gets `why` until the
+  // host, asked to, stops this activation: what reached it before the stop
+  // is answered, what comes after goes to the next activation.
   set_default_handler(
     [why](caf::scheduled_actor*,
           caf::message_view&) -> caf::result<caf::message> { return why; });
-  become([this, why](quit_atom) { quit(why); });
-  send(this, quit_atom::value);
+  become([this, why](stop_atom) { quit(why); });
+  caf::anon_send(setup_.host, idle_atom::value, setup_.type, setup_.key);
 }
 
 } // namespace ferry::detail

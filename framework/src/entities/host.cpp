@@ -59,10 +59,9 @@ void on_call(host_actor* self, caf::message msg) {
         " bytes (ferry.entities.max-key-bytes)"));
     return;
   }
-  if (st.stopped) {
+  if (st.stopped && !st.graceful) {
     refuse(unavailable("node " + st.s.node_name +
-                       " hosts no entities any "
-                       "more (it left the cluster or stops)"));
+                       " hosts no entities any more (it was downed)"));
     return;
   }
   admit(self, shard_of(type, key, st.s.cfg.shards), std::move(x));
@@ -81,11 +80,12 @@ void answer_flush(host_actor* self, uint32_t shard, const item& x) {
     self->send(i->second, ready_atom::value, shard, token);
 }
 
-/// Sends `x` on to the host of `uid`.
-void pass_to(host_actor* self, const caf::actor& host, item x) {
+/// Sends `x` on to `host`, counting a hop (or, `fresh`, starting anew).
+void pass_to(host_actor* self, const caf::actor& host, item x,
+             bool fresh = false) {
   auto content = std::move(x.content);
   if (content.match_element<call_atom>(0)) {
-    auto hops = content.get_as<uint32_t>(3) + 1;
+    auto hops = fresh ? uint32_t{0} : content.get_as<uint32_t>(3) + 1;
     content = caf::message::concat(
       caf::make_message(call_atom::value, content.get_as<std::string>(1),
                         content.get_as<std::string>(2), hops),
@@ -99,6 +99,10 @@ void pass_to(host_actor* self, const caf::actor& host, item x) {
 caf::behavior host(host_actor* self, host_settings s);
 
 } // namespace
+
+void reroute(host_actor* self, const caf::actor& host, item x) {
+  pass_to(self, host, std::move(x), true);
+}
 
 void log_limited(host_actor* self, const std::string& line) {
   auto& st = self->state;
@@ -117,7 +121,7 @@ void publish_routes(host_actor* self) {
   // this node alone).
   st.owners.clear();
   if (!st.s.cluster->joined()) {
-    if (!st.s.observer)
+    if (st.hosting.count(st.s.uid) > 0)
       st.owners.push_back(st.s.uid);
   } else {
     for (auto& [uid, m] : st.members)
@@ -165,7 +169,7 @@ void admit(host_actor* self, uint32_t shard, item x) {
       self->context());
     return;
   }
-  if (owner == 0 || owner == st.s.uid || !sh.buffer.empty()) {
+  if (owner == 0 || owner == st.s.uid || sh.incoming || !sh.buffer.empty()) {
     // Ours (soon), nobody's yet, or behind others that wait: it waits too.
     hold(self, shard, std::move(x));
     return;
@@ -177,13 +181,9 @@ void admit(host_actor* self, uint32_t shard, item x) {
   }
   if (x.content.match_element<call_atom>(0) &&
       x.content.get_as<uint32_t>(3) >= max_hops) {
-    ++st.figures.refused;
-    refuse_call(*caf::make_mailbox_element(x.sender, x.mid, {}, x.content),
-                unavailable("a call for shard " + std::to_string(shard) +
-                            " passed " + std::to_string(max_hops) +
-                            " members without finding the one holding it "
-                            "(their views of the cluster disagree)"),
-                self->context());
+    // It went around members whose views disagree: it waits here until
+    // they agree (rebalance sends it on afresh).
+    hold(self, shard, std::move(x));
     return;
   }
   pass_to(self, i->second, std::move(x));
@@ -318,18 +318,24 @@ void on_members(host_actor* self) {
       self_down = true;
   }
   // Hosts of members that are gone stop being ways to a shard.
+  std::vector<caf::actor> gone;
   for (auto i = st.hosts.begin(); i != st.hosts.end();) {
     auto m = st.members.find(i->first);
-    if (i->first != st.s.uid &&
-        (m == st.members.end() || m->second.status == member_status::down ||
+    // (A host can be met before its member is in this view: only a member
+    // seen down or removed loses its host.)
+    if (i->first != st.s.uid && m != st.members.end() &&
+        (m->second.status == member_status::down ||
          m->second.status == member_status::removed)) {
       st.hosting.erase(i->first);
+      gone.push_back(i->second);
       i = st.hosts.erase(i);
     } else {
       ++i;
     }
   }
   publish_routes(self);
+  for (auto& way : gone)
+    st.s.routes->gone(way, self->context());
   if (self_down && !st.stopped) {
     st.s.log("this member was downed: its entities stop");
     stop_all(self, false);
@@ -431,7 +437,11 @@ caf::behavior host(host_actor* self, host_settings s) {
     [self](ready_atom, uint32_t shard, uint64_t token) {
       self->state.s.routes->ready(shard, token, self->context());
     },
-    [self](handoff_atom, uint32_t shard, uint64_t epoch) {
+    [self](handoff_atom, uint32_t shard, uint64_t) {
+      if (shard < self->state.shards.size())
+        on_handoff_begin(self, shard);
+    },
+    [self](handed_atom, uint32_t shard, uint64_t epoch) {
       if (shard < self->state.shards.size())
         on_handoff(self, shard, epoch);
     },
@@ -445,6 +455,25 @@ caf::behavior host(host_actor* self, host_settings s) {
         rebalance(self);
       }
       return caf::make_message(hello_atom::value, st.s.uid, !st.s.observer);
+    },
+    [self](bye_atom, uint64_t uid) {
+      auto& st = self->state;
+      if (auto i = st.hosts.find(uid); i != st.hosts.end()) {
+        auto way = i->second;
+        st.hosts.erase(i);
+        st.hosting.erase(uid);
+        publish_routes(self);
+        st.s.routes->gone(way, self->context());
+      }
+      // No call goes that way any more: the answer follows the last ones.
+      st.s.routes->barrier();
+      if (auto h = caf::actor_cast<caf::actor>(self->current_sender()))
+        self->send(h, bye_ack_atom::value, st.s.uid);
+      rebalance(self);
+    },
+    [self](bye_ack_atom, uint64_t uid) {
+      self->state.byes_pending.erase(uid);
+      finish_shutdown(self);
     },
     [self](idle_atom, const std::string& type, const std::string& key) {
       auto& st = self->state;
@@ -463,6 +492,8 @@ caf::behavior host(host_actor* self, host_settings s) {
     [self](tick_atom) {
       if (!self->state.stopped)
         tick(self);
+      else
+        finish_shutdown(self);
     },
     [self](stats_atom) {
       auto& st = self->state;

@@ -41,6 +41,7 @@ void activate(host_actor* self, uint32_t shard) {
   auto& sh = st.shards[shard];
   sh.phase = shard_phase::active;
   sh.handoff_seen = false;
+  sh.incoming = false;
   auto waiting = std::move(sh.buffer);
   sh.buffer.clear();
   st.buffered -= std::min<uint64_t>(st.buffered, waiting.size());
@@ -95,6 +96,7 @@ void acquire(host_actor* self, uint32_t shard) {
           return;
         }
         sh.failure = caf::error{};
+        sh.taken_at = sent;
         sh.epoch = x.epoch;
         sh.valid_until = sent + st.s.cfg.lease - margin(st);
         sh.since = st.s.time->now();
@@ -160,12 +162,13 @@ void finish_handoff(host_actor* self, uint32_t shard) {
     auto waiting = std::move(sh.buffer);
     sh.buffer.clear();
     st.buffered -= std::min<uint64_t>(st.buffered, waiting.size());
+    self->send(host->second, handoff_atom::value, shard, sh.epoch);
     for (auto& x : waiting)
       host->second->enqueue(caf::make_mailbox_element(std::move(x.sender),
                                                       x.mid, {},
                                                       std::move(x.content)),
                             self->context());
-    self->send(host->second, handoff_atom::value, shard, sh.epoch);
+    self->send(host->second, handed_atom::value, shard, sh.epoch);
   } else {
     hand_to.clear(); // nobody to hand to: what waits stays here
   }
@@ -198,16 +201,17 @@ void rebalance(host_actor* self) {
     auto want = st.owner_of.empty() ? 0 : st.owner_of[shard];
     switch (sh.phase) {
     case shard_phase::idle:
-      if (want == st.s.uid) {
+      if (want == st.s.uid || sh.incoming) {
         if (!sh.busy && now >= sh.retry_at)
           acquire(self, shard);
       } else if (want != 0 && !sh.buffer.empty() && st.hosts.count(want) > 0) {
-        // What waited here for another member's shard goes on to it.
+        // What waited here for another member's shard goes on to it, as a
+        // fresh route (the views agree again).
         auto waiting = std::move(sh.buffer);
         sh.buffer.clear();
         st.buffered -= std::min<uint64_t>(st.buffered, waiting.size());
         for (auto& x : waiting)
-          admit(self, shard, std::move(x));
+          reroute(self, st.hosts[want], std::move(x));
       }
       break;
     case shard_phase::awaiting_handoff:
@@ -265,8 +269,8 @@ void keep_leases(host_actor* self) {
         st.renewing = false;
         for (uint32_t shard = 0; shard < st.shards.size(); ++shard) {
           auto& sh = st.shards[shard];
-          if (!held(sh))
-            continue;
+          if (!held(sh) || sh.taken_at >= now)
+            continue; // not held, or taken after this renewal left
           if (std::binary_search(still.begin(), still.end(), shard))
             sh.valid_until = now + st.s.cfg.lease - margin(st);
           else
@@ -278,6 +282,16 @@ void keep_leases(host_actor* self) {
         st.renewing = false;
         log_limited(self, "cannot renew the shards' leases: " + render(err));
       });
+}
+
+void on_handoff_begin(host_actor* self, uint32_t shard) {
+  auto& st = self->state;
+  auto& sh = st.shards[shard];
+  if (sh.phase != shard_phase::idle || st.stopped)
+    return;
+  sh.incoming = true;
+  sh.retry_at = {};
+  rebalance(self);
 }
 
 void on_handoff(host_actor* self, uint32_t shard, uint64_t) {
@@ -294,40 +308,87 @@ void entity_gone(host_actor* self, uint32_t shard) {
   auto& sh = st.shards[shard];
   if (sh.phase == shard_phase::handing_off && sh.entities.empty())
     finish_handoff(self, shard);
-  if (st.shutdown) {
-    auto running = std::any_of(st.shards.begin(), st.shards.end(),
-                               [](auto& x) { return !x.entities.empty(); });
-    if (!running) {
-      if (!st.s.workers.empty())
-        for (uint32_t s = 0; s < st.shards.size(); ++s)
-          self->send(worker(self), release_atom::value, s, st.owner,
-                     std::string{});
-      st.shutdown->deliver(true);
-      st.shutdown.reset();
-    }
-  }
+  finish_shutdown(self);
 }
 
-void stop_all(host_actor* self, bool release) {
+void finish_shutdown(host_actor* self) {
+  auto& st = self->state;
+  if (!st.shutdown)
+    return;
+  auto running = std::any_of(st.shards.begin(), st.shards.end(),
+                             [](auto& x) { return !x.entities.empty(); });
+  auto late =
+    st.s.time->now() - st.shutdown_since >= st.s.cfg.hand_off_timeout / 2;
+  if (running || (!st.byes_pending.empty() && !late))
+    return;
+  // What waits here goes on to the shards' new owners before the leases
+  // go (what waited for a stopped entity included); what has no owner to
+  // go to is refused.
+  for (uint32_t s = 0; s < st.shards.size(); ++s) {
+    auto owner = st.owner_of.empty() ? 0 : st.owner_of[s];
+    auto host = st.hosts.find(owner);
+    if (owner != 0 && owner != st.s.uid && host != st.hosts.end()) {
+      auto waiting = std::move(st.shards[s].buffer);
+      st.shards[s].buffer.clear();
+      for (auto& x : waiting)
+        reroute(self, host->second, std::move(x));
+    }
+    refuse_buffer(self, s);
+  }
+  st.buffered = 0;
+  if (!st.s.workers.empty())
+    for (uint32_t s = 0; s < st.shards.size(); ++s)
+      self->send(worker(self), release_atom::value, s, st.owner, std::string{});
+  st.shutdown->deliver(true);
+  st.shutdown.reset();
+}
+
+void refuse_buffer(host_actor* self, uint32_t shard) {
+  auto& st = self->state;
+  auto& sh = st.shards[shard];
+  for (auto& x : sh.buffer) {
+    if (x.content.match_element<flush_atom>(0))
+      continue;
+    refuse_call(
+      *caf::make_mailbox_element(x.sender, x.mid, {}, x.content),
+      caf::make_error(errc::entity_unavailable,
+                      "node " + st.s.node_name + " stopped hosting entities"),
+      self->context());
+  }
+  st.buffered -= std::min<uint64_t>(st.buffered, sh.buffer.size());
+  sh.buffer.clear();
+}
+
+void stop_all(host_actor* self, bool graceful) {
   auto& st = self->state;
   st.stopped = true;
-  for (auto& sh : st.shards) {
+  st.graceful = graceful;
+  st.shutdown_since = st.s.time->now();
+  for (auto& [uid, h] : st.hosts)
+    if (uid != st.s.uid) {
+      self->send(h, bye_atom::value, st.s.uid);
+      if (graceful)
+        st.byes_pending.insert(uid);
+    }
+  if (graceful)
+    self->delayed_send(self,
+                       st.s.time->real_wait(st.s.cfg.hand_off_timeout / 2),
+                       tick_atom::value);
+  // This member owns nothing from now on: calls pass on to the others.
+  st.hosting.erase(st.s.uid);
+  publish_routes(self);
+  for (uint32_t s = 0; s < st.shards.size(); ++s) {
+    auto& sh = st.shards[s];
     for (auto& [id, e] : sh.entities) {
-      if (release)
+      if (graceful)
         stop_entity(self, e);
       else
         self->send_exit(e.actor, caf::exit_reason::kill);
     }
     sh.phase = shard_phase::idle;
-    for (auto& x : sh.buffer)
-      refuse_call(
-        *caf::make_mailbox_element(x.sender, x.mid, {}, x.content),
-        caf::make_error(errc::entity_unavailable,
-                        "node " + st.s.node_name + " stopped hosting entities"),
-        self->context());
-    sh.buffer.clear();
+    if (!graceful)
+      refuse_buffer(self, s);
   }
-  st.buffered = 0;
   entity_gone(self, 0);
 }
 

@@ -65,9 +65,15 @@ struct shard_state {
   clock::time_point retry_at;
   /// The lease holds until this, unless renewed (the host's clock).
   clock::time_point valid_until;
+  /// When the lease call that took the shard left: a renewal that left
+  /// before it does not know of the shard.
+  clock::time_point taken_at;
   /// When the phase began (hand-offs time out).
   clock::time_point since;
-  /// A hand-off marker came for this shard.
+  /// A hand-off to this member began (its calls are held here, and its
+  /// lease taken, whoever owns it in this member's view).
+  bool incoming = false;
+  /// The hand-off's end came.
   bool handoff_seen = false;
   /// Why the last lease call failed (none after one succeeded): calls for
   /// the shard hear it until `retry_at`.
@@ -110,8 +116,15 @@ struct host_state {
   std::vector<uint64_t> owner_of;
   /// This member stopped hosting (downed, or the node stops).
   bool stopped = false;
+  /// It stopped with its node (calls pass on), not downed (calls are
+  /// refused).
+  bool graceful = false;
   /// Shutting down: who waits for the entities to stop.
   std::optional<caf::response_promise> shutdown;
+  /// Shutting down: the hosts whose answer to `bye` has not come.
+  std::unordered_set<uint64_t> byes_pending;
+  /// Shutting down: when it began.
+  clock::time_point shutdown_since;
   size_t next_worker = 0;
   clock::time_point last_renew;
   bool renewing = false;
@@ -136,6 +149,9 @@ void deliver(host_actor* self, uint32_t shard, item x);
 /// Holds `x` in the shard's buffer (refusing it when full).
 void hold(host_actor* self, uint32_t shard, item x);
 
+/// Sends `x`, which waited here, on to `host` as a fresh route.
+void reroute(host_actor* self, const caf::actor& host, item x);
+
 /// Tells the entity `e` to stop (it saves what changed first).
 void stop_entity(host_actor* self, running_entity& e);
 
@@ -157,14 +173,27 @@ void rebalance(host_actor* self);
 /// Renews the leases held, and stops shards whose lease ran out.
 void keep_leases(host_actor* self);
 
-/// A hand-off marker for `shard` came.
+/// A hand-off of `shard` to this member begins.
+void on_handoff_begin(host_actor* self, uint32_t shard);
+
+/// The hand-off of `shard` to this member ends.
 void on_handoff(host_actor* self, uint32_t shard, uint64_t epoch);
 
 /// An entity of `shard` ended: a hand-off may be complete.
 void entity_gone(host_actor* self, uint32_t shard);
 
-/// Stops every shard at once (the member was downed or the node stops);
-/// with `release`, gives the leases up.
-void stop_all(host_actor* self, bool release);
+/// Stops every shard at once. `graceful` (the node stops): entities save
+/// what changed, what waits goes on to the new owners, then the leases go;
+/// otherwise (the member was downed) entities are killed and what waits is
+/// refused.
+void stop_all(host_actor* self, bool graceful);
+
+/// Ends the node's shutdown once its entities stopped and the other hosts
+/// answered `bye` (or half the hand-off timeout passed): passes on what
+/// waits, releases the leases, answers the shutdown.
+void finish_shutdown(host_actor* self);
+
+/// Refuses what waits for `shard` (flushes are dropped).
+void refuse_buffer(host_actor* self, uint32_t shard);
 
 } // namespace ferry::detail::entities

@@ -14,12 +14,18 @@
 //       so far, when it starts sending them elsewhere; the member that holds
 //       the shard answers `ready_atom, shard, token` to `origin`'s host once
 //       everything before it was delivered.
-//   handoff_atom, shard, epoch
-//       From the member that held the shard, after every message it held
-//       for it: the taker delivers those first.
-//   hello_atom, uid  ->  hello_atom, uid
+//   handoff_atom, shard, epoch  ...  handed_atom, shard, epoch
+//       From the member that held the shard to the one it hands it to,
+//       around every message it held for it: the taker holds them, takes
+//       the shard's lease (released to it), and delivers them first.
+//   hello_atom, uid, hosting  ->  hello_atom, uid, hosting
 //       Hosts introduce themselves (they find each other in the cluster
-//       registry under `registry_key`).
+//       registry under `registry_key`), saying whether they host entities.
+//   bye_atom, uid  ->  bye_ack_atom, uid
+//       A host that stops (its node ends): the others stop sending it
+//       calls at once, rather than when the cluster notices, and answer
+//       once they have (their earlier calls arrived before the answer); it
+//       passes on what reached it meanwhile before it ends.
 //
 // Within a node: the host and its entities (stop_atom, idle_atom), the
 // store workers (load_atom, save_atom, acquire_atom, renew_atom,
@@ -48,10 +54,12 @@ using call_atom = caf::atom_constant<caf::atom("fe_call")>;
 using flush_atom = caf::atom_constant<caf::atom("fe_flush")>;
 using ready_atom = caf::atom_constant<caf::atom("fe_ready")>;
 using handoff_atom = caf::atom_constant<caf::atom("fe_handoff")>;
+using handed_atom = caf::atom_constant<caf::atom("fe_handed")>;
 using hello_atom = caf::atom_constant<caf::atom("fe_hello")>;
+using bye_atom = caf::atom_constant<caf::atom("fe_bye")>;
+using bye_ack_atom = caf::atom_constant<caf::atom("fe_bye_ack")>;
 using stop_atom = caf::atom_constant<caf::atom("fe_stop")>;
 using idle_atom = caf::atom_constant<caf::atom("fe_idle")>;
-using quit_atom = caf::atom_constant<caf::atom("fe_quit")>;
 using load_atom = caf::atom_constant<caf::atom("fe_load")>;
 using save_atom = caf::atom_constant<caf::atom("fe_save")>;
 using acquire_atom = caf::atom_constant<caf::atom("fe_acquire")>;

@@ -48,17 +48,26 @@ std::shared_ptr<const routes> router::current() const {
 
 void router::route(uint32_t shard, caf::mailbox_element_ptr what,
                    caf::execution_unit* ctx) {
+  if (shard >= shards_) {
+    refuse_call(*what,
+                caf::make_error(errc::entity_unavailable,
+                                "no shard " + std::to_string(shard)),
+                ctx);
+    return;
+  }
+  auto& l = lanes_[shard];
+  // The routes are read under the lane's lock: once `barrier` returned, no
+  // message goes the way older routes said.
+  lock_guard guard{l.mtx};
   auto r = routes_.load();
-  if (!r || shard >= shards_) {
+  if (!r) {
     refuse_call(*what,
                 caf::make_error(errc::entity_unavailable,
                                 "this node's entities have stopped"),
                 ctx);
     return;
   }
-  auto& l = lanes_[shard];
   auto next = r->way_of(shard);
-  lock_guard guard{l.mtx};
   if (l.flushing) {
     if (l.waiting.size() >= max_buffered_) {
       refuse_call(
@@ -126,6 +135,22 @@ void router::expire(caf::execution_unit* ctx) {
     lock_guard guard{l.mtx};
     if (l.flushing && now - l.since >= flush_timeout_)
       finish_flush(shard, l, ctx);
+  }
+}
+
+void router::gone(const caf::actor& way, caf::execution_unit* ctx) {
+  for (uint32_t shard = 0; shard < shards_; ++shard) {
+    auto& l = lanes_[shard];
+    lock_guard guard{l.mtx};
+    if (l.flushing && l.via == way)
+      finish_flush(shard, l, ctx);
+  }
+}
+
+void router::barrier() {
+  for (uint32_t shard = 0; shard < shards_; ++shard) {
+    auto& l = lanes_[shard];
+    lock_guard guard{l.mtx};
   }
 }
 

@@ -77,6 +77,14 @@ public:
   /// the new way.
   void expire(caf::execution_unit* ctx);
 
+  /// Gives up on the flushes through `way`, a host that is gone (what it
+  /// held went with it).
+  void gone(const caf::actor& way, caf::execution_unit* ctx);
+
+  /// Returns once every message routed by the routes before the latest
+  /// `set_routes` was handed on (later ones follow the new routes).
+  void barrier();
+
   /// Returns the messages held while flushes run.
   uint64_t held() const;
 

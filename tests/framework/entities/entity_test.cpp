@@ -92,7 +92,8 @@ protected:
     cfg->entities.shards = 8;
     cfg->entities.passivate_after = passivate_after;
     cfg->clock = time;
-    cfg->log_sink = [](const std::string&) {};
+    cfg->log_sink = [](const std::string&) {
+    };
     cfg->add_entity_type<tally>("tally", tally_behavior);
     cfg->add_entity_type<ferry::no_state>("echo", echo_behavior);
     auto made = ferry::node::start(*cfg);
@@ -125,8 +126,8 @@ protected:
     sc.location = location;
     auto store = ferry::detail::entities::open_state_store(sc);
     EXPECT_TRUE(store) << ferry::render(store.error());
-    auto bytes = ferry::detail::encode_state(n->registry(), "cereal.binary",
-                                             tally{total});
+    auto bytes =
+      ferry::detail::encode_state(n->registry(), "cereal.binary", tally{total});
     EXPECT_TRUE(bytes);
     auto v = (*store)->save("tally", key, expected, "cereal.binary", *bytes);
     EXPECT_TRUE(v) << ferry::render(v.error());
@@ -296,9 +297,8 @@ TEST_F(entities, DatabaseNotThereAtStartIsATypedErrorAndTheNodeRuns) {
   EXPECT_NE(ferry::render(answer.error()).find("missing"), std::string::npos);
   // Shards need leases from the database too.
   ASSERT_FALSE(stateless);
-  EXPECT_EQ(stateless.error(),
-            caf::make_error(ferry::errc::state_store_failed,
-                            stateless.error().context()));
+  EXPECT_EQ(stateless.error(), caf::make_error(ferry::errc::state_store_failed,
+                                               stateless.error().context()));
   EXPECT_NE(n->name(), "");
 }
 
@@ -312,9 +312,8 @@ TEST_F(entities, NodeThatRegistersTypesNeedsAStore) {
   auto made = ferry::node::start(c);
   // Assert
   ASSERT_FALSE(made);
-  EXPECT_EQ(made.error(),
-            caf::make_error(ferry::errc::invalid_config,
-                            made.error().context()));
+  EXPECT_EQ(made.error(), caf::make_error(ferry::errc::invalid_config,
+                                          made.error().context()));
   EXPECT_NE(ferry::render(made.error()).find("ferry.entities.store"),
             std::string::npos);
 }
