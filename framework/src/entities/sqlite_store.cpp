@@ -9,6 +9,7 @@
 #include "entities/store_checks.hpp"
 #include "thread_safety.hpp"
 
+#include "ferry/clock.hpp"
 #include "ferry/errc.hpp"
 
 #include <sqlite3.h>
@@ -442,7 +443,8 @@ private:
   /// this retries until busy_timeout passes.
   caf::error set_wal() FERRY_REQUIRES(mtx_) {
     using namespace std::chrono;
-    auto deadline = steady_clock::now() + cfg_.busy_timeout;
+    const auto& steady = ferry::clock::steady();
+    auto deadline = steady.now() + cfg_.busy_timeout;
     for (;;) {
       sqlite3_stmt* raw = nullptr;
       auto rc = sqlite3_prepare_v2(db_.get(), "PRAGMA journal_mode=WAL", -1,
@@ -458,7 +460,7 @@ private:
                             "the journal mode stays " + mode.value_or("?"),
                             "keep the file on a local file system");
       }
-      if ((rc & 0xFF) != SQLITE_BUSY || steady_clock::now() >= deadline)
+      if ((rc & 0xFF) != SQLITE_BUSY || steady.now() >= deadline)
         return failure("cannot set WAL mode", rc);
       std::this_thread::sleep_for(milliseconds{10});
     }

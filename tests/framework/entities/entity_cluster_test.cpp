@@ -182,6 +182,19 @@ protected:
     return n;
   }
 
+  /// Plans and starts `k` members.
+  void start_all(size_t k) {
+    plan(k);
+    for (size_t i = 0; i < k; ++i)
+      start(i);
+  }
+
+  /// Returns whether `k` members came up and hold every shard between them.
+  bool settled(size_t k) {
+    return ferry::test::eventually([&] { return all_up(k); }, 20s) &&
+           ferry::test::eventually([&] { return shards_held() == 16; }, 20s);
+  }
+
   /// Returns whether every running member sees `k` members up.
   bool all_up(size_t k) {
     for (auto& x : nodes) {
@@ -285,12 +298,8 @@ TEST_F(entity_cluster, ShardsSpreadAndEntitiesKeepTheirStateWhenAMemberJoins) {
 
 TEST_F(entity_cluster, SendersKeepTheirOrderWhileTheHolderLeaves) {
   // Arrange: three members; a sender on a streams to 12 keys.
-  plan(3);
-  for (size_t i = 0; i < 3; ++i)
-    start(i);
-  ASSERT_TRUE(ferry::test::eventually([&] { return all_up(3); }, 20s));
-  ASSERT_TRUE(
-    ferry::test::eventually([&] { return shards_held() == 16; }, 20s));
+  start_all(3);
+  ASSERT_TRUE(settled(3));
   // Act: b leaves half-way through the stream.
   for (int round = 0; round < 10; ++round) {
     if (round == 5)
@@ -310,12 +319,8 @@ TEST_F(entity_cluster, SendersKeepTheirOrderWhileTheHolderLeaves) {
 
 TEST_F(entity_cluster, StoppedMembersEntitiesContinueElsewhereWithTheirState) {
   // Arrange
-  plan(3);
-  for (size_t i = 0; i < 3; ++i)
-    start(i);
-  ASSERT_TRUE(ferry::test::eventually([&] { return all_up(3); }, 20s));
-  ASSERT_TRUE(
-    ferry::test::eventually([&] { return shards_held() == 16; }, 20s));
+  start_all(3);
+  ASSERT_TRUE(settled(3));
   for (int k = 0; k < 12; ++k)
     send(*nodes[0], "k" + std::to_string(k), 0, 30);
   // Act: c stops (its entities save, its leases go, the others hear of
