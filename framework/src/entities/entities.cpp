@@ -20,6 +20,8 @@
 #include <caf/make_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <sstream>
+
 namespace ferry {
 
 using namespace detail::entities;
@@ -113,6 +115,15 @@ entities::start(detail::member_host& host, ferry::cluster& c,
   }
   if (auto err = check(x->cfg))
     return err;
+  if (c.joined() && x->cfg.lease > cfg.cluster.stable_after) {
+    std::ostringstream what;
+    what << "(" << x->cfg.lease.count()
+         << "ms) must not exceed ferry.cluster.stable-after ("
+         << cfg.cluster.stable_after.count()
+         << "ms): a member killed must lose its leases before the others "
+            "down it, or its shards wait for the lease";
+    return bad("lease", what.str());
+  }
   state_store_config store_cfg;
   store_cfg.location = x->cfg.store;
   store_cfg.pool_size = x->cfg.store_connections;

@@ -143,6 +143,14 @@ protected:
 
   /// Starts member `i` (named a, b, ...).
   ferry::node& start(size_t i) {
+    auto made = ferry::node::start(configure(i));
+    EXPECT_TRUE(made) << ferry::render(made.error());
+    nodes[i] = std::move(*made);
+    return *nodes[i];
+  }
+
+  /// Makes the config of member `i`.
+  ferry::node_config& configure(size_t i) {
     auto name = std::string(1, static_cast<char>('a' + i));
     cfgs[i] = std::make_unique<ferry::node_config>();
     auto& cfg = *cfgs[i];
@@ -167,10 +175,7 @@ protected:
       "seq", [this, name](ferry::entity<seq_state>* self) {
         return seq_behavior(self, &log, name);
       });
-    auto made = ferry::node::start(cfg);
-    EXPECT_TRUE(made) << ferry::render(made.error());
-    nodes[i] = std::move(*made);
-    return *nodes[i];
+    return cfg;
   }
 
   /// Returns the shards the running members hold together.
@@ -335,6 +340,23 @@ TEST_F(entity_cluster, StoppedMembersEntitiesContinueElsewhereWithTheirState) {
     EXPECT_EQ(check(list(*nodes[0], "k" + std::to_string(k)), 60), "ok")
       << "key k" << k << ": " << log.of("k" + std::to_string(k));
   EXPECT_EQ(log.overlap(), "");
+}
+
+TEST_F(entity_cluster, ALeaseLongerThanStableAfterIsRefused) {
+  // Arrange: a lease that would outlast the time a killed member takes to
+  // be downed (two planned: the config names two seeds).
+  plan(2);
+  auto& cfg = configure(0);
+  cfg.entities.lease = 2s;
+  // Act
+  auto made = ferry::node::start(cfg);
+  // Assert
+  ASSERT_FALSE(made);
+  EXPECT_EQ(made.error().code(),
+            static_cast<uint8_t>(ferry::errc::invalid_config));
+  auto text = ferry::render(made.error());
+  EXPECT_NE(text.find("ferry.entities.lease"), std::string::npos) << text;
+  EXPECT_NE(text.find("ferry.cluster.stable-after"), std::string::npos) << text;
 }
 
 } // namespace
