@@ -8,9 +8,15 @@
 //                          "put <id>"
 //   store-used             "store-used <bytes>" (the store's own figure)
 //   stats                  "stats <peer> <family>=<sent>/<received> ..."
+//   count <key> <n>        n requests to the counter entity <key>, each
+//                          adding 1 and saving: "counted <total>"
+// With --ferry.entities.store=... the node hosts the entity type `counter`
+// (a total it saves on every request).
 // Command-line flags are ferry's and CAF's (--ferry.metrics.port=0, ...).
 #include "test_types.hpp"
 
+#include "ferry/entities.hpp"
+#include "ferry/entity.hpp"
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
 
@@ -35,6 +41,28 @@ caf::behavior echo() {
   };
 }
 
+/// The state of a `counter` entity.
+struct counter_state {
+  int64_t total = 0;
+};
+
+/// Adds 1 to its total for each request, answering the total once saved.
+caf::behavior counter(ferry::entity<counter_state>* self) {
+  return {
+    [self](int64_t n) -> caf::result<int64_t> {
+      self->state().total += n;
+      auto rp = self->make_response_promise<int64_t>();
+      self->save([self, rp](const caf::error& err) mutable {
+        if (err)
+          rp.deliver(err);
+        else
+          rp.deliver(self->state().total);
+      });
+      return rp;
+    },
+  };
+}
+
 /// Sends `n` requests of `kind` to `peer` one after the other; returns the
 /// number answered.
 int send(caf::scoped_actor& self, const caf::actor& peer, int n,
@@ -51,8 +79,7 @@ int send(caf::scoped_actor& self, const caf::actor& peer, int n,
         .receive([&](const ferry::test::record&) { ++answered; }, fail);
     else if (kind == "inspected")
       self->request(peer, 10s, ferry::test::inspected_only{i})
-        .receive([&](const ferry::test::inspected_only&) { ++answered; },
-                 fail);
+        .receive([&](const ferry::test::inspected_only&) { ++answered; }, fail);
     else
       self->request(peer, 10s, std::vector<std::byte>(64, std::byte{7}))
         .receive([&](size_t) { ++answered; }, fail);
@@ -69,6 +96,8 @@ int main(int argc, char** argv) {
     std::cerr << "metrics_node: " << ferry::render(err) << '\n';
     return 2;
   }
+  if (!cfg.entities.store.empty())
+    cfg.add_entity_type<counter_state>("counter", counter);
   auto n = ferry::node::start(cfg);
   if (!n) {
     std::cerr << "metrics_node: " << ferry::render(n.error()) << '\n';
@@ -108,10 +137,10 @@ int main(int argc, char** argv) {
       size_t bytes = 0;
       in >> bytes;
       auto* store = (*n)->store();
-      auto ref = store ? store->put(std::vector<std::byte>(bytes))
-                       : caf::expected<ferry::store::object_ref>{
-                         caf::make_error(ferry::errc::invalid_config,
-                                         "no store")};
+      auto ref =
+        store ? store->put(std::vector<std::byte>(bytes))
+              : caf::expected<ferry::store::object_ref>{
+                  caf::make_error(ferry::errc::invalid_config, "no store")};
       if (!ref) {
         std::cout << "error " << ferry::render(ref.error()) << std::endl;
         continue;
@@ -119,14 +148,32 @@ int main(int argc, char** argv) {
       std::cout << "put " << static_cast<uint64_t>(ref->id()) << std::endl;
       kept.push_back(std::move(*ref));
     } else if (cmd == "store-used") {
-      auto summary = (*n)->store() ? (*n)->store()->memory_summary()
-                                   : caf::expected<ferry::store::memory_summary>{
-                                     caf::make_error(ferry::errc::invalid_config,
-                                                     "no store")};
+      auto summary =
+        (*n)->store()
+          ? (*n)->store()->memory_summary()
+          : caf::expected<ferry::store::memory_summary>{
+              caf::make_error(ferry::errc::invalid_config, "no store")};
       if (!summary)
         std::cout << "error " << ferry::render(summary.error()) << std::endl;
       else
         std::cout << "store-used " << summary->bytes_used << std::endl;
+    } else if (cmd == "count") {
+      std::string key;
+      int count = 0;
+      in >> key >> count;
+      auto whom = (*n)->entities().ref("counter", key);
+      int64_t total = -1;
+      for (int i = 0; whom && i < count; ++i)
+        self->request(*whom, 10s, int64_t{1})
+          .receive([&](int64_t x) { total = x; },
+                   [&](const caf::error& err) {
+                     std::cerr << "metrics_node: " << ferry::render(err)
+                               << '\n';
+                   });
+      if (!whom)
+        std::cout << "error " << ferry::render(whom.error()) << std::endl;
+      else
+        std::cout << "counted " << total << std::endl;
     } else if (cmd == "stats") {
       for (auto& link : (*n)->stats()) {
         std::cout << "stats " << link.peer;

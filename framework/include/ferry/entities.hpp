@@ -49,6 +49,14 @@ struct entity_stats {
   uint64_t buffered = 0;
   /// Messages refused (unknown type, bad key, full buffer).
   uint64_t refused = 0;
+  /// Saves committed, and saves refused for a stale version.
+  uint64_t saves = 0;
+  uint64_t conflicts = 0;
+  /// Calls of the database (loads, saves, leases), those that failed
+  /// otherwise, and the seconds they took together.
+  uint64_t store_calls = 0;
+  uint64_t store_failures = 0;
+  double store_seconds = 0;
 };
 
 class entities {

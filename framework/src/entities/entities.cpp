@@ -32,6 +32,8 @@ struct entities::impl {
   std::shared_ptr<router> routes;
   caf::actor host;
   std::vector<caf::actor> workers;
+  std::shared_ptr<store_figures> store_counts =
+    std::make_shared<store_figures>();
 };
 
 namespace {
@@ -136,7 +138,8 @@ entities::start(detail::member_host& host, ferry::cluster& c,
              render(err));
   }
   for (uint32_t i = 0; i < x->cfg.store_connections; ++i)
-    x->workers.push_back(spawn_store_worker(host.system(), store));
+    x->workers.push_back(
+      spawn_store_worker(host.system(), store, x->store_counts));
   host_settings s;
   s.cfg = x->cfg;
   s.node_name = host.node_name();
@@ -218,6 +221,14 @@ entity_stats entities::stats() const {
         result.refused = x.refused;
       },
       [](caf::error&) {});
+  auto& c = *impl_->store_counts;
+  result.saves = c.saves.load(std::memory_order_relaxed);
+  result.conflicts = c.conflicts.load(std::memory_order_relaxed);
+  result.store_calls = c.calls.load(std::memory_order_relaxed);
+  result.store_failures = c.failures.load(std::memory_order_relaxed);
+  result.store_seconds =
+    static_cast<double>(c.call_nanoseconds.load(std::memory_order_relaxed)) /
+    1e9;
   return result;
 }
 

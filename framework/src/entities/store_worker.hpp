@@ -13,7 +13,8 @@
 //   release_atom, shard, owner, hand_to  ->  true
 //
 // Failures come back as the store's errors (`state_conflict`,
-// `state_store_failed`, ...).
+// `state_store_failed`, ...). The workers count their calls in a
+// `store_figures` they share (the metrics endpoint shows them).
 //
 // Thread-safety: actors; the store is called from the workers' threads.
 #pragma once
@@ -24,13 +25,28 @@
 #include <caf/actor_system.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 namespace ferry::detail::entities {
 
-/// Spawns a detached worker calling `store`.
+/// What a node's store workers did, counted as they do it.
+struct store_figures {
+  /// Saves committed, and saves refused for a stale version.
+  std::atomic<uint64_t> saves{0};
+  std::atomic<uint64_t> conflicts{0};
+  /// Calls of any kind that failed otherwise (the database's errors).
+  std::atomic<uint64_t> failures{0};
+  /// Calls of any kind, and the nanoseconds they took together.
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> call_nanoseconds{0};
+};
+
+/// Spawns a detached worker calling `store`, counting in `figures`.
 caf::actor spawn_store_worker(caf::actor_system& sys,
-                              std::shared_ptr<state_store> store);
+                              std::shared_ptr<state_store> store,
+                              std::shared_ptr<store_figures> figures);
 
 } // namespace ferry::detail::entities
 

@@ -304,6 +304,45 @@ void write_cluster(writer& w, const cluster_figures& c) {
       w.sample("ferry_cluster_phi", {{"address", m.address}}, i->second);
 }
 
+void write_entities(writer& w, const entity_stats& e) {
+  w.family("ferry_entities_active", "gauge",
+           "Entities active on this node, by type.");
+  for (auto& [type, n] : e.active)
+    w.sample("ferry_entities_active", {{"type", type}}, n);
+  auto gauge = [&](std::string_view name, std::string_view help, uint64_t v) {
+    w.family(name, "gauge", help);
+    w.sample(name, {}, v);
+  };
+  auto counter = [&](std::string_view name, std::string_view help, uint64_t v) {
+    w.family(name, "counter", help);
+    w.sample(name, {}, v);
+  };
+  gauge("ferry_entities_shards", "Shards this node holds.", e.shards_held);
+  gauge("ferry_entities_buffered",
+        "Messages waiting for a shard that is not active yet.", e.buffered);
+  counter("ferry_entities_activations_total", "Entity activations started.",
+          e.activations);
+  counter("ferry_entities_passivations_total", "Entity activations ended.",
+          e.passivations);
+  counter("ferry_entities_hand_offs_total",
+          "Shards this node handed to another member.", e.hand_offs);
+  counter("ferry_entities_refused_total",
+          "Messages to entities refused (unknown type, full buffer, "
+          "database away).",
+          e.refused);
+  counter("ferry_entities_saves_total", "Entity states saved.", e.saves);
+  counter("ferry_entities_conflicts_total",
+          "Saves refused because another activation saved first "
+          "(state_conflict).",
+          e.conflicts);
+  counter("ferry_entities_store_failures_total",
+          "Database calls that failed for another reason.", e.store_failures);
+  w.family("ferry_entities_store_seconds", "summary",
+           "Database calls (loads, saves, leases) and the time they took.");
+  w.sample("ferry_entities_store_seconds_sum", {}, e.store_seconds);
+  w.sample("ferry_entities_store_seconds_count", {}, e.store_calls);
+}
+
 } // namespace
 
 std::string render_exposition(const node_figures& x) {
@@ -315,6 +354,8 @@ std::string render_exposition(const node_figures& x) {
     write_store(w, *x.store);
   if (x.cluster)
     write_cluster(w, *x.cluster);
+  if (x.entities)
+    write_entities(w, *x.entities);
   w.family("process_resident_memory_bytes", "gauge",
            "Resident memory of this process in bytes.");
   w.sample("process_resident_memory_bytes", {}, x.resident_bytes);

@@ -2,7 +2,8 @@
 //
 // Rendered only when a client asks (a scrape), from snapshots: the link
 // counters' `link_stats`, the node's peers, the host store's summary, the
-// process' resident memory and the node's view of its cluster.
+// process' resident memory, the node's view of its cluster and what its
+// entities do.
 // docs/monitoring.md lists every metric and its meaning; this file is where
 // they are named.
 //
@@ -10,6 +11,7 @@
 #pragma once
 
 #include "ferry/cluster_events.hpp"
+#include "ferry/entities.hpp"
 #include "ferry/link_stats.hpp"
 #include "ferry/node_events.hpp"
 
@@ -48,6 +50,8 @@ struct node_figures {
   uint64_t resident_bytes = 0;
   /// The node's cluster, if it joins one.
   std::optional<cluster_figures> cluster;
+  /// The node's entities, if it hosts them.
+  std::optional<entity_stats> entities;
 };
 
 /// Returns `x` in Prometheus' text exposition format (version 0.0.4).

@@ -60,6 +60,9 @@ caf::expected<std::unique_ptr<node>> node::start(node_config& cfg) {
   if (!hosted)
     return std::move(hosted.error());
   result->entities_ = std::move(*hosted);
+  if (result->entities_->hosting())
+    result->impl_->set_entity_figures(
+      [e = result->entities_.get()] { return e->stats(); });
   return result;
 }
 
@@ -69,6 +72,7 @@ node::node(std::unique_ptr<detail::node_impl> impl) : impl_(std::move(impl)) {
 
 node::~node() {
   auto& flag = impl_->config().in_use_;
+  impl_->set_entity_figures(nullptr);
   entities_.reset(); // saves what changed, releases the shards
   cluster_.reset();  // stops the daemon before the node ends
   impl_.reset();

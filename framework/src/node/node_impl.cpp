@@ -227,16 +227,23 @@ std::string node_impl::metrics_text() {
       figures.store = std::move(*summary);
   figures.resident_bytes = resident_memory_bytes();
   {
-    lock_guard guard{cluster_mtx_};
+    lock_guard guard{figures_mtx_};
     if (cluster_figures_)
       figures.cluster = cluster_figures_();
+    if (entity_figures_)
+      figures.entities = entity_figures_();
   }
   return render_exposition(figures);
 }
 
 void node_impl::set_cluster_figures(std::function<cluster_figures()> source) {
-  lock_guard guard{cluster_mtx_};
+  lock_guard guard{figures_mtx_};
   cluster_figures_ = std::move(source);
+}
+
+void node_impl::set_entity_figures(std::function<entity_stats()> source) {
+  lock_guard guard{figures_mtx_};
+  entity_figures_ = std::move(source);
 }
 
 void node_impl::disconnect(uint64_t id, const caf::error& why) {

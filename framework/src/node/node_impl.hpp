@@ -148,6 +148,10 @@ public:
 
   // -- the node's own ---------------------------------------------------------
 
+  /// Sets where scrapes read the node's entities' figures (nothing: they
+  /// show none). Set by `node` while its entities run.
+  void set_entity_figures(std::function<entity_stats()> source);
+
   /// Returns this node's id: 64 random bits drawn at start (never 0).
   uint64_t id() const { return id_; }
 
@@ -336,10 +340,12 @@ private:
   mutex listen_mtx_;
   std::vector<std::shared_ptr<net::listener>>
     listeners_ FERRY_GUARDED_BY(listen_mtx_);
-  /// Guards `cluster_figures_`, which scrapes read from the metrics thread.
-  mutex cluster_mtx_;
+  /// Guards the sources of figures that scrapes read from the metrics
+  /// thread (a source is called under it, so it is not unset mid-call).
+  mutex figures_mtx_;
   std::function<cluster_figures()>
-    cluster_figures_ FERRY_GUARDED_BY(cluster_mtx_);
+    cluster_figures_ FERRY_GUARDED_BY(figures_mtx_);
+  std::function<entity_stats()> entity_figures_ FERRY_GUARDED_BY(figures_mtx_);
   /// Last: it reads every member above from its own thread.
   std::unique_ptr<metrics_server> metrics_;
 };
