@@ -9,7 +9,8 @@
 //   store-used             "store-used <bytes>" (the store's own figure)
 //   stats                  "stats <peer> <family>=<sent>/<received> ..."
 //   count <key> <n>        n requests to the counter entity <key>, each
-//                          adding 1 and saving: "counted <total>"
+//                          adding 1 and saving: "counted <total>", or
+//                          "error <what>" at the first that fails
 // With --ferry.entities.store=... the node hosts the entity type `counter`
 // (a total it saves on every request).
 // Command-line flags are ferry's and CAF's (--ferry.metrics.port=0, ...).
@@ -163,15 +164,13 @@ int main(int argc, char** argv) {
       in >> key >> count;
       auto whom = (*n)->entities().ref("counter", key);
       int64_t total = -1;
-      for (int i = 0; whom && i < count; ++i)
+      caf::error failed = whom ? caf::error{} : whom.error();
+      for (int i = 0; !failed && i < count; ++i)
         self->request(*whom, 10s, int64_t{1})
           .receive([&](int64_t x) { total = x; },
-                   [&](const caf::error& err) {
-                     std::cerr << "metrics_node: " << ferry::render(err)
-                               << '\n';
-                   });
-      if (!whom)
-        std::cout << "error " << ferry::render(whom.error()) << std::endl;
+                   [&](caf::error& err) { failed = std::move(err); });
+      if (failed)
+        std::cout << "error " << ferry::render(failed) << std::endl;
       else
         std::cout << "counted " << total << std::endl;
     } else if (cmd == "stats") {

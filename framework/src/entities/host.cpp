@@ -270,10 +270,47 @@ void stop_entity(host_actor* self, running_entity& e) {
 
 namespace {
 
+/// Records `h` as the host of member `uid`, watched: when its link goes
+/// down, calls for the member's shards wait here instead of following it.
+void met(host_actor* self, uint64_t uid, const caf::actor& h) {
+  auto& st = self->state;
+  auto& known = st.hosts[uid];
+  if (known == h)
+    return;
+  known = h;
+  if (uid != st.s.uid)
+    self->monitor(h);
+}
+
+/// The host `x` names ended or its link went down: no call goes its way
+/// until it introduces itself again (its member stays an owner until the
+/// cluster says it is down, so its shards wait here meanwhile).
+bool on_host_down(host_actor* self, const caf::down_msg& x) {
+  auto& st = self->state;
+  auto i = std::find_if(st.hosts.begin(), st.hosts.end(), [&](auto& kv) {
+    return kv.first != st.s.uid && kv.second.address() == x.source;
+  });
+  if (i == st.hosts.end())
+    return false;
+  auto way = i->second;
+  auto m = st.members.find(i->first);
+  log_limited(self, "the entity host of member " +
+                      (m != st.members.end() ? m->second.name
+                                             : std::to_string(i->first)) +
+                      " is out of reach (" + render(x.reason) +
+                      "): its shards' calls wait here");
+  st.hosts.erase(i);
+  publish_routes(self);
+  st.s.routes->gone(way, self->context());
+  return true;
+}
+
 /// An entity ended: forget it, and start its next activation when calls
 /// wait for one.
 void on_entity_down(host_actor* self, const caf::down_msg& x) {
   auto& st = self->state;
+  if (on_host_down(self, x))
+    return;
   for (uint32_t shard = 0; shard < st.shards.size(); ++shard) {
     auto& sh = st.shards[shard];
     for (auto i = sh.entities.begin(); i != sh.entities.end(); ++i) {
@@ -365,7 +402,7 @@ void meet(host_actor* self, const registry_listing& listing) {
         [self, h](hello_atom, uint64_t uid, bool hosting) {
           auto& st = self->state;
           std::erase(st.introducing, h);
-          st.hosts[uid] = h;
+          met(self, uid, h);
           if (hosting)
             st.hosting.insert(uid);
           publish_routes(self);
@@ -448,7 +485,7 @@ caf::behavior host(host_actor* self, host_settings s) {
     [self](hello_atom, uint64_t uid, bool hosting) {
       auto& st = self->state;
       if (auto h = caf::actor_cast<caf::actor>(self->current_sender())) {
-        st.hosts[uid] = h;
+        met(self, uid, h);
         if (hosting)
           st.hosting.insert(uid);
         publish_routes(self);

@@ -142,8 +142,12 @@ void router::gone(const caf::actor& way, caf::execution_unit* ctx) {
   for (uint32_t shard = 0; shard < shards_; ++shard) {
     auto& l = lanes_[shard];
     lock_guard guard{l.mtx};
-    if (l.flushing && l.via == way)
+    if (l.via != way)
+      continue;
+    if (l.flushing)
       finish_flush(shard, l, ctx);
+    else
+      l.via = nullptr; // nothing to flush: the next message goes the new way
   }
 }
 

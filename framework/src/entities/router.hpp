@@ -78,7 +78,7 @@ public:
   void expire(caf::execution_unit* ctx);
 
   /// Gives up on the flushes through `way`, a host that is gone (what it
-  /// held went with it).
+  /// held went with it), and flushes nothing through it later.
   void gone(const caf::actor& way, caf::execution_unit* ctx);
 
   /// Returns once every message routed by the routes before the latest
