@@ -1,16 +1,19 @@
-"""Three member processes host the `counter` entity type (one SQLite file,
-one host) in a cluster; 30 counters get 5 acknowledged increments each
+"""Three member processes host the `counter` entity type in a cluster, their
+state in one SQLite file or one PostgreSQL database (a server of the test's
+own); 30 counters get 5 acknowledged increments each
 through member a. Then member c is killed with SIGKILL. Every counter must
 go on from its last acknowledged save (6 after one more increment, also the
 keys c held), and c's keys must answer again within the cluster's detection
 time plus `stable-after` plus 5 s of the kill.
 
-Usage: entity_kill_test.py METRICS_NODE
+Usage: entity_kill_test.py METRICS_NODE sqlite
+       entity_kill_test.py METRICS_NODE postgresql POSTGRES_SERVER
 """
 
 import os
 import re
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +30,7 @@ STABLE_AFTER_S = 1.0
 DETECTION_S = 2.0
 
 
-def flags(address, seed, database):
+def flags(address, seed, location):
     return ["--ferry.cluster.name=kill", f"--ferry.cluster.address={address}",
             f'--ferry.cluster.seeds=["{seed}"]',
             "--ferry.cluster.gossip-interval=100ms",
@@ -35,7 +38,7 @@ def flags(address, seed, database):
             "--ferry.cluster.acceptable-pause=300ms",
             "--ferry.cluster.seed-timeout=200ms",
             f"--ferry.cluster.stable-after={int(STABLE_AFTER_S * 1000)}ms",
-            f"--ferry.entities.store=sqlite:{database}",
+            f"--ferry.entities.store={location}",
             "--ferry.entities.shards=30", "--ferry.entities.lease=1s",
             "--ferry.entities.hand-off-timeout=3s"]
 
@@ -45,17 +48,34 @@ def sample(text, name):
     return float(match.group(1)) if match else None
 
 
+def postgres(server_binary):
+    """Starts a PostgreSQL server (ferry_postgres_server); returns the
+    process and its location for ferry.entities.store."""
+    proc = subprocess.Popen([server_binary, "entities"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline().strip()
+    if not line.startswith("ready "):
+        proc.stdin.close()
+        proc.wait()
+        raise AssertionError(f"no PostgreSQL server: {line}")
+    return proc, "postgresql:" + line.removeprefix("ready ")
+
+
 def main():
-    metrics_node = sys.argv[1]
+    metrics_node, kind = sys.argv[1], sys.argv[2]
     store = private_store()
+    server = None
     with tempfile.TemporaryDirectory() as dir:
-        database = f"{dir}/entities.db"
+        if kind == "postgresql":
+            server, location = postgres(sys.argv[3])
+        else:
+            location = f"sqlite:{dir}/entities.db"
         addresses = [f"127.0.0.1:{free_port()}" for _ in range(3)]
         nodes = []
         try:
             for name, address in zip("abc", addresses):
                 nodes.append(Node(metrics_node, name, store,
-                                  flags(address, addresses[0], database)))
+                                  flags(address, addresses[0], location)))
             a, b, c = nodes
             for node in nodes:
                 poll(f"{node.name} sees three members up",
@@ -88,7 +108,7 @@ def main():
                 answered.append(f"{key} {time.monotonic() - killed:.2f} s")
             took = time.monotonic() - killed
             bound = DETECTION_S + STABLE_AFTER_S + 5
-            print(f"entity_kill_test: c ran {held:.0f} of 30 counters; "
+            print(f"entity_kill_test ({kind}): c ran {held:.0f} of 30 counters; "
                   f"every counter answered again {took:.2f} s after the kill "
                   f"(bound {bound:.1f} s); {lost} request(s) met the link "
                   f"going down")
@@ -105,6 +125,9 @@ def main():
                 if node.proc.poll() is None:
                     node.proc.kill()
                     node.proc.wait()
+            if server:
+                server.stdin.close()
+                server.wait(timeout=60)
 
 
 if __name__ == "__main__":
