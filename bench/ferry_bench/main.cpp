@@ -161,6 +161,26 @@ int run_load(const options& opts, int argc, char** argv,
   return ok ? 0 : 1;
 }
 
+/// `--entities`: the entity program alone (entity_runs.hpp).
+int run_entities(const options& opts, int argc, char** argv,
+                 std::chrono::steady_clock::time_point started) {
+  report rep;
+  rep.mode = opts.quick ? "quick" : "full";
+  rep.machine = read_machine();
+  rep.command = command_line(argc, argv);
+  entity_options eo;
+  eo.keys = opts.entity_keys;
+  rep.entities = measure_entities(eo);
+  rep.wall_seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  print_table(rep);
+  bool ok = true;
+  if (!opts.json.empty())
+    ok = write_json(rep, opts.json) && ok;
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -176,6 +196,8 @@ int main(int argc, char** argv) {
   remove_stale_stores();
   if (opts->load)
     return run_load(*opts, argc, argv, started);
+  if (opts->entities)
+    return run_entities(*opts, argc, argv, started);
   auto mtx = build_matrix(*opts);
   if (opts->list) {
     for (auto& c : mtx.cells)

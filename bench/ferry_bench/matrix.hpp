@@ -138,6 +138,10 @@ struct options {
   int load_clients = 2;
   std::vector<double> load_rates;
   double load_step_seconds = 0;
+  /// The entity program instead of the matrix (entity_runs.hpp), and how
+  /// many keys it asks.
+  bool entities = false;
+  uint64_t entity_keys = 10'000;
 };
 
 /// Parses `argv`; prints usage and returns nothing on `--help` or an error

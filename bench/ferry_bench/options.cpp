@@ -54,6 +54,13 @@ Message throughput and latency between two actors, ferry against plain CAF
   --load-rates R[,R]      offered rates, requests a second over all clients
                           (default 1000 to 120000 quick, to 160000 full)
   --load-step-seconds S   time of each step (default 1 quick, 3 full)
+  --entities              the entity program instead of the matrix: an
+                          entity's round trip beside a plain remote
+                          actor's, activation latency, requests a second to
+                          many entities without state and saving to SQLite
+                          and PostgreSQL, and the time to rebalance them
+                          when a fifth member joins
+  --entity-keys N         entities the program asks (default 10000)
   --list                  print the cells (and skipped ones) and exit
   --help                  this text
 
@@ -204,12 +211,15 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
       result.metrics = true;
     } else if (arg == "--load") {
       result.load = true;
+    } else if (arg == "--entities") {
+      result.entities = true;
     } else if (arg == "--transport" || arg == "--family" || arg == "--payload"
                || arg == "--pattern" || arg == "--type" || arg == "--json"
                || arg == "--plot" || arg == "--seconds"
                || arg == "--rounds" || arg == "--handoff-runs"
                || arg == "--host-link-mbit" || arg == "--load-clients"
-               || arg == "--load-rates" || arg == "--load-step-seconds") {
+               || arg == "--load-rates" || arg == "--load-step-seconds"
+               || arg == "--entity-keys") {
       auto v = take();
       if (!v)
         return fail(arg + " needs a value");
@@ -279,6 +289,11 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         result.load_step_seconds = std::atof(v->c_str());
         if (result.load_step_seconds <= 0)
           return fail("--load-step-seconds must be positive");
+      } else if (arg == "--entity-keys") {
+        auto n = std::atoll(v->c_str());
+        if (n < 100 || n > 1'000'000)
+          return fail("--entity-keys must be between 100 and 1000000");
+        result.entity_keys = static_cast<uint64_t>(n);
       } else if (arg == "--host-link-mbit") {
         auto mbit = std::atoll(v->c_str());
         if (mbit <= 0 || mbit > 400000)

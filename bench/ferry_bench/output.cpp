@@ -300,6 +300,8 @@ void print_table(const report& r) {
   }
   if (!r.load.empty())
     print_load(r.load);
+  if (!r.entities.empty())
+    print_entities(r.entities);
   auto checks = check_targets(r);
   if (!checks.empty()) {
     std::cout << "\ntargets:\n";
@@ -440,6 +442,8 @@ bool write_json(const report& r, const std::string& path) {
   }
   out << "\n  ],\n  \"load\": [";
   write_load_json(out, r.load);
+  out << "\n  ],\n  \"entities\": [";
+  write_entity_json(out, r.entities);
   // Every check, met or missed, failed rows' included: the report
   // generator (report.py) reads them from here.
   out << "\n  ],\n  \"targets\": [";

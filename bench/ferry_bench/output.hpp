@@ -2,6 +2,7 @@
 // file and the gnuplot picture. No CAF here.
 #pragma once
 
+#include "entity_runs.hpp"
 #include "load_runs.hpp"
 #include "machine.hpp"
 #include "matrix.hpp"
@@ -28,6 +29,8 @@ struct report {
   std::vector<python_row> python;
   /// The load program's sets (`--load`, load_runs.hpp).
   std::vector<load_set> load;
+  /// The entity program's rows (`--entities`, entity_runs.hpp).
+  std::vector<entity_row> entities;
   double wall_seconds = 0;
 };
 
@@ -48,6 +51,11 @@ bool run_gnuplot(const std::string& script, const std::string& data,
 /// on stdout.
 void write_load_json(std::ostream& out, const std::vector<load_set>& sets);
 void print_load(const std::vector<load_set>& sets);
+
+/// The entity rows as JSON array elements (entity_output.cpp), and as a
+/// table on stdout.
+void write_entity_json(std::ostream& out, const std::vector<entity_row>& rows);
+void print_entities(const std::vector<entity_row>& rows);
 
 /// Fills `baseline_msgs_per_s` and `ratio` of every row (see README.md).
 void compute_ratios(std::vector<result>& results);

@@ -167,6 +167,8 @@ class Run:
                        if isinstance(p, dict)]
         self.load = [x for x in doc.get("load", []) or []
                      if isinstance(x, dict)]
+        self.entities = [x for x in doc.get("entities", []) or []
+                         if isinstance(x, dict)]
         # None: a run written before ferry-bench recorded its checks.
         targets = doc.get("targets")
         self.targets = ([t for t in targets if isinstance(t, dict)]
@@ -519,6 +521,60 @@ def load_section(mode, runs, page_dir="."):
     return out
 
 
+ENTITY_ORDER = ["round_trip", "activation", "throughput", "rebalance"]
+STORE_ORDER = ["none", "sqlite", "postgresql"]
+
+
+def entities_section(mode, runs):
+    rows = {}
+    for run in runs:
+        for x in run.entities:
+            key = (str(x.get("what", "?")), str(x.get("store", "?")),
+                   str(x.get("figure", "")))
+            rows.setdefault(key, []).append(x)
+    if not rows:
+        return []
+    out = [f"## Entities, {mode} mode", "",
+           "`ferry-bench --entities`: nodes of one cluster in one process, "
+           "linked over loopback TCP; a client node that hosts no entities "
+           "asks members that do. `round_trip`: 64 B requests one after the "
+           "other to an active entity without state, beside a plain actor "
+           "exposed on the same member (`plain`; `ratio` is the entity's "
+           "rate over the plain actor's). `activation`: the first request "
+           "to each of 1,000 new keys, which load their state first. "
+           "`throughput`: requests a second to the run's keys with 256 in "
+           "flight, while they activate and once active; with SQLite and "
+           "PostgreSQL each request saves the entity's state (SQLite in WAL "
+           "mode, `synchronous=NORMAL`; PostgreSQL is a throwaway server "
+           "the run starts, with `fsync=off`). `rebalance`: the run's keys "
+           "active on four hosting members, then a fifth joins: seconds "
+           "from its start until the shards settled, and until every key "
+           "answered again.", "",
+           "| what | store | figure | runs | value | plain | ratio |",
+           "|---|---|---|---|---|---|---|"]
+    for key in sorted(rows, key=lambda k: (order_of(k[0], ENTITY_ORDER),
+                                           order_of(k[1], STORE_ORDER),
+                                           k[2])):
+        got = [x for x in rows[key] if not x.get("error")]
+        failed = sorted({str(x["error"]) for x in rows[key]
+                         if x.get("error")})
+        if got:
+            base = [x.get("baseline") for x in got
+                    if number(x.get("baseline"))]
+            ratio = [x["baseline"] / x["value"] for x in got
+                     if number(x.get("baseline")) and number(x.get("value"))
+                     and x["value"] > 0]
+            out.append(f"| {key[0]} | {key[1]} | {cell(key[2])} "
+                       f"| {len(got)} | {span([x.get('value') for x in got])} "
+                       f"| {span(base) if base else ''} "
+                       f"| {span(ratio) if ratio else ''} |")
+        for why in failed:
+            out.append(f"| {key[0]} | {key[1]} | failed | {cell(why)} "
+                       f"| | | |")
+    out.append("")
+    return out
+
+
 def header(out_path, paths):
     here = os.path.dirname(os.path.abspath(__file__))
     page_dir = os.path.dirname(os.path.abspath(out_path))
@@ -574,6 +630,7 @@ def main(argv):
         lines += python_section(mode, of_mode)
         lines += load_section(mode, of_mode,
                               os.path.dirname(os.path.abspath(out_path)))
+        lines += entities_section(mode, of_mode)
     while lines and lines[-1] == "":
         lines.pop()
     lines = wrap_prose(lines)

@@ -250,6 +250,24 @@ std::vector<target_check> check_targets(const report& r) {
       }
     }
   }
+  // An entity's round trip against a plain remote actor's on its member.
+  for (auto& x : r.entities) {
+    if (x.what != "round_trip" || x.figure != "p50_us")
+      continue;
+    target_check e;
+    e.what = "entity round trip rate >= 0.8x plain remote actor";
+    e.row = "entities round_trip";
+    if (!x.error.empty() || x.value <= 0) {
+      e.figure = "not measured: " + x.error;
+    } else {
+      auto ratio = x.baseline / x.value;
+      e.figure = "p50 " + fixed(x.value, 0) + " us vs "
+                 + fixed(x.baseline, 0) + " us (" + fixed(ratio, 2)
+                 + "x, need >= 0.8)";
+      e.met = ratio >= 0.8;
+    }
+    out.push_back(e);
+  }
   return out;
 }
 
