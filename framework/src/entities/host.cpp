@@ -76,7 +76,11 @@ void answer_flush(host_actor* self, uint32_t shard, const item& x) {
     st.s.routes->ready(shard, token, self->context());
     return;
   }
-  if (auto i = st.hosts.find(origin); i != st.hosts.end())
+  // The flush comes from the origin's host (its sender): a member that has
+  // not met that host yet (it joined a moment ago) answers all the same.
+  if (auto to = caf::actor_cast<caf::actor>(x.sender))
+    self->send(to, ready_atom::value, shard, token);
+  else if (auto i = st.hosts.find(origin); i != st.hosts.end())
     self->send(i->second, ready_atom::value, shard, token);
 }
 
@@ -270,6 +274,25 @@ void stop_entity(host_actor* self, running_entity& e) {
 
 namespace {
 
+/// Returns whether member `uid` maps keys to as many shards as this node;
+/// logs the mismatch otherwise (the two do not meet: a shard number means
+/// another shard on each).
+bool same_shards(host_actor* self, uint64_t uid, uint32_t shards) {
+  auto& st = self->state;
+  if (shards == st.s.cfg.shards)
+    return true;
+  auto m = st.members.find(uid);
+  log_limited(self,
+              "error: member " +
+                (m != st.members.end() ? m->second.name : std::to_string(uid)) +
+                " maps entity keys to " + std::to_string(shards) +
+                " shards and this node to " + std::to_string(st.s.cfg.shards) +
+                ": this node sends it no calls; set "
+                "ferry.entities.shards alike on every node that hosts "
+                "or reaches entities");
+  return false;
+}
+
 /// Records `h` as the host of member `uid`, watched: when its link goes
 /// down, calls for the member's shards wait here instead of following it.
 void met(host_actor* self, uint64_t uid, const caf::actor& h) {
@@ -397,11 +420,13 @@ void meet(host_actor* self, const registry_listing& listing) {
     st.introducing.push_back(h);
     self
       ->request(h, std::chrono::seconds{30}, hello_atom::value, st.s.uid,
-                !st.s.observer)
+                !st.s.observer, st.s.cfg.shards)
       .then(
-        [self, h](hello_atom, uint64_t uid, bool hosting) {
+        [self, h](hello_atom, uint64_t uid, bool hosting, uint32_t shards) {
           auto& st = self->state;
           std::erase(st.introducing, h);
+          if (!same_shards(self, uid, shards))
+            return;
           met(self, uid, h);
           if (hosting)
             st.hosting.insert(uid);
@@ -482,16 +507,18 @@ caf::behavior host(host_actor* self, host_settings s) {
       if (shard < self->state.shards.size())
         on_handoff(self, shard, epoch);
     },
-    [self](hello_atom, uint64_t uid, bool hosting) {
+    [self](hello_atom, uint64_t uid, bool hosting, uint32_t shards) {
       auto& st = self->state;
-      if (auto h = caf::actor_cast<caf::actor>(self->current_sender())) {
+      auto h = caf::actor_cast<caf::actor>(self->current_sender());
+      if (h && same_shards(self, uid, shards)) {
         met(self, uid, h);
         if (hosting)
           st.hosting.insert(uid);
         publish_routes(self);
         rebalance(self);
       }
-      return caf::make_message(hello_atom::value, st.s.uid, !st.s.observer);
+      return caf::make_message(hello_atom::value, st.s.uid, !st.s.observer,
+                               st.s.cfg.shards);
     },
     [self](bye_atom, uint64_t uid) {
       auto& st = self->state;

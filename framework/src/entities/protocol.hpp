@@ -10,17 +10,20 @@
 //       id: a request's answer goes from the entity to the requester. `hops`
 //       counts the members that passed it on.
 //   flush_atom, shard, origin, token
-//       Sent by member `origin` along the way it sent the shard's messages
-//       so far, when it starts sending them elsewhere; the member that holds
-//       the shard answers `ready_atom, shard, token` to `origin`'s host once
-//       everything before it was delivered.
+//       Sent by member `origin`'s host (the message's sender) along the way
+//       its router sent the shard's messages so far, when it starts sending
+//       them elsewhere; the member that holds the shard answers
+//       `ready_atom, shard, token` to that sender once everything before it
+//       was delivered (also when it has not met that host).
 //   handoff_atom, shard, epoch  ...  handed_atom, shard, epoch
 //       From the member that held the shard to the one it hands it to,
 //       around every message it held for it: the taker holds them, takes
 //       the shard's lease (released to it), and delivers them first.
-//   hello_atom, uid, hosting  ->  hello_atom, uid, hosting
+//   hello_atom, uid, hosting, shards  ->  hello_atom, uid, hosting, shards
 //       Hosts introduce themselves (they find each other in the cluster
-//       registry under `registry_key`), saying whether they host entities.
+//       registry under `registry_key`), saying whether they host entities
+//       and how many shards keys map to; hosts whose counts differ do not
+//       meet (each logs why).
 //   bye_atom, uid  ->  bye_ack_atom, uid
 //       A host that stops (its node ends): the others stop sending it
 //       calls at once, rather than when the cluster notices, and answer

@@ -5,6 +5,7 @@
 
 #include "ferry/errc.hpp"
 
+#include <caf/actor_cast.hpp>
 #include <caf/make_message.hpp>
 
 namespace ferry::detail::entities {
@@ -93,9 +94,11 @@ void router::route(uint32_t shard, caf::mailbox_element_ptr what,
   l.flushing = true;
   l.token = next_token_.fetch_add(1, std::memory_order_relaxed) + 1;
   l.since = time_.now();
-  l.via->enqueue(caf::make_mailbox_element(nullptr, caf::make_message_id(), {},
-                                           flush_atom::value, shard, r->self,
-                                           l.token),
+  // From this node's host, which hears `ready`.
+  l.via->enqueue(caf::make_mailbox_element(
+                   caf::actor_cast<caf::strong_actor_ptr>(r->self_host),
+                   caf::make_message_id(), {}, flush_atom::value, shard,
+                   r->self, l.token),
                  ctx);
   l.waiting.push_back(std::move(what));
   held_.fetch_add(1, std::memory_order_relaxed);
