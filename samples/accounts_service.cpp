@@ -30,9 +30,6 @@
 
 #include <caf/all.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -117,19 +114,6 @@ void join_settings(ferry::node_config& cfg, uint16_t port, uint16_t seed_port,
   cfg.store_enabled = false;
 }
 
-/// Returns a port of 127.0.0.1 that was free a moment ago.
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // -- a member ----------------------------------------------------------------
 
 std::atomic<bool> terminate_requested{false};
@@ -206,7 +190,8 @@ int run_client(ferry::node_config& cfg, const std::vector<std::string>& args,
   std::vector<std::unique_ptr<sample::peer_process>> members;
   for (int i = 1; i <= member_count; ++i) {
     auto member_args = sample::peer_args(args, "member-" + std::to_string(i));
-    member_args.push_back("--member-port=" + std::to_string(free_port()));
+    member_args.push_back("--member-port=" +
+                          std::to_string(sample::free_port()));
     member_args.push_back("--seed-port=" + std::to_string(port));
     members.push_back(std::make_unique<sample::peer_process>(member_args));
   }
@@ -341,7 +326,7 @@ int main(int argc, char** argv) {
     store = "sqlite:" + (dir / "accounts.db").string();
     args.push_back("--store=" + store);
   }
-  auto port = free_port();
+  auto port = sample::free_port();
   join_settings(cfg, port, port, store);
   bool named = false;
   for (auto& arg : args)

@@ -1,21 +1,39 @@
 // A tiny helper for the samples: start this program again (or another build
 // of it) as a peer process, read the line it prints with its port, and let
-// it exit by closing its stdin. Samples that need several nodes use it.
+// it exit by closing its stdin; and a free port of 127.0.0.1 to give it.
+// Samples that need several nodes use it.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char** environ;
 
 namespace sample {
+
+/// Returns a port of 127.0.0.1 that was free a moment ago.
+inline uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
 
 class peer_process {
 public:

@@ -24,9 +24,6 @@
 
 #include <caf/all.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -57,19 +54,6 @@ void join_settings(ferry::node_config& cfg, uint16_t port, uint16_t seed_port) {
   cfg.cluster.acceptable_pause = 600ms;
   cfg.cluster.stable_after = 2s;
   cfg.store_enabled = false;
-}
-
-/// Returns a port of 127.0.0.1 that was free a moment ago.
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // -- a worker ----------------------------------------------------------------
@@ -121,8 +105,8 @@ int run_worker(ferry::node_config& cfg, uint16_t port) {
   }
   auto& node = **n;
   auto removed = std::make_shared<std::atomic<bool>>(false);
-  auto watcher = node.system().spawn(removal_watcher, cfg.cluster.address,
-                                     removed);
+  auto watcher =
+    node.system().spawn(removal_watcher, cfg.cluster.address, removed);
   node.cluster().watch_members(watcher);
   auto me = node.system().spawn(worker);
   if (auto ok = node.cluster().register_actor(key, me); !ok) {
@@ -158,9 +142,7 @@ caf::behavior event_printer() {
   };
   return {
     [=](const ferry::member_up& x) { print("up", x.member); },
-    [=](const ferry::member_unreachable& x) {
-      print("unreachable", x.member);
-    },
+    [=](const ferry::member_unreachable& x) { print("unreachable", x.member); },
     [=](const ferry::member_reachable& x) { print("reachable", x.member); },
     [=](const ferry::member_down& x) { print("down", x.member); },
     [=](const ferry::member_removed& x) { print("removed", x.member); },
@@ -175,15 +157,14 @@ caf::expected<int32_t> square(ferry::node& n, caf::scoped_actor& self,
   auto workers = n.cluster().find_actors(key);
   if (!workers)
     return std::move(workers.error());
-  caf::error last = caf::make_error(ferry::errc::no_such_actor,
-                                    "no worker under '" + std::string{key}
-                                      + "'");
+  caf::error last = caf::make_error(
+    ferry::errc::no_such_actor, "no worker under '" + std::string{key} + "'");
   for (size_t tries = 0; tries < workers->size(); ++tries) {
     auto& whom = (*workers)[next++ % workers->size()];
     caf::expected<int32_t> result{caf::make_error(caf::sec::request_timeout)};
-    self->request(whom, 5s, x).receive(
-      [&](int32_t y) { result = y; },
-      [&](caf::error& err) { result = std::move(err); });
+    self->request(whom, 5s, x)
+      .receive([&](int32_t y) { result = y; },
+               [&](caf::error& err) { result = std::move(err); });
     if (result)
       return result;
     last = result.error();
@@ -215,8 +196,8 @@ int run_client(ferry::node_config& cfg, const std::vector<std::string>& args,
   std::vector<std::unique_ptr<sample::peer_process>> workers;
   for (int i = 1; i <= worker_count; ++i) {
     auto worker_args = sample::peer_args(args, "worker-" + std::to_string(i));
-    worker_args.push_back("--worker-port="
-                          + std::to_string(free_port()));
+    worker_args.push_back("--worker-port=" +
+                          std::to_string(sample::free_port()));
     worker_args.push_back("--seed-port=" + std::to_string(port));
     workers.push_back(std::make_unique<sample::peer_process>(worker_args));
   }
@@ -224,8 +205,8 @@ int run_client(ferry::node_config& cfg, const std::vector<std::string>& args,
     std::cerr << "service_cluster: the workers never registered\n";
     return 1;
   }
-  std::cout << "service_cluster: " << worker_count << " workers under '"
-            << key << "'\n";
+  std::cout << "service_cluster: " << worker_count << " workers under '" << key
+            << "'\n";
   caf::scoped_actor self{node.system()};
   size_t next = 0;
   int wrong = 0;
@@ -279,8 +260,8 @@ int main(int argc, char** argv) {
     }
   }
   ferry::node_config cfg;
-  if (auto err = cfg.parse(static_cast<int>(ferry_argv.size()),
-                           ferry_argv.data())) {
+  if (auto err =
+        cfg.parse(static_cast<int>(ferry_argv.size()), ferry_argv.data())) {
     std::cerr << "service_cluster: " << ferry::render(err) << '\n';
     return 2;
   }
@@ -288,7 +269,7 @@ int main(int argc, char** argv) {
     join_settings(cfg, worker_port, seed_port);
     return run_worker(cfg, worker_port);
   }
-  auto port = free_port();
+  auto port = sample::free_port();
   join_settings(cfg, port, port);
   bool named = false;
   for (auto& arg : args)

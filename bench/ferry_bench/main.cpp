@@ -126,14 +126,36 @@ bool same_set(const cell& x, const cell& y) {
          && x.pat == y.pat && !is_one_shot(x.pat);
 }
 
-/// `--load`: the load program alone (load_runs.hpp), with stores of its own
-/// (64 B requests never reach them; a ferry node attaches one all the same).
-int run_load(const options& opts, int argc, char** argv,
-             std::chrono::steady_clock::time_point started) {
+/// A report of this run, its machine and command filled in.
+report start_report(const options& opts, int argc, char** argv) {
   report rep;
   rep.mode = opts.quick ? "quick" : "full";
   rep.machine = read_machine();
   rep.command = command_line(argc, argv);
+  return rep;
+}
+
+/// Prints `rep` and writes its JSON (and, for the load program, its plot);
+/// returns the exit code.
+int finish_report(report& rep, const options& opts,
+                  std::chrono::steady_clock::time_point started) {
+  rep.wall_seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  print_table(rep);
+  bool ok = true;
+  if (!opts.json.empty())
+    ok = write_json(rep, opts.json) && ok;
+  if (!opts.plot.empty() && !rep.load.empty())
+    ok = write_load_plot(rep, opts.plot) && ok;
+  return ok ? 0 : 1;
+}
+
+/// `--load`: the load program alone (load_runs.hpp), with stores of its own
+/// (64 B requests never reach them; a ferry node attaches one all the same).
+int run_load(const options& opts, int argc, char** argv,
+             std::chrono::steady_clock::time_point started) {
+  auto rep = start_report(opts, argc, argv);
   bench_env env;
   env.store_name = "ferry-bench-" + std::to_string(getpid());
   env.store_capacity = 64 * MiB;
@@ -149,36 +171,17 @@ int run_load(const options& opts, int argc, char** argv,
   rep.load = measure_load(env, lo);
   static_cast<void>(ferry::store::object_store::remove(env.store_name));
   static_cast<void>(ferry::store::object_store::remove(env.tcp_store_name));
-  rep.wall_seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - started)
-                       .count();
-  print_table(rep);
-  bool ok = true;
-  if (!opts.json.empty())
-    ok = write_json(rep, opts.json) && ok;
-  if (!opts.plot.empty())
-    ok = write_load_plot(rep, opts.plot) && ok;
-  return ok ? 0 : 1;
+  return finish_report(rep, opts, started);
 }
 
 /// `--entities`: the entity program alone (entity_runs.hpp).
 int run_entities(const options& opts, int argc, char** argv,
                  std::chrono::steady_clock::time_point started) {
-  report rep;
-  rep.mode = opts.quick ? "quick" : "full";
-  rep.machine = read_machine();
-  rep.command = command_line(argc, argv);
+  auto rep = start_report(opts, argc, argv);
   entity_options eo;
   eo.keys = opts.entity_keys;
   rep.entities = measure_entities(eo);
-  rep.wall_seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - started)
-                       .count();
-  print_table(rep);
-  bool ok = true;
-  if (!opts.json.empty())
-    ok = write_json(rep, opts.json) && ok;
-  return ok ? 0 : 1;
+  return finish_report(rep, opts, started);
 }
 
 } // namespace

@@ -29,6 +29,8 @@ import tempfile
 import threading
 import time
 
+from entity_processes import postgres
+
 DEADLINE_S = 120
 OPS = 5
 WINDOW = 200
@@ -219,17 +221,6 @@ def trial(binary, location, seed, keys, dir):
                 p.proc.wait()
 
 
-def postgres(server_binary):
-    proc = subprocess.Popen([server_binary, "churn"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline().strip()
-    if not line.startswith("ready "):
-        proc.stdin.close()
-        proc.wait()
-        raise AssertionError(f"no PostgreSQL server: {line}")
-    return proc, "postgresql:" + line.removeprefix("ready ")
-
-
 def main():
     binary, kind = sys.argv[1], sys.argv[2]
     trials = int(os.environ.get("FERRY_CHURN_TRIALS", "3"))
@@ -240,7 +231,7 @@ def main():
             server = None
             try:
                 if kind == "postgresql":
-                    server, location = postgres(sys.argv[3])
+                    server, location = postgres(sys.argv[3], "churn")
                 else:
                     location = f"sqlite:{dir}/entities.db"
                 began = time.monotonic()

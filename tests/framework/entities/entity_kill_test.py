@@ -13,7 +13,6 @@ Usage: entity_kill_test.py METRICS_NODE sqlite
 import os
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,6 +20,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "metrics"))
 from nodes import Node, free_port, poll, private_store  # noqa: E402
+from entity_processes import postgres  # noqa: E402
 
 DEADLINE_S = 60
 KEYS = [f"k{i}" for i in range(30)]
@@ -48,26 +48,13 @@ def sample(text, name):
     return float(match.group(1)) if match else None
 
 
-def postgres(server_binary):
-    """Starts a PostgreSQL server (ferry_postgres_server); returns the
-    process and its location for ferry.entities.store."""
-    proc = subprocess.Popen([server_binary, "entities"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline().strip()
-    if not line.startswith("ready "):
-        proc.stdin.close()
-        proc.wait()
-        raise AssertionError(f"no PostgreSQL server: {line}")
-    return proc, "postgresql:" + line.removeprefix("ready ")
-
-
 def main():
     metrics_node, kind = sys.argv[1], sys.argv[2]
     store = private_store()
     server = None
     with tempfile.TemporaryDirectory() as dir:
         if kind == "postgresql":
-            server, location = postgres(sys.argv[3])
+            server, location = postgres(sys.argv[3], "entities")
         else:
             location = f"sqlite:{dir}/entities.db"
         addresses = [f"127.0.0.1:{free_port()}" for _ in range(3)]
