@@ -128,7 +128,7 @@ protected:
 
   /// Sets the state from what the store holds (`version` 0: nothing,
   /// the default state).
-  virtual caf::error load_state(const std::string& family,
+  virtual caf::error read_state(const std::string& family,
                                 std::span<const std::byte> bytes,
                                 uint64_t version) = 0;
 
@@ -218,7 +218,7 @@ public:
 protected:
   bool stateful() const override { return !std::is_same_v<State, no_state>; }
 
-  caf::error load_state(const std::string& family,
+  caf::error read_state(const std::string& family,
                         std::span<const std::byte> bytes,
                         uint64_t version) override {
     if constexpr (std::is_same_v<State, no_state>) {

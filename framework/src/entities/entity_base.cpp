@@ -67,7 +67,7 @@ caf::behavior entity_base::make_behavior() {
     .then(
       [this](std::string& family, std::vector<std::byte>& bytes,
              uint64_t version) {
-        if (auto err = load_state(family, bytes, version)) {
+        if (auto err = read_state(family, bytes, version)) {
           fail(caf::make_error(
             errc::state_store_failed,
             "the stored state of entity (\"" + setup_.type + "\", \"" +

@@ -549,8 +549,8 @@ caf::behavior host(host_actor* self, host_settings s) {
     [self](const member_up&) { on_members(self); },
     [self](const member_down&) { on_members(self); },
     [self](const member_removed&) { on_members(self); },
-    [self](const member_unreachable&) {},
-    [self](const member_reachable&) {},
+    [](const member_unreachable&) {},
+    [](const member_reachable&) {},
     [self](const members_converged&) { on_members(self); },
     [self](const registry_listing& x) { meet(self, x); },
     [self](tick_atom) {
