@@ -116,29 +116,16 @@ void join_settings(ferry::node_config& cfg, uint16_t port, uint16_t seed_port,
 
 // -- a member ----------------------------------------------------------------
 
-std::atomic<bool> terminate_requested{false};
-
 /// A member process: hosts accounts until stdin closes or SIGTERM, when it
 /// leaves the cluster (its node's end saves and hands off its accounts).
 int run_member(ferry::node_config& cfg, uint16_t port) {
-  std::signal(SIGTERM, [](int) { terminate_requested = true; });
   cfg.add_entity_type<account>("account", account_behavior);
   auto n = ferry::node::start(cfg);
   if (!n) {
     std::cerr << "accounts_service: " << ferry::render(n.error()) << '\n';
     return 1;
   }
-  std::printf("port %u\n", static_cast<unsigned>(port));
-  std::fflush(stdout);
-  std::thread parent_watch{[] {
-    char buf[64];
-    while (fgets(buf, sizeof(buf), stdin) != nullptr) {
-    }
-    terminate_requested = true;
-  }};
-  parent_watch.detach();
-  while (!terminate_requested)
-    std::this_thread::sleep_for(20ms);
+  sample::serve_until_told(port);
   (*n)->cluster().leave();
   std::this_thread::sleep_for(1s); // the others see it leaving
   return 0;

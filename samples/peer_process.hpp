@@ -1,13 +1,18 @@
 // A tiny helper for the samples: start this program again (or another build
 // of it) as a peer process, read the line it prints with its port, and let
-// it exit by closing its stdin; and a free port of 127.0.0.1 to give it.
+// it exit by closing its stdin (or, in samples that leave a cluster first,
+// SIGTERM); and a free port of 127.0.0.1 to give it.
 // Samples that need several nodes use it.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -110,6 +115,26 @@ inline std::vector<std::string> peer_args(const std::vector<std::string>& args,
       result.push_back(arg);
   result.push_back("--ferry.node-name=" + node_name);
   return result;
+}
+
+/// Set by SIGTERM and by the parent closing stdin (`serve_until_told`).
+inline std::atomic<bool> told_to_end{false};
+
+/// In a peer process: prints the port for the parent, then blocks until the
+/// parent closes stdin or sends SIGTERM.
+inline void serve_until_told(uint16_t port) {
+  std::signal(SIGTERM, [](int) { told_to_end = true; });
+  std::printf("port %u\n", static_cast<unsigned>(port));
+  std::fflush(stdout);
+  std::thread{[] {
+    char buf[64];
+    while (fgets(buf, sizeof(buf), stdin) != nullptr) {
+      // Input is ignored; end of input ends the peer.
+    }
+    told_to_end = true;
+  }}.detach();
+  while (!told_to_end)
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
 }
 
 /// In a peer process: prints the port for the parent, then blocks until the

@@ -58,8 +58,6 @@ void join_settings(ferry::node_config& cfg, uint16_t port, uint16_t seed_port) {
 
 // -- a worker ----------------------------------------------------------------
 
-std::atomic<bool> terminate_requested{false};
-
 /// Squares numbers, a little slowly.
 caf::behavior worker() {
   return {
@@ -97,7 +95,6 @@ caf::behavior removal_watcher(caf::stateful_actor<leave_state>* self,
 /// A worker process: joins, registers, serves until stdin closes or
 /// SIGTERM, when it leaves the cluster first.
 int run_worker(ferry::node_config& cfg, uint16_t port) {
-  std::signal(SIGTERM, [](int) { terminate_requested = true; });
   auto n = ferry::node::start(cfg);
   if (!n) {
     std::cerr << "service_cluster: " << ferry::render(n.error()) << '\n';
@@ -113,18 +110,7 @@ int run_worker(ferry::node_config& cfg, uint16_t port) {
     std::cerr << "service_cluster: " << ferry::render(ok.error()) << '\n';
     return 1;
   }
-  std::printf("port %u\n", static_cast<unsigned>(port));
-  std::fflush(stdout);
-  // Serves until the parent closes stdin or sends SIGTERM.
-  std::thread parent_watch{[] {
-    char buf[64];
-    while (fgets(buf, sizeof(buf), stdin) != nullptr) {
-    }
-    terminate_requested = true;
-  }};
-  parent_watch.detach();
-  while (!terminate_requested)
-    std::this_thread::sleep_for(20ms);
+  sample::serve_until_told(port);
   node.cluster().leave();
   for (int i = 0; i < 250 && !removed->load(); ++i)
     std::this_thread::sleep_for(20ms);
