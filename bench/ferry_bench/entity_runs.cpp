@@ -1,6 +1,8 @@
 // The entity program (see entity_runs.hpp).
 #include "entity_runs.hpp"
 
+#include "stream_trial.hpp"
+
 #include "ferry/test/ports.hpp"
 #include "ferry/test/postgres_server.hpp"
 
@@ -61,14 +63,6 @@ caf::behavior plain_echo() {
   return {[](const payload& x) {
     return uint64_t{x.size()};
   }};
-}
-
-double percentile(std::vector<double> xs, double p) {
-  if (xs.empty())
-    return 0;
-  std::sort(xs.begin(), xs.end());
-  auto i = static_cast<size_t>(p * static_cast<double>(xs.size() - 1));
-  return xs[i];
 }
 
 double micros(steady::duration d) {
@@ -298,10 +292,10 @@ void store_rows(const std::string& location, const std::string& store,
         e.insert(e.end(), b.begin(), b.end());
       }
       if (error.empty()) {
-        out.push_back(row("round_trip", "none", "p50_us", percentile(e, 0.5),
-                          percentile(p, 0.5)));
-        out.push_back(row("round_trip", "none", "p99_us", percentile(e, 0.99),
-                          percentile(p, 0.99)));
+        out.push_back(row("round_trip", "none", "p50_us", quantile(e, 0.5),
+                          quantile(p, 0.5)));
+        out.push_back(row("round_trip", "none", "p99_us", quantile(e, 0.99),
+                          quantile(p, 0.99)));
       }
     }
     if (!error.empty())
@@ -318,8 +312,8 @@ void store_rows(const std::string& location, const std::string& store,
     first.insert(first.end(), t.begin(), t.end());
   }
   if (error.empty()) {
-    out.push_back(row("activation", store, "p50_us", percentile(first, 0.5)));
-    out.push_back(row("activation", store, "p99_us", percentile(first, 0.99)));
+    out.push_back(row("activation", store, "p50_us", quantile(first, 0.5)));
+    out.push_back(row("activation", store, "p99_us", quantile(first, 0.99)));
   } else {
     out.push_back(failed("activation", store, error));
   }

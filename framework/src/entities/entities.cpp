@@ -210,17 +210,8 @@ entity_stats entities::stats() const {
     return result;
   caf::scoped_actor self{*impl_->sys};
   self->request(impl_->host, std::chrono::seconds{5}, stats_atom::value)
-    .receive(
-      [&](host_figures& x) {
-        result.active = x.active;
-        result.shards_held = x.shards_held;
-        result.activations = x.activations;
-        result.passivations = x.passivations;
-        result.hand_offs = x.hand_offs;
-        result.buffered = x.buffered;
-        result.refused = x.refused;
-      },
-      [](caf::error&) {});
+    .receive([&](entity_stats& x) { result = std::move(x); },
+             [](caf::error&) {});
   auto& c = *impl_->store_counts;
   result.saves = c.saves.load(std::memory_order_relaxed);
   result.conflicts = c.conflicts.load(std::memory_order_relaxed);

@@ -80,8 +80,6 @@ void answer_flush(host_actor* self, uint32_t shard, const item& x) {
   // not met that host yet (it joined a moment ago) answers all the same.
   if (auto to = caf::actor_cast<caf::actor>(x.sender))
     self->send(to, ready_atom::value, shard, token);
-  else if (auto i = st.hosts.find(origin); i != st.hosts.end())
-    self->send(i->second, ready_atom::value, shard, token);
 }
 
 /// Sends `x` on to `host`, counting a hop (or, `fresh`, starting anew).

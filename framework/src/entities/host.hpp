@@ -40,6 +40,7 @@
 #include "entities/router.hpp"
 
 #include "ferry/cluster.hpp"
+#include "ferry/entities.hpp"
 #include "ferry/entities_config.hpp"
 #include "ferry/entity.hpp"
 
@@ -75,22 +76,11 @@ struct host_settings {
   bool observer = false;
 };
 
-/// What a host reports (`stats_atom`).
-struct host_figures {
-  /// Active entities per type.
-  std::map<std::string, uint64_t> active;
-  uint64_t shards_held = 0;
-  uint64_t hand_offs = 0;
-  uint64_t activations = 0;
-  uint64_t passivations = 0;
-  /// Calls waiting in shard buffers.
-  uint64_t buffered = 0;
-  uint64_t refused = 0;
-};
-
 /// Spawns the host (it starts watching the cluster at once).
 caf::actor spawn_host(caf::actor_system& sys, host_settings s);
 
 } // namespace ferry::detail::entities
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::detail::entities::host_figures)
+// What a host reports (`stats_atom`): its part of the node's figures (the
+// store workers count the rest).
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(ferry::entity_stats)

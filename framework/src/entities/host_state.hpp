@@ -128,7 +128,7 @@ struct host_state {
   size_t next_worker = 0;
   clock::time_point last_renew;
   bool renewing = false;
-  host_figures figures;
+  entity_stats figures;
   uint64_t buffered = 0;
   /// The host's log lines about its shards, at most one a second.
   std::unique_ptr<log_limiter> logged;
