@@ -60,6 +60,14 @@ const std::vector<layout>& layouts() {
     {"fill", {{"bytes", "#"}}, false},
     {"unfill", {}, false},
     {"note", {}, true},
+    // The entity members' events (entity_checks.hpp).
+    {"eop", {{"op", ""}, {"key", ""}}, false},
+    {"eack", {{"op", ""}}, false},
+    {"eerr", {{"op", ""}}, true},
+    {"act", {{"key", ""}, {"aid", ""}}, false},
+    {"apply", {{"aid", ""}, {"op", ""}}, false},
+    {"deact", {{"aid", ""}}, false},
+    {"estate", {{"key", ""}, {"count", "#"}}, true},
   };
   return all;
 }

@@ -33,6 +33,20 @@
 // - `fill <bytes>` / `unfill`: a store-fill fault began / ended on the node.
 // - `note <text...>`: free text, ignored by the checks.
 //
+// The entity members (chaos_entities.cpp) write their own histories, with
+// `start`, `end`, `note` and these:
+//
+// - `eop <op> <key>`: operation `op` (`<inc>/<n>`, unique across the run)
+//   went to account `key` (sent again after a failure, it is not logged
+//   again).
+// - `eack <op>` / `eerr <op> <reason...>`: the operation was acknowledged
+//   (applied, and a save holding it committed) / one call of it failed.
+// - `act <key> <aid>` / `deact <aid>`: activation `aid` (unique across the
+//   run) of account `key` began with its state loaded / ended.
+// - `apply <aid> <op>`: activation `aid` applied `op` to its state.
+// - `estate <key> <count> <ops...>`: the checker read the account's stored
+//   operations, in order.
+//
 // parse_history never throws on what it reads: a malformed line, an unknown
 // event, a history that does not open with `start`, a line after `end` or a
 // time that runs backwards becomes a violation of invariant `history` naming

@@ -69,6 +69,8 @@ struct no_state {};
 
 namespace detail {
 
+struct lease_fence;
+
 /// What an activation knows of where it runs (made by the node's entity
 /// host).
 struct entity_setup {
@@ -81,6 +83,9 @@ struct entity_setup {
   caf::actor store;
   /// The node's entity host, told when the entity asks to be passivated.
   caf::actor host;
+  /// Until when the activation may act (entities/lease_fence.hpp); none:
+  /// always.
+  std::shared_ptr<const lease_fence> fence;
 };
 
 /// An entity type as registered: how to spawn an activation.
@@ -121,6 +126,10 @@ public:
   void passivate();
 
   caf::behavior make_behavior() final;
+
+  /// Refuses every message sent to the activation once its shard's lease
+  /// may have run out (entities/lease_fence.hpp), then processes it.
+  caf::invoke_message_result consume(caf::mailbox_element& x) final;
 
 protected:
   /// Whether the entity has state to load and save.

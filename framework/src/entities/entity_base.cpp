@@ -6,6 +6,7 @@
 // activation's, answers what its mailbox holds with that error and ends.
 #include "ferry/entity.hpp"
 
+#include "entities/lease_fence.hpp"
 #include "entities/protocol.hpp"
 
 #include "ferry/serializers/errc.hpp"
@@ -67,6 +68,8 @@ caf::behavior entity_base::make_behavior() {
     .then(
       [this](std::string& family, std::vector<std::byte>& bytes,
              uint64_t version) {
+        if (saves_->ending)
+          return; // the fence closed while loading: fail() answers all
         if (auto err = read_state(family, bytes, version)) {
           fail(caf::make_error(
             errc::state_store_failed,
@@ -88,6 +91,18 @@ caf::behavior entity_base::make_behavior() {
   // Matches nothing: what comes is skipped until the state is loaded.
   return {[](load_atom) {
   }};
+}
+
+caf::invoke_message_result entity_base::consume(caf::mailbox_element& x) {
+  if (!saves_->ending && !x.mid.is_response() && setup_.fence &&
+      setup_.fence->passed())
+    fail(caf::make_error(
+      errc::entity_unavailable,
+      "entity (\"" + setup_.type + "\", \"" + setup_.key +
+        "\") stops: its member's lease on the shard may have run out (the "
+        "process was paused, or the database did not answer the renewal "
+        "in time); send again: the shard's next holder answers"));
+  return event_based_actor::consume(x);
 }
 
 caf::behavior entity_base::system_behavior() {

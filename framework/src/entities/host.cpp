@@ -146,6 +146,8 @@ void publish_routes(host_actor* self) {
 void admit(host_actor* self, uint32_t shard, item x) {
   auto& st = self->state;
   auto& sh = st.shards[shard];
+  if (sh.phase == shard_phase::active && st.s.time->now() >= sh.valid_until)
+    drop(self, shard, "its lease could not be renewed in time");
   switch (sh.phase) {
   case shard_phase::active:
     deliver(self, shard, std::move(x));
@@ -250,6 +252,7 @@ void deliver(host_actor* self, uint32_t shard, item x) {
     setup.registry = st.s.registry;
     setup.store = worker(self);
     setup.host = st.self_handle;
+    setup.fence = sh.fence;
     e.actor = t->second->spawn(self->home_system(), std::move(setup));
     e.type = &t->first;
     e.key = key;

@@ -49,8 +49,16 @@ void activate(host_actor* self, uint32_t shard) {
     deliver(self, shard, std::move(x));
 }
 
-/// Ends the shard's hold at once (its lease is lost): kills its entities;
-/// what waits for them stays for the next holder.
+/// Moves the shard's lease end (and its fence) to `t`.
+void hold_until(host_state& st, shard_state& sh, clock::time_point t) {
+  sh.valid_until = t;
+  if (!sh.fence)
+    sh.fence = std::make_shared<lease_fence>(*st.s.time);
+  sh.fence->hold_until(t);
+}
+
+} // namespace
+
 void drop(host_actor* self, uint32_t shard, const std::string& why) {
   auto& st = self->state;
   auto& sh = st.shards[shard];
@@ -62,9 +70,15 @@ void drop(host_actor* self, uint32_t shard, const std::string& why) {
     e.stopping = true;
     self->send_exit(e.actor, caf::exit_reason::kill);
   }
+  if (sh.fence) {
+    sh.fence->close();
+    sh.fence.reset();
+  }
   sh.phase = shard_phase::idle;
   sh.retry_at = st.s.time->now() + st.s.cfg.lease / 3;
 }
+
+namespace {
 
 /// Asks for the lease of `shard`.
 void acquire(host_actor* self, uint32_t shard) {
@@ -98,7 +112,7 @@ void acquire(host_actor* self, uint32_t shard) {
         sh.failure = caf::error{};
         sh.taken_at = sent;
         sh.epoch = x.epoch;
-        sh.valid_until = sent + st.s.cfg.lease - margin(st);
+        hold_until(st, sh, sent + st.s.cfg.lease - margin(st));
         sh.since = st.s.time->now();
         if (x.taken && x.handed_off && !sh.handoff_seen)
           sh.phase = shard_phase::awaiting_handoff;
@@ -153,6 +167,10 @@ void finish_handoff(host_actor* self, uint32_t shard) {
   auto& st = self->state;
   auto& sh = st.shards[shard];
   sh.phase = shard_phase::idle;
+  if (sh.fence) {
+    sh.fence->close();
+    sh.fence.reset();
+  }
   ++st.figures.hand_offs;
   auto host = st.hosts.find(sh.hand_to);
   std::string hand_to;
@@ -272,7 +290,7 @@ void keep_leases(host_actor* self) {
           if (!held(sh) || sh.taken_at >= now)
             continue; // not held, or taken after this renewal left
           if (std::binary_search(still.begin(), still.end(), shard))
-            sh.valid_until = now + st.s.cfg.lease - margin(st);
+            hold_until(st, sh, now + st.s.cfg.lease - margin(st));
           else
             drop(self, shard, "another member took it");
         }
@@ -386,8 +404,11 @@ void stop_all(host_actor* self, bool graceful) {
         self->send_exit(e.actor, caf::exit_reason::kill);
     }
     sh.phase = shard_phase::idle;
-    if (!graceful)
+    if (!graceful) {
+      if (sh.fence)
+        sh.fence->close();
       refuse_buffer(self, s);
+    }
   }
   entity_gone(self, 0);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "entities/host.hpp"
+#include "entities/lease_fence.hpp"
 #include "entities/protocol.hpp"
 #include "entities/store_worker.hpp"
 #include "log_limiter.hpp"
@@ -65,6 +66,9 @@ struct shard_state {
   clock::time_point retry_at;
   /// The lease holds until this, unless renewed (the host's clock).
   clock::time_point valid_until;
+  /// `valid_until` as the shard's activations see it; a new one each time
+  /// the shard is taken.
+  std::shared_ptr<lease_fence> fence;
   /// When the lease call that took the shard left: a renewal that left
   /// before it does not know of the shard.
   clock::time_point taken_at;
@@ -192,6 +196,10 @@ void stop_all(host_actor* self, bool graceful);
 /// answered `bye` (or half the hand-off timeout passed): passes on what
 /// waits, releases the leases, answers the shutdown.
 void finish_shutdown(host_actor* self);
+
+/// Ends the shard's hold at once (its lease is lost): kills its entities;
+/// what waits for them stays for the next holder.
+void drop(host_actor* self, uint32_t shard, const std::string& why);
 
 /// Refuses what waits for `shard` (flushes are dropped).
 void refuse_buffer(host_actor* self, uint32_t shard);

@@ -6,7 +6,10 @@
 // is a typed error naming what and where while the node keeps running: an
 // unknown type, a key over the limit, a save from a stale activation
 // (forced by writing the row beside it), a state that does not decode, and
-// a database that is not there at start.
+// a database that is not there at start. An activation whose member slept
+// past its shard's lease refuses what its mailbox holds.
+#include "entities/lease_fence.hpp"
+#include "entities/protocol.hpp"
 #include "entities/state_store.hpp"
 
 #include "ferry/entity.hpp"
@@ -316,6 +319,48 @@ TEST_F(entities, NodeThatRegistersTypesNeedsAStore) {
                                           made.error().context()));
   EXPECT_NE(ferry::render(made.error()).find("ferry.entities.store"),
             std::string::npos);
+}
+
+TEST_F(entities, ActivationRefusesWhatItIsSentOnceItsLeaseMayHaveRunOut) {
+  // Arrange: an activation spawned as its host spawns one, with a fence
+  // this test moves, and this test as its host.
+  start();
+  caf::scoped_actor host{n->system()};
+  ferry::manual_clock lease_time;
+  auto fence = std::make_shared<ferry::detail::lease_fence>(lease_time);
+  fence->hold_until(lease_time.now() + 1s);
+  ferry::detail::entity_setup setup;
+  setup.type = "echo";
+  setup.key = "k";
+  setup.host = caf::actor_cast<caf::actor>(host);
+  setup.fence = fence;
+  auto echo = n->system().spawn<ferry::entity<ferry::no_state>>(
+    setup, ferry::entity<ferry::no_state>::behavior_fn{echo_behavior});
+  caf::scoped_actor self{n->system()};
+  auto ask_echo = [&](const std::string& x) {
+    caf::expected<std::string> result{caf::error{}};
+    self->request(echo, 10s, x).receive(
+      [&](std::string& y) { result = std::move(y); },
+      [&](caf::error& err) { result = std::move(err); });
+    return result;
+  };
+  ASSERT_EQ(ask_echo("a"), "k:a");
+  // Act: the member sleeps past the lease (as under SIGSTOP).
+  lease_time.advance(1s);
+  auto after = ask_echo("b");
+  // Assert: refused with a typed error, and the host is asked to stop it.
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error(), caf::make_error(ferry::errc::entity_unavailable,
+                                           after.error().context()));
+  EXPECT_NE(ferry::render(after.error()).find("lease"), std::string::npos)
+    << ferry::render(after.error());
+  bool asked = false;
+  host->receive(
+    [&](ferry::detail::entities::idle_atom, const std::string& type,
+        const std::string& key) { asked = type == "echo" && key == "k"; },
+    caf::after(10s) >> [] {});
+  EXPECT_TRUE(asked);
+  self->send(echo, ferry::detail::entities::stop_atom::value);
 }
 
 } // namespace
