@@ -272,21 +272,19 @@ private:
   }
 
   /// Watches this member's own status: once it saw itself up, no entry at
-  /// its address up (or joining, leaving) and one down means downed.
+  /// its address up (or joining, leaving, exiting) means it was downed, and
+  /// maybe removed meanwhile (a member stopped past the others' patience
+  /// hears both when it wakes).
   void watch_self() {
     bool seen_up = false;
     while (pause(100ms)) {
       bool up = false;
-      bool down = false;
-      for (auto& m : node_.cluster().members()) {
-        if (m.address != address_of_self())
-          continue;
-        up |= m.status != ferry::member_status::down &&
+      for (auto& m : node_.cluster().members())
+        up |= m.address == address_of_self() &&
+              m.status != ferry::member_status::down &&
               m.status != ferry::member_status::removed;
-        down |= m.status == ferry::member_status::down;
-      }
       seen_up |= up;
-      if (seen_up && !up && down) {
+      if (seen_up && !up) {
         here().log->write("note downed");
         downed_ = true;
         return;

@@ -11,6 +11,11 @@
 // nothing delivered twice, per-pair order with losses only at a link's end,
 // checksums, monitors, stores drained to 0 objects, memory within 1.2 × its
 // size after warm-up; and every node exits 0 with no sanitizer report.
+// Beside each node an entity member runs the entity workload against
+// accounts stored in PostgreSQL on a sixth host (entity_members.hpp), under
+// the same faults; its histories are checked against the entity invariants
+// (entity_checks.hpp): single activation, acknowledged saves durable, no
+// operation applied twice, per-sender order.
 //
 // The run is short by default (about two minutes: 15 s warm-up, 70 s of
 // faults, 15 s settling); FERRY_CHAOS_MINUTES=<m> (above 2) makes it about
@@ -21,6 +26,8 @@
 // checks that the kernel offers what the faults need (nftables, tbf) and
 // names the missing kind: skipped outside CI, a failure in CI
 // (FERRY_REQUIRE_PRIVILEGED_TESTS=1), as every namespace test.
+#include "entity_checks.hpp"
+#include "entity_members.hpp"
 #include "fault_schedule.hpp"
 #include "history.hpp"
 #include "invariants.hpp"
@@ -67,6 +74,8 @@ struct run_settings {
   std::chrono::milliseconds phase{70s};
   std::chrono::milliseconds settle{15s};
   int object_ms = 6000;
+  /// Accounts of the entity workload.
+  uint64_t entity_keys = 2000;
   /// False: the workload runs without faults (a baseline).
   bool faults = true;
 };
@@ -83,6 +92,7 @@ run_settings settings_from_environment() {
       out.warm = 30s;
       out.settle = 20s;
       out.phase = std::chrono::minutes{m} - 60s;
+      out.entity_keys = 10000;
     }
   }
   return out;
@@ -108,7 +118,7 @@ bool in_ns(const std::string& ns, std::vector<std::string> args) {
 class chaos_run {
 public:
   explicit chaos_run(run_settings settings)
-    : settings_(settings), net_(hosts), nodes_(hosts), restarts_(hosts),
+    : settings_(settings), net_(hosts + 1), nodes_(hosts), restarts_(hosts),
       started_(hosts), warmed_(hosts, false) {
     dir_ = (std::filesystem::temp_directory_path()
             / ("ferry-chaos-" + std::to_string(getpid())))
@@ -172,7 +182,9 @@ public:
     for (size_t i = 0; i < hosts; ++i)
       if (auto why = start_node(i); !why.empty())
         return why;
-    return {};
+    entities_ = std::make_unique<entity_members>(net_, hosts, dir_,
+                                                 settings_.entity_keys);
+    return entities_->start();
   }
 
   /// Waits until every node uses a link to each other node.
@@ -216,6 +228,7 @@ public:
   void finish() {
     for (size_t i = 0; i < hosts; ++i)
       expect(i, "quiet", "quiet", 90s);
+    entities_->finish();
     std::this_thread::sleep_for(2s);
     for (size_t i = 0; i < hosts; ++i)
       expect(i, "drain 20000", "store ", 30s);
@@ -232,6 +245,10 @@ public:
     for (auto& entry : std::filesystem::directory_iterator(dir_))
       if (entry.path().extension() == ".stderr")
         scan_stderr(entry.path());
+  }
+
+  const entity_members& entities() const {
+    return *entities_;
   }
 
   /// Reads every history the nodes wrote.
@@ -336,6 +353,7 @@ private:
         if (!warmed_[i] && i != stopped_ && restarts_[i] > 1
             && clock::now() - started_[i] > settings_.warm)
           warm(i);
+      entities_->tend(!partitioned_);
       std::this_thread::sleep_until(std::min(until, clock::now() + 200ms));
     }
   }
@@ -382,9 +400,11 @@ private:
           problems_.push_back(name_of(h) + " had ended with "
                               + test::to_string(status)
                               + " before the fault killed it");
+        entities_->kill(h);
         break;
       }
       case fault_kind::partition:
+        partitioned_ = true;
         for (auto t : f.targets)
           ok &= nft_table(t, "chaos_part",
                           {"ip", "saddr", others_of(f.targets), "drop"},
@@ -413,6 +433,7 @@ private:
       case fault_kind::stop:
         stopped_since_ = now_us();
         ok = nodes_[h]->stop();
+        entities_->stop(h);
         if (!ok)
           problems_.push_back(name_of(h) + " could not be stopped: it had "
                               "ended with "
@@ -428,12 +449,14 @@ private:
     auto h = f.targets.front();
     switch (f.kind) {
       case fault_kind::kill:
+        entities_->restart(h);
         if (auto why = start_node(h); !why.empty()) {
           problems_.push_back(why);
           return false;
         }
         return true;
       case fault_kind::partition: {
+        partitioned_ = false;
         bool ok = true;
         for (auto t : f.targets)
           ok &= in_ns(net_.ns(t), {"nft", "delete", "table", "inet",
@@ -455,6 +478,7 @@ private:
         return true;
       case fault_kind::stop:
         nodes_[h]->kill(SIGCONT);
+        entities_->resume(h);
         paused_[name_of(h) + "-" + std::to_string(nodes_[h]->pid())]
           .emplace_back(stopped_since_, now_us());
         stopped_ = hosts;
@@ -482,6 +506,8 @@ private:
   test::bridge_hosts net_;
   std::string dir_;
   std::unique_ptr<child_process> relay_;
+  std::unique_ptr<entity_members> entities_;
+  bool partitioned_ = false;
   std::vector<std::unique_ptr<child_process>> nodes_;
   std::vector<int> restarts_;
   std::vector<clock::time_point> started_;
@@ -520,14 +546,22 @@ TEST(chaos, SeededFaultsUnderLoadKeepEveryInvariant) {
   options.paused = sut.paused();
   for (auto& v : check(all, options))
     found.push_back(v);
+  auto entity_histories = sut.entities().histories(found);
+  for (auto& v : check_entities(entity_histories))
+    found.push_back(v);
   auto s = summarize(all);
+  auto problems = sut.problems();
+  problems.insert(problems.end(), sut.entities().problems().begin(),
+                  sut.entities().problems().end());
   std::cout << "faults:";
   for (auto& [kind, n] : sut.by_kind())
     std::cout << ' ' << kind << '=' << n;
   std::cout << "\nchecked: " << render(s) << "\nerrors: " << render_errors(s)
-            << '\n'
-            << "violations: " << found.size() + sut.problems().size() << '\n';
-  if (found.empty() && sut.problems().empty()) {
+            << "\nentities: " << render(summarize_entities(entity_histories))
+            << " (" << sut.entities().incarnations()
+            << " member incarnations)\n"
+            << "violations: " << found.size() + problems.size() << '\n';
+  if (found.empty() && problems.empty()) {
     std::filesystem::remove_all(sut.dir());
     return;
   }
@@ -535,7 +569,7 @@ TEST(chaos, SeededFaultsUnderLoadKeepEveryInvariant) {
                        + " (FERRY_CHAOS_SEED), faults as applied:\n";
   for (auto& f : sut.applied())
     report += "  " + f + "\n";
-  for (auto& p : sut.problems())
+  for (auto& p : problems)
     report += "run: " + p + "\n";
   for (auto& v : found)
     report += render(v) + "\n";

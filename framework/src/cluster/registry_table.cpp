@@ -36,10 +36,17 @@ std::string registry_table::apply(uint64_t from, uint64_t id,
                                   bool present) {
   auto& theirs = remote_[from];
   if (present) {
-    if (!who || theirs.count(id) > 0)
+    if (!who)
       return {};
-    theirs.emplace(id, entry{key, who});
-    return key;
+    auto [i, fresh] = theirs.try_emplace(id, entry{key, who});
+    if (fresh)
+      return key;
+    // Told again after the link to `from` came back: the handle is a new
+    // proxy (the one before ended with the old link), and replaces it.
+    if (i->second.who == who)
+      return {};
+    i->second.who = who;
+    return i->second.key;
   }
   auto i = theirs.find(id);
   if (i == theirs.end())

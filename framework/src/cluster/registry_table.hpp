@@ -4,7 +4,8 @@
 // entries, numbered by that node). Each node tells every other member's
 // daemon of its local entries as they come and go (by number), and gives a
 // member it newly reaches all of them at once; the others keep what they
-// heard per member (remote entries). An entry leaves with its actor (the
+// heard per member (remote entries); a member tells them all again when its
+// link comes back, with handles that work over the new link. An entry leaves with its actor (the
 // owning node sees it end and tells the others), or with its node's removal
 // or down (every node drops that member's entries). `find` is the union of
 // the local entries and the remote ones: eventually the same on every node.
@@ -42,8 +43,9 @@ public:
   remove_local(const caf::actor_addr& who);
 
   /// Applies what member `from` said of its entry number `id`: present
-  /// under `key` as `who`, or gone. Returns the key whose set changed, or
-  /// an empty string.
+  /// under `key` as `who`, or gone. An entry told again with another handle
+  /// (a new proxy, its link to `from` having come back) takes that handle.
+  /// Returns the key whose set changed, or an empty string.
   std::string apply(uint64_t from, uint64_t id, const std::string& key,
                     const caf::actor& who, bool present);
 

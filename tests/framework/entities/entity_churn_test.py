@@ -1,6 +1,8 @@
-"""Entities under churn: a client process and four member processes (one
-host, loopback links) in a cluster, the members' entity state in one SQLite
-file or one PostgreSQL database. The client sends every `seq` entity of
+"""Entities under churn: a client process and five member processes in a
+cluster, the members' entity state in one SQLite file (every process on one
+host, links through same-host lanes) or in one PostgreSQL database (every
+process on a host of its own: network namespaces on a bridge, the database
+on one more host, reached over TCP). The client sends every `seq` entity of
 `keys` ops 1..5, each op again until acknowledged, while members are killed
 with SIGKILL, leave, and join, at seeded times. Per trial the invariants:
 
@@ -11,16 +13,23 @@ with SIGKILL, leave, and join, at seeded times. Per trial the invariants:
   harmless; any other duplicate or reordering shows);
 - single activation: from every process's history of activations (start
   once its state is loaded, end when it stops; a killed process's end at its
-  kill), no two activations of a key overlap in time.
+  kill), no two activations of a key overlap in time;
+- a killed member's keys come back: each key active on the killed member
+  when it died and asked again afterwards is active elsewhere within
+  `stable-after` + 5 s of the kill.
 
 Usage: entity_churn_test.py ENTITY_MEMBER sqlite|postgresql POSTGRES_SERVER
+       BRIDGE_HOSTS
 Environment: FERRY_CHURN_TRIALS (default 3), FERRY_CHURN_KEYS (default
-1000), FERRY_CHURN_SEED (the first trial's seed, default 1).
+1000), FERRY_CHURN_SEED (the first trial's seed, default 1). Where this
+process cannot make network namespaces (not root) the PostgreSQL case
+skips (exit 77), or fails under FERRY_REQUIRE_PRIVILEGED_TESTS=1.
 """
 
 import os
 import queue
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -34,6 +43,11 @@ from entity_processes import postgres
 DEADLINE_S = 120
 OPS = 5
 WINDOW = 200
+MEMBERS = 5
+# Events per trial: each a kill, a leave or a join.
+EVENTS = 3
+STABLE_AFTER_S = 1
+PORT = 7402
 
 
 def free_ports(k):
@@ -46,17 +60,67 @@ def free_ports(k):
     return ports
 
 
+class Hosts:
+    """Where the processes run: `address(i)` and the command prefix that
+    runs a program on host i. One host (loopback, a port each) or network
+    namespaces made by ferry_bridge_hosts (an address each)."""
+
+    def __init__(self, bridge_binary=None, count=0):
+        self.tool = None
+        self.namespaces = []
+        self.addresses = []
+        self.ports = free_ports(count) if bridge_binary is None else []
+        if bridge_binary is None:
+            return
+        self.tool = subprocess.Popen([bridge_binary, str(count)],
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        for line in self.tool.stdout:
+            words = line.split()
+            if words[0] == "host":
+                self.namespaces.append(words[2])
+                self.addresses.append(words[3])
+            elif words[0] == "ready":
+                break
+            else:
+                self.close()
+                raise Unavailable(line.strip().removeprefix("skip "))
+        self.ip = os.environ.get("FERRY_TEST_IP_TOOL") or \
+            shutil.which("ip") or "/usr/sbin/ip"
+
+    def address(self, i):
+        if self.tool is None:
+            return f"127.0.0.1:{self.ports[i]}"
+        return f"{self.addresses[i]}:{PORT}"
+
+    def prefix(self, i):
+        if self.tool is None:
+            return []
+        return [self.ip, "netns", "exec", self.namespaces[i]]
+
+    def close(self):
+        if self.tool is not None:
+            self.tool.stdin.close()
+            self.tool.wait(timeout=60)
+            self.tool = None
+
+
+class Unavailable(Exception):
+    """This machine does not let the test make its hosts."""
+
+
 class Process:
     """One ferry_entity_member process speaking its line protocol."""
 
-    def __init__(self, binary, name, flags, history):
+    def __init__(self, command, name, flags, history):
         env = dict(os.environ, FERRY_TEST_HISTORY=history)
         self.name = name
+        self.history = history
         self.killed_ns = None
         self.proc = subprocess.Popen(
-            [binary, f"--ferry.node-name={name}", "--ferry.store.disabled",
-             *flags], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True, bufsize=1, env=env)
+            [*command, f"--ferry.node-name={name}", *flags],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            bufsize=1, env=env)
         self.lines = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.expect("ready")
@@ -100,51 +164,77 @@ class Process:
                 raise AssertionError(f"{self.name} did not exit") from None
 
 
-def overlaps(histories):
-    """Returns the first overlap of two activations of one key, or None.
-    `histories`: [(path, killed_ns or None)]."""
+def spans_of(processes):
+    """Returns {key: [(start_ns, end_ns, process name)]} from the processes'
+    histories; an activation open at a kill ends at the kill."""
     spans = {}
-    for path, killed_ns in histories:
-        if not os.path.exists(path):
+    for p in processes:
+        if not os.path.exists(p.history):
             continue
         open_ = {}
-        with open(path) as f:
+        with open(p.history) as f:
             for line in f:
                 what, key, ns = line.split()
                 if what == "start":
                     open_.setdefault(key, []).append(int(ns))
                 elif open_.get(key):
                     spans.setdefault(key, []).append(
-                        (open_[key].pop(0), int(ns), path))
+                        (open_[key].pop(0), int(ns), p.name))
         for key, starts in open_.items():
             for s in starts:
-                end = killed_ns if killed_ns is not None else float("inf")
-                spans.setdefault(key, []).append((s, end, path))
-    for key, xs in spans.items():
+                end = p.killed_ns if p.killed_ns is not None else float("inf")
+                spans.setdefault(key, []).append((s, end, p.name))
+    for xs in spans.values():
         xs.sort()
+    return spans
+
+
+def overlap(spans):
+    """Returns the first overlap of two activations of one key, or None."""
+    for key, xs in spans.items():
         for (s0, e0, p0), (s1, e1, p1) in zip(xs, xs[1:]):
             if s1 < e0:
-                return (f"{key}: active in {os.path.basename(p0)} from "
-                        f"{s0} to {e0} and in {os.path.basename(p1)} from "
-                        f"{s1}")
+                return (f"{key}: active in {p0} from {s0} to {e0} and in "
+                        f"{p1} from {s1}")
     return None
 
 
-def trial(binary, location, seed, keys, dir):
-    rng = random.Random(seed)
-    ports = free_ports(9)
-    seed_address = f"127.0.0.1:{ports[0]}"
+def comebacks(spans, killed):
+    """Returns, per killed process, the seconds from its kill until each key
+    active on it at the kill was active elsewhere (keys asked again)."""
+    result = {}
+    for p in killed:
+        delays = []
+        for key, xs in spans.items():
+            if not any(name == p.name and s < p.killed_ns <= e
+                       for s, e, name in xs):
+                continue
+            later = [s for s, e, name in xs
+                     if name != p.name and s >= p.killed_ns]
+            if later:
+                delays.append((min(later) - p.killed_ns) / 1e9)
+        result[p.name] = delays
+    return result
 
-    def flags(port, hosting):
+
+def trial(binary, location, seed, keys, dir, hosts, lanes):
+    rng = random.Random(seed)
+    seed_address = hosts.address(0)
+
+    def flags(i, hosting):
         result = ["--ferry.cluster.name=churn",
-                  f"--ferry.cluster.address=127.0.0.1:{port}",
+                  f"--ferry.cluster.address={hosts.address(i)}",
                   f'--ferry.cluster.seeds=["{seed_address}"]',
                   "--ferry.cluster.gossip-interval=100ms",
                   "--ferry.cluster.heartbeat-interval=100ms",
                   "--ferry.cluster.acceptable-pause=300ms",
                   "--ferry.cluster.seed-timeout=200ms",
-                  "--ferry.cluster.stable-after=1s",
+                  f"--ferry.cluster.stable-after={STABLE_AFTER_S}s",
                   "--ferry.entities.shards=40"]
+        # Lanes need the host store the processes share.
+        result += ([f"--ferry.store.name={lanes}",
+                    "--ferry.store.capacity=64MiB"] if lanes
+                   else ["--ferry.store.disabled"])
         if hosting:
             result += [f"--ferry.entities.store={location}",
                        "--ferry.entities.lease=1s",
@@ -152,10 +242,11 @@ def trial(binary, location, seed, keys, dir):
         return result
 
     processes = []
-    next_port = iter(ports[1:])
+    next_host = iter(range(1, MEMBERS + EVENTS + 1))
 
     def start(name, hosting):
-        p = Process(binary, name, flags(next(next_port), hosting),
+        i = next(next_host)
+        p = Process([*hosts.prefix(i), binary], name, flags(i, hosting),
                     os.path.join(dir, f"history-{seed}-{name}"))
         processes.append(p)
         return p
@@ -169,16 +260,17 @@ def trial(binary, location, seed, keys, dir):
         raise AssertionError(f"trial {seed}: not {count} members up")
 
     try:
-        client = Process(binary, "client", flags(ports[0], False),
+        client = Process([*hosts.prefix(0), binary], "client",
+                         flags(0, False),
                          os.path.join(dir, f"history-{seed}-client"))
         processes.append(client)
-        members = [start(f"m{i}", True) for i in range(4)]
-        await_up(5)
-        # Act: the load runs while three seeded events strike.
+        members = [start(f"m{i}", True) for i in range(MEMBERS)]
+        await_up(MEMBERS + 1)
+        # Act: the load runs while the seeded events strike.
         client.send(f"load k {keys} {OPS} {WINDOW}")
         events = []
-        joined = 4
-        for _ in range(3):
+        joined = MEMBERS
+        for _ in range(EVENTS):
             time.sleep(rng.uniform(0.3, 1.2))
             alive = [m for m in members if m.proc.poll() is None
                      and m.killed_ns is None]
@@ -210,10 +302,15 @@ def trial(binary, location, seed, keys, dir):
         client.close()
         for m in survivors:
             m.close()
-        overlap = overlaps([(os.path.join(dir, f"history-{seed}-{p.name}"),
-                             p.killed_ns) for p in processes])
-        assert overlap is None, f"trial {seed} ({events}): {overlap}"
-        return events, int(loaded[2])
+        spans = spans_of(processes)
+        found = overlap(spans)
+        assert found is None, f"trial {seed} ({events}): {found}"
+        back = comebacks(spans, [p for p in processes if p.killed_ns])
+        for name, delays in back.items():
+            assert all(d <= STABLE_AFTER_S + 5 for d in delays), \
+                f"trial {seed}: {name}'s keys came back after " \
+                f"{max(delays):.1f} s (bound {STABLE_AFTER_S + 5} s)"
+        return events, int(loaded[2]), back
     finally:
         for p in processes:
             if p.proc.poll() is None:
@@ -222,29 +319,56 @@ def trial(binary, location, seed, keys, dir):
 
 
 def main():
-    binary, kind = sys.argv[1], sys.argv[2]
+    binary, kind, server_binary, bridge_binary = sys.argv[1:5]
     trials = int(os.environ.get("FERRY_CHURN_TRIALS", "3"))
     keys = int(os.environ.get("FERRY_CHURN_KEYS", "1000"))
     first = int(os.environ.get("FERRY_CHURN_SEED", "1"))
-    for seed in range(first, first + trials):
-        with tempfile.TemporaryDirectory() as dir:
-            server = None
-            try:
-                if kind == "postgresql":
-                    server, location = postgres(sys.argv[3], "churn")
-                else:
-                    location = f"sqlite:{dir}/entities.db"
-                began = time.monotonic()
-                events, retries = trial(binary, location, seed, keys, dir)
-                print(f"entity_churn_test ({kind}): trial {seed}: {keys} "
-                      f"keys x {OPS} ops all acknowledged, in order, once, "
-                      f"one activation at a time, through {', '.join(events)}"
-                      f"; {retries} ops sent again; "
-                      f"{time.monotonic() - began:.1f} s", flush=True)
-            finally:
-                if server:
-                    server.stdin.close()
-                    server.wait(timeout=60)
+    # Hosts: the client, the members (those joining too), the database.
+    count = 1 + MEMBERS + EVENTS + 1
+    try:
+        hosts = Hosts(bridge_binary if kind == "postgresql" else None, count)
+    except Unavailable as why:
+        if os.environ.get("FERRY_REQUIRE_PRIVILEGED_TESTS") == "1":
+            raise AssertionError(f"no network namespaces: {why} (a "
+                                 "failure, not a skip: "
+                                 "FERRY_REQUIRE_PRIVILEGED_TESTS=1)") from None
+        print(f"skipped: no network namespaces here: {why}")
+        sys.exit(77)
+    try:
+        for seed in range(first, first + trials):
+            with tempfile.TemporaryDirectory() as dir:
+                server = None
+                lanes = None
+                try:
+                    if kind == "postgresql":
+                        db = count - 1
+                        server, location = postgres(
+                            server_binary, "churn", hosts.prefix(db),
+                            hosts.addresses[db])
+                    else:
+                        location = f"sqlite:{dir}/entities.db"
+                        lanes = f"ferry-churn-{os.getpid()}-{seed}"
+                    began = time.monotonic()
+                    events, retries, back = trial(binary, location, seed,
+                                                  keys, dir, hosts, lanes)
+                    came_back = "; ".join(
+                        f"{name}'s {len(d)} keys active elsewhere "
+                        f"{min(d):.1f}-{max(d):.1f} s after the kill"
+                        for name, d in back.items() if d)
+                    print(f"entity_churn_test ({kind}): trial {seed}: "
+                          f"{keys} keys x {OPS} ops all acknowledged, in "
+                          f"order, once, one activation at a time, through "
+                          f"{', '.join(events)}; {retries} ops sent again; "
+                          f"{came_back or 'no killed member held keys'}; "
+                          f"{time.monotonic() - began:.1f} s", flush=True)
+                finally:
+                    if server:
+                        server.stdin.close()
+                        server.wait(timeout=60)
+                    if lanes and os.path.exists(f"/dev/shm/{lanes}"):
+                        os.remove(f"/dev/shm/{lanes}")
+    finally:
+        hosts.close()
 
 
 if __name__ == "__main__":

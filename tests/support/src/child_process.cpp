@@ -131,7 +131,7 @@ child_process::read_line(std::chrono::milliseconds timeout) {
     if (left.count() <= 0 || stdout_fd_ < 0)
       return std::nullopt;
     pollfd pfd{stdout_fd_, POLLIN, 0};
-    auto n = poll(&pfd, 1, static_cast<int>(left.count()));
+    auto n = ::poll(&pfd, 1, static_cast<int>(left.count()));
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -242,6 +242,18 @@ exit_status child_process::wait(std::chrono::milliseconds timeout) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
   }
+}
+
+std::optional<exit_status> child_process::poll() {
+  if (status_ || pid_ <= 0)
+    return status_;
+  int status = 0;
+  auto rc = waitpid(pid_, &status, WNOHANG);
+  if (rc == pid_)
+    status_ = decode_status(status);
+  else if (rc < 0 && errno != EINTR)
+    status_ = exit_status{false, -1};
+  return status_;
 }
 
 } // namespace ferry::test

@@ -74,6 +74,10 @@ public:
   /// that. Returns how it ended.
   exit_status wait(std::chrono::milliseconds timeout = std::chrono::seconds{30});
 
+  /// Returns how the child ended, or nothing while it runs (never waits,
+  /// never kills).
+  std::optional<exit_status> poll();
+
   /// Returns true if the child has not been reaped yet.
   bool running() const { return pid_ > 0 && !status_; }
 
