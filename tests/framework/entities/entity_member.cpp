@@ -1,12 +1,14 @@
-// A member process for the entity churn test: a ferry node (its flags
-// ferry's and CAF's) that hosts the entity type `seq` when
-// --ferry.entities.store is set, and otherwise only asks entities. It prints
+// A member process for the entity process tests (churn, a database going
+// away): a ferry node (its flags ferry's and CAF's) that hosts the entity
+// type `seq` when --ferry.entities.store is set, and otherwise only asks
+// entities. It prints
 // "ready" and serves commands on stdin, one answer line each:
 //   load <prefix> <keys> <ops> <window>
 //       sends ops 1..<ops> to each `seq` entity "<prefix><i>", i < <keys>,
 //       one op of a key in flight at a time and at most <window> in all; an
 //       op that fails (its member died, a time-out) is sent again until it
-//       is acknowledged (60 s at most): "loaded <acked> <retries>"
+//       is acknowledged (60 s at most): "loaded <acked> <retries> <errors>"
+//       (<errors>: the failures by error, "state_store_failed=3,...", or -)
 //   check <prefix> <keys> <ops>
 //       asks each entity for the ops it applied, which must be exactly
 //       1..<ops> in order: "checked <wrong> <first problem>"
@@ -17,10 +19,10 @@
 //       "up <n>": the members up in this node's view
 // A `seq` entity appends each op it gets to its saved state and answers
 // once the save is acknowledged; an op equal to the last one applied (the
-// same op sent again after its answer was lost) is answered without
-// applying it twice. With FERRY_TEST_HISTORY=FILE each activation appends
-// "start <key> <ns>" once its state is loaded and "end <key> <ns>" when it
-// ends (CLOCK_MONOTONIC, the same clock in every process of the host).
+// same op sent again after its answer was lost) is not applied twice.
+// With FERRY_TEST_HISTORY=FILE each activation appends "start <key> <ns>"
+// once its state is loaded and "end <key> <ns>" when it ends
+// (CLOCK_MONOTONIC, the same clock in every process of the machine).
 #include "ferry/entities.hpp"
 #include "ferry/entity.hpp"
 #include "ferry/errc.hpp"
@@ -33,6 +35,7 @@
 #include <cstdlib>
 #include <deque>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -81,9 +84,10 @@ caf::behavior seq(ferry::entity<seq_state>* self) {
   return {
     [self](uint64_t op) -> caf::result<uint64_t> {
       auto& ops = self->state().ops;
-      if (!ops.empty() && ops.back() == op)
-        return op; // sent again: applied already
-      ops.push_back(op);
+      // Sent again, it was applied already (its save may have failed: it
+      // too is answered once a save holding it committed).
+      if (ops.empty() || ops.back() != op)
+        ops.push_back(op);
       auto rp = self->make_response_promise<uint64_t>();
       self->save([rp, op](const caf::error& err) mutable {
         if (err)
@@ -95,6 +99,19 @@ caf::behavior seq(ferry::entity<seq_state>* self) {
     },
     [self](ops_atom) { return self->state().ops; },
   };
+}
+
+/// Returns the error's code name (`state_store_failed`): what ferry::render
+/// writes between the category and the message.
+std::string error_name(const caf::error& err) {
+  auto text = ferry::render(err);
+  auto first = text.find(": ");
+  if (first == std::string::npos)
+    return text;
+  auto second = text.find(':', first + 2);
+  return text.substr(first + 2, second == std::string::npos
+                                  ? std::string::npos
+                                  : second - first - 2);
 }
 
 /// `load`: see the top of the file.
@@ -117,6 +134,7 @@ std::string load(ferry::node& n, const std::string& prefix, uint64_t keys,
     ready.push_back(i);
   uint64_t acked = 0;
   uint64_t retries = 0;
+  std::map<std::string, uint64_t> errors;
   auto deadline = std::chrono::steady_clock::now() + 60s;
   while ((!ready.empty() || !pending.empty()) &&
          std::chrono::steady_clock::now() < deadline) {
@@ -128,7 +146,8 @@ std::string load(ferry::node& n, const std::string& prefix, uint64_t keys,
     auto f = std::move(pending.front());
     pending.pop_front();
     bool ok = false;
-    f.h.receive([&](uint64_t) { ok = true; }, [](caf::error&) {});
+    f.h.receive([&](uint64_t) { ok = true; },
+                [&](caf::error& err) { ++errors[error_name(err)]; });
     if (ok) {
       ++acked;
       if (++next[f.key] <= ops)
@@ -143,7 +162,11 @@ std::string load(ferry::node& n, const std::string& prefix, uint64_t keys,
     pending.front().h.receive([](uint64_t) {}, [](caf::error&) {});
     pending.pop_front();
   }
-  return "loaded " + std::to_string(acked) + " " + std::to_string(retries);
+  std::string kinds;
+  for (auto& [name, count] : errors)
+    kinds += (kinds.empty() ? "" : ",") + name + "=" + std::to_string(count);
+  return "loaded " + std::to_string(acked) + " " + std::to_string(retries) +
+         " " + (kinds.empty() ? "-" : kinds);
 }
 
 /// `check`: see the top of the file.
