@@ -31,9 +31,7 @@ struct lease_fence {
   }
 
   /// Stops the shard's activations from acting at all.
-  void close() noexcept {
-    until.store(0, std::memory_order_release);
-  }
+  void close() noexcept { until.store(0, std::memory_order_release); }
 
   /// Returns whether the lease may have run out.
   bool passed() const noexcept {
