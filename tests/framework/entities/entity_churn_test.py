@@ -266,6 +266,11 @@ def trial(binary, location, seed, keys, dir, hosts, lanes):
         processes.append(client)
         members = [start(f"m{i}", True) for i in range(MEMBERS)]
         await_up(MEMBERS + 1)
+        if lanes:
+            # Every link of the client goes through a same-host lane.
+            used = client.command("lanes", "lanes")
+            assert used == f"lanes {MEMBERS} of {MEMBERS}", \
+                f"trial {seed}: {used}"
         # Act: the load runs while the seeded events strike.
         client.send(f"load k {keys} {OPS} {WINDOW}")
         events = []

@@ -17,6 +17,8 @@
 //       "left"
 //   up
 //       "up <n>": the members up in this node's view
+//   lanes
+//       "lanes <n> of <links>": its links that send through a same-host lane
 // A `seq` entity appends each op it gets to its saved state and answers
 // once the save is acknowledged; an op equal to the last one applied (the
 // same op sent again after its answer was lost) is not applied twice.
@@ -30,6 +32,7 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -228,6 +231,16 @@ size_t up_count(ferry::node& n) {
   return result;
 }
 
+/// Returns "lanes <n> of <links>": the links that send through a same-host
+/// lane.
+std::string lane_count(ferry::node& n) {
+  auto links = n.stats();
+  auto lanes = std::count_if(links.begin(), links.end(),
+                             [](auto& x) { return x.lane; });
+  return "lanes " + std::to_string(lanes) + " of " +
+         std::to_string(links.size());
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -261,6 +274,8 @@ int main(int argc, char** argv) {
       std::cout << check(**n, prefix, keys, ops) << std::endl;
     else if (cmd == "up")
       std::cout << "up " << up_count(**n) << std::endl;
+    else if (cmd == "lanes")
+      std::cout << lane_count(**n) << std::endl;
     else if (cmd == "leave")
       std::cout << leave(**n, cfg.node_name) << std::endl;
     else
