@@ -235,8 +235,8 @@ size_t up_count(ferry::node& n) {
 /// lane.
 std::string lane_count(ferry::node& n) {
   auto links = n.stats();
-  auto lanes = std::count_if(links.begin(), links.end(),
-                             [](auto& x) { return x.lane; });
+  auto lanes =
+    std::count_if(links.begin(), links.end(), [](auto& x) { return x.lane; });
   return "lanes " + std::to_string(lanes) + " of " +
          std::to_string(links.size());
 }
