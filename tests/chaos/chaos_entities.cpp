@@ -35,6 +35,7 @@
 //   dump     (checker) "dumped <keys> <unread>": writes the `estate` lines
 // It leaves the cluster, writes `end` and exits 0 when stdin closes.
 #include "chaos_actors.hpp"
+#include "process_flags.hpp"
 
 #include "ferry/entities.hpp"
 #include "ferry/entity.hpp"
@@ -43,7 +44,6 @@
 
 #include <caf/all.hpp>
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,13 +68,10 @@ struct account {
   std::vector<std::string> ops;
 };
 
-/// The --chaos-* flags.
-struct options {
-  size_t index = 0;
-  std::vector<std::string> hosts;
-  uint16_t port = 7402;
-  std::string history_dir = ".";
-  std::string stderr_file;
+/// The --chaos-* flags: the common ones and the member's own.
+struct options : process_flags {
+  options() { port = 7402; }
+
   uint64_t keys = 2000;
   uint64_t workers = 2;
   int tick_ms = 20;
@@ -83,47 +80,23 @@ struct options {
 
 /// Takes the --chaos-* flags out of `args`; returns what is wrong with them.
 std::string take_options(std::vector<std::string>& args, options& opts) {
-  std::vector<std::string> rest;
-  for (auto& arg : args) {
-    if (arg == "--chaos-dump") {
+  auto why = take_flags(args, opts, [&](const std::string& key,
+                                        const std::string& value) {
+    if (key == "dump")
       opts.dump = true;
-      continue;
-    }
-    auto eq = arg.find('=');
-    if (arg.rfind("--chaos-", 0) != 0 || eq == std::string::npos) {
-      rest.push_back(arg);
-      continue;
-    }
-    auto key = arg.substr(8, eq - 8);
-    auto value = arg.substr(eq + 1);
-    if (key == "index") {
-      opts.index = std::stoul(value);
-    } else if (key == "hosts") {
-      std::istringstream in{value};
-      for (std::string host; std::getline(in, host, ',');)
-        opts.hosts.push_back(host);
-    } else if (key == "port") {
-      opts.port = static_cast<uint16_t>(std::stoul(value));
-    } else if (key == "history") {
-      opts.history_dir = value;
-    } else if (key == "stderr") {
-      opts.stderr_file = value;
-    } else if (key == "keys") {
+    else if (key == "keys")
       opts.keys = std::stoull(value);
-    } else if (key == "workers") {
+    else if (key == "workers")
       opts.workers = std::stoull(value);
-    } else if (key == "tick-ms") {
+    else if (key == "tick-ms")
       opts.tick_ms = std::stoi(value);
-    } else {
-      return "unknown flag " + arg;
-    }
-  }
-  args = std::move(rest);
-  if (opts.index >= opts.hosts.size())
-    return "--chaos-index must name one of --chaos-hosts";
-  if (opts.workers == 0 || opts.keys < opts.workers)
-    return "--chaos-keys must be at least --chaos-workers, which is above 0";
-  return {};
+    else
+      return false;
+    return true;
+  });
+  if (why.empty() && (opts.workers == 0 || opts.keys < opts.workers))
+    why = "--chaos-keys must be at least --chaos-workers, which is above 0";
+  return why;
 }
 
 /// What the account activations write to (one incarnation per process).
@@ -381,19 +354,9 @@ int main(int argc, char** argv) {
     std::cerr << "chaos_entities: " << why << '\n';
     return 2;
   }
-  if (!opts.stderr_file.empty()) {
-    auto fd = ::open(opts.stderr_file.c_str(),
-                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-  }
+  redirect_stderr(opts.stderr_file);
   ferry::node_config cfg;
-  std::vector<char*> rest{argv[0]};
-  for (auto& arg : args)
-    rest.push_back(arg.data());
-  if (auto err = cfg.parse(static_cast<int>(rest.size()), rest.data())) {
+  if (auto err = parse_config(cfg, argv[0], args)) {
     std::cerr << "chaos_entities: " << ferry::render(err) << '\n';
     return 2;
   }

@@ -29,6 +29,7 @@
 //   close          "closed": link events are no longer written
 // It writes `end` and exits 0 when stdin closes.
 #include "chaos_actors.hpp"
+#include "process_flags.hpp"
 
 #include "ferry/errc.hpp"
 #include "ferry/node.hpp"
@@ -50,14 +51,11 @@ namespace {
 using namespace std::chrono_literals;
 using namespace ferry::chaos;
 
-/// The chaos flags.
-struct options {
-  size_t index = 0;
-  std::vector<std::string> hosts;
-  uint16_t port = 7400;
+/// The chaos flags: the common ones and the node's own.
+struct options : process_flags {
+  options() { port = 7400; }
+
   std::map<size_t, uint16_t> dial;
-  std::string history_dir = ".";
-  std::string stderr_file;
   int tick_ms = 10;
   int object_ms = 8000;
 };
@@ -68,43 +66,21 @@ std::string name_of(size_t i) {
 
 /// Takes the --chaos-* flags out of `args`; returns what is wrong with them.
 std::string take_options(std::vector<std::string>& args, options& opts) {
-  std::vector<std::string> rest;
-  for (auto& arg : args) {
-    auto eq = arg.find('=');
-    if (arg.rfind("--chaos-", 0) != 0 || eq == std::string::npos) {
-      rest.push_back(arg);
-      continue;
-    }
-    auto key = arg.substr(8, eq - 8);
-    auto value = arg.substr(eq + 1);
-    if (key == "index") {
-      opts.index = std::stoul(value);
-    } else if (key == "hosts") {
-      std::istringstream in{value};
-      for (std::string host; std::getline(in, host, ',');)
-        opts.hosts.push_back(host);
-    } else if (key == "port") {
-      opts.port = static_cast<uint16_t>(std::stoul(value));
-    } else if (key == "dial") {
+  return take_flags(args, opts, [&](const std::string& key,
+                                    const std::string& value) {
+    if (key == "dial") {
       auto colon = value.find(':');
       opts.dial[std::stoul(value.substr(0, colon))]
         = static_cast<uint16_t>(std::stoul(value.substr(colon + 1)));
-    } else if (key == "history") {
-      opts.history_dir = value;
-    } else if (key == "stderr") {
-      opts.stderr_file = value;
     } else if (key == "tick-ms") {
       opts.tick_ms = std::stoi(value);
     } else if (key == "object-ms") {
       opts.object_ms = std::stoi(value);
     } else {
-      return "unknown flag " + arg;
+      return false;
     }
-  }
-  args = std::move(rest);
-  if (opts.index >= opts.hosts.size())
-    return "--chaos-index must name one of --chaos-hosts";
-  return {};
+    return true;
+  });
 }
 
 /// Returns this process's resident memory without shared memory (the
@@ -441,20 +417,10 @@ int main(int argc, char** argv) {
     std::cerr << "chaos_node: " << why << '\n';
     return 2;
   }
-  if (!opts.stderr_file.empty()) {
-    auto fd = ::open(opts.stderr_file.c_str(),
-                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 2);
-      ::close(fd);
-    }
-  }
+  redirect_stderr(opts.stderr_file);
   ferry::node_config cfg;
   register_chaos_types(cfg);
-  std::vector<char*> rest{argv[0]};
-  for (auto& arg : args)
-    rest.push_back(arg.data());
-  if (auto err = cfg.parse(static_cast<int>(rest.size()), rest.data())) {
+  if (auto err = parse_config(cfg, argv[0], args)) {
     std::cerr << "chaos_node: " << ferry::render(err) << '\n';
     return 2;
   }

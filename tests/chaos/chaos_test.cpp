@@ -253,15 +253,7 @@ public:
 
   /// Reads every history the nodes wrote.
   std::vector<history> histories(std::vector<violation>& problems) {
-    std::vector<history> out;
-    for (auto& entry : std::filesystem::directory_iterator(dir_)) {
-      if (entry.path().extension() != ".history")
-        continue;
-      std::ifstream in{entry.path()};
-      out.push_back(
-        parse_history(in, entry.path().filename().string(), problems));
-    }
-    return out;
+    return read_histories(dir_, ".history", problems);
   }
 
   const std::vector<std::string>& applied() const {

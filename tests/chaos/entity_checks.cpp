@@ -17,12 +17,6 @@ namespace {
 
 using violations = std::vector<violation>;
 
-/// Where an event was written.
-struct at {
-  const history* h = nullptr;
-  const event* e = nullptr;
-};
-
 /// One activation: its account and the span of its applies.
 struct activation {
   std::string key;

@@ -5,7 +5,6 @@
 
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 namespace ferry::chaos {
@@ -234,15 +233,7 @@ void entity_members::finish() {
 
 std::vector<history>
 entity_members::histories(std::vector<violation>& problems) const {
-  std::vector<history> out;
-  for (auto& entry : std::filesystem::directory_iterator(dir_)) {
-    if (entry.path().extension() != ".ehistory")
-      continue;
-    std::ifstream in{entry.path()};
-    out.push_back(
-      parse_history(in, entry.path().filename().string(), problems));
-  }
-  return out;
+  return read_histories(dir_, ".ehistory", problems);
 }
 
 } // namespace ferry::chaos

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 namespace ferry::chaos {
@@ -195,6 +197,20 @@ violation problem_at(const history& x, size_t line_no, const std::string& text,
 }
 
 } // namespace
+
+std::vector<history> read_histories(const std::string& dir,
+                                    const std::string& extension,
+                                    std::vector<violation>& problems) {
+  std::vector<history> out;
+  for (auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != extension)
+      continue;
+    std::ifstream in{entry.path()};
+    out.push_back(
+      parse_history(in, entry.path().filename().string(), problems));
+  }
+  return out;
+}
 
 std::optional<uint64_t> parse_u64(std::string_view text) {
   if (text.empty() || !std::all_of(text.begin(), text.end(),

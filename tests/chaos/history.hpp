@@ -101,11 +101,23 @@ struct history {
   std::vector<event> events;
 };
 
+/// An event and the history it is in (both owned by the caller).
+struct at {
+  const history* h = nullptr;
+  const event* e = nullptr;
+};
+
 /// Reads one history file from `in`; `file` names it in citations.
 /// Appends each problem with the file to `problems` (invariant `history`)
 /// and returns what could be read. Never throws on the input's content.
 history parse_history(std::istream& in, const std::string& file,
                       std::vector<violation>& problems);
+
+/// Reads every file in `dir` whose name ends in `extension` (".history"),
+/// as parse_history does each.
+std::vector<history> read_histories(const std::string& dir,
+                                    const std::string& extension,
+                                    std::vector<violation>& problems);
 
 /// Returns `text` as an unsigned decimal number, or nothing unless `text`
 /// is one (digits only, no sign, no overflow).

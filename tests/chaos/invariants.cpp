@@ -24,12 +24,6 @@ namespace {
 
 using violations = std::vector<violation>;
 
-/// An event and the history it is in.
-struct at {
-  const history* h = nullptr;
-  const event* e = nullptr;
-};
-
 /// What the checks across histories look up.
 struct run_index {
   /// Histories by incarnation id (the first, if an id repeats).
