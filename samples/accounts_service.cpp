@@ -64,16 +64,21 @@ struct account {
 };
 
 /// Applies operation `op` (`amount` in or out) once, saves, and answers
-/// whether it went through; an operation seen before answers as it did.
+/// whether it went through; an operation seen before answers as it did,
+/// once a save holds it too (its first save may have failed: the client
+/// asks again after an error, and the answer must mean "durable").
 caf::result<bool> apply(ferry::entity<account>* self, uint64_t op,
                         int64_t amount) {
   auto& st = self->state();
-  if (auto i = st.applied.find(op); i != st.applied.end())
-    return i->second;
-  bool ok = st.balance + amount >= 0;
-  if (ok)
-    st.balance += amount;
-  st.applied.emplace(op, ok);
+  bool ok = false;
+  if (auto i = st.applied.find(op); i != st.applied.end()) {
+    ok = i->second;
+  } else {
+    ok = st.balance + amount >= 0;
+    if (ok)
+      st.balance += amount;
+    st.applied.emplace(op, ok);
+  }
   auto rp = self->make_response_promise<bool>();
   self->save([rp, ok](const caf::error& err) mutable {
     if (err)
