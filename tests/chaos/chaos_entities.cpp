@@ -250,12 +250,21 @@ private:
   /// hears both when it wakes).
   void watch_self() {
     bool seen_up = false;
+    std::string last = "none";
     while (pause(100ms)) {
       bool up = false;
-      for (auto& m : node_.cluster().members())
-        up |= m.address == address_of_self() &&
-              m.status != ferry::member_status::down &&
-              m.status != ferry::member_status::removed;
+      std::string now = "none";
+      for (auto& m : node_.cluster().members()) {
+        if (m.address != address_of_self())
+          continue;
+        bool live = m.status != ferry::member_status::down &&
+                    m.status != ferry::member_status::removed;
+        up |= live;
+        if (live || now == "none")
+          now = ferry::to_string(m.status);
+      }
+      if (now != last) // for whoever reads the history after a failure
+        here().log->write("note self " + (last = now));
       seen_up |= up;
       if (seen_up && !up) {
         here().log->write("note downed");
