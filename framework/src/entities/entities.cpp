@@ -75,8 +75,8 @@ caf::error check(const entities_config& cfg) {
     return bad("max-buffered and max-moves", "must be positive");
   if (cfg.max_key_bytes == 0 || cfg.max_key_bytes > 1024)
     return bad("max-key-bytes", "must be 1 to 1024");
-  if (cfg.store_connections == 0)
-    return bad("store-connections", "must be positive");
+  if (cfg.store_connections == 0 || cfg.store_connections > 1023)
+    return bad("store-connections", "must be 1 to 1023");
   return caf::none;
 }
 
@@ -128,7 +128,8 @@ entities::start(detail::member_host& host, ferry::cluster& c,
   }
   state_store_config store_cfg;
   store_cfg.location = x->cfg.store;
-  store_cfg.pool_size = x->cfg.store_connections;
+  // One connection more than the data workers: the lease worker's.
+  store_cfg.pool_size = x->cfg.store_connections + 1;
   auto store = std::make_shared<lazy_store>(store_cfg);
   if (auto err = store->last_error()) {
     if (err == errc::invalid_config)
@@ -137,7 +138,7 @@ entities::start(detail::member_host& host, ferry::cluster& c,
              "fail until it is): " +
              render(err));
   }
-  for (uint32_t i = 0; i < x->cfg.store_connections; ++i)
+  for (uint32_t i = 0; i <= x->cfg.store_connections; ++i)
     x->workers.push_back(
       spawn_store_worker(host.system(), store, x->store_counts));
   host_settings s;
@@ -147,7 +148,8 @@ entities::start(detail::member_host& host, ferry::cluster& c,
   s.registry = &cfg.registry();
   for (auto& t : cfg.entity_types_)
     s.types.emplace(t->name, t);
-  s.workers = x->workers;
+  s.lease_worker = x->workers.front();
+  s.workers.assign(x->workers.begin() + 1, x->workers.end());
   s.routes = x->routes;
   s.cluster = &c;
   s.time = &host.time();

@@ -348,8 +348,8 @@ void on_entity_down(host_actor* self, const caf::down_msg& x) {
         ++st.figures.passivations;
       if (x.reason && x.reason != caf::exit_reason::kill &&
           x.reason != caf::exit_reason::user_shutdown)
-        st.s.log("entity (\"" + *i->second.type + "\", \"" + i->second.key +
-                 "\") ended: " + render(x.reason));
+        log_limited(self, "entity (\"" + *i->second.type + "\", \"" +
+                            i->second.key + "\") ended: " + render(x.reason));
       sh.entities.erase(i);
       if (sh.phase == shard_phase::active) {
         for (auto& w : waiting)

@@ -64,8 +64,11 @@ struct host_settings {
   const serializers::registry* registry = nullptr;
   /// The entity types this node runs, by name.
   std::map<std::string, std::shared_ptr<const entity_type>> types;
-  /// The store workers (entities/store_worker.hpp).
+  /// The store workers (entities/store_worker.hpp) that load and save.
   std::vector<caf::actor> workers;
+  /// The store worker that takes the lease calls alone, so that a queue of
+  /// loads and saves never holds a renewal back past its lease.
+  caf::actor lease_worker;
   std::shared_ptr<router> routes;
   /// The node's cluster (one that joins none owns every shard).
   ferry::cluster* cluster = nullptr;

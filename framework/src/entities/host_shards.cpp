@@ -88,8 +88,8 @@ void acquire(host_actor* self, uint32_t shard) {
   sh.busy = true;
   auto sent = st.s.time->now();
   self
-    ->request(worker(self), caf::infinite, acquire_atom::value, shard, st.owner,
-              ms(st.s.cfg.lease), ms(st.s.cfg.hand_off_timeout))
+    ->request(st.s.lease_worker, caf::infinite, acquire_atom::value, shard,
+              st.owner, ms(st.s.cfg.lease), ms(st.s.cfg.hand_off_timeout))
     .then(
       [self, shard, sent](lease_grant& x) {
         auto& st = self->state;
@@ -97,7 +97,7 @@ void acquire(host_actor* self, uint32_t shard) {
         sh.busy = false;
         if (st.stopped) {
           if (x.held)
-            self->send(worker(self), release_atom::value, shard, st.owner,
+            self->send(st.s.lease_worker, release_atom::value, shard, st.owner,
                        std::string{});
           return;
         }
@@ -192,8 +192,8 @@ void finish_handoff(host_actor* self, uint32_t shard) {
   }
   sh.busy = true;
   self
-    ->request(worker(self), caf::infinite, release_atom::value, shard, st.owner,
-              hand_to)
+    ->request(st.s.lease_worker, caf::infinite, release_atom::value, shard,
+              st.owner, hand_to)
     .then([self, shard](bool) { self->state.shards[shard].busy = false; },
           [self, shard](caf::error& err) {
             auto& st = self->state;
@@ -279,7 +279,7 @@ void keep_leases(host_actor* self) {
   st.renewing = true;
   st.last_renew = now;
   self
-    ->request(worker(self), caf::infinite, renew_atom::value, st.owner,
+    ->request(st.s.lease_worker, caf::infinite, renew_atom::value, st.owner,
               ms(st.s.cfg.lease))
     .then(
       [self, now, held](std::vector<uint32_t>& still) {
@@ -356,7 +356,8 @@ void finish_shutdown(host_actor* self) {
   st.buffered = 0;
   if (!st.s.workers.empty())
     for (uint32_t s = 0; s < st.shards.size(); ++s)
-      self->send(worker(self), release_atom::value, s, st.owner, std::string{});
+      self->send(st.s.lease_worker, release_atom::value, s, st.owner,
+                 std::string{});
   st.shutdown->deliver(true);
   st.shutdown.reset();
 }

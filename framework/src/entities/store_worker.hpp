@@ -3,8 +3,9 @@
 // A state store's calls block their thread until the database answers
 // (entities/state_store.hpp), so no actor on CAF's scheduler makes them:
 // a node runs `store_connections` detached actors, each with a thread of
-// its own, and its entity host and entities ask them (the host's
-// `workers`, taken in turn):
+// its own, that its entities ask to load and save (the host's `workers`,
+// taken in turn), and one more that takes the host's lease calls alone (a
+// renewal must not wait behind a queue of saves past its lease):
 //
 //   load_atom, type, key  ->  family, bytes, version
 //   save_atom, type, key, expected, family, bytes  ->  version
