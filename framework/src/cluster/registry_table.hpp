@@ -5,9 +5,10 @@
 // daemon of its local entries as they come and go (by number), and gives a
 // member it newly reaches all of them at once; the others keep what they
 // heard per member (remote entries); a member tells them all again when its
-// link comes back, with handles that work over the new link. An entry leaves with its actor (the
-// owning node sees it end and tells the others), or with its node's removal
-// or down (every node drops that member's entries). `find` is the union of
+// link comes back, with handles that work over the new link. An entry
+// leaves with its actor (the owning node sees it end and tells the others),
+// or with its node's removal or down (every node drops that member's
+// entries). `find` is the union of
 // the local entries and the remote ones: eventually the same on every node.
 //
 // Thread-safety: none; the cluster daemon owns it.

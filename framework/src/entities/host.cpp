@@ -146,7 +146,7 @@ void publish_routes(host_actor* self) {
 void admit(host_actor* self, uint32_t shard, item x) {
   auto& st = self->state;
   auto& sh = st.shards[shard];
-  if (sh.phase == shard_phase::active && st.s.time->now() >= sh.valid_until)
+  if (sh.phase == shard_phase::active && sh.lease_passed())
     drop(self, shard, "its lease could not be renewed in time");
   switch (sh.phase) {
   case shard_phase::active:

@@ -49,9 +49,8 @@ void activate(host_actor* self, uint32_t shard) {
     deliver(self, shard, std::move(x));
 }
 
-/// Moves the shard's lease end (and its fence) to `t`.
+/// Moves the shard's fence to `t`.
 void hold_until(host_state& st, shard_state& sh, clock::time_point t) {
-  sh.valid_until = t;
   if (!sh.fence)
     sh.fence = std::make_shared<lease_fence>(*st.s.time);
   sh.fence->hold_until(t);
@@ -70,10 +69,7 @@ void drop(host_actor* self, uint32_t shard, const std::string& why) {
     e.stopping = true;
     self->send_exit(e.actor, caf::exit_reason::kill);
   }
-  if (sh.fence) {
-    sh.fence->close();
-    sh.fence.reset();
-  }
+  sh.end_hold();
   sh.phase = shard_phase::idle;
   sh.retry_at = st.s.time->now() + st.s.cfg.lease / 3;
 }
@@ -167,10 +163,7 @@ void finish_handoff(host_actor* self, uint32_t shard) {
   auto& st = self->state;
   auto& sh = st.shards[shard];
   sh.phase = shard_phase::idle;
-  if (sh.fence) {
-    sh.fence->close();
-    sh.fence.reset();
-  }
+  sh.end_hold();
   ++st.figures.hand_offs;
   auto host = st.hosts.find(sh.hand_to);
   std::string hand_to;
@@ -269,7 +262,7 @@ void keep_leases(host_actor* self) {
   };
   for (uint32_t shard = 0; shard < st.shards.size(); ++shard) {
     auto& sh = st.shards[shard];
-    if (held(sh) && now >= sh.valid_until)
+    if (held(sh) && sh.lease_passed())
       drop(self, shard, "its lease could not be renewed in time");
   }
   if (st.renewing || now - st.last_renew < st.s.cfg.lease / 3)
@@ -406,8 +399,7 @@ void stop_all(host_actor* self, bool graceful) {
     }
     sh.phase = shard_phase::idle;
     if (!graceful) {
-      if (sh.fence)
-        sh.fence->close();
+      sh.end_hold();
       refuse_buffer(self, s);
     }
   }

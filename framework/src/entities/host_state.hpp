@@ -64,10 +64,10 @@ struct shard_state {
   bool busy = false;
   /// No lease before this (a refused acquire waits).
   clock::time_point retry_at;
-  /// The lease holds until this, unless renewed (the host's clock).
-  clock::time_point valid_until;
-  /// `valid_until` as the shard's activations see it; a new one each time
-  /// the shard is taken.
+  /// Until when this member may run the shard (the lease's end as seen
+  /// from when its call left, less the margin; the host's clock), shared
+  /// with the shard's activations: set while the shard is held, a new one
+  /// each time it is taken.
   std::shared_ptr<lease_fence> fence;
   /// When the lease call that took the shard left: a renewal that left
   /// before it does not know of the shard.
@@ -88,6 +88,17 @@ struct shard_state {
   std::deque<item> buffer;
   /// By `entity_id(type, key)`.
   std::unordered_map<std::string, running_entity> entities;
+
+  /// Returns whether the lease may have run out (always, while not held).
+  bool lease_passed() const { return !fence || fence->passed(); }
+
+  /// Ends the hold's fence: activations still running refuse what comes.
+  void end_hold() {
+    if (fence) {
+      fence->close();
+      fence.reset();
+    }
+  }
 };
 
 /// Returns the name of entity (type, key) in a shard's table.
