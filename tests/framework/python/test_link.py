@@ -74,6 +74,10 @@ class LinkTest(unittest.TestCase):
 
     def test_a_node_that_shuts_down_says_goodbye(self):
         node = self.service.connect()
+        # The handshake can end on this side (it sends the welcome) before
+        # the node has made its link; a lookup's answer says it has, so the
+        # stop below meets a link to say goodbye on.
+        node.lookup("echo")
         self.service.proc.stdin.close()  # the node ends in order
         reason = node.wait_down(20)
         self.assertIsNotNone(reason)
