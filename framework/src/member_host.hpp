@@ -26,6 +26,15 @@
 
 namespace ferry::detail {
 
+/// What an operator may do to the cluster through the node's HTTP
+/// endpoint (metrics/dashboard.hpp): down the member at an address, or ask
+/// the member at an address (this node's own too) to leave. Each returns
+/// whether a member was there.
+struct cluster_actions {
+  std::function<caf::expected<bool>(const std::string&)> down;
+  std::function<caf::expected<bool>(const std::string&)> leave;
+};
+
 class member_host {
 public:
   virtual ~member_host();
@@ -68,6 +77,11 @@ public:
   /// Makes `source` what a scrape of the node's metrics shows of its
   /// cluster (empty: nothing).
   virtual void set_cluster_figures(std::function<cluster_figures()> source) = 0;
+
+  /// Makes `actions` what the node's endpoint does on an operator's word
+  /// (empty functions: nothing, the endpoint answers that the node joins no
+  /// cluster).
+  virtual void set_cluster_actions(cluster_actions actions) = 0;
 };
 
 } // namespace ferry::detail

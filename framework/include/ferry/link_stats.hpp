@@ -21,6 +21,8 @@ struct link_stats {
   /// Whether this node sends to the peer through a same-host lane (shared
   /// memory) instead of the TCP connection (`link_config::lane`).
   bool lane = false;
+  /// Whether the link's TCP connection runs TLS (`ferry.tls.*`).
+  bool tls = false;
   /// Families this node may send with on this link, in preference order: its
   /// `serializers` that the peer accepts.
   std::vector<std::string> send_families;

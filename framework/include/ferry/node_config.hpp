@@ -164,6 +164,20 @@ public:
   /// Address the Prometheus endpoint listens on (`ferry.metrics.address`).
   std::string metrics_address = "127.0.0.1";
 
+  /// Token that turns on the dashboard's operator actions (down a member,
+  /// ask one to leave) for requests that carry it as `Authorization: Bearer
+  /// <token>` (`ferry.metrics.token`); empty: the endpoint is read-only.
+  std::string metrics_token;
+
+  /// Directory of the dashboard's page (`ferry.metrics.dashboard-files`);
+  /// empty: the installed one (share/ferry/dashboard), or the source tree's
+  /// in a build tree.
+  std::string dashboard_files;
+
+  /// Chart.js, which the page draws with (`ferry.metrics.chart-js`; Debian's
+  /// libjs-chart.js installs it here).
+  std::string chart_js = "/usr/share/javascript/chart.js/chart.min.js";
+
   /// Threads that run the node's connections (`ferry.transport.io-threads`,
   /// default 1): each connection reads, writes and keeps time on one of
   /// them, and a received message goes from there into its actor's

@@ -94,6 +94,22 @@ split_address(const std::string& address, const std::string& key) {
   return std::pair{address.substr(0, colon), static_cast<uint16_t>(port)};
 }
 
+namespace {
+
+// Asks the daemon and waits for its answer (it answers at once).
+template <class T, class... Ts>
+caf::expected<T> ask(caf::actor_system& sys, const caf::actor& daemon,
+                     Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  caf::expected<T> result{T{}};
+  self->request(daemon, std::chrono::seconds{5}, std::forward<Ts>(xs)...)
+    .receive([&](T& x) { result = std::move(x); },
+             [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+} // namespace
+
 caf::expected<std::unique_ptr<cluster_member>>
 cluster_member::start(member_host& n, const cluster_config& cfg) {
   auto where = split_address(cfg.address, "ferry.cluster.address");
@@ -120,6 +136,7 @@ cluster_member::start(member_host& n, const cluster_config& cfg) {
   self->view_ = std::make_shared<published_view>();
   self->host_ = std::make_shared<node_host>(n);
   self->node_ = &n;
+  self->name_ = cfg.name;
   daemon_settings s;
   s.cfg = cfg;
   s.policy = *policy;
@@ -129,15 +146,29 @@ cluster_member::start(member_host& n, const cluster_config& cfg) {
   self->daemon_ =
     spawn_daemon(n.system(), std::move(s), self->host_, self->view_);
   n.expose(daemon_name, self->daemon_);
-  n.set_cluster_figures([view = self->view_] { return view->figures(); });
+  n.set_cluster_figures(
+    [view = self->view_, name = cfg.name, uid = n.node_id()] {
+      return view->figures(name, uid);
+    });
+  // The actions hold the daemon, not this member: one under way when the
+  // member ends meets a daemon that is gone and fails.
+  n.set_cluster_actions(cluster_actions{
+    [&sys = n.system(), daemon = self->daemon_](const std::string& address) {
+      return ask<bool>(sys, daemon, down_atom::value, address);
+    },
+    [&sys = n.system(), daemon = self->daemon_](const std::string& address) {
+      return ask<bool>(sys, daemon, leave_atom::value, address);
+    }});
   return self;
 }
 
 cluster_figures cluster_member::figures() const {
-  return view_->figures();
+  return view_->figures(name_, node_->node_id());
 }
 
 cluster_member::~cluster_member() {
+  // The node's endpoint stops calling this member before it ends.
+  node_->set_cluster_actions({});
   node_->set_cluster_figures({});
   if (daemon_) {
     caf::scoped_actor self{node_->system()};
@@ -151,24 +182,12 @@ void cluster_member::leave() {
   caf::anon_send(daemon_, leave_atom::value);
 }
 
-namespace {
-
-// Asks the daemon and waits for its answer (it answers at once).
-template <class T, class... Ts>
-caf::expected<T> ask(caf::actor_system& sys, const caf::actor& daemon,
-                     Ts&&... xs) {
-  caf::scoped_actor self{sys};
-  caf::expected<T> result{T{}};
-  self->request(daemon, std::chrono::seconds{5}, std::forward<Ts>(xs)...)
-    .receive([&](T& x) { result = std::move(x); },
-             [&](caf::error& err) { result = std::move(err); });
-  return result;
-}
-
-} // namespace
-
 caf::expected<bool> cluster_member::down(const std::string& address) {
   return ask<bool>(node_->system(), daemon_, down_atom::value, address);
+}
+
+caf::expected<bool> cluster_member::leave(const std::string& address) {
+  return ask<bool>(node_->system(), daemon_, leave_atom::value, address);
 }
 
 caf::expected<bool> cluster_member::register_actor(const std::string& key,

@@ -64,6 +64,11 @@ public:
   /// Downs the member at `address`. Returns whether one was there.
   caf::expected<bool> down(const std::string& address);
 
+  /// Asks the member at `address` (this node's own address too) to leave.
+  /// Returns whether one was there; `errc::cluster_refused` when this node
+  /// has no link to it.
+  caf::expected<bool> leave(const std::string& address);
+
   /// Registers `whom` under `key`. Returns false when it was there.
   caf::expected<bool> register_actor(const std::string& key,
                                      const caf::actor& whom);
@@ -80,6 +85,8 @@ private:
   std::shared_ptr<published_view> view_;
   std::shared_ptr<node_host> host_;
   member_host* node_ = nullptr;
+  /// The cluster's name.
+  std::string name_;
   caf::actor daemon_;
 };
 

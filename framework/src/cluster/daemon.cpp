@@ -155,7 +155,7 @@ void publish_events(daemon_actor* self) {
   std::vector<member_info> members;
   for (auto& m : view.members)
     members.push_back(info_of(view, m));
-  st.pub->publish(std::move(members));
+  st.pub->publish(std::move(members), st.m->leader(), conv);
   for (auto& e : events) {
     auto info = info_of(view, e.who);
     if (e.kind == member_event::removed)
@@ -336,6 +336,29 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
         for (auto& [uid, whom] : st.peers)
           send_gossip(self, whom);
       }
+    },
+    [self](leave_atom, const std::string& address) -> caf::result<bool> {
+      auto& st = self->state;
+      if (address == st.s.cfg.address) {
+        self->send(self, leave_atom::value);
+        return true;
+      }
+      for (auto& m : st.m->view().members) {
+        if (m.address != address || m.uid == st.s.uid)
+          continue;
+        auto peer = st.peers.find(m.uid);
+        if (peer == st.peers.end())
+          return caf::make_error(errc::cluster_refused,
+                                 "node " + st.s.node_name +
+                                   " has no link to the member at " + address +
+                                   " to ask it to leave; ask a member that "
+                                   "reaches it, or the member itself");
+        self->send(peer->second, leave_atom::value);
+        st.host->log("cluster " + st.s.cfg.name + ": asked the member at " +
+                     address + " to leave on an operator's word");
+        return true;
+      }
+      return false;
     },
     [self](register_atom, const std::string& key,
            const caf::actor& whom) -> bool {

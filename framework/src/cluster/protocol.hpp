@@ -20,7 +20,12 @@
 //                                         entries to a member newly reached)
 //   reg_remove_atom, from, id            (one way: that entry is gone)
 //   leave_atom, register_atom, find_atom, subscribe_atom
-//                                        (from the node's own API)
+//                                        (from the node's own API; a
+//                                         member asked to leave by another
+//                                         gets a bare leave_atom too)
+//   leave_atom, address -> bool          (from the node's HTTP endpoint:
+//                                         asks the member at `address` to
+//                                         leave, this node or another)
 //   down_atom, address -> bool           (from the node's API or the
 //                                         `ferry-cluster` tool: downs the
 //                                         member at `address`)

@@ -10,9 +10,12 @@ std::vector<member_info> published_view::members() const {
   return members_;
 }
 
-void published_view::publish(std::vector<member_info> xs) {
+void published_view::publish(std::vector<member_info> xs,
+                             std::optional<uint64_t> leader, bool converged) {
   lock_guard guard{mtx_};
   members_ = std::move(xs);
+  leader_ = leader;
+  converged_ = converged;
 }
 
 void published_view::watch(const caf::actor& whom) {
@@ -45,9 +48,12 @@ void published_view::set_convergence(std::chrono::steady_clock::duration took) {
   convergence_seconds_ = std::chrono::duration<double>(took).count();
 }
 
-cluster_figures published_view::figures() const {
+cluster_figures published_view::figures(const std::string& name,
+                                        uint64_t self) const {
   lock_guard guard{mtx_};
-  return cluster_figures{members_, phi_, convergence_seconds_};
+  return cluster_figures{members_, phi_,       convergence_seconds_,
+                         leader_,  converged_, name,
+                         self};
 }
 
 } // namespace ferry::detail::cluster

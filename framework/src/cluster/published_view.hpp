@@ -22,6 +22,8 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace ferry::detail::cluster {
@@ -31,8 +33,10 @@ public:
   /// Returns the members as last published.
   std::vector<member_info> members() const;
 
-  /// Replaces the members.
-  void publish(std::vector<member_info> xs);
+  /// Replaces the members, the leader's incarnation and whether the view
+  /// converged.
+  void publish(std::vector<member_info> xs, std::optional<uint64_t> leader,
+               bool converged);
 
   /// Sends events to `whom` from now on.
   void watch(const caf::actor& whom);
@@ -49,14 +53,17 @@ public:
   /// Notes how long the last change of the view took to converge.
   void set_convergence(std::chrono::steady_clock::duration took);
 
-  /// Returns the members, phi and the last convergence time.
-  cluster_figures figures() const;
+  /// Returns the members, phi, the leader, convergence and the last
+  /// convergence time (`name` and `self` as given here).
+  cluster_figures figures(const std::string& name, uint64_t self) const;
 
 private:
   mutable mutex mtx_;
   std::vector<member_info> members_ FERRY_GUARDED_BY(mtx_);
   std::map<uint64_t, double> phi_ FERRY_GUARDED_BY(mtx_);
   double convergence_seconds_ FERRY_GUARDED_BY(mtx_) = 0;
+  std::optional<uint64_t> leader_ FERRY_GUARDED_BY(mtx_);
+  bool converged_ FERRY_GUARDED_BY(mtx_) = false;
   watcher_set watchers_ FERRY_GUARDED_BY(mtx_);
 };
 

@@ -60,6 +60,7 @@ public:
   void fail(caf::error why) override;
 
   bool is_lane() const noexcept override { return true; }
+  bool is_tls() const noexcept override { return beside_->is_tls(); }
 
   /// Returns the flag that says a backlog waits (read by the lane reader
   /// without the lock).

@@ -538,6 +538,7 @@ link_stats link_state::snapshot() const {
   result.peer = peer_name_;
   result.same_host = ctx_.same_host;
   result.lane = outbox_.on_lane();
+  result.tls = outbox_.on_tls();
   result.send_families = encoder_.send_families();
   result.messages_sent = counters_.messages_sent;
   result.messages_received = counters_.messages_received;

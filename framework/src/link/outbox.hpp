@@ -63,6 +63,7 @@ public:
 
   /// Returns whether messages go through a same-host lane.
   bool on_lane() const noexcept { return out_->is_lane(); }
+  bool on_tls() const noexcept { return out_->is_tls(); }
 
   /// Sends `msg` (`size`: its wire_size) in link order, recording `tickets`
   /// and the transfers `transfer_ids` with its sequence number. Returns

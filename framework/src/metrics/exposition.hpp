@@ -34,6 +34,13 @@ struct cluster_figures {
   /// How long the last change of the view took to reach every reachable
   /// member (0 before the first convergence).
   double convergence_seconds = 0;
+  /// The leader's incarnation (none while no member is up).
+  std::optional<uint64_t> leader;
+  /// Whether every reachable member has seen the current view.
+  bool converged = false;
+  /// The cluster's name and this node's incarnation in it.
+  std::string name;
+  uint64_t self = 0;
 };
 
 /// What a scrape shows of one node.

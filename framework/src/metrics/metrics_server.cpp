@@ -6,7 +6,9 @@
 // time under a deadline (reading and writing alike), answers it, and reads
 // the next while the client keeps the connection alive. The state the
 // connections share lives in a `shared_state` they hold, so a connection
-// destroyed while the io_context shuts down touches nothing else.
+// destroyed while the io_context shuts down touches nothing else. An answer
+// that is an event stream ends the request loop: the connection writes the
+// header, then the stream's events at every interval until a write fails.
 
 #include "metrics/metrics_server.hpp"
 
@@ -31,17 +33,15 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-/// The content type of Prometheus' text exposition format.
-constexpr const char* exposition_type = "text/plain; version=0.0.4; "
-                                        "charset=utf-8";
-
 /// What the server and its connections share.
 struct shared_state {
-  metrics_server::render_fn render;
+  metrics_server::handler_fn handler;
   metrics_server::log_fn log;
   metrics_server::limits lim;
-  /// Connections open now (server thread only).
+  /// Connections open now, and event streams among them (server thread
+  /// only).
   size_t open = 0;
+  size_t streams = 0;
 };
 
 /// One client connection.
@@ -53,12 +53,16 @@ public:
     ++state_->open;
   }
 
-  ~connection() { --state_->open; }
+  ~connection() {
+    --state_->open;
+    if (streaming_)
+      --state_->streams;
+  }
 
   void read() {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(state_->lim.max_header_bytes));
-    parser_->body_limit(state_->lim.max_header_bytes);
+    parser_->body_limit(state_->lim.max_body_bytes);
     stream_.expires_after(state_->lim.read_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -85,6 +89,13 @@ private:
              "request header too large\n", false);
       return;
     }
+    if (ec == http::error::body_limit) {
+      answer(http::status::payload_too_large,
+             "request body above " +
+               std::to_string(state_->lim.max_body_bytes) + " bytes\n",
+             false);
+      return;
+    }
     if (ec &&
         ec.category() ==
           http::make_error_code(http::error::bad_method).category() &&
@@ -99,38 +110,45 @@ private:
     auto& req = parser_->get();
     version_ = req.version() == 10 ? 10 : 11;
     auto keep_alive = req.keep_alive();
-    if (req.method() != http::verb::get) {
-      answer(http::status::method_not_allowed, "only GET is served\n",
-             keep_alive);
-      return;
-    }
+    http_request in;
+    in.method = std::string{req.method_string()};
     auto target = std::string_view{req.target().data(), req.target().size()};
-    target = target.substr(0, target.find('?'));
-    if (target != "/metrics") {
-      answer(http::status::not_found, "only /metrics is served\n", keep_alive);
-      return;
-    }
-    std::string body;
+    auto q = target.find('?');
+    in.path = std::string{target.substr(0, q)};
+    if (q != std::string_view::npos)
+      in.query = std::string{target.substr(q + 1)};
+    if (auto i = req.find(http::field::authorization); i != req.end())
+      in.authorization = std::string{i->value()};
+    in.body = std::move(req.body());
+    http_answer out;
     try {
-      body = state_->render();
+      out = state_->handler(in);
     } catch (...) {
-      state_->log("metrics endpoint: rendering the metrics failed: " +
-                  serializers::detail::current_exception_text());
-      answer(http::status::internal_server_error, "rendering failed\n", false);
+      state_->log("metrics endpoint: answering " + in.method + " " + in.path +
+                  " failed: " + serializers::detail::current_exception_text());
+      answer(http::status::internal_server_error, "answering failed\n", false);
       return;
     }
-    answer(http::status::ok, std::move(body), keep_alive, exposition_type);
+    if (out.events) {
+      stream(std::move(out.events));
+      return;
+    }
+    answer(static_cast<http::status>(out.status), std::move(out.body),
+           keep_alive, out.content_type, out.allow);
   }
 
   void answer(http::status status, std::string body, bool keep_alive,
-              const char* type = "text/plain; charset=utf-8") {
+              const std::string& type = "text/plain; charset=utf-8",
+              const std::string& allow = {}) {
     res_ = {};
     res_.version(version_);
     res_.result(status);
     res_.set(http::field::server, "ferry");
     res_.set(http::field::content_type, type);
-    if (status == http::status::method_not_allowed)
-      res_.set(http::field::allow, "GET");
+    res_.set(http::field::cache_control, "no-store");
+    res_.set("X-Content-Type-Options", "nosniff");
+    if (!allow.empty())
+      res_.set(http::field::allow, allow);
     res_.keep_alive(keep_alive);
     res_.body() = std::move(body);
     res_.prepare_payload();
@@ -138,6 +156,76 @@ private:
     http::async_write(
       stream_, res_, [self = shared_from_this()](beast::error_code ec, size_t) {
         self->guarded([&] { self->on_write(ec); });
+      });
+  }
+
+  // -- event streams ----------------------------------------------------------
+
+  /// Answers with an event stream whose events `next` makes.
+  void stream(std::function<std::string()> next) {
+    if (state_->streams >= state_->lim.max_event_streams) {
+      answer(http::status::service_unavailable,
+             "too many event streams open (at most " +
+               std::to_string(state_->lim.max_event_streams) + ")\n",
+             false);
+      return;
+    }
+    ++state_->streams;
+    streaming_ = true;
+    next_ = std::move(next);
+    head_ = {};
+    head_.version(version_);
+    head_.result(http::status::ok);
+    head_.set(http::field::server, "ferry");
+    head_.set(http::field::content_type, "text/event-stream");
+    head_.set(http::field::cache_control, "no-store");
+    head_.keep_alive(false); // the body runs until the connection closes
+    serializer_.emplace(head_);
+    stream_.expires_after(state_->lim.read_timeout);
+    http::async_write_header(
+      stream_, *serializer_,
+      [self = shared_from_this()](beast::error_code ec, size_t) {
+        self->guarded([&] {
+          if (ec) {
+            self->close();
+            return;
+          }
+          self->send_event();
+        });
+      });
+  }
+
+  /// Sends the stream's next event now and schedules the one after.
+  void send_event() {
+    event_ = next_();
+    if (event_.empty()) // an SSE comment keeps idle proxies from closing
+      event_ = ":\n\n";
+    stream_.expires_after(state_->lim.read_timeout);
+    asio::async_write(stream_, asio::buffer(event_),
+                      [self = shared_from_this()](beast::error_code ec,
+                                                  size_t) {
+                        self->guarded([&] {
+                          if (ec) {
+                            self->close();
+                            return;
+                          }
+                          self->wait_event();
+                        });
+                      });
+  }
+
+  void wait_event() {
+    stream_.expires_never();
+    if (!timer_)
+      timer_.emplace(stream_.get_executor());
+    timer_->expires_after(state_->lim.event_interval);
+    timer_->async_wait(
+      [self = shared_from_this()](beast::error_code ec) {
+        self->guarded([&] {
+          if (ec || !self->stream_.socket().is_open())
+            return;
+          self->send_event();
+        });
       });
   }
 
@@ -180,14 +268,24 @@ private:
 
   void close() {
     beast::error_code ignored;
+    if (timer_)
+      timer_->cancel();
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.socket().close(ignored);
   }
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::empty_body>> parser_;
+  std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
+  /// An event stream's header, its serializer, its event source, the event
+  /// being written and the timer between events.
+  bool streaming_ = false;
+  http::response<http::empty_body> head_;
+  std::optional<http::response_serializer<http::empty_body>> serializer_;
+  std::function<std::string()> next_;
+  std::string event_;
+  std::optional<asio::steady_timer> timer_;
   /// HTTP version of the answers: the request's (1.0 or 1.1).
   unsigned version_ = 11;
   /// Bytes dropped after a refused request.
@@ -201,9 +299,10 @@ private:
 
 class metrics_server::impl {
 public:
-  impl(render_fn render, log_fn log, limits lim)
+  impl(handler_fn handler, log_fn log, limits lim, tick_fn tick)
     : state_(std::make_shared<shared_state>(
-        shared_state{std::move(render), std::move(log), lim, 0})) {
+        shared_state{std::move(handler), std::move(log), lim, 0, 0})),
+      tick_(std::move(tick)) {
     // nop
   }
 
@@ -239,6 +338,8 @@ public:
     if (ec)
       return fail(ec.message());
     accept();
+    if (tick_)
+      schedule_tick();
     thread_ = std::thread{[this] {
       run();
     }};
@@ -258,6 +359,21 @@ private:
                     serializers::detail::current_exception_text());
       }
     }
+  }
+
+  void schedule_tick() {
+    tick_timer_.expires_after(state_->lim.tick_interval);
+    tick_timer_.async_wait([this](beast::error_code ec) {
+      if (ec)
+        return;
+      try {
+        tick_();
+      } catch (...) {
+        state_->log("metrics endpoint: " +
+                    serializers::detail::current_exception_text());
+      }
+      schedule_tick();
+    });
   }
 
   void accept() {
@@ -290,6 +406,8 @@ private:
   asio::io_context ioc_{1};
   tcp::acceptor acceptor_{ioc_};
   asio::steady_timer retry_{ioc_};
+  tick_fn tick_;
+  asio::steady_timer tick_timer_{ioc_};
   uint16_t port_ = 0;
   std::thread thread_;
 };
@@ -298,9 +416,11 @@ private:
 
 caf::expected<std::unique_ptr<metrics_server>>
 metrics_server::start(const std::string& address, uint16_t port,
-                      render_fn render, log_fn log, limits lim) {
+                      handler_fn handler, log_fn log, limits lim,
+                      tick_fn tick) {
   try {
-    auto ptr = std::make_unique<impl>(std::move(render), std::move(log), lim);
+    auto ptr = std::make_unique<impl>(std::move(handler), std::move(log), lim,
+                                      std::move(tick));
     if (auto err = ptr->listen(address, port))
       return err;
     return std::unique_ptr<metrics_server>{new metrics_server(std::move(ptr))};

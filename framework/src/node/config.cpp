@@ -145,7 +145,14 @@ node_config::node_config()
     .add<size_t>("port", "port of the Prometheus endpoint (0: any free "
                          "port; unset: no endpoint)")
     .add(metrics_address, "address",
-         "address the Prometheus endpoint listens on (default 127.0.0.1)");
+         "address the Prometheus endpoint listens on (default 127.0.0.1)")
+    .add(metrics_token, "token",
+         "token that turns on the dashboard's operator actions (unset: "
+         "read-only)")
+    .add(dashboard_files, "dashboard-files",
+         "directory of the dashboard's page (default: the installed one)")
+    .add(chart_js, "chart-js",
+         "path of Chart.js (default: Debian's libjs-chart.js)");
   opt_group{custom_options_, "ferry.transport"}
     .add<size_t>("io-threads", "threads that run the node's connections "
                                "(default 1)")
@@ -432,6 +439,13 @@ caf::error node_config::finalize() {
   }
   if (auto x = caf::get_if<std::string>(&content, "ferry.metrics.address"))
     metrics_address = *x;
+  if (auto x = caf::get_if<std::string>(&content, "ferry.metrics.token"))
+    metrics_token = *x;
+  if (auto x =
+        caf::get_if<std::string>(&content, "ferry.metrics.dashboard-files"))
+    dashboard_files = *x;
+  if (auto x = caf::get_if<std::string>(&content, "ferry.metrics.chart-js"))
+    chart_js = *x;
   if (auto x = caf::get_if(&content, "ferry.transport.io-threads")) {
     uint64_t n = 0;
     if (auto err = read_uint(*x, "ferry.transport.io-threads", n))

@@ -156,10 +156,19 @@ caf::error node_impl::init() {
   if (cfg_.store_enabled)
     attach_store();
   if (cfg_.metrics_port) {
+    dashboard_ = std::make_unique<dashboard>(
+      dashboard_settings{cfg_.metrics_token, cfg_.dashboard_files,
+                         cfg_.chart_js},
+      dashboard_source{[this] { return figures(); },
+                       [this] {
+                         lock_guard guard{figures_mtx_};
+                         return cluster_actions_;
+                       }});
     auto server = metrics_server::start(
       cfg_.metrics_address, *cfg_.metrics_port,
-      [this] { return metrics_text(); },
-      [this](const std::string& line) { log(line); });
+      [this](const http_request& req) { return dashboard_->answer(req); },
+      [this](const std::string& line) { log(line); }, {},
+      [this] { dashboard_->tick(); });
     if (!server)
       return std::move(server.error());
     metrics_ = std::move(*server);
@@ -217,6 +226,10 @@ void node_impl::attach_store() {
 }
 
 std::string node_impl::metrics_text() {
+  return render_exposition(figures());
+}
+
+node_figures node_impl::figures() {
   node_figures figures;
   figures.node_name = cfg_.node_name;
   for (auto& link : links())
@@ -233,12 +246,17 @@ std::string node_impl::metrics_text() {
     if (entity_figures_)
       figures.entities = entity_figures_();
   }
-  return render_exposition(figures);
+  return figures;
 }
 
 void node_impl::set_cluster_figures(std::function<cluster_figures()> source) {
   lock_guard guard{figures_mtx_};
   cluster_figures_ = std::move(source);
+}
+
+void node_impl::set_cluster_actions(cluster_actions actions) {
+  lock_guard guard{figures_mtx_};
+  cluster_actions_ = std::move(actions);
 }
 
 void node_impl::set_entity_figures(std::function<entity_stats()> source) {

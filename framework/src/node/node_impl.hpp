@@ -23,8 +23,10 @@
 //   to several hosts;
 // - `lane::readers` (lane/readers.hpp): the threads that take what peers
 //   of this host send through same-host lanes;
-// - `metrics_server` (metrics/metrics_server.hpp): the Prometheus endpoint,
-//   when `ferry.metrics.port` is set; it renders `metrics_text()`;
+// - `metrics_server` (metrics/metrics_server.hpp) and `dashboard`
+//   (metrics/dashboard.hpp): the HTTP endpoint, when `ferry.metrics.port`
+//   is set: metrics, the dashboard page and its JSON API, all from
+//   `figures()`;
 // - the linker (link/actor_links.hpp): the actor that tells peers of the
 //   links local actors make with their actors.
 //
@@ -47,6 +49,7 @@
 #include "log_limiter.hpp"
 #include "member_host.hpp"
 #include "metrics/exposition.hpp"
+#include "metrics/dashboard.hpp"
 #include "metrics/metrics_server.hpp"
 #include "node/exposed_actors.hpp"
 #include "node/landings.hpp"
@@ -145,6 +148,7 @@ public:
   }
   void disconnect(uint64_t id, const caf::error& why) override;
   void set_cluster_figures(std::function<cluster_figures()> source) override;
+  void set_cluster_actions(cluster_actions actions) override;
 
   // -- the node's own ---------------------------------------------------------
 
@@ -273,6 +277,9 @@ public:
   /// Returns the node's figures in Prometheus' text exposition format.
   std::string metrics_text();
 
+  /// Returns the node's figures now (any thread).
+  node_figures figures();
+
   // -- links ------------------------------------------------------------------
 
   /// Returns the port of the metrics endpoint (0: none).
@@ -346,6 +353,9 @@ private:
   std::function<cluster_figures()>
     cluster_figures_ FERRY_GUARDED_BY(figures_mtx_);
   std::function<entity_stats()> entity_figures_ FERRY_GUARDED_BY(figures_mtx_);
+  cluster_actions cluster_actions_ FERRY_GUARDED_BY(figures_mtx_);
+  /// What the endpoint answers; called on the server's thread only.
+  std::unique_ptr<dashboard> dashboard_;
   /// Last: it reads every member above from its own thread.
   std::unique_ptr<metrics_server> metrics_;
 };

@@ -145,7 +145,7 @@ public:
   bool server() const noexcept { return server_; }
 
   /// Returns whether the connection is a TLS connection (known once open).
-  bool is_tls() const noexcept { return tls_; }
+  bool is_tls() const noexcept override { return tls_; }
 
   /// Returns the stream (null before it is made). I/O thread only.
   stream* get_stream() noexcept { return stream_.get(); }

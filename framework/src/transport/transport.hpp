@@ -54,6 +54,10 @@ public:
 
   /// Returns whether this transport is a same-host lane.
   virtual bool is_lane() const noexcept = 0;
+
+  /// Returns whether the link's TCP connection runs TLS (for a lane: the
+  /// connection beside it).
+  virtual bool is_tls() const noexcept = 0;
 };
 
 } // namespace ferry::detail
