@@ -3,7 +3,9 @@
 #   bash dev.sh bench   install what is missing, build Release, run the main job
 #   bash dev.sh test    install what is missing, build, run the whole test suite
 # Other commands used by CI: deps, build <preset>, ctest <preset> [args...],
-# format-check (clang-format-14 over the libraries' sources).
+# format-check (clang-format-14 over the libraries' sources); and
+# screenshot, which remakes the README's picture of the dashboard
+# (docs/images/dashboard.png) with the browser test.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,6 +17,7 @@ FERRY_PACKAGES=(
   libsqlite3-dev libpq-dev postgresql-15 postgresql-client-15
   python3 python3-msgpack python3-prometheus-client prometheus
   gnuplot-nox iproute2 nftables procps valgrind
+  libjs-chart.js chromium chromium-driver python3-selenium
 )
 
 as_root() {
@@ -61,6 +64,16 @@ case "$cmd" in
     shift || true
     ctest --preset "$preset" "$@"
     ;;
+  screenshot)
+    deps
+    build release >&2
+    mkdir -p docs/images
+    (cd build/release/tests/metrics &&
+      FERRY_DASHBOARD_SETTLE=${FERRY_DASHBOARD_SETTLE:-45} \
+      FERRY_MAKE_TEST_PKI="$PWD/../../../../tests/support/scripts/make_test_pki.sh" \
+      /usr/bin/python3 ../../../../tests/metrics/dashboard_browser_test.py \
+        ./ferry_metrics_node lanes "$OLDPWD/docs/images/dashboard.png")
+    ;;
   format-check)
     deps clang-format-14
     git ls-files 'framework/*.cpp' 'framework/*.hpp' 'serializers/*.cpp' \
@@ -68,7 +81,7 @@ case "$cmd" in
       | xargs clang-format-14 --dry-run -Werror
     ;;
   *)
-    echo "usage: bash dev.sh {bench|test|deps|build <preset>|ctest <preset>|format-check}" >&2
+    echo "usage: bash dev.sh {bench|test|deps|build <preset>|ctest <preset>|format-check|screenshot}" >&2
     exit 2
     ;;
 esac

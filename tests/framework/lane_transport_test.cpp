@@ -48,6 +48,7 @@ public:
     failure = std::move(why);
     closed = true;
   }
+  bool is_tls() const noexcept override { return false; }
   bool is_lane() const noexcept override {
     return false;
   }

@@ -58,8 +58,9 @@ TEST(metrics_endpoint, AnswersOtherPathsWith404AndOtherMethodsWith405) {
   auto sut = node_with_endpoint("sut", cfg);
   ASSERT_TRUE(sut);
   auto port = sut->metrics_port();
-  EXPECT_EQ(exchange(port, "GET / HTTP/1.0\r\n\r\n").rfind("HTTP/1.0 404", 0),
-            0u);
+  EXPECT_EQ(
+    exchange(port, "GET /admin HTTP/1.0\r\n\r\n").rfind("HTTP/1.0 404", 0),
+    0u);
   EXPECT_EQ(exchange(port, "PUT /metrics HTTP/1.0\r\n\r\n")
               .rfind("HTTP/1.0 405", 0),
             0u);
