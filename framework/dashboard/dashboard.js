@@ -3,6 +3,8 @@
 // /api/v1/rates). Every string from the node goes into the page as text
 // (textContent), never as HTML. Operator actions (down, leave) appear only
 // when the node has a token configured, and are sent as POST with it.
+// Another member's links and store are asked of it through the cluster
+// (GET /api/v1/members/snapshot), never by the browser dialing it.
 "use strict";
 
 (function () {
@@ -15,6 +17,8 @@
   let lastEvent = 0;
   let lastSample = 0;
   let actionsOn = false;
+  let selected = null;        // {address, name} of the member shown below
+  let selectedTimer = null;
   const charts = {};
 
   // -- formatting -------------------------------------------------------------
@@ -99,32 +103,67 @@
     const up = m.members.filter((x) => x.status === "up" && x.reachable).length;
     $("fact-members").textContent = up + " / " + m.members.length;
     $("fact-converged").textContent = m.converged ? "converged" : "gossiping";
-    replaceRows(tbody, m.members.map((x) => {
-      const tr = document.createElement("tr");
-      tr.dataset.member = x.name;
-      tr.dataset.address = x.address;
-      const name = cell(x.name, "name");
-      if (x.leader) name.appendChild(tag("leader"));
-      if (x.self) name.appendChild(tag("this node"));
-      tr.appendChild(name);
-      tr.appendChild(cell(x.address));
-      const state = pill(x.status, x.status);
-      state.classList.add("state");
-      tr.appendChild(state);
-      const reach = pill(x.reachable ? "yes" : "no", x.reachable ? "yes" : "no");
-      reach.classList.add("reachable");
-      tr.appendChild(reach);
-      tr.appendChild(cell(x.phi === null ? "–" : x.phi.toFixed(2), "num"));
-      tr.appendChild(cell(x.uid));
-      tr.appendChild(cell(x.up_number ? String(x.up_number) : "–", "num"));
-      const acts = document.createElement("td");
-      if (actionsOn && x.status !== "down" && x.status !== "removed") {
-        acts.appendChild(actionButton("down", x.address));
-        acts.appendChild(actionButton("leave", x.address));
+    // Rows are kept and updated in place (a row is its member's address):
+    // a button pressed while an event arrives still gets its click.
+    const rows = new Map(Array.from(tbody.children).map((r) =>
+      [r.dataset.address, r]));
+    m.members.forEach((x, i) => {
+      let tr = rows.get(x.address);
+      if (!tr) {
+        tr = document.createElement("tr");
+        tr.dataset.address = x.address;
+        for (const cls of ["name", "", "state", "reachable", "num", "", "num",
+                           "buttons"]) {
+          const td = document.createElement("td");
+          if (cls) td.className = cls;
+          tr.appendChild(td);
+        }
       }
-      tr.appendChild(acts);
-      return tr;
-    }));
+      rows.delete(x.address);
+      if (tbody.children[i] !== tr) tbody.insertBefore(tr, tbody.children[i] || null);
+      drawMember(tr, x);
+    });
+    for (const gone of rows.values()) gone.remove();
+  }
+
+  function setText(el, text) {
+    if (el.textContent !== text) el.textContent = text;
+  }
+
+  function setPill(td, text, cls) {
+    let span = td.firstChild;
+    if (!span) {
+      span = document.createElement("span");
+      td.appendChild(span);
+    }
+    span.className = "pill " + cls;
+    setText(span, text);
+  }
+
+  function drawMember(tr, x) {
+    const td = tr.children;
+    tr.dataset.member = x.name;
+    const tags = (x.leader ? ["leader"] : []).concat(x.self ? ["this node"] : []);
+    const key = x.name + "\u0000" + tags.join(",");
+    if (td[0].dataset.key !== key) {
+      td[0].dataset.key = key;
+      td[0].replaceChildren(document.createTextNode(x.name),
+                            ...tags.map((t) => tag(t)));
+    }
+    setText(td[1], x.address);
+    setPill(td[2], x.status, x.status);
+    setPill(td[3], x.reachable ? "yes" : "no", x.reachable ? "yes" : "no");
+    setText(td[4], x.phi === null ? "–" : x.phi.toFixed(2));
+    setText(td[5], x.uid);
+    setText(td[6], x.up_number ? String(x.up_number) : "–");
+    const live = x.status !== "down" && x.status !== "removed";
+    const wanted = (!x.self && live ? ["figures"] : [])
+      .concat(actionsOn && live ? ["down", "leave"] : []);
+    if (td[7].dataset.key !== wanted.join(",")) {
+      td[7].dataset.key = wanted.join(",");
+      td[7].replaceChildren(...wanted.map((w) => w === "figures"
+        ? viewButton(x.address, x.name) : actionButton(w, x.address)));
+    }
   }
 
   function tag(text) {
@@ -132,6 +171,49 @@
     span.className = "tag";
     span.textContent = text;
     return span;
+  }
+
+  function viewButton(address, name) {
+    const b = document.createElement("button");
+    b.textContent = "figures";
+    b.dataset.action = "figures";
+    b.addEventListener("click", () => selectMember(address, name));
+    return b;
+  }
+
+  function selectMember(address, name) {
+    selected = {address: address, name: name};
+    $("member-title").textContent = "Member " + name + " (" + address +
+      "), through the cluster";
+    show($("member-panel"), true);
+    clearInterval(selectedTimer);
+    loadMember();
+    selectedTimer = setInterval(loadMember, 2000);
+  }
+
+  async function loadMember() {
+    if (!selected) return;
+    const which = selected;
+    try {
+      const reply = await fetch("api/v1/members/snapshot?address=" +
+                                encodeURIComponent(which.address));
+      const body = await reply.json();
+      if (selected !== which) return;
+      show($("member-error"), !reply.ok);
+      if (!reply.ok) {
+        $("member-error").textContent = body.error;
+        return;
+      }
+      const store = body.store.store;
+      $("member-facts").textContent = "up " + duration(body.node.uptime_seconds) +
+        ", resident " + bytes(body.node.resident_bytes) +
+        (store ? ", store " + bytes(store.used) + " of " + bytes(store.capacity) +
+                 " in " + store.objects + " objects" : ", no store");
+      fillLinks($("member-links").querySelector("tbody"), body.links.links);
+    } catch (e) {
+      $("member-error").textContent = "cannot reach this node: " + e;
+      show($("member-error"), true);
+    }
   }
 
   function actionButton(what, address) {
@@ -158,13 +240,19 @@
   }
 
   function drawLinks(l) {
-    const tbody = $("links").querySelector("tbody");
     show($("no-links"), l.links.length === 0);
     const up = l.links.filter((x) => x.up);
     $("fact-links").textContent = up.length + (l.links.length > up.length
       ? " (" + (l.links.length - up.length) + " down)" : "");
+    $("fact-rate").textContent =
+      rate(fillLinks($("links").querySelector("tbody"), l.links));
+  }
+
+  // Fills `tbody` with one row per link; returns the messages per second
+  // of all links together.
+  function fillLinks(tbody, links) {
     let total = 0;
-    replaceRows(tbody, l.links.map((x) => {
+    replaceRows(tbody, links.map((x) => {
       const tr = document.createElement("tr");
       tr.dataset.peer = x.peer;
       tr.appendChild(cell(x.peer, "name"));
@@ -191,7 +279,7 @@
       tr.appendChild(cell(x.last_error || ""));
       return tr;
     }));
-    $("fact-rate").textContent = rate(total);
+    return total;
   }
 
   function drawEntities(e) {
@@ -334,6 +422,11 @@
     } catch (e) {
       // The stream below reports a node that does not answer.
     }
+    $("member-close").addEventListener("click", () => {
+      selected = null;
+      clearInterval(selectedTimer);
+      show($("member-panel"), false);
+    });
     const events = new EventSource("api/v1/events");
     events.addEventListener("snapshot", (e) => onSnapshot(JSON.parse(e.data)));
     watchStaleness();

@@ -26,13 +26,15 @@
 
 namespace ferry::detail {
 
-/// What an operator may do to the cluster through the node's HTTP
-/// endpoint (metrics/dashboard.hpp): down the member at an address, or ask
-/// the member at an address (this node's own too) to leave. Each returns
-/// whether a member was there.
+/// What the node's HTTP endpoint (metrics/dashboard.hpp) asks of the
+/// cluster: on an operator's word, down the member at an address or ask
+/// the member at an address (this node's own too) to leave, each returning
+/// whether a member was there; and, for anyone, the figures of the member
+/// at an address as its JSON snapshot (empty: no member there).
 struct cluster_actions {
   std::function<caf::expected<bool>(const std::string&)> down;
   std::function<caf::expected<bool>(const std::string&)> leave;
+  std::function<caf::expected<std::string>(const std::string&)> figures;
 };
 
 class member_host {
@@ -55,6 +57,10 @@ public:
 
   /// Writes `line` to the node's log.
   virtual void log(const std::string& line) const = 0;
+
+  /// Returns the node's figures as the dashboard's JSON snapshot (other
+  /// members' pages show them).
+  virtual std::string figures_json() = 0;
 
   /// Listens on `address`:`port` (0: any free port); returns the port, or
   /// `errc::connect_failed` naming the address.

@@ -72,9 +72,10 @@ def cluster_flags(address, seed):
 def check_shapes(a, b):
     port = a.metrics_port
     index = get_json(port, "/api/v1")
-    assert index["endpoints"] == [f"/api/v1/{x}" for x in SECTIONS[:2]] + [
-        "/api/v1/links", "/api/v1/store", "/api/v1/entities",
-        "/api/v1/rates", "/api/v1/snapshot", "/api/v1/events"], index
+    assert index["endpoints"] == [
+        "/api/v1/node", "/api/v1/members", "/api/v1/links", "/api/v1/store",
+        "/api/v1/entities", "/api/v1/rates", "/api/v1/snapshot",
+        "/api/v1/events", "/api/v1/members/snapshot?address=HOST:PORT"], index
     node = get_json(port, "/api/v1/node")
     assert set(node) == {"name", "uptime_seconds", "resident_bytes",
                          "actions", "now_ms", "cluster"}, node
@@ -134,6 +135,23 @@ def check_shapes(a, b):
     assert set(snap["node"]) == set(node)
     assert len(snap["rates"]["samples"]) == 1
 
+    # Another member's snapshot, asked of it through the cluster.
+    b_address = next(m["address"] for m in members["members"]
+                     if m["name"] == "b")
+    theirs = get_json(port, "/api/v1/members/snapshot?address=" + b_address)
+    assert list(theirs) == SECTIONS, list(theirs)
+    assert theirs["node"]["name"] == "b", theirs["node"]
+    assert [x["peer"] for x in theirs["links"]["links"]] == ["a"], theirs
+    mine = get_json(port, "/api/v1/members/snapshot?address=" +
+                    next(m["address"] for m in members["members"]
+                         if m["self"]))
+    assert mine["node"]["name"] == "a", mine["node"]
+    _, what = error_of(port, "/api/v1/members/snapshot?address=10.9.9.9%3A1",
+                       "GET", 404)
+    assert "no member at 10.9.9.9:1" in what, what
+    _, what = error_of(port, "/api/v1/members/snapshot", "GET", 400)
+    assert "address=HOST:PORT" in what, what
+
     head, events = read_events(port, 2)
     assert head.startswith("HTTP/1.1 200 OK"), head
     assert "Content-Type: text/event-stream" in head, head
@@ -189,6 +207,9 @@ def check_tokens(a, b, c):
                        good)
     assert "no member at 127.0.0.1:1" in what, what
     _, what = error_of(c.metrics_port, down + "x", "POST", 409, good)
+    assert "joins no cluster" in what, what
+    _, what = error_of(c.metrics_port, "/api/v1/members/snapshot?address=x",
+                       "GET", 409)
     assert "joins no cluster" in what, what
     # The right token asks b to leave: b leaves, a sees it go.
     status, _, body = request(a.metrics_port, leave + b_address, "POST", good)

@@ -7,8 +7,9 @@ MODE `lanes`: three metrics_node processes on this host form a cluster (their
 links go through same-host lanes), one of them named with a <script> tag;
 MODE `tls`: the same with every link on TLS and lanes off. Under a small
 request load, the page served by member a must show three members up, link
-rates that change between two reads, the <script> name as text, no browser
-console error; after member c is killed (SIGKILL), it must show c
+rates that change between two reads, the <script> name as text, member b's
+own links (asked of b through the cluster) at a click, no browser console
+error; after member c is killed (SIGKILL), it must show c
 unreachable and then down without a reload, each within 2 s of the moment
 a's own API says so. The page's screenshot, taken after
 FERRY_DASHBOARD_SETTLE seconds (default 8) of load, goes to SCREENSHOT
@@ -53,6 +54,7 @@ def skip_or_fail(why):
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
 except ImportError:
     skip_or_fail("python3-selenium is not installed")
 for binary in (CHROMIUM, CHROMEDRIVER):
@@ -67,7 +69,7 @@ def browser(profile):
                  "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
                  "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
-                 "--window-size=1500,1150", f"--user-data-dir={profile}"):
+                 "--window-size=1500,1250", f"--user-data-dir={profile}"):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
@@ -163,6 +165,14 @@ def member_row(driver, name):
                     reachable: r.querySelector('td.reachable').textContent,
                     name: r.querySelector('td.name').textContent};
         return null;""", name)
+
+
+def member_links_shown(driver):
+    return driver.execute_script("""
+        if (document.getElementById('member-panel').classList.contains('hidden'))
+          return null;
+        return Array.from(document.querySelectorAll('#member-links tbody tr'))
+               .map((r) => r.dataset.peer).sort();""")
 
 
 def status_shown(driver):
@@ -272,8 +282,20 @@ def main():
             assert row["name"].startswith(INJECTED), row
             assert driver.execute_script("return window.ferryInjected") is \
                 None, "a node name ran as script"
-        # The charts gather some history for the picture.
-        time.sleep(float(os.environ.get("FERRY_DASHBOARD_SETTLE", "8")))
+        # Member b's own links, asked of b through the cluster.
+        driver.find_element(
+            By.CSS_SELECTOR, f'#members tr[data-address="{addresses["b"]}"] '
+            'button[data-action="figures"]').click()
+        poll("the page shows b's links, from b",
+             lambda: member_links_shown(driver) == sorted([a.name, c.name]),
+             10)
+        # The charts gather some history for the picture, the store some
+        # objects that a keeps.
+        settle_end = time.monotonic() + float(
+            os.environ.get("FERRY_DASHBOARD_SETTLE", "8"))
+        while time.monotonic() < settle_end:
+            a.command("put 4000000", "put")
+            time.sleep(1)
         driver.save_screenshot(shot)
         print(f"dashboard_browser_test: screenshot {os.path.abspath(shot)}")
         # Member c dies: the page follows a's own view.

@@ -55,6 +55,11 @@ public:
       node_->log(line);
   }
 
+  std::string figures_json() override {
+    lock_guard guard{mtx_};
+    return node_ != nullptr ? node_->figures_json() : std::string{};
+  }
+
   /// Refuses dials from now on and waits for those under way.
   void detach() {
     unique_lock guard{mtx_};
@@ -158,6 +163,9 @@ cluster_member::start(member_host& n, const cluster_config& cfg) {
     },
     [&sys = n.system(), daemon = self->daemon_](const std::string& address) {
       return ask<bool>(sys, daemon, leave_atom::value, address);
+    },
+    [&sys = n.system(), daemon = self->daemon_](const std::string& address) {
+      return ask<std::string>(sys, daemon, figures_atom::value, address);
     }});
   return self;
 }

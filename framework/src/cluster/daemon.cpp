@@ -396,6 +396,34 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
         tell_subscribers(self, changed);
     },
     [self](view_atom) { return encoded_view(self->state); },
+    [self](figures_atom) { return self->state.host->figures_json(); },
+    [self](figures_atom,
+           const std::string& address) -> caf::result<std::string> {
+      auto& st = self->state;
+      if (address == st.s.cfg.address)
+        return st.host->figures_json();
+      for (auto& m : st.m->view().members) {
+        if (m.address != address || m.uid == st.s.uid)
+          continue;
+        auto peer = st.peers.find(m.uid);
+        if (peer == st.peers.end())
+          return caf::make_error(errc::cluster_refused,
+                                 "node " + st.s.node_name +
+                                   " has no link to the member at " + address);
+        auto rp = self->make_response_promise<std::string>();
+        self
+          ->request(peer->second, std::chrono::seconds{2}, figures_atom::value)
+          .then([rp](std::string& x) mutable { rp.deliver(std::move(x)); },
+                [rp, address](caf::error& err) mutable {
+                  rp.deliver(caf::make_error(
+                    errc::cluster_refused,
+                    "the member at " + address +
+                      " did not send its figures: " + render(err)));
+                });
+        return rp;
+      }
+      return std::string{};
+    },
     [self](down_atom, const std::string& address) -> caf::result<bool> {
       auto& st = self->state;
       bool any = false;

@@ -56,6 +56,9 @@ public:
 
   /// Writes `line` to the node's log.
   virtual void log(const std::string& line) = 0;
+
+  /// Returns the node's figures as the dashboard's JSON snapshot.
+  virtual std::string figures_json() = 0;
 };
 
 struct daemon_settings {

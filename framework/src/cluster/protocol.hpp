@@ -31,6 +31,13 @@
 //                                         member at `address`)
 //   view_atom -> view                    (the `ferry-cluster` tool: this
 //                                         node's view, encoded)
+//   figures_atom -> string               (from another member: this node's
+//                                         figures as the dashboard's JSON
+//                                         snapshot)
+//   figures_atom, address -> string      (from the node's HTTP endpoint:
+//                                         the snapshot of the member at
+//                                         `address`, asked of its daemon;
+//                                         empty: no member there)
 //
 // Thread-safety: constants.
 #pragma once
@@ -63,5 +70,6 @@ using subscribe_atom = caf::atom_constant<caf::atom("fc_sub")>;
 using reg_update_atom = caf::atom_constant<caf::atom("fc_regupd")>;
 using reg_remove_atom = caf::atom_constant<caf::atom("fc_regrem")>;
 using view_atom = caf::atom_constant<caf::atom("fc_view")>;
+using figures_atom = caf::atom_constant<caf::atom("fc_figs")>;
 
 } // namespace ferry::detail::cluster

@@ -51,9 +51,8 @@ void published_view::set_convergence(std::chrono::steady_clock::duration took) {
 cluster_figures published_view::figures(const std::string& name,
                                         uint64_t self) const {
   lock_guard guard{mtx_};
-  return cluster_figures{members_, phi_,       convergence_seconds_,
-                         leader_,  converged_, name,
-                         self};
+  return cluster_figures{
+    members_, phi_, convergence_seconds_, leader_, converged_, name, self};
 }
 
 } // namespace ferry::detail::cluster

@@ -14,10 +14,10 @@
 #include <sstream>
 
 #ifndef FERRY_DASHBOARD_SOURCE_DIR
-#  define FERRY_DASHBOARD_SOURCE_DIR ""
+#define FERRY_DASHBOARD_SOURCE_DIR ""
 #endif
 #ifndef FERRY_DASHBOARD_INSTALL_DIR
-#  define FERRY_DASHBOARD_INSTALL_DIR ""
+#define FERRY_DASHBOARD_INSTALL_DIR ""
 #endif
 
 namespace ferry::detail {
@@ -111,8 +111,7 @@ std::string dashboard_files(const std::string& configured) {
     return configured;
   std::error_code ec;
   std::string source = FERRY_DASHBOARD_SOURCE_DIR;
-  if (!source.empty() &&
-      std::filesystem::exists(source + "/index.html", ec))
+  if (!source.empty() && std::filesystem::exists(source + "/index.html", ec))
     return source;
   return FERRY_DASHBOARD_INSTALL_DIR;
 }
@@ -126,9 +125,9 @@ dashboard::dashboard(dashboard_settings settings, dashboard_source source)
 
 node_facts dashboard::facts() const {
   node_facts f;
-  f.uptime_seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - started_)
-                       .count();
+  f.uptime_seconds =
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
+      .count();
   f.actions = !settings_.token.empty();
   f.now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -137,12 +136,23 @@ node_facts dashboard::facts() const {
 }
 
 void dashboard::tick() {
-  history_.sample(source_.figures(), facts().now_ms);
+  auto figures = source_.figures();
+  auto now = facts().now_ms;
+  lock_guard guard{mtx_};
+  history_.sample(figures, now);
 }
 
 std::string dashboard::snapshot_json() {
+  auto figures = source_.figures();
   json_writer out;
-  write_snapshot(out, source_.figures(), facts(), history_);
+  lock_guard guard{mtx_};
+  write_snapshot(out, figures, facts(), history_);
+  return out.take();
+}
+
+std::string snapshot_json(const node_figures& x) {
+  json_writer out;
+  write_snapshot(out, x, node_facts{}, rate_history{});
   return out.take();
 }
 
@@ -161,10 +171,11 @@ http_answer dashboard::answer(const http_request& req) {
     a.allow = "GET";
     return a;
   }
-  return get(req.path);
+  return get(req);
 }
 
-http_answer dashboard::get(const std::string& path) {
+http_answer dashboard::get(const http_request& req) {
+  auto& path = req.path;
   if (path == "/metrics") {
     http_answer a;
     a.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -186,9 +197,10 @@ http_answer dashboard::get(const std::string& path) {
   json_writer out;
   if (path == "/api/v1" || path == "/api/v1/") {
     out.begin_object().key("endpoints").begin_array();
-    for (auto x : {"/api/v1/node", "/api/v1/members", "/api/v1/links",
-                   "/api/v1/store", "/api/v1/entities", "/api/v1/rates",
-                   "/api/v1/snapshot", "/api/v1/events"})
+    for (auto x :
+         {"/api/v1/node", "/api/v1/members", "/api/v1/links", "/api/v1/store",
+          "/api/v1/entities", "/api/v1/rates", "/api/v1/snapshot",
+          "/api/v1/events", "/api/v1/members/snapshot?address=HOST:PORT"})
       out.value(x);
     out.end_array().key("actions").begin_array();
     for (auto x : {"POST /api/v1/members/down?address=HOST:PORT",
@@ -202,28 +214,36 @@ http_answer dashboard::get(const std::string& path) {
   } else if (path == "/api/v1/members") {
     write_members(out, source_.figures());
   } else if (path == "/api/v1/links") {
-    write_links(out, source_.figures(), history_);
+    auto figures = source_.figures();
+    lock_guard guard{mtx_};
+    write_links(out, figures, history_);
   } else if (path == "/api/v1/store") {
     write_store(out, source_.figures());
   } else if (path == "/api/v1/entities") {
     write_entities(out, source_.figures());
   } else if (path == "/api/v1/rates") {
+    lock_guard guard{mtx_};
     write_rates(out, history_, true);
+  } else if (path == "/api/v1/members/snapshot") {
+    return member_snapshot(req);
   } else if (path == "/api/v1/snapshot") {
     return json_answer(200, snapshot_json());
   } else if (path == "/api/v1/events") {
     http_answer a;
-    a.events = [this] { return "event: snapshot\ndata: " + snapshot_json() +
-                               "\n\n"; };
+    a.events = [this] {
+      return "event: snapshot\ndata: " + snapshot_json() + "\n\n";
+    };
     return a;
   } else if (path.rfind("/api/", 0) == 0) {
-    return json_error(404, "no API endpoint " + path + "; GET /api/v1 lists "
-                           "them");
+    return json_error(404, "no API endpoint " + path +
+                             "; GET /api/v1 lists "
+                             "them");
   } else {
     http_answer a;
     a.status = 404;
-    a.body = "no page " + path + " here; the dashboard is at /, the metrics "
-                                 "at /metrics, the API under /api/v1\n";
+    a.body = "no page " + path +
+             " here; the dashboard is at /, the metrics "
+             "at /metrics, the API under /api/v1\n";
     return a;
   }
   return json_answer(200, out.take());
@@ -253,8 +273,9 @@ http_answer dashboard::post(const http_request& req) {
   if (!done)
     return json_error(409, render(done.error()));
   if (!*done)
-    return json_error(404, "no member at " + address + " in this node's "
-                                                       "view of the cluster");
+    return json_error(404, "no member at " + address +
+                             " in this node's "
+                             "view of the cluster");
   json_writer out;
   out.begin_object()
     .field("ok", true)
@@ -262,6 +283,24 @@ http_answer dashboard::post(const http_request& req) {
     .field("address", address)
     .end_object();
   return json_answer(200, out.take());
+}
+
+http_answer dashboard::member_snapshot(const http_request& req) {
+  auto address = form_value(req.query, "address");
+  if (address.empty())
+    return json_error(400, req.path + " needs address=HOST:PORT");
+  auto actions = source_.actions ? source_.actions() : cluster_actions{};
+  if (!actions.figures)
+    return json_error(409, "this node joins no cluster (set "
+                           "ferry.cluster.name)");
+  auto got = actions.figures(address);
+  if (!got)
+    return json_error(502, render(got.error()));
+  if (got->empty())
+    return json_error(404, "no member at " + address +
+                             " in this node's "
+                             "view of the cluster");
+  return json_answer(200, std::move(*got));
 }
 
 http_answer dashboard::file(const std::string& name, const char* type,
@@ -277,9 +316,10 @@ http_answer dashboard::file(const std::string& name, const char* type,
     a.status = 404;
     a.body = "cannot read " + path +
              (ec ? " (" + ec.message() + ")" : std::string{}) + "; set " +
-             option + (std::string_view{option} == "ferry.metrics.chart-js"
-                         ? " or install Debian's libjs-chart.js"
-                         : "") +
+             option +
+             (std::string_view{option} == "ferry.metrics.chart-js"
+                ? " or install Debian's libjs-chart.js"
+                : "") +
              "\n";
     return a;
   }

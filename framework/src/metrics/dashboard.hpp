@@ -9,6 +9,9 @@
 //   GET  /api/v1/{node,members,links,store,entities,rates,snapshot}
 //   GET  /api/v1/events              the snapshot as server-sent events,
 //                                    one per `event_interval`
+//   GET  /api/v1/members/snapshot?address=HOST:PORT
+//                                    another member's snapshot, asked of
+//                                    it through the cluster
 //   POST /api/v1/members/{down,leave}?address=HOST:PORT
 //                                    an operator's action, only with
 //                                    `Authorization: Bearer <token>` and
@@ -21,7 +24,8 @@
 // here: the page is static, and it reads the API's JSON, whose strings are
 // escaped for HTML too (metrics/json_writer.hpp).
 //
-// Thread-safety: `answer` and `tick` on the metrics server's thread only.
+// Thread-safety: `answer` and `tick` on the metrics server's thread only;
+// `snapshot_json` from any thread (a mutex guards the rate history).
 #pragma once
 
 #include "member_host.hpp"
@@ -29,6 +33,7 @@
 #include "metrics/exposition.hpp"
 #include "metrics/metrics_server.hpp"
 #include "metrics/rate_history.hpp"
+#include "thread_safety.hpp"
 
 #include <chrono>
 #include <functional>
@@ -64,19 +69,27 @@ public:
   /// Samples the node's figures into the rate history.
   void tick();
 
+  /// Returns the node's snapshot (`/api/v1/snapshot`).
+  std::string snapshot_json();
+
 private:
-  http_answer get(const std::string& path);
+  http_answer get(const http_request& req);
   http_answer post(const http_request& req);
+  http_answer member_snapshot(const http_request& req);
   http_answer file(const std::string& path, const char* type,
                    const char* option);
-  std::string snapshot_json();
   node_facts facts() const;
 
-  dashboard_settings settings_;
-  dashboard_source source_;
-  rate_history history_;
-  std::chrono::steady_clock::time_point started_;
+  const dashboard_settings settings_;
+  const dashboard_source source_;
+  const std::chrono::steady_clock::time_point started_;
+  mutable mutex mtx_;
+  rate_history history_ FERRY_GUARDED_BY(mtx_);
 };
+
+/// Returns `x` as a snapshot with no rate history (a node without an
+/// endpoint, asked by another member).
+std::string snapshot_json(const node_figures& x);
 
 /// Returns the directory of the dashboard's files: `configured` if set,
 /// else the source tree's (when this build's sources are there), else the

@@ -74,9 +74,7 @@ void write_members(json_writer& out, const node_figures& x) {
     .field("convergence_seconds", c.convergence_seconds);
   out.key("members").begin_array();
   for (auto& m : c.members) {
-    out.begin_object()
-      .field("address", m.address)
-      .field("name", m.name);
+    out.begin_object().field("address", m.address).field("name", m.name);
     write_uid(out, "uid", m.uid);
     out.field("status", to_string(m.status))
       .field("reachable", m.reachable)
@@ -102,7 +100,9 @@ void write_links(json_writer& out, const node_figures& x,
     out.begin_object()
       .field("peer", l.peer)
       .field("up", true)
-      .field("kind", l.lane ? "lane" : l.tls ? "tls" : "plain")
+      .field("kind", l.lane  ? "lane"
+                     : l.tls ? "tls"
+                             : "plain")
       .field("tls", l.tls)
       .field("same_host", l.same_host);
     out.key("families").begin_array();

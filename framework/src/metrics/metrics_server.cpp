@@ -201,17 +201,17 @@ private:
     if (event_.empty()) // an SSE comment keeps idle proxies from closing
       event_ = ":\n\n";
     stream_.expires_after(state_->lim.read_timeout);
-    asio::async_write(stream_, asio::buffer(event_),
-                      [self = shared_from_this()](beast::error_code ec,
-                                                  size_t) {
-                        self->guarded([&] {
-                          if (ec) {
-                            self->close();
-                            return;
-                          }
-                          self->wait_event();
-                        });
-                      });
+    asio::async_write(
+      stream_, asio::buffer(event_),
+      [self = shared_from_this()](beast::error_code ec, size_t) {
+        self->guarded([&] {
+          if (ec) {
+            self->close();
+            return;
+          }
+          self->wait_event();
+        });
+      });
   }
 
   void wait_event() {
@@ -219,14 +219,13 @@ private:
     if (!timer_)
       timer_.emplace(stream_.get_executor());
     timer_->expires_after(state_->lim.event_interval);
-    timer_->async_wait(
-      [self = shared_from_this()](beast::error_code ec) {
-        self->guarded([&] {
-          if (ec || !self->stream_.socket().is_open())
-            return;
-          self->send_event();
-        });
+    timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
+      self->guarded([&] {
+        if (ec || !self->stream_.socket().is_open())
+          return;
+        self->send_event();
       });
+    });
   }
 
   void on_write(beast::error_code ec) {

@@ -48,7 +48,9 @@ void rate_history::sample(const node_figures& x, int64_t now_ms) {
     return;
   }
   auto seconds = static_cast<double>(now_ms - last_ms_) / 1000.0;
-  auto rate = [seconds](uint64_t n) { return static_cast<double>(n) / seconds; };
+  auto rate = [seconds](uint64_t n) {
+    return static_cast<double>(n) / seconds;
+  };
   rate_sample out;
   out.unix_ms = now_ms;
   // Per family: sums over links of the counts' growth.

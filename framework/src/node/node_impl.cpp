@@ -254,6 +254,10 @@ void node_impl::set_cluster_figures(std::function<cluster_figures()> source) {
   cluster_figures_ = std::move(source);
 }
 
+std::string node_impl::figures_json() {
+  return dashboard_ ? dashboard_->snapshot_json() : snapshot_json(figures());
+}
+
 void node_impl::set_cluster_actions(cluster_actions actions) {
   lock_guard guard{figures_mtx_};
   cluster_actions_ = std::move(actions);

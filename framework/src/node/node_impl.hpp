@@ -48,8 +48,8 @@
 #include "link/link_state.hpp"
 #include "log_limiter.hpp"
 #include "member_host.hpp"
-#include "metrics/exposition.hpp"
 #include "metrics/dashboard.hpp"
+#include "metrics/exposition.hpp"
 #include "metrics/metrics_server.hpp"
 #include "node/exposed_actors.hpp"
 #include "node/landings.hpp"
@@ -149,6 +149,7 @@ public:
   void disconnect(uint64_t id, const caf::error& why) override;
   void set_cluster_figures(std::function<cluster_figures()> source) override;
   void set_cluster_actions(cluster_actions actions) override;
+  std::string figures_json() override;
 
   // -- the node's own ---------------------------------------------------------
 
