@@ -205,10 +205,14 @@
         return;
       }
       const store = body.store.store;
+      const ents = body.entities.entities;
       $("member-facts").textContent = "up " + duration(body.node.uptime_seconds) +
         ", resident " + bytes(body.node.resident_bytes) +
         (store ? ", store " + bytes(store.used) + " of " + bytes(store.capacity) +
-                 " in " + store.objects + " objects" : ", no store");
+                 " in " + store.objects + " objects" : ", no store") +
+        (ents ? "; entities active: " + (Object.entries(ents.active)
+                  .map(([type, n]) => type + " " + n).join(", ") || "none") +
+                ", " + ents.shards + " shards" : "");
       fillLinks($("member-links").querySelector("tbody"), body.links.links);
     } catch (e) {
       $("member-error").textContent = "cannot reach this node: " + e;

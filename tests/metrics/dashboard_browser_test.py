@@ -11,7 +11,8 @@ rates that change between two reads, the <script> name as text, member b's
 own links (asked of b through the cluster) at a click, no browser console
 error; after member c is killed (SIGKILL), it must show c
 unreachable and then down without a reload, each within 2 s of the moment
-a's own API says so. The page's screenshot, taken after
+a's own API says so; and while a is stopped (SIGSTOP) the page must say
+that the node stopped answering, and go live again once it runs on. The page's screenshot, taken after
 FERRY_DASHBOARD_SETTLE seconds (default 8) of load, goes to SCREENSHOT
 (default: dashboard-<MODE>.png in the working directory).
 
@@ -329,6 +330,16 @@ def main():
             assert lag <= 2.0, f"the page showed c {what} {lag:.2f} s late"
         errors = console_errors(driver)
         assert not errors, f"browser console errors: {errors}"
+        # a stops answering (SIGSTOP): the page says so, and goes live
+        # again by itself once a runs on.
+        a.proc.send_signal(signal.SIGSTOP)
+        try:
+            poll("the page says a stopped answering",
+                 lambda: status_shown(driver) == "not answering", 10)
+        finally:
+            a.proc.send_signal(signal.SIGCONT)
+        poll("the page is live again", lambda: status_shown(driver) == "live",
+             20)
         print(f"dashboard_browser_test: {mode}: the page followed the "
               "cluster live, with no console error")
     finally:

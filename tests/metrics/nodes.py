@@ -22,6 +22,8 @@ class Node:
                 f"--ferry.store.name={store}", "--ferry.metrics.port=0",
                 *extra]
         self.name = name
+        # One command and its answer at a time, whichever thread asks.
+        self.lock = threading.Lock()
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True,
                                      bufsize=1)
@@ -50,9 +52,10 @@ class Node:
         return line
 
     def command(self, line, prefix, timeout=30):
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-        return self.expect(prefix, timeout)
+        with self.lock:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+            return self.expect(prefix, timeout)
 
     def stats(self):
         """Returns {peer: {family: (sent, received)}}."""
