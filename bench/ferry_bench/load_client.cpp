@@ -1,6 +1,7 @@
 // The load program's client process: ferry-bench started again with
-// `--load-client=ferry|caf-tuned --host=<h> --port=<p> [options]`, the
-// options being ferry's (a ferry client: its store and families) or CAF's.
+// `--load-client=ferry|caf-tuned|socket --host=<h> --port=<p> [options]`,
+// the options being ferry's (a ferry client: its store and families) or
+// CAF's; a socket client is load_socket.cpp's.
 //
 // It connects to the sink of a peer process (`--peer=ferry|caf-tuned`),
 // prints "ready", then runs one command per line of stdin until it closes:
@@ -20,6 +21,7 @@
 #include "ferry_parts.hpp"
 #include "load_histogram.hpp"
 #include "load_runs.hpp"
+#include "load_socket.hpp"
 
 #include "support/caf_connect.hpp"
 #include "support/ferry_caf_settings.hpp"
@@ -218,6 +220,8 @@ int load_client_main(int argc, char** argv) {
     auto req = sys.spawn(requester, *server, bytes_message(64, true));
     return serve_steps(sys, req);
   }
+  if (mode == "socket")
+    return socket_load_client_main(host, port);
   std::cerr << "ferry-bench: unknown load client mode " << mode << '\n';
   return 2;
 }

@@ -39,7 +39,8 @@ void write_load_json(std::ostream& out, const std::vector<load_set>& sets) {
           << ", \"p50_us\": " << json_number(x.p50_us)
           << ", \"p99_us\": " << json_number(x.p99_us)
           << ", \"p999_us\": " << json_number(x.p999_us)
-          << ", \"max_us\": " << json_number(x.max_us) << "}";
+          << ", \"max_us\": " << json_number(x.max_us)
+          << ", \"server_cpu_us\": " << json_number(x.server_cpu_us) << "}";
     }
     out << "]}";
     first = false;
@@ -62,7 +63,10 @@ void print_load(const std::vector<load_set>& sets) {
                 << fixed(x.achieved, 0) << "/s, " << x.errors
                 << " errors, p50 " << fixed(x.p50_us, 0) << ", p99 "
                 << fixed(x.p99_us, 0) << ", p99.9 " << fixed(x.p999_us, 0)
-                << ", max " << fixed(x.max_us, 0) << "\n";
+                << ", max " << fixed(x.max_us, 0) << ", server CPU "
+                << (x.server_cpu_us < 0 ? std::string{"?"}
+                                        : fixed(x.server_cpu_us, 1))
+                << " µs/request\n";
   }
 }
 
@@ -101,7 +105,8 @@ bool write_load_plot(const report& r, const std::string& path) {
      << r.machine.date << "): p99 latency against offered rate'\n"
      << "plot ";
   for (size_t i = 0; i < titles.size(); ++i) {
-    auto caf = titles[i].find("raw-caf") != std::string::npos;
+    auto caf = titles[i].find("raw-caf") != std::string::npos
+               || titles[i].find("socket") != std::string::npos;
     gp << "'" << data << "' index " << i << " using 1:2 with linespoints "
        << (caf ? "lw 3 dt 2 " : "lw 1.5 ") << "title '" << titles[i]
        << "', ";

@@ -3,8 +3,11 @@
 #include "child.hpp"
 #include "load_histogram.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <fstream>
+#include <unistd.h>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -53,6 +56,25 @@ load_step merge_step(double offered, double seconds,
   return step;
 }
 
+/// CPU seconds (user and system) `pid` used so far; negative when unknown.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  auto paren = text.rfind(')');
+  if (paren == std::string::npos)
+    return -1;
+  std::istringstream rest{text.substr(paren + 2)};
+  std::string field;
+  double utime = 0;
+  double stime = 0;
+  // Fields 3 to 13 (state ... cmajflt), then utime and stime.
+  for (int i = 3; i <= 13 && rest >> field; ++i) {
+  }
+  if (!(rest >> utime >> stime))
+    return -1;
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 bool held(const load_step& s) {
   return s.errors == 0 && s.sent > 0
          && static_cast<double>(s.ok) >= 0.95 * static_cast<double>(s.sent)
@@ -67,9 +89,12 @@ load_set run_set(const std::string& tr, const system_spec& spec,
   set.family = spec.family;
   set.clients = opts.clients;
   bool ferry = spec.system == "ferry";
+  bool socket = spec.system == "socket";
   bool ipc = tr == "ipc";
   std::vector<std::string> server_args;
-  if (ferry) {
+  if (socket) {
+    server_args = {"--peer=socket-load", "--address=127.0.0.1"};
+  } else if (ferry) {
     auto list = "[\"" + spec.family + "\"]";
     server_args = {"--peer=ferry", "--address=127.0.0.1",
                    "--ferry.node-name=load-server",
@@ -91,7 +116,9 @@ load_set run_set(const std::string& tr, const system_spec& spec,
     std::vector<std::unique_ptr<child>> clients;
     for (int k = 0; k < opts.clients; ++k) {
       std::vector<std::string> args{
-        ferry ? "--load-client=ferry" : "--load-client=caf-tuned",
+        socket  ? "--load-client=socket"
+        : ferry ? "--load-client=ferry"
+                : "--load-client=caf-tuned",
         "--host=127.0.0.1", "--port=" + *port};
       if (ferry) {
         auto list = "[\"" + spec.family + "\"]";
@@ -111,11 +138,12 @@ load_set run_set(const std::string& tr, const system_spec& spec,
                                  + " did not connect");
     }
     auto millis = static_cast<uint64_t>(opts.step_seconds * 1e3);
-    for (auto rate : opts.rates) {
+    auto run_step = [&](double rate) {
       std::cerr << "ferry-bench: load " << tr << " " << spec.system
                 << (spec.family.empty() ? "" : " " + spec.family) << " "
                 << rate << "/s" << std::endl;
       auto share = rate / static_cast<double>(opts.clients);
+      auto cpu_before = cpu_seconds(server.pid());
       for (auto& c : clients)
         c->write_line("step " + std::to_string(share) + " "
                       + std::to_string(millis));
@@ -127,15 +155,42 @@ load_set run_set(const std::string& tr, const system_spec& spec,
           throw std::runtime_error("a load client did not finish a step");
         lines.push_back(*line);
       }
+      auto cpu_after = cpu_seconds(server.pid());
       auto step = merge_step(rate, opts.step_seconds, lines);
+      if (cpu_before >= 0 && cpu_after >= cpu_before && step.ok > 0)
+        step.server_cpu_us = (cpu_after - cpu_before) * 1e6
+                             / static_cast<double>(step.ok);
       set.steps.push_back(step);
       if (held(step))
         set.held_rate = std::max(set.held_rate, rate);
+      return step;
+    };
+    for (auto rate : opts.rates) {
+      auto step = run_step(rate);
       // Far past the limit: the next steps only queue more.
       if (step.p99_us > 10 * load_p99_bound_us
           || step.errors * 10 > step.sent)
         break;
     }
+    // Near the limit, 10 % apart: up from the highest rate held until a
+    // step is not held (at most 20 steps).
+    if (set.held_rate > 0) {
+      auto rate = set.held_rate;
+      for (int k = 0; k < 20; ++k) {
+        rate *= 1.1;
+        auto known = std::find_if(set.steps.begin(), set.steps.end(),
+                                  [&](const load_step& s) {
+                                    return s.offered >= rate * 0.999
+                                           && s.offered <= rate * 1.001;
+                                  });
+        if (known != set.steps.end() ? !held(*known) : !held(run_step(rate)))
+          break;
+      }
+    }
+    std::sort(set.steps.begin(), set.steps.end(),
+              [](const load_step& a, const load_step& b) {
+                return a.offered < b.offered;
+              });
   } catch (std::exception& e) {
     set.error = e.what();
   }
@@ -154,6 +209,8 @@ std::vector<double> default_load_rates(bool quick) {
 std::vector<load_set> measure_load(const bench_env& env,
                                    const load_options& opts) {
   std::vector<load_set> sets;
+  // The machine's limit, one set: plain sockets over loopback.
+  sets.push_back(run_set("tcp", system_spec{"socket", ""}, env, opts));
   for (const char* tr : {"tcp", "ipc"})
     for (auto& spec : {system_spec{"ferry", "caf"},
                        system_spec{"ferry", "cereal.binary"},

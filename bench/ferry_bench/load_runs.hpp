@@ -4,15 +4,21 @@
 // `caf` and with the `cereal.binary` family, plain CAF given ferry's
 // settings), one server process (`--peer=ferry|caf-tuned`, its sink answers
 // each 64 B request with a `uint64_t`) and `clients` client processes
-// (`--load-client=...`, load_client.cpp), and steps the offered rate up:
+// (`--load-client=...`, load_client.cpp), and steps the offered rate up.
+// Beside them the `socket` set is the machine's limit: an epoll server and
+// clients on plain loopback sockets, no framework (load_socket.hpp); it
+// runs once, and both transports' sets are read against it. The steps:
 // at each step every client requests at its share of the rate on a fixed
 // schedule for the step's time, and the step's figures are the merged
 // latencies (p50, p99, p99.9, max, from each request's scheduled time),
 // the answered rate and the errors. A set stops stepping once a step is far
 // past its limit. `held_rate` is the highest offered rate whose step had a
 // p99 of at most 10 ms, no error and at least 95 % of its requests
-// answered in time. Plain CAF has no same-host path: its ipc set runs over
-// loopback TCP as its tcp set does.
+// answered in time. After the given rates, the steps go on from the highest
+// held rate up in steps of 10 % until one is not held, so the limit is known
+// to within 10 %. Each step also measures the server process's CPU time
+// (utime + stime from /proc) per answered request. Plain CAF has no
+// same-host path: its ipc set runs over loopback TCP as its tcp set does.
 #pragma once
 
 #include "runs.hpp"
@@ -32,11 +38,14 @@ struct load_step {
   double p99_us = 0;
   double p999_us = 0;
   double max_us = 0;
+  /// The server's CPU time per answered request (µs); negative when
+  /// unknown.
+  double server_cpu_us = -1;
 };
 
 struct load_set {
   std::string transport; // "tcp" or "ipc"
-  std::string system;    // "ferry" or "raw-caf-tuned"
+  std::string system;    // "ferry", "raw-caf-tuned" or "socket"
   std::string family;    // ferry's family; "" for CAF
   int clients = 0;
   std::vector<load_step> steps;

@@ -306,7 +306,11 @@ void print_table(const report& r) {
   if (!checks.empty()) {
     std::cout << "\ntargets:\n";
     for (auto& c : checks)
-      std::cout << "  " << (c.met ? "met   " : "MISSED") << "  " << c.what
+      std::cout << "  "
+                << (c.met              ? "met   "
+                    : c.bound.empty() ? "MISSED"
+                                      : "bound ")
+                << "  " << c.what
                 << ": " << c.row << ": " << c.figure << "\n";
   }
   std::cout << "\nwall time " << fixed(r.wall_seconds, 1) << " s\n";
@@ -451,8 +455,10 @@ bool write_json(const report& r, const std::string& path) {
   for (auto& t : check_targets(r)) {
     out << (first ? "\n" : ",\n") << "    {\"what\": \"" << json_escape(t.what)
         << "\", \"row\": \"" << json_escape(t.row) << "\", \"figure\": \""
-        << json_escape(t.figure) << "\", \"met\": " << (t.met ? "true" : "false")
-        << "}";
+        << json_escape(t.figure) << "\", \"met\": " << (t.met ? "true" : "false");
+    if (!t.bound.empty())
+      out << ", \"bound\": \"" << json_escape(t.bound) << "\"";
+    out << "}";
     first = false;
   }
   out << "\n  ]\n}\n";

@@ -1,5 +1,5 @@
 // The peer process: ferry-bench started again with
-// `--peer=caf|caf-tuned|ferry|socket|tls-socket`.
+// `--peer=caf|caf-tuned|ferry|socket|tls-socket|socket-load`.
 //
 // It publishes a sink (see driver.hpp; the socket and tls-socket peers
 // listen on a plain socket instead, see limit_runs.cpp) on a loopback port,
@@ -22,6 +22,7 @@
 // the tls-socket peer's certificate, key and CA.
 #include "driver.hpp"
 #include "emulated_hosts.hpp"
+#include "load_socket.hpp"
 #include "machine.hpp"
 
 #include <caf/all.hpp>
@@ -102,6 +103,8 @@ int peer_main(int argc, char** argv) {
     return caf_peer_main(n, rest.data(), mode == "caf-tuned", address);
   if (mode == "socket")
     return socket_peer_main(address);
+  if (mode == "socket-load")
+    return socket_load_server_main(address);
   if (mode == "tls-socket")
     return tls_socket_peer_main(n, rest.data(), address);
   if (mode == "ferry")

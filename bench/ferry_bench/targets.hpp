@@ -20,6 +20,10 @@ struct target_check {
   /// The figure read and the threshold, or why there is none.
   std::string figure;
   bool met = false;
+  /// Set when the target was not met and the machine, not ferry, is why
+  /// (e.g. "cores": every core was busy); such a check prints as bound,
+  /// not missed, so a MISSED line always means ferry.
+  std::string bound;
 };
 
 /// Returns every target that applies to a row of `r`, in the order of the

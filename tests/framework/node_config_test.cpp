@@ -199,6 +199,37 @@ TEST(node_config, NoIoThreadsOrAHandshakeWithoutTimeIsAConfigError) {
             std::string::npos);
 }
 
+TEST(node_config, SpinsComeFromFlagsAndFileWithinTheirBounds) {
+  // Arrange
+  ferry::node_config by_default;
+  ferry::node_config by_flag;
+  ferry::node_config by_file;
+  ferry::node_config too_long;
+  ferry::node_config negative;
+  // Act
+  load(by_default, "");
+  load(by_flag, "", {"--ferry.transport.io-spin=50us",
+                     "--ferry.scheduler.spin=0s"});
+  load(by_file, "[ferry.scheduler]\nspin = 1ms\n[ferry.transport]\n"
+                "io-spin = 2ms\n");
+  auto long_err = parse_and_finalize(too_long, {"--ferry.scheduler.spin=20ms"});
+  auto negative_err =
+    parse_and_finalize(negative, {"--ferry.transport.io-spin=-1ms"});
+  // Assert
+  EXPECT_EQ(by_default.io_spin, std::chrono::microseconds{200});
+  EXPECT_EQ(by_default.scheduler_spin, std::chrono::microseconds{200});
+  EXPECT_EQ(by_flag.io_spin, std::chrono::microseconds{50});
+  EXPECT_EQ(by_flag.scheduler_spin, std::chrono::microseconds{0});
+  EXPECT_EQ(by_file.scheduler_spin, std::chrono::milliseconds{1});
+  EXPECT_EQ(by_file.io_spin, std::chrono::milliseconds{2});
+  EXPECT_EQ(long_err, ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(long_err).find("ferry.scheduler.spin"),
+            std::string::npos);
+  EXPECT_EQ(negative_err, ferry::errc::invalid_config);
+  EXPECT_NE(ferry::render(negative_err).find("ferry.transport.io-spin"),
+            std::string::npos);
+}
+
 TEST(node, IdleSchedulerWorkersWaitInsteadOfPollingWithSleeps) {
   // Label `timing`: it counts what threads do in 100 ms, which a loaded
   // machine can skew.
@@ -213,7 +244,7 @@ TEST(node, IdleSchedulerWorkersWaitInsteadOfPollingWithSleeps) {
   auto waiting = sleeps_while_idle(by_default);
   auto polling = sleeps_while_idle(cafs_default);
   // Assert: CAF's workers sleep 50 us up to 500 times each before they
-  // wait (thousands of wake-ups); waiting workers wake every 10 ms.
+  // wait (thousands of wake-ups); waiting workers wake every 100 ms.
   EXPECT_EQ(caf::get_or(by_default, "work-stealing.moderate-sleep-duration",
                         caf::timespan{-1}),
             caf::timespan{0});

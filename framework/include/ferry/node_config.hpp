@@ -184,6 +184,21 @@ public:
   /// mailbox.
   size_t io_threads = 1;
 
+  /// How long an I/O thread keeps polling its connections after it handled
+  /// something, yielding its core between looks, before it sleeps in the
+  /// kernel (`ferry.transport.io-spin`, at most 10 ms): the answer to a
+  /// request just sent, or the next message of a stream, that arrives
+  /// within it costs no wake-up. An idle node does not spin. 0: sleep at
+  /// once.
+  std::chrono::microseconds io_spin{200};
+
+  /// How long a worker of CAF's scheduler keeps looking for the next job
+  /// after it ran one, yielding its core between looks, before it sleeps
+  /// (`ferry.scheduler.spin`, at most 10 ms): a message for an idle actor
+  /// that arrives within it is taken by that worker without a wake-up. Used
+  /// with CAF's default `scheduler.policy`, `stealing`. 0: sleep at once.
+  std::chrono::microseconds scheduler_spin{200};
+
   /// How long a new connection may take to finish ferry's handshake, TLS
   /// included (`ferry.transport.handshake-timeout`, default 10 s); a peer
   /// that connects and says nothing is dropped after it.

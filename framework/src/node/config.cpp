@@ -5,6 +5,7 @@
 #include "ferry/entity.hpp"
 
 #include "node/settings_reader.hpp"
+#include "node/spinning_scheduler.hpp"
 
 #include "ferry/errc.hpp"
 
@@ -104,6 +105,16 @@ node_config::node_config()
   // threads doing the work. Without the sleeps, idle workers poll briefly
   // and then wait to be notified (docs/architecture.md).
   set("work-stealing.moderate-sleep-duration", caf::timespan{0});
+  // A sleeping worker wakes by itself only to look for work to steal from
+  // another's queue: ten times a second instead of CAF's hundred, so an
+  // idle node's four workers cost it next to nothing. Work from outside
+  // the scheduler wakes a worker at once, and a worker that just ran a job
+  // steals while it spins (below).
+  set("work-stealing.relaxed-sleep-duration",
+      caf::timespan{std::chrono::milliseconds{100}});
+  // A worker that ran a job looks for the next one for a while before it
+  // sleeps (node/spinning_scheduler.hpp, ferry.scheduler.spin).
+  detail::install_spinning_scheduler(*this);
   add_category(*this, caf::atom("ferry_fw"));
   add_category(*this, caf::atom("ferry_ser"));
   add_category(*this, caf::atom("ferry_sto"));
@@ -153,9 +164,16 @@ node_config::node_config()
          "directory of the dashboard's page (default: the installed one)")
     .add(chart_js, "chart-js",
          "path of Chart.js (default: Debian's libjs-chart.js)");
+  opt_group{custom_options_, "ferry.scheduler"}.add<caf::timespan>(
+    "spin", "a scheduler worker looks for work this long "
+            "after a job before it sleeps (default "
+            "200us, 0: at once)");
   opt_group{custom_options_, "ferry.transport"}
     .add<size_t>("io-threads", "threads that run the node's connections "
                                "(default 1)")
+    .add<caf::timespan>("io-spin",
+                        "an I/O thread polls this long after work before it "
+                        "sleeps (default 200us, 0: at once)")
     .add<caf::timespan>("handshake-timeout",
                         "a new connection's handshake must end within this "
                         "(default 10s)");
@@ -455,6 +473,19 @@ caf::error node_config::finalize() {
                                "a count of threads from 1 to 64");
     io_threads = static_cast<size_t>(n);
   }
+  if (auto x = caf::get_if(&content, "ferry.transport.io-spin"))
+    if (auto err = read_duration(*x, "ferry.transport.io-spin", io_spin))
+      return err;
+  if (io_spin.count() < 0 || io_spin > std::chrono::milliseconds{10})
+    return detail::bad_value("ferry.transport.io-spin",
+                             "a duration from 0 to 10ms");
+  if (auto x = caf::get_if(&content, "ferry.scheduler.spin"))
+    if (auto err = read_duration(*x, "ferry.scheduler.spin", scheduler_spin))
+      return err;
+  if (scheduler_spin.count() < 0 ||
+      scheduler_spin > std::chrono::milliseconds{10})
+    return detail::bad_value("ferry.scheduler.spin",
+                             "a duration from 0 to 10ms");
   if (auto x = caf::get_if(&content, "ferry.transport.handshake-timeout"))
     if (auto err = read_duration(*x, "ferry.transport.handshake-timeout",
                                  handshake_timeout))

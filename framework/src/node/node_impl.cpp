@@ -18,6 +18,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
+#include <caf/settings.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -79,6 +80,18 @@ constexpr auto close_wait = std::chrono::seconds{2};
 
 } // namespace
 
+namespace {
+
+/// `cfg`, telling the scheduler it is about to make how long its workers
+/// spin (node/spinning_scheduler.hpp reads it from the config's content).
+node_config& with_scheduler_spin(node_config& cfg) {
+  caf::put(cfg.content, "ferry.scheduler.spin",
+           std::chrono::duration_cast<caf::timespan>(cfg.scheduler_spin));
+  return cfg;
+}
+
+} // namespace
+
 node_impl::node_impl(node_config& cfg)
   : cfg_(cfg),
     id_(draw_node_id()),
@@ -86,7 +99,7 @@ node_impl::node_impl(node_config& cfg)
     relays_(std::make_shared<relay_sources>(
       cfg.node_name, relay_sources::default_linger,
       relay_sources::default_grace, *time_)),
-    sys_(cfg),
+    sys_(with_scheduler_spin(cfg)),
     registry_(cfg.shared_registry()),
     exposed_(cfg.node_name),
     unlinked_logged_(std::chrono::seconds{1}, *time_) {
@@ -144,7 +157,7 @@ node_impl::~node_impl() {
 caf::error node_impl::init() {
   if (cfg_.tune_malloc)
     tune_malloc();
-  io_ = std::make_unique<net::io_threads>(cfg_.io_threads);
+  io_ = std::make_unique<net::io_threads>(cfg_.io_threads, cfg_.io_spin);
   pool_.emplace(cfg_.vector_pool, cfg_.node_name,
                 [this](const std::string& line) { log(line); });
   if (cfg_.vector_pool.max_bytes > 0)

@@ -8,17 +8,44 @@
 #include <algorithm>
 
 #include <pthread.h>
+#include <sched.h>
 
 namespace ferry::detail::net {
 
-io_threads::io_threads(size_t count) {
+namespace {
+
+/// Runs `ioc` until it stops, polling for `spin` after each handler.
+void run_spinning(boost::asio::io_context& ioc, std::chrono::nanoseconds spin) {
+  using clock = std::chrono::steady_clock;
+  // Sleeps in the kernel until something is ready, runs it, then looks
+  // again without sleeping until `spin` passed with nothing to run.
+  while (ioc.run_one() > 0) {
+    auto last = clock::now();
+    while (!ioc.stopped()) {
+      if (ioc.poll() > 0) {
+        last = clock::now();
+      } else if (clock::now() - last >= spin) {
+        break;
+      } else {
+        sched_yield();
+      }
+    }
+  }
+}
+
+} // namespace
+
+io_threads::io_threads(size_t count, std::chrono::nanoseconds spin) {
   count = std::max<size_t>(count, 1);
   for (size_t i = 0; i < count; ++i) {
     auto ctx = std::make_unique<context>();
     auto* raw = ctx.get();
-    raw->thread = std::thread{[raw] {
+    raw->thread = std::thread{[raw, spin] {
       thread_role::reads_frames();
-      raw->ioc.run();
+      if (spin.count() > 0)
+        run_spinning(raw->ioc, spin);
+      else
+        raw->ioc.run();
     }};
     // Named for top, perf and the like, from here: the name is there once
     // the node has started, whether or not the thread has run yet.

@@ -7,6 +7,13 @@
 // run at once, without a strand. An I/O thread may never wait for a peer
 // (transport.hpp, `may_wait`).
 //
+// Idle strategy: after a handler ran, a thread keeps polling its context
+// for `spin` (yielding the core between looks, so a runnable thread of the
+// host goes first) before it sleeps in the kernel's poll again. A frame
+// that follows within `spin` (the answer to a request just sent, the next
+// of a stream) then costs no wake-up; an idle node does not spin at all,
+// since nothing ran. `spin` 0 sleeps at once.
+//
 // Ownership: the node owns its `io_threads`; `stop` stops the contexts and
 // joins the threads; the contexts live on until this object goes, and with
 // them the handlers that never ran (and what they hold). Every socket and
@@ -21,6 +28,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <thread>
@@ -30,8 +38,11 @@ namespace ferry::detail::net {
 
 class io_threads {
 public:
-  /// Starts `count` threads (at least one).
-  explicit io_threads(size_t count);
+  /// Starts `count` threads (at least one) that poll for `spin` after
+  /// each piece of work before they sleep.
+  explicit io_threads(size_t count,
+                      std::chrono::nanoseconds spin = std::chrono::nanoseconds{
+                        0});
 
   io_threads(const io_threads&) = delete;
   io_threads& operator=(const io_threads&) = delete;
