@@ -172,21 +172,19 @@ load_set run_set(const std::string& tr, const system_spec& spec,
           || step.errors * 10 > step.sent)
         break;
     }
-    // Near the limit, 10 % apart: up from the highest rate held until a
-    // step is not held (at most 20 steps).
-    if (set.held_rate > 0) {
-      auto rate = set.held_rate;
-      for (int k = 0; k < 20; ++k) {
-        rate *= 1.1;
-        auto known = std::find_if(set.steps.begin(), set.steps.end(),
-                                  [&](const load_step& s) {
-                                    return s.offered >= rate * 0.999
-                                           && s.offered <= rate * 1.001;
-                                  });
-        if (known != set.steps.end() ? !held(*known) : !held(run_step(rate)))
+    // Near the limit, 10 % apart: from the highest rate held up to the
+    // first given rate above it that was not held (a ladder held to its
+    // top says only that the limit lies above it).
+    double failed_at = 0;
+    for (auto& s : set.steps)
+      if (!held(s) && s.offered > set.held_rate
+          && (failed_at == 0 || s.offered < failed_at))
+        failed_at = s.offered;
+    if (set.held_rate > 0 && failed_at > 0)
+      for (auto rate = set.held_rate * 1.1; rate < failed_at * 0.999;
+           rate *= 1.1)
+        if (!held(run_step(rate)))
           break;
-      }
-    }
     std::sort(set.steps.begin(), set.steps.end(),
               [](const load_step& a, const load_step& b) {
                 return a.offered < b.offered;

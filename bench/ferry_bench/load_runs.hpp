@@ -14,9 +14,9 @@
 // the answered rate and the errors. A set stops stepping once a step is far
 // past its limit. `held_rate` is the highest offered rate whose step had a
 // p99 of at most 10 ms, no error and at least 95 % of its requests
-// answered in time. After the given rates, the steps go on from the highest
-// held rate up in steps of 10 % until one is not held, so the limit is known
-// to within 10 %. Each step also measures the server process's CPU time
+// answered in time. After the given rates, steps 10 % apart run from the
+// highest rate held up to the first given rate above it that was not held,
+// until one is not held, so the limit is known to within 10 %. Each step also measures the server process's CPU time
 // (utime + stime from /proc) per answered request. Plain CAF has no
 // same-host path: its ipc set runs over loopback TCP as its tcp set does.
 #pragma once

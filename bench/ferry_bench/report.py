@@ -199,6 +199,9 @@ def runs_section(runs):
         else:
             met = f"{sum(1 for t in r.targets if t.get('met') is True)} " \
                   f"of {len(r.targets)}"
+            bound = sum(1 for t in r.targets if t.get("bound"))
+            if bound:
+                met += f" ({bound} bound by the machine)"
         command = m.get("command")
         command = f"`{command}`" if command else "not recorded"
         out.append(
@@ -325,6 +328,10 @@ def targets_section(mode, runs):
                            for tr in transports)
         met = sum(1 for t in checks if t.get("met") is True)
         count = f"{met} of {len(checks)}"
+        bound = sorted({str(t["bound"]) for t in checks if t.get("bound")})
+        if bound:
+            count += (f" ({sum(1 for t in checks if t.get('bound'))} bound "
+                      f"by the machine: {', '.join(bound)})")
         if failed:
             count += f" ({failed} without a figure)"
         out.append(f"| {cell(what)} | {cell(', '.join(names) or '—')} "
@@ -469,6 +476,8 @@ def load_section(mode, runs, page_dir="."):
     for run in runs:
         caf = {str(x.get("transport")): x.get("held_rate")
                for x in run.load if x.get("system") == "raw-caf-tuned"}
+        sock = [x.get("held_rate") for x in run.load
+                if x.get("system") == "socket" and not x.get("error")]
         for x in run.load:
             key = (str(x.get("transport", "?")), str(x.get("system", "?")),
                    str(x.get("family", "")))
@@ -477,6 +486,9 @@ def load_section(mode, runs, page_dir="."):
             held = x.get("held_rate")
             row["over_caf"] = (held / base if number(held) and number(base)
                                and base > 0 else None)
+            row["over_socket"] = (held / sock[0] if sock and number(held)
+                                  and number(sock[0]) and sock[0] > 0
+                                  else None)
             sets.setdefault(key, []).append(row)
     if not sets:
         return []
@@ -488,10 +500,14 @@ def load_section(mode, runs, page_dir="."):
            "p99 at or below 10 ms from each request's scheduled time, with "
            "no error; `over CAF` divides it by raw-caf-tuned's in the same "
            "run (CAF has no same-host path: its ipc set runs over loopback "
-           "TCP).", "",
+           "TCP), `over socket` by the `socket` set's (an epoll server and "
+           "the same clients on plain sockets, the machine's limit); `CPU` "
+           "is the server process's CPU time per answered request at the "
+           "rate held.", "",
            "| transport | system | runs | held requests/s | over CAF "
-           "| p99 at the highest step held (µs) |",
-           "|---|---|---|---|---|---|"]
+           "| over socket | p99 at the highest step held (µs) "
+           "| CPU (µs/request) |",
+           "|---|---|---|---|---|---|---|---|"]
     for key in sorted(sets, key=lambda k: (order_of(k[0], TRANSPORT_ORDER),
                                            k[1] != "ferry", k[2])):
         rows = sets[key]
@@ -499,18 +515,23 @@ def load_section(mode, runs, page_dir="."):
         got = [x for x in rows if not x.get("error")]
         label = key[1] + (f" {key[2]}" if key[2] else "")
         p99 = []
+        cpu = []
         for x in got:
             held = [s for s in x.get("steps", [])
                     if s.get("offered") == x.get("held_rate")]
             p99 += [s.get("p99_us") for s in held]
+            cpu += [s.get("server_cpu_us") for s in held
+                    if number(s.get("server_cpu_us"))
+                    and s.get("server_cpu_us") >= 0]
         if got:
             out.append(f"| {key[0]} | {cell(label)} | {len(got)} "
                        f"| {span([x.get('held_rate') for x in got])} "
                        f"| {span([x.get('over_caf') for x in got])} "
-                       f"| {span(p99)} |")
+                       f"| {span([x.get('over_socket') for x in got])} "
+                       f"| {span(p99)} | {span(cpu)} |")
         for why in failed:
             out.append(f"| {key[0]} | {cell(label)} | failed "
-                       f"| {cell(why)} | | |")
+                       f"| {cell(why)} | | | | |")
     out.append("")
     # The picture ferry-bench drew with --plot, where a run of this mode did.
     drew = [r for r in runs if LOAD_PLOT in str(r.machine.get("command"))]

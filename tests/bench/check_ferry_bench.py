@@ -268,7 +268,6 @@ def check_tls(bench, work):
                   f"{where}: ratio_to_limit {row.get('ratio_to_limit')}, "
                   f"expected {want} (over the tls-socket row)")
     for target in ("tls >= 1 MiB oneway, against the tls-socket limit",
-                   "tls >= 1 MiB oneway, against plain ferry tcp",
                    "tls 64 B and 4 KiB, against plain ferry tcp",
                    "tcp >= 1 MiB oneway, against the socket limit"):
         check(target in res.stdout, f"the tls run prints no target {target!r}")

@@ -5,8 +5,9 @@ what they write against bench/ferry_bench/README.md.
 Usage: check_ferry_bench_load.py FERRY_BENCH WORK_DIR
 
 `--load` with two low rates and short steps: every set (tcp and ipc; ferry
-with caf and cereal.binary, raw-caf-tuned) ran its steps with real server
-and client processes, each step's figures agree with each other (requests
+with caf and cereal.binary, raw-caf-tuned; the socket set) ran its steps
+with real server and client processes, each with the server's CPU per
+request, each step's figures agree with each other (requests
 sent at the offered rate, answers at most what was sent, quantiles in
 order), `held_rate` follows the README's rule from the steps, the table
 names every set, the plot is a PNG and bad load options are refused. Then
@@ -32,6 +33,10 @@ def run(bench, *args, timeout=300):
                           timeout=timeout)
 
 
+def number_or_none(x):
+    return x is None or isinstance(x, (int, float))
+
+
 def held(step):
     return (step["errors"] == 0 and step["sent"] > 0
             and step["ok"] >= 0.95 * step["sent"]
@@ -52,10 +57,11 @@ def check_load(bench, work):
         doc = json.load(f)
     sets = doc.get("load", [])
     kinds = sorted((s["transport"], s["system"], s["family"]) for s in sets)
-    check(kinds == sorted([(tr, sy, fa) for tr in ("tcp", "ipc")
-                           for sy, fa in (("ferry", "caf"),
-                                          ("ferry", "cereal.binary"),
-                                          ("raw-caf-tuned", ""))]),
+    check(kinds == sorted([("tcp", "socket", "")]
+                          + [(tr, sy, fa) for tr in ("tcp", "ipc")
+                             for sy, fa in (("ferry", "caf"),
+                                            ("ferry", "cereal.binary"),
+                                            ("raw-caf-tuned", ""))]),
           f"load sets {kinds}")
     for s in sets:
         label = f"{s['transport']} {s['system']} {s['family']}"
@@ -63,8 +69,17 @@ def check_load(bench, work):
             continue
         check(s["clients"] == 2, f"{label}: clients {s['clients']}")
         offered = [st["offered"] for st in s["steps"]]
-        check(offered == rates[:len(offered)] and offered,
+        # The given rates, and 10 % steps between a rate held and the next
+        # given one that was not.
+        given = [x for x in offered if x in rates]
+        between = [x for x in offered if x not in rates]
+        check(given == rates[:len(given)] and given,
               f"{label}: steps at {offered}")
+        check(all(rates[0] < x < rates[-1] for x in between),
+              f"{label}: refining steps outside the ladder: {offered}")
+        check(offered == sorted(offered), f"{label}: steps out of order")
+        check(all(number_or_none(st.get("server_cpu_us")) for st in s["steps"]),
+              f"{label}: a step without server_cpu_us")
         for st in s["steps"]:
             expect = st["offered"] * 0.4
             check(abs(st["sent"] - expect) <= 2,
