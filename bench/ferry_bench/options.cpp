@@ -52,7 +52,7 @@ Message throughput and latency between two actors, ferry against plain CAF
                           latency against the offered rate
   --load-clients N        client processes (default 2)
   --load-rates R[,R]      offered rates, requests a second over all clients
-                          (default 1000 to 120000 quick, to 160000 full)
+                          (default 1000 to 200000)
   --load-step-seconds S   time of each step (default 1 quick, 3 full)
   --entities              the entity program instead of the matrix: an
                           entity's round trip beside a plain remote
