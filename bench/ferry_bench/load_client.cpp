@@ -140,6 +140,17 @@ std::string run_step(caf::actor_system& sys, const caf::actor& req,
 }
 
 int serve_steps(caf::actor_system& sys, const caf::actor& req) {
+  serve_step_commands([&](double rate, uint64_t millis) {
+    return run_step(sys, req, rate, millis);
+  });
+  caf::anon_send_exit(req, caf::exit_reason::user_shutdown);
+  return 0;
+}
+
+} // namespace
+
+void serve_step_commands(
+  const std::function<std::string(double, uint64_t)>& step) {
   std::cout << "ready" << std::endl;
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -152,13 +163,9 @@ int serve_steps(caf::actor_system& sys, const caf::actor& req) {
                 << std::endl;
       continue;
     }
-    std::cout << "done " << run_step(sys, req, rate, millis) << std::endl;
+    std::cout << "done " << step(rate, millis) << std::endl;
   }
-  caf::anon_send_exit(req, caf::exit_reason::user_shutdown);
-  return 0;
 }
-
-} // namespace
 
 int load_client_main(int argc, char** argv) {
   std::string mode = argv[1] + std::strlen("--load-client=");

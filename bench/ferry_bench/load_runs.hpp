@@ -23,6 +23,8 @@
 
 #include "runs.hpp"
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,5 +74,11 @@ std::vector<load_set> measure_load(const bench_env& env,
 
 /// The client process's entry (load_client.cpp).
 int load_client_main(int argc, char** argv);
+
+/// A client's stdin protocol (load_client.cpp): prints "ready", then runs
+/// `step(rate, millis)` for each "step <rate> <millis>" line and prints
+/// "done <what it returned>", until stdin closes.
+void serve_step_commands(
+  const std::function<std::string(double, uint64_t)>& step);
 
 } // namespace ferry::bench

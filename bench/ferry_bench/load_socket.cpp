@@ -4,6 +4,7 @@
 #include "byte_stream.hpp"
 #include "driver.hpp"
 #include "load_histogram.hpp"
+#include "load_runs.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -231,20 +232,8 @@ int socket_load_client_main(const std::string& host, uint16_t port) {
     std::cerr << "ferry-bench load client: " << e.what() << '\n';
     return 1;
   }
-  std::cout << "ready" << std::endl;
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    std::istringstream words{line};
-    std::string verb;
-    double rate = 0;
-    uint64_t millis = 0;
-    if (!(words >> verb >> rate >> millis) || verb != "step" || rate <= 0) {
-      std::cout << "error expected step <rate> <millis>, got " << line
-                << std::endl;
-      continue;
-    }
-    std::cout << "done " << socket_step(fd, rate, millis) << std::endl;
-  }
+  serve_step_commands(
+    [fd](double rate, uint64_t millis) { return socket_step(fd, rate, millis); });
   ::close(fd);
   return 0;
 }

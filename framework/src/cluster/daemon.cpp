@@ -144,6 +144,25 @@ void send_entries(daemon_actor* self, const caf::actor& to) {
 
 namespace {
 
+// The daemon of the member at `address` other than this node: null when no
+// such member is in the view, `cluster_refused` (naming the address and
+// then `why`) when this node has no link to it.
+caf::expected<const caf::actor*>
+peer_at(daemon_state& st, const std::string& address, const char* why) {
+  for (auto& m : st.m->view().members) {
+    if (m.address != address || m.uid == st.s.uid)
+      continue;
+    auto peer = st.peers.find(m.uid);
+    if (peer == st.peers.end())
+      return caf::make_error(errc::cluster_refused,
+                             "node " + st.s.node_name +
+                               " has no link to the member at " + address +
+                               why);
+    return &peer->second;
+  }
+  return static_cast<const caf::actor*>(nullptr);
+}
+
 // Publishes the members and sends the watchers the events between the view
 // last published and the current one.
 void publish_events(daemon_actor* self) {
@@ -343,22 +362,17 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
         self->send(self, leave_atom::value);
         return true;
       }
-      for (auto& m : st.m->view().members) {
-        if (m.address != address || m.uid == st.s.uid)
-          continue;
-        auto peer = st.peers.find(m.uid);
-        if (peer == st.peers.end())
-          return caf::make_error(errc::cluster_refused,
-                                 "node " + st.s.node_name +
-                                   " has no link to the member at " + address +
-                                   " to ask it to leave; ask a member that "
-                                   "reaches it, or the member itself");
-        self->send(peer->second, leave_atom::value);
-        st.host->log("cluster " + st.s.cfg.name + ": asked the member at " +
-                     address + " to leave on an operator's word");
-        return true;
-      }
-      return false;
+      auto peer = peer_at(st, address,
+                          " to ask it to leave; ask a member that reaches it, "
+                          "or the member itself");
+      if (!peer)
+        return std::move(peer.error());
+      if (*peer == nullptr)
+        return false;
+      self->send(**peer, leave_atom::value);
+      st.host->log("cluster " + st.s.cfg.name + ": asked the member at " +
+                   address + " to leave on an operator's word");
+      return true;
     },
     [self](register_atom, const std::string& key,
            const caf::actor& whom) -> bool {
@@ -402,27 +416,21 @@ caf::behavior daemon_fun(daemon_actor* self, daemon_settings s,
       auto& st = self->state;
       if (address == st.s.cfg.address)
         return st.host->figures_json();
-      for (auto& m : st.m->view().members) {
-        if (m.address != address || m.uid == st.s.uid)
-          continue;
-        auto peer = st.peers.find(m.uid);
-        if (peer == st.peers.end())
-          return caf::make_error(errc::cluster_refused,
-                                 "node " + st.s.node_name +
-                                   " has no link to the member at " + address);
-        auto rp = self->make_response_promise<std::string>();
-        self
-          ->request(peer->second, std::chrono::seconds{2}, figures_atom::value)
-          .then([rp](std::string& x) mutable { rp.deliver(std::move(x)); },
-                [rp, address](caf::error& err) mutable {
-                  rp.deliver(caf::make_error(
-                    errc::cluster_refused,
-                    "the member at " + address +
-                      " did not send its figures: " + render(err)));
-                });
-        return rp;
-      }
-      return std::string{};
+      auto peer = peer_at(st, address, "");
+      if (!peer)
+        return std::move(peer.error());
+      if (*peer == nullptr)
+        return std::string{};
+      auto rp = self->make_response_promise<std::string>();
+      self->request(**peer, std::chrono::seconds{2}, figures_atom::value)
+        .then([rp](std::string& x) mutable { rp.deliver(std::move(x)); },
+              [rp, address](caf::error& err) mutable {
+                rp.deliver(caf::make_error(
+                  errc::cluster_refused,
+                  "the member at " + address +
+                    " did not send its figures: " + render(err)));
+              });
+      return rp;
     },
     [self](down_atom, const std::string& address) -> caf::result<bool> {
       auto& st = self->state;
