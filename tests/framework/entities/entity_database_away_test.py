@@ -1,7 +1,9 @@
 """The database goes away under load: a client and two member processes on
 one host, the members' entity state in a PostgreSQL server that is stopped
 for a few seconds while the client sends every `seq` entity of 2,000 keys
-ops 1..5 (each op again until acknowledged), then started again. Then:
+ops 1..10 (each op again until acknowledged), then started again. The
+server stops once the client reports 2,000 ops acknowledged, so that the
+outage always falls inside the load however fast the machine. Then:
 
 - the members kept running (no process ended);
 - calls during the outage failed with `state_store_failed` (a typed error
@@ -23,7 +25,8 @@ from entity_churn_test import Hosts, Process
 from entity_processes import postgres
 
 KEYS = 2000
-OPS = 5
+OPS = 10
+MARK = 2000
 OUTAGE_S = 3
 EXPECTED = {"state_store_failed", "entity_unavailable",
             "system_error(request_timeout)"}
@@ -63,8 +66,8 @@ def main():
                     break
                 time.sleep(0.1)
             # Act
-            client.send(f"load k {KEYS} {OPS} 100")
-            time.sleep(1)
+            client.send(f"load k {KEYS} {OPS} 100 {MARK}")
+            client.expect("loading", 60)
             server.stdin.write("stop\n")
             server.stdin.flush()
             assert server.stdout.readline().strip() == "stopped"

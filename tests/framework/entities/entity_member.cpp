@@ -3,12 +3,14 @@
 // type `seq` when --ferry.entities.store is set, and otherwise only asks
 // entities. It prints
 // "ready" and serves commands on stdin, one answer line each:
-//   load <prefix> <keys> <ops> <window>
+//   load <prefix> <keys> <ops> <window> [<mark>]
 //       sends ops 1..<ops> to each `seq` entity "<prefix><i>", i < <keys>,
 //       one op of a key in flight at a time and at most <window> in all; an
 //       op that fails (its member died, a time-out) is sent again until it
 //       is acknowledged (60 s at most): "loaded <acked> <retries> <errors>"
-//       (<errors>: the failures by error, "state_store_failed=3,...", or -)
+//       (<errors>: the failures by error, "state_store_failed=3,...", or -).
+//       With <mark>, it first prints "loading <mark>" once <mark> ops are
+//       acknowledged, so that a test can act while the load is under way.
 //   check <prefix> <keys> <ops>
 //       asks each entity for the ops it applied, which must be exactly
 //       1..<ops> in order: "checked <wrong> <first problem>"
@@ -119,7 +121,7 @@ std::string error_name(const caf::error& err) {
 
 /// `load`: see the top of the file.
 std::string load(ferry::node& n, const std::string& prefix, uint64_t keys,
-                 uint64_t ops, uint64_t window) {
+                 uint64_t ops, uint64_t window, uint64_t mark) {
   caf::scoped_actor self{n.system()};
   std::vector<caf::actor> refs;
   for (uint64_t i = 0; i < keys; ++i)
@@ -152,7 +154,8 @@ std::string load(ferry::node& n, const std::string& prefix, uint64_t keys,
     f.h.receive([&](uint64_t) { ok = true; },
                 [&](caf::error& err) { ++errors[error_name(err)]; });
     if (ok) {
-      ++acked;
+      if (++acked == mark)
+        std::cout << "loading " << mark << std::endl;
       if (++next[f.key] <= ops)
         ready.push_back(f.key);
     } else {
@@ -266,10 +269,13 @@ int main(int argc, char** argv) {
     uint64_t keys = 0;
     uint64_t ops = 0;
     uint64_t window = 0;
+    uint64_t mark = 0;
     in >> cmd;
     if (cmd == "load" && in >> prefix >> keys >> ops >> window && keys > 0 &&
-        window > 0)
-      std::cout << load(**n, prefix, keys, ops, window) << std::endl;
+        window > 0) {
+      in >> mark;  // optional: 0 when absent
+      std::cout << load(**n, prefix, keys, ops, window, mark) << std::endl;
+    }
     else if (cmd == "check" && in >> prefix >> keys >> ops)
       std::cout << check(**n, prefix, keys, ops) << std::endl;
     else if (cmd == "up")
