@@ -111,4 +111,10 @@ caf::expected<ferry::store::memory_summary> object_store::memory_summary() {
   return impl_->summary();
 }
 
+caf::expected<ferry::store::store_totals> object_store::totals() {
+  if (!impl_)
+    return detached();
+  return impl_->totals();
+}
+
 } // namespace ferry::store

@@ -221,6 +221,10 @@ caf::expected<ferry::store::memory_summary> store_impl::summary() {
   return summarize(tables_, self_);
 }
 
+caf::expected<ferry::store::store_totals> store_impl::totals() {
+  return detail::totals(tables_, self_);
+}
+
 void store_impl::set_create_hook(void (*hook)()) noexcept {
   create_hook.store(hook);
 }

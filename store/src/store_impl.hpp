@@ -37,6 +37,7 @@
 #include "ferry/store/object_id.hpp"
 #include "ferry/store/object_ref.hpp"
 #include "ferry/store/store_config.hpp"
+#include "ferry/store/store_totals.hpp"
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
@@ -131,6 +132,8 @@ public:
   size_t reaped_at_attach() const noexcept { return reaped_at_attach_; }
 
   [[nodiscard]] caf::expected<ferry::store::memory_summary> summary();
+
+  [[nodiscard]] caf::expected<ferry::store::store_totals> totals();
 
   /// Test hook: called inside `create` while holding the lock, after the
   /// object was allocated.

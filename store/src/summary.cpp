@@ -1,4 +1,4 @@
-// Taking a store's memory summary; see summary.hpp.
+// Taking a store's memory summary and totals; see summary.hpp.
 #include "summary.hpp"
 
 #include "allocator.hpp"
@@ -61,6 +61,38 @@ caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
   // Liveness reads /proc: done without the lock.
   for (auto [pid, start] : starts)
     result.processes.push_back({pid, process_alive(pid, start)});
+  return result;
+}
+
+caf::expected<store_totals> totals(object_tables& t, uint32_t self) {
+  store_totals result;
+  result.name = t.name;
+  // At most the process table's size; reserved before the lock is taken.
+  std::vector<std::pair<int32_t, uint64_t>> starts;
+  starts.reserve(t.hdr->max_processes);
+  {
+    guard g{t, self};
+    if (!g.ok())
+      return g.error();
+    auto* hdr = t.hdr;
+    result.capacity = hdr->alloc.capacity;
+    result.bytes_used = hdr->alloc.used;
+    result.bytes_pinned = t.bytes_pinned_locked();
+    result.bytes_spilled = hdr->bytes_spilled;
+    result.spill_limit = hdr->spill_limit;
+    result.largest_free_block =
+      allocator{hdr->alloc, t.data}.largest_free_payload();
+    result.recoveries = hdr->recoveries;
+    for (uint32_t i = 0; i < hdr->max_objects; ++i)
+      result.objects += t.slots[i].id != 0 ? 1 : 0;
+    for (uint32_t i = 0; i < hdr->max_processes; ++i)
+      if (t.procs[i].pid != 0)
+        starts.emplace_back(t.procs[i].pid, t.procs[i].start_time);
+  }
+  result.processes = starts.size();
+  // Liveness reads /proc: done without the lock.
+  for (auto [pid, start] : starts)
+    result.processes_alive += process_alive(pid, start) ? 1 : 0;
   return result;
 }
 

@@ -8,12 +8,16 @@
 // so the figures are consistent with each other; whether processes are
 // alive is read from /proc afterwards, without the lock.
 //
+// `totals` reads the same figures without the objects: counts only, no
+// allocation under the lock.
+//
 // Thread-safety: takes the store lock itself; callable from any thread.
 #pragma once
 
 #include "object_tables.hpp"
 
 #include "ferry/store/memory_summary.hpp"
+#include "ferry/store/store_totals.hpp"
 
 #include <caf/expected.hpp>
 
@@ -25,5 +29,10 @@ namespace ferry::store::detail {
 /// this process's entry in the process table.
 [[nodiscard]] caf::expected<memory_summary> summarize(object_tables& t,
                                                       uint32_t self);
+
+/// Returns the totals of the store whose tables are `t` (what `summarize`
+/// returns, without the objects and processes themselves).
+[[nodiscard]] caf::expected<store_totals> totals(object_tables& t,
+                                                 uint32_t self);
 
 } // namespace ferry::store::detail

@@ -174,8 +174,8 @@ void write_store(json_writer& out, const node_figures& x) {
     .field("spilled", s.bytes_spilled)
     .field("spill_limit", s.spill_limit)
     .field("largest_free_block", s.largest_free_block)
-    .field("objects", static_cast<uint64_t>(s.objects.size()))
-    .field("processes", static_cast<uint64_t>(s.processes.size()))
+    .field("objects", s.objects)
+    .field("processes", s.processes)
     .field("recoveries", s.recoveries)
     .end_object();
   out.end_object();

@@ -244,10 +244,7 @@ void write_links(writer& w, const node_figures& x) {
   w.sample("ferry_links", {{"state", "down"}}, x.peers.size() - up);
 }
 
-void write_store(writer& w, const store::memory_summary& s) {
-  uint64_t alive = 0;
-  for (auto& p : s.processes)
-    alive += p.alive ? 1 : 0;
+void write_store(writer& w, const store::store_totals& s) {
   auto one = [&](std::string_view name, std::string_view help, uint64_t v) {
     w.family(name, "gauge", help);
     w.sample(name, {{"store", s.name}}, v);
@@ -257,11 +254,11 @@ void write_store(writer& w, const store::memory_summary& s) {
   one("ferry_store_used_bytes",
       "Bytes of store memory taken by resident objects (with block headers).",
       s.bytes_used);
-  one("ferry_store_objects", "Objects in the host store.", s.objects.size());
+  one("ferry_store_objects", "Objects in the host store.", s.objects);
   one("ferry_store_spilled_bytes", "Bytes of store objects in spill files.",
       s.bytes_spilled);
   one("ferry_store_processes", "Live processes attached to the host store.",
-      alive);
+      s.processes_alive);
 }
 
 void write_cluster(writer& w, const cluster_figures& c) {

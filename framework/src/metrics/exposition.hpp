@@ -15,7 +15,7 @@
 #include "ferry/link_stats.hpp"
 #include "ferry/node_events.hpp"
 
-#include "ferry/store/memory_summary.hpp"
+#include "ferry/store/store_totals.hpp"
 
 #include <cstdint>
 #include <map>
@@ -52,7 +52,7 @@ struct node_figures {
   /// Every peer the node has had a link to.
   std::vector<peer_state> peers;
   /// The host store's figures, if the node has a store.
-  std::optional<store::memory_summary> store;
+  std::optional<store::store_totals> store;
   /// The process' resident memory in bytes.
   uint64_t resident_bytes = 0;
   /// The node's cluster, if it joins one.

@@ -97,7 +97,7 @@ void rate_history::sample(const node_figures& x, int64_t now_ms) {
     fill.used = x.store->bytes_used;
     fill.pinned = x.store->bytes_pinned;
     fill.spilled = x.store->bytes_spilled;
-    fill.objects = x.store->objects.size();
+    fill.objects = x.store->objects;
     out.store = fill;
   }
   samples_.push_back(std::move(out));

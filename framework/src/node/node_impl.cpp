@@ -249,8 +249,8 @@ node_figures node_impl::figures() {
     figures.links.push_back(link->snapshot());
   figures.peers = watch_.peers();
   if (store_)
-    if (auto summary = store_->memory_summary())
-      figures.store = std::move(*summary);
+    if (auto totals = store_->totals())
+      figures.store = std::move(*totals);
   figures.resident_bytes = resident_memory_bytes();
   {
     lock_guard guard{figures_mtx_};

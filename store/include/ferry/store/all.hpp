@@ -14,3 +14,4 @@
 #include "ferry/store/parked_ref.hpp"
 #include "ferry/store/shared_array.hpp"
 #include "ferry/store/store_config.hpp"
+#include "ferry/store/store_totals.hpp"

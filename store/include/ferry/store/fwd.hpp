@@ -18,6 +18,7 @@ struct holder_info;
 struct object_info;
 struct process_info;
 struct memory_summary;
+struct store_totals;
 
 class object_store;
 class object_ref;

@@ -66,6 +66,7 @@
 #include "ferry/store/object_id.hpp"
 #include "ferry/store/object_ref.hpp"
 #include "ferry/store/store_config.hpp"
+#include "ferry/store/store_totals.hpp"
 
 #include <caf/error.hpp>
 #include <caf/expected.hpp>
@@ -156,6 +157,10 @@ public:
 
   /// Returns a snapshot of all objects and figures.
   [[nodiscard]] caf::expected<ferry::store::memory_summary> memory_summary();
+
+  /// Returns the store's figures without its objects: cheap enough to
+  /// sample every second whatever the number of objects.
+  [[nodiscard]] caf::expected<ferry::store::store_totals> totals();
 
   /// Returns the store's process-local implementation (for the framework's
   /// glue and `in_band_scope`).
