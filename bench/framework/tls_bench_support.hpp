@@ -22,6 +22,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -167,6 +168,28 @@ inline void await_ssl(SSL* ssl, int ret, int fd, const char* what) {
     await(fd, status::want_write);
   else
     give_up(what);
+}
+
+/// Makes an SSL of each context over the connected blocking sockets `c`
+/// (client) and `s` (server) and runs their handshake (the server's on a
+/// thread of its own); with `nonblocking`, the sockets are made
+/// non-blocking afterwards. Returns {client, server}, the caller's to free.
+inline std::pair<SSL*, SSL*> raw_pair(SSL_CTX* client_ctx, SSL_CTX* server_ctx,
+                                      int c, int s, bool nonblocking) {
+  auto* client = SSL_new(client_ctx);
+  auto* server = SSL_new(server_ctx);
+  SSL_set_fd(client, c);
+  SSL_set_fd(server, s);
+  std::thread accepting{[server] {
+    SSL_accept(server);
+  }};
+  if (SSL_connect(client) != 1)
+    give_up("SSL_connect");
+  accepting.join();
+  if (nonblocking)
+    for (auto fd : {c, s})
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return {client, server};
 }
 
 } // namespace ferry::tls_bench

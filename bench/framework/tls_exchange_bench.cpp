@@ -43,14 +43,8 @@ void run_exchange(benchmark::State& state, Write write, Read read) {
   state.SetItemsProcessed(state.iterations());
 }
 
-void BM_tls_stream_exchange(benchmark::State& state) {
-  auto [c, s] = tcp_pair(true);
-  auto client = context_of("alpha")->make_stream(c, false);
-  auto server = context_of("beta")->make_stream(s, true);
-  if (!client || !server)
-    give_up("make_stream");
-  handshake(**client, c, **server, s);
-  net::stream* ends[2] = {client->get(), server->get()};
+/// `run_exchange` through two of ferry's streams, `ends[0]` and `ends[1]`.
+void stream_exchange(benchmark::State& state, net::stream* ends[2]) {
   run_exchange(
     state,
     [&](int side, const std::byte* data, size_t n) {
@@ -64,6 +58,17 @@ void BM_tls_stream_exchange(benchmark::State& state) {
         give_up("read: " + r.error);
       return r.ok() ? r.bytes : 0;
     });
+}
+
+void BM_tls_stream_exchange(benchmark::State& state) {
+  auto [c, s] = tcp_pair(true);
+  auto client = context_of("alpha")->make_stream(c, false);
+  auto server = context_of("beta")->make_stream(s, true);
+  if (!client || !server)
+    give_up("make_stream");
+  handshake(**client, c, **server, s);
+  net::stream* ends[2] = {client->get(), server->get()};
+  stream_exchange(state, ends);
   client->reset();
   server->reset();
   ::close(c);
@@ -75,17 +80,7 @@ void BM_plain_stream_exchange(benchmark::State& state) {
   net::plain_stream client{c};
   net::plain_stream server{s};
   net::stream* ends[2] = {&client, &server};
-  run_exchange(
-    state,
-    [&](int side, const std::byte* data, size_t n) {
-      net::piece whole{data, n};
-      if (auto r = ends[side]->write({&whole, 1}); !r.ok())
-        give_up("write: " + r.error);
-    },
-    [&](int side, std::span<std::byte> out) -> size_t {
-      auto r = ends[side]->read(out);
-      return r.ok() ? r.bytes : 0;
-    });
+  stream_exchange(state, ends);
   ::close(c);
   ::close(s);
 }
@@ -94,18 +89,7 @@ void BM_openssl_exchange(benchmark::State& state) {
   auto* client_ctx = raw_context("alpha", false, true);
   auto* server_ctx = raw_context("beta", true, true);
   auto [c, s] = tcp_pair(false);
-  auto* client = SSL_new(client_ctx);
-  auto* server = SSL_new(server_ctx);
-  SSL_set_fd(client, c);
-  SSL_set_fd(server, s);
-  std::thread accepting{[server] {
-    SSL_accept(server);
-  }};
-  if (SSL_connect(client) != 1)
-    give_up("SSL_connect");
-  accepting.join();
-  for (auto fd : {c, s})
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  auto [client, server] = raw_pair(client_ctx, server_ctx, c, s, true);
   SSL* ends[2] = {client, server};
   run_exchange(
     state,

@@ -189,19 +189,7 @@ void run_openssl(benchmark::State& state, bool nonblocking) {
   for (auto _ : state) {
     state.PauseTiming();
     auto [c, s] = tcp_pair(false);
-    auto* client = SSL_new(client_ctx);
-    auto* server = SSL_new(server_ctx);
-    SSL_set_fd(client, c);
-    SSL_set_fd(server, s);
-    std::thread accepting{[server] {
-      SSL_accept(server);
-    }};
-    if (SSL_connect(client) != 1)
-      give_up("SSL_connect");
-    accepting.join();
-    if (nonblocking)
-      for (auto fd : {c, s})
-        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    auto [client, server] = raw_pair(client_ctx, server_ctx, c, s, nonblocking);
     state.SetLabel(std::string{SSL_get_version(client)} + " " +
                    SSL_get_cipher_name(client));
     state.ResumeTiming();
@@ -279,18 +267,7 @@ void BM_openssl_backlog(benchmark::State& state) {
   auto* server_ctx = raw_context("beta", true, true, state.range(0));
   for (auto _ : state) {
     auto [c, s] = tcp_pair(false);
-    auto* client = SSL_new(client_ctx);
-    auto* server = SSL_new(server_ctx);
-    SSL_set_fd(client, c);
-    SSL_set_fd(server, s);
-    std::thread accepting{[server] {
-      SSL_accept(server);
-    }};
-    if (SSL_connect(client) != 1)
-      give_up("SSL_connect");
-    accepting.join();
-    for (auto fd : {c, s})
-      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    auto [client, server] = raw_pair(client_ctx, server_ctx, c, s, true);
     // A write OpenSSL could not finish is repeated with the same bytes.
     run_backlog(
       cpu,

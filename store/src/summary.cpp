@@ -12,6 +12,33 @@
 
 namespace ferry::store::detail {
 
+namespace {
+
+/// Copies the store-wide figures both a summary and the totals carry
+/// (fields of the same names). Requires the store lock.
+template <class Figures>
+void read_figures_locked(const object_tables& t, Figures& out) {
+  auto* hdr = t.hdr;
+  out.capacity = hdr->alloc.capacity;
+  out.bytes_used = hdr->alloc.used;
+  out.bytes_pinned = t.bytes_pinned_locked();
+  out.bytes_spilled = hdr->bytes_spilled;
+  out.spill_limit = hdr->spill_limit;
+  out.largest_free_block = allocator{hdr->alloc, t.data}.largest_free_payload();
+  out.recoveries = hdr->recoveries;
+}
+
+/// Appends (pid, start time) of every attached process, whose liveness is
+/// read from /proc once the lock is released. Requires the store lock.
+void read_processes_locked(const object_tables& t,
+                           std::vector<std::pair<int32_t, uint64_t>>& out) {
+  for (uint32_t i = 0; i < t.hdr->max_processes; ++i)
+    if (t.procs[i].pid != 0)
+      out.emplace_back(t.procs[i].pid, t.procs[i].start_time);
+}
+
+} // namespace
+
 caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
   memory_summary result;
   std::vector<std::pair<int32_t, uint64_t>> starts;
@@ -21,16 +48,9 @@ caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
       return g.error();
     auto* hdr = t.hdr;
     result.name = t.name;
-    result.capacity = hdr->alloc.capacity;
-    result.bytes_used = hdr->alloc.used;
-    result.bytes_pinned = t.bytes_pinned_locked();
-    result.bytes_spilled = hdr->bytes_spilled;
-    result.spill_limit = hdr->spill_limit;
+    read_figures_locked(t, result);
     result.spill_directory.assign(hdr->spill_directory,
                                   ::strnlen(hdr->spill_directory, max_path));
-    result.largest_free_block =
-      allocator{hdr->alloc, t.data}.largest_free_payload();
-    result.recoveries = hdr->recoveries;
     for (uint32_t i = 0; i < hdr->max_objects; ++i) {
       auto& s = t.slots[i];
       if (s.id == 0)
@@ -52,9 +72,7 @@ caf::expected<memory_summary> summarize(object_tables& t, uint32_t self) {
                 [](auto& a, auto& b) { return a.pid < b.pid; });
       result.objects.push_back(std::move(info));
     }
-    for (uint32_t i = 0; i < hdr->max_processes; ++i)
-      if (t.procs[i].pid != 0)
-        starts.emplace_back(t.procs[i].pid, t.procs[i].start_time);
+    read_processes_locked(t, starts);
   }
   std::sort(result.objects.begin(), result.objects.end(),
             [](auto& a, auto& b) { return a.id < b.id; });
@@ -74,20 +92,10 @@ caf::expected<store_totals> totals(object_tables& t, uint32_t self) {
     guard g{t, self};
     if (!g.ok())
       return g.error();
-    auto* hdr = t.hdr;
-    result.capacity = hdr->alloc.capacity;
-    result.bytes_used = hdr->alloc.used;
-    result.bytes_pinned = t.bytes_pinned_locked();
-    result.bytes_spilled = hdr->bytes_spilled;
-    result.spill_limit = hdr->spill_limit;
-    result.largest_free_block =
-      allocator{hdr->alloc, t.data}.largest_free_payload();
-    result.recoveries = hdr->recoveries;
-    for (uint32_t i = 0; i < hdr->max_objects; ++i)
+    read_figures_locked(t, result);
+    for (uint32_t i = 0; i < t.hdr->max_objects; ++i)
       result.objects += t.slots[i].id != 0 ? 1 : 0;
-    for (uint32_t i = 0; i < hdr->max_processes; ++i)
-      if (t.procs[i].pid != 0)
-        starts.emplace_back(t.procs[i].pid, t.procs[i].start_time);
+    read_processes_locked(t, starts);
   }
   result.processes = starts.size();
   // Liveness reads /proc: done without the lock.
