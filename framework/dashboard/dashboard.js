@@ -3,8 +3,9 @@
 // /api/v1/rates). Every string from the node goes into the page as text
 // (textContent), never as HTML. Operator actions (down, leave) appear only
 // when the node has a token configured, and are sent as POST with it.
-// Another member's links and store are asked of it through the cluster
-// (GET /api/v1/members/snapshot), never by the browser dialing it.
+// Another member's links, store and rates are asked of it through the
+// cluster (GET /api/v1/members/snapshot), never by the browser dialing it;
+// its charts hold the samples gathered since its panel opened.
 "use strict";
 
 (function () {
@@ -15,11 +16,11 @@
 
   const $ = (id) => document.getElementById(id);
   let lastEvent = 0;
-  let lastSample = 0;
   let actionsOn = false;
   let selected = null;        // {address, name} of the member shown below
   let selectedTimer = null;
-  const charts = {};
+  let nodeCharts = null;      // this node's charts
+  let memberCharts = null;    // the selected member's charts
 
   // -- formatting -------------------------------------------------------------
 
@@ -187,8 +188,18 @@
       "), through the cluster";
     show($("member-panel"), true);
     clearInterval(selectedTimer);
+    dropCharts(memberCharts);
+    memberCharts = makeCharts("member-");
     loadMember();
     selectedTimer = setInterval(loadMember, 2000);
+  }
+
+  function closeMember() {
+    selected = null;
+    clearInterval(selectedTimer);
+    dropCharts(memberCharts);
+    memberCharts = null;
+    show($("member-panel"), false);
   }
 
   async function loadMember() {
@@ -214,6 +225,7 @@
                   .map(([type, n]) => type + " " + n).join(", ") || "none") +
                 ", " + ents.shards + " shards" : "");
       fillLinks($("member-links").querySelector("tbody"), body.links.links);
+      if (addSamples(memberCharts, body.rates.samples)) redraw(memberCharts);
     } catch (e) {
       $("member-error").textContent = "cannot reach this node: " + e;
       show($("member-error"), true);
@@ -304,6 +316,25 @@
 
   // -- charts -----------------------------------------------------------------
 
+  // One set of charts (messages per second, encode/decode time, the store)
+  // over the canvases whose ids start with `prefix`: "" for this node's,
+  // "member-" for the selected member's. Without Chart.js a set has no
+  // charts and only its store facts are drawn.
+  function makeCharts(prefix) {
+    return {
+      prefix: prefix,
+      last: 0,              // time of the newest sample drawn
+      rates: makeChart(prefix + "chart-rates", "messages/s"),
+      codec: makeChart(prefix + "chart-codec", "µs"),
+      store: makeChart(prefix + "chart-store", "MiB", "objects"),
+    };
+  }
+
+  function dropCharts(set) {
+    if (!set) return;
+    for (const c of [set.rates, set.codec, set.store]) if (c) c.destroy();
+  }
+
   function makeChart(id, yLabel, count) {
     if (typeof Chart === "undefined") return null;
     const scales = {x: {ticks: {maxTicksLimit: 6}},
@@ -342,8 +373,9 @@
 
   function push(chart, label, values) {
     if (!chart) return;
-    chart.data.labels.push(label);
+    // A new series gets a gap for each sample before this one.
     for (const name of Object.keys(values)) series(chart, name);
+    chart.data.labels.push(label);
     for (const ds of chart.data.datasets) {
       ds.data.push(ds.label in values ? values[ds.label] : null);
       if (ds.data.length > HISTORY) ds.data.shift();
@@ -351,9 +383,17 @@
     if (chart.data.labels.length > HISTORY) chart.data.labels.shift();
   }
 
-  function addSample(s) {
-    if (s.t <= lastSample) return false;
-    lastSample = s.t;
+  // Adds the samples newer than the set's newest; true if any was.
+  function addSamples(set, samples) {
+    if (!set) return false;
+    let added = false;
+    for (const s of samples) added = addSample(set, s) || added;
+    return added;
+  }
+
+  function addSample(set, s) {
+    if (s.t <= set.last) return false;
+    set.last = s.t;
     const label = clock(s.t);
     const rates = {}, codec = {};
     for (const [family, r] of Object.entries(s.families)) {
@@ -362,21 +402,22 @@
       if (r.encode_us !== null) codec[family + " encode"] = r.encode_us;
       if (r.decode_us !== null) codec[family + " decode"] = r.decode_us;
     }
-    push(charts.rates, label, rates);
-    push(charts.codec, label, codec);
-    show($("no-store"), s.store === null);
+    push(set.rates, label, rates);
+    push(set.codec, label, codec);
+    show($(set.prefix + "no-store"), s.store === null);
     if (s.store !== null) {
       const MiB = 1024 * 1024;
-      $("store-capacity").textContent = "capacity " + bytes(s.store.capacity);
-      push(charts.store, label, {
+      $(set.prefix + "store-capacity").textContent =
+        "capacity " + bytes(s.store.capacity);
+      push(set.store, label, {
         "used MiB": s.store.used / MiB, "pinned MiB": s.store.pinned / MiB,
         "spilled MiB": s.store.spilled / MiB, "objects": s.store.objects});
     }
     return true;
   }
 
-  function redraw() {
-    for (const c of Object.values(charts)) if (c) c.update("none");
+  function redraw(set) {
+    for (const c of [set.rates, set.codec, set.store]) if (c) c.update("none");
   }
 
   // -- the stream -------------------------------------------------------------
@@ -395,9 +436,7 @@
     drawMembers(snap.members);
     drawLinks(snap.links);
     drawEntities(snap.entities);
-    let added = false;
-    for (const s of snap.rates.samples) added = addSample(s) || added;
-    if (added) redraw();
+    if (addSamples(nodeCharts, snap.rates.samples)) redraw(nodeCharts);
   }
 
   function watchStaleness() {
@@ -413,24 +452,17 @@
   }
 
   async function start() {
-    charts.rates = makeChart("chart-rates", "messages/s");
-    charts.codec = makeChart("chart-codec", "µs");
-    charts.store = makeChart("chart-store", "MiB", "objects");
+    nodeCharts = makeCharts("");
     try {
       const reply = await fetch("api/v1/rates");
       if (reply.ok) {
-        const history = await reply.json();
-        for (const s of history.samples) addSample(s);
-        redraw();
+        addSamples(nodeCharts, (await reply.json()).samples);
+        redraw(nodeCharts);
       }
     } catch (e) {
       // The stream below reports a node that does not answer.
     }
-    $("member-close").addEventListener("click", () => {
-      selected = null;
-      clearInterval(selectedTimer);
-      show($("member-panel"), false);
-    });
+    $("member-close").addEventListener("click", closeMember);
     const events = new EventSource("api/v1/events");
     events.addEventListener("snapshot", (e) => onSnapshot(JSON.parse(e.data)));
     watchStaleness();

@@ -8,7 +8,8 @@ links go through same-host lanes), one of them named with a <script> tag;
 MODE `tls`: the same with every link on TLS and lanes off. Under a small
 request load, the page served by member a must show three members up, link
 rates that change between two reads, the <script> name as text, member b's
-own links (asked of b through the cluster) at a click, no browser console
+own links and rate charts (asked of b through the cluster) at a click, no
+browser console
 error; after member c is killed (SIGKILL), it must show c
 unreachable and then down without a reload, each within 2 s of the moment
 a's own API says so; and while a is stopped (SIGSTOP) the page must say
@@ -70,7 +71,7 @@ def browser(profile):
                  "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
                  "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
-                 "--window-size=1500,1250", f"--user-data-dir={profile}"):
+                 "--window-size=1500,1450", f"--user-data-dir={profile}"):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
@@ -174,6 +175,30 @@ def member_links_shown(driver):
           return null;
         return Array.from(document.querySelectorAll('#member-links tbody tr'))
                .map((r) => r.dataset.peer).sort();""")
+
+
+# Samples in b's message-rate chart and the largest rate among them (Chart.js
+# keeps the chart of a canvas, found by its id).
+def member_chart_shown(driver):
+    return driver.execute_script("""
+        const c = Chart.getChart('member-chart-rates');
+        if (!c) return null;
+        const values = c.data.datasets.flatMap((d) =>
+          d.data.filter((v) => v !== null));
+        return {samples: c.data.labels.length,
+                series: c.data.datasets.map((d) => d.label).sort(),
+                peak: Math.max(0, ...values)};""")
+
+
+# Charts whose series do not hold one value per sample (a series drawn
+# against the wrong times), by canvas id.
+def misaligned_charts(driver):
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('canvas'))
+          .map((canvas) => Chart.getChart(canvas))
+          .filter((c) => c && c.data.datasets.some((d) =>
+                    d.data.length !== c.data.labels.length))
+          .map((c) => c.canvas.id);""")
 
 
 def status_shown(driver):
@@ -297,6 +322,15 @@ def main():
         while time.monotonic() < settle_end:
             a.command("put 4000000", "put")
             time.sleep(1)
+        # b's charts hold the rates b measured, one sample per 2 s poll.
+        poll("the page charts b's message rates, from b",
+             lambda: (member_chart_shown(driver) or {}).get("samples", 0) >= 3
+             and member_chart_shown(driver)["peak"] > 0, 15)
+        print(f"dashboard_browser_test: b's rate chart "
+              f"{member_chart_shown(driver)}")
+        misaligned = misaligned_charts(driver)
+        assert not misaligned, f"series out of step with their samples: " \
+            f"{misaligned}"
         driver.save_screenshot(shot)
         print(f"dashboard_browser_test: screenshot {os.path.abspath(shot)}")
         # Member c dies: the page follows a's own view.
