@@ -36,7 +36,8 @@ import threading
 import time
 import urllib.request
 
-from nodes import Node, free_port, poll, private_store
+from nodes import (Node, cpu_used, free_port, poll, private_store,
+                   thread_cpu_ns)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -229,11 +230,12 @@ def watch_api(port, address, seen, stop):
         time.sleep(0.05)
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+def cpu_seconds_over(pid, seconds):
+    """CPU time process `pid` runs in the next `seconds`, as the scheduler
+    counts it (nodes.thread_cpu_ns)."""
+    before = thread_cpu_ns(pid)
+    time.sleep(seconds)
+    return cpu_used(pid, before, thread_cpu_ns(pid))
 
 
 def measure_cost(binary):
@@ -243,17 +245,13 @@ def measure_cost(binary):
     driver = None
     try:
         time.sleep(2)
-        before = cpu_seconds(a.proc.pid)
-        time.sleep(10)
-        without = cpu_seconds(a.proc.pid) - before
+        without = cpu_seconds_over(a.proc.pid, 10)
         driver = browser(profile)
         driver.get(f"http://127.0.0.1:{a.metrics_port}/")
         poll("the page is live",
              lambda: status_shown(driver) == "live", 20)
         time.sleep(2)
-        before = cpu_seconds(a.proc.pid)
-        time.sleep(10)
-        with_page = cpu_seconds(a.proc.pid) - before
+        with_page = cpu_seconds_over(a.proc.pid, 10)
         cost = (with_page - without) / 10 * 100
         print(f"dashboard_browser_test: node a's CPU over 10 s: "
               f"{without / 10 * 100:.2f} % of a core without a page, "

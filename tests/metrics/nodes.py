@@ -116,6 +116,38 @@ def private_store():
     return f"ferry-metrics-test-{os.getpid()}"
 
 
+def thread_cpu_ns(pid):
+    """Nanoseconds each thread of process `pid` has run so far, by thread
+    id, from the scheduler's own count (/proc/<pid>/task/<tid>/schedstat).
+    /proc/<pid>/stat's user and system times are samples taken at each
+    timer tick on kernels with tick-based accounting
+    (CONFIG_TICK_CPU_ACCOUNTING, e.g. at 250 Hz):
+    a thread that wakes for a moment in step with the tick is charged
+    whole ticks, or none, for many wakes in a row, so a 10 s window of an
+    idle node read from them swings between a fraction and several times
+    what it ran."""
+    result = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                result[tid] = int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended while the directory was read
+    return result
+
+
+def cpu_used(pid, before, after):
+    """Seconds of CPU process `pid`'s threads ran between two readings of
+    thread_cpu_ns. A thread that ended in between took its time with it: the
+    reading would be short, so that fails, naming the thread."""
+    ended = sorted(set(before) - set(after))
+    if ended:
+        raise AssertionError(f"threads {ended} of process {pid} ended while "
+                             "its CPU time was measured; their time cannot "
+                             "be counted")
+    return sum(after[t] - before.get(t, 0) for t in after) / 1e9
+
+
 def poll(what, check, deadline_s=30, every_s=0.2):
     """Calls `check` until it returns a true value (returned) or fails the
     test after `deadline_s`, naming `what` and the last value seen."""
