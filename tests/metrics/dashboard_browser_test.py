@@ -8,12 +8,12 @@ links go through same-host lanes), one of them named with a <script> tag;
 MODE `tls`: the same with every link on TLS and lanes off. Under a small
 request load, the page served by member a must show three members up, link
 rates that change between two reads, the <script> name as text, member b's
-own links and rate charts (asked of b through the cluster) at a click, no
-browser console
-error; after member c is killed (SIGKILL), it must show c
-unreachable and then down without a reload, each within 2 s of the moment
-a's own API says so; and while a is stopped (SIGSTOP) the page must say
-that the node stopped answering, and go live again once it runs on. The page's screenshot, taken after
+own links and rate charts (asked of b through the cluster) at a click, every
+chart's series in step with its samples, no browser console error; after
+member c is killed (SIGKILL), it must show c unreachable and then down
+without a reload, each within 2 s of the moment a's own API says so; and
+while a is stopped (SIGSTOP) the page must say that the node stopped
+answering, and go live again once it runs on. The page's screenshot, taken after
 FERRY_DASHBOARD_SETTLE seconds (default 8) of load, goes to SCREENSHOT
 (default: dashboard-<MODE>.png in the working directory).
 
